@@ -1,0 +1,14 @@
+import { pgTable, uuid, text, timestamp, pgEnum } from "drizzle-orm/pg-core";
+
+export const credentialKind = pgEnum("credential_kind", ["password", "private_key"]);
+
+/**
+ * A secret the console uses to reach a host. `sealed` is the AES-256-GCM envelope produced by
+ * lib/secrets; the plaintext never reaches the database, a log line or the browser.
+ */
+export const credentials = pgTable("credentials", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  kind: credentialKind("kind").notNull(),
+  sealed: text("sealed").notNull(),
+  createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+});

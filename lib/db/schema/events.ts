@@ -1,0 +1,19 @@
+import { pgTable, uuid, text, timestamp, bigserial, jsonb, index } from "drizzle-orm/pg-core";
+import { runs } from "./runs";
+import { hosts } from "./hosts";
+
+/** Append-only log of what happened: operator actions and engine milestones. */
+export const events = pgTable(
+  "events",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    at: timestamp("at", { withTimezone: true }).notNull().defaultNow(),
+    hostId: uuid("host_id").references(() => hosts.id),
+    runId: uuid("run_id").references(() => runs.id),
+    kind: text("kind").notNull(),
+    actor: text("actor").notNull(),
+    message: text("message").notNull(),
+    data: jsonb("data").$type<Record<string, unknown>>(),
+  },
+  (t) => [index("events_run_idx").on(t.runId, t.id), index("events_host_idx").on(t.hostId, t.id)],
+);

@@ -1,0 +1,6 @@
+export * from "./credentials";
+export * from "./hosts";
+export * from "./runs";
+export * from "./step-visits";
+export * from "./events";
+export * from "./worker-heartbeats";

@@ -1,8 +1,10 @@
-import { pgTable, uuid, text, integer, timestamp, pgEnum } from "drizzle-orm/pg-core";
+import { pgTable, uuid, text, integer, timestamp } from "drizzle-orm/pg-core";
 import { credentials } from "./credentials";
 
-export const hostState = pgEnum("host_state", ["onboarding", "failed", "active"]);
-
+/**
+ * A machine the console manages. Its state (onboarding, failed, active) is derived from its latest
+ * run, never stored twice.
+ */
 export const hosts = pgTable("hosts", {
   id: uuid("id").primaryKey().defaultRandom(),
   name: text("name").notNull().unique(),
@@ -15,7 +17,6 @@ export const hosts = pgTable("hosts", {
   /** OpenSSH-style `SHA256:<base64>` of the host key pinned on first contact. */
   hostKeySha256: text("host_key_sha256"),
   hostKeyPinnedAt: timestamp("host_key_pinned_at", { withTimezone: true }),
-  state: hostState("state").notNull().default("onboarding"),
   createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
 });

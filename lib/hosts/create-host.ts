@@ -1,0 +1,55 @@
+import { eq } from "drizzle-orm";
+import type { Database } from "@/lib/db/client";
+import { credentials, events, hosts } from "@/lib/db/schema";
+import { AppError } from "@/lib/errors";
+import { startRun } from "@/lib/runs/start-run";
+import { seal } from "@/lib/secrets/seal";
+import { onboardHostPipeline } from "@/lib/steps/host";
+import type { TCreateHost } from "./schemas";
+
+/**
+ * Stores the host with its credential sealed, and starts its onboarding run, in one transaction:
+ * there is never a host without its run, nor a run without its first tick.
+ */
+export async function createHost(
+  db: Database,
+  input: TCreateHost,
+  actor: string,
+): Promise<{ hostId: string; runId: string }> {
+  const secret =
+    input.authMethod === "password"
+      ? JSON.stringify({ password: input.password })
+      : JSON.stringify({ privateKey: input.privateKey?.trim() + "\n", passphrase: input.passphrase || undefined });
+  return db.transaction(async (tx) => {
+    const [taken] = await tx.select({ id: hosts.id }).from(hosts).where(eq(hosts.name, input.name));
+    if (taken) {
+      throw new AppError("conflict", `A host named ${input.name} already exists.`, {
+        name: ["This name is taken; choose another."],
+      });
+    }
+    const [credential] = await tx
+      .insert(credentials)
+      .values({ kind: input.authMethod, sealed: seal(secret) })
+      .returning({ id: credentials.id });
+    if (!credential) throw new Error("inserting the credential returned no row");
+    const [host] = await tx
+      .insert(hosts)
+      .values({
+        name: input.name,
+        address: input.address,
+        sshPort: input.sshPort,
+        sshUser: input.sshUser,
+        credentialId: credential.id,
+      })
+      .returning({ id: hosts.id });
+    if (!host) throw new Error("inserting the host returned no row");
+    await tx.insert(events).values({
+      hostId: host.id,
+      kind: "host.created",
+      actor,
+      message: `host ${input.name} (${input.sshUser}@${input.address}:${input.sshPort}) added`,
+    });
+    const runId = await startRun(tx, { pipeline: onboardHostPipeline, hostId: host.id, actor });
+    return { hostId: host.id, runId };
+  });
+}

@@ -1,0 +1,93 @@
+import { sql } from "drizzle-orm";
+import type { Database } from "@/lib/db/client";
+import { hostStateOf } from "./host-state";
+
+export type RunSummary = {
+  id: string;
+  status: "running" | "succeeded" | "failed";
+  currentStep: string;
+  phase: string | null;
+  stepStartedAt: string;
+  failureReason: string | null;
+  failedStep: string | null;
+  createdAt: string;
+  finishedAt: string | null;
+};
+
+export type HostSummary = {
+  id: string;
+  name: string;
+  address: string;
+  sshPort: number;
+  sshUser: string;
+  authMethod: "password" | "private_key";
+  hostKeySha256: string | null;
+  state: ReturnType<typeof hostStateOf>;
+  run: RunSummary | null;
+};
+
+type Row = {
+  id: string;
+  name: string;
+  address: string;
+  ssh_port: number;
+  ssh_user: string;
+  auth_method: "password" | "private_key";
+  host_key_sha256: string | null;
+  run_id: string | null;
+  run_status: RunSummary["status"] | null;
+  current_step: string | null;
+  phase: string | null;
+  step_started_at: Date | null;
+  failure_reason: string | null;
+  failed_step: string | null;
+  run_created_at: Date | null;
+  finished_at: Date | null;
+};
+
+/** Hosts with their latest run, in one query (no request per host). Credentials never leave here. */
+export async function listHosts(db: Database, filter: { hostId?: string } = {}): Promise<HostSummary[]> {
+  const result = await db.execute<Row>(sql`
+    select h.id, h.name, h.address, h.ssh_port, h.ssh_user, c.kind as auth_method, h.host_key_sha256,
+           r.id as run_id, r.status as run_status, r.current_step, r.phase, r.step_started_at,
+           r.failure_reason, r.failed_step, r.created_at as run_created_at, r.finished_at
+    from hosts h
+    join credentials c on c.id = h.credential_id
+    left join lateral (
+      select * from runs where runs.host_id = h.id order by runs.created_at desc limit 1
+    ) r on true
+    ${filter.hostId ? sql`where h.id = ${filter.hostId}` : sql``}
+    order by h.name`);
+  return result.rows.map(toSummary);
+}
+
+function iso(value: Date | string | null): string | null {
+  if (value === null) return null;
+  return new Date(value).toISOString();
+}
+
+function toSummary(row: Row): HostSummary {
+  return {
+    id: row.id,
+    name: row.name,
+    address: row.address,
+    sshPort: row.ssh_port,
+    sshUser: row.ssh_user,
+    authMethod: row.auth_method,
+    hostKeySha256: row.host_key_sha256,
+    state: hostStateOf(row.run_status),
+    run: row.run_id
+      ? {
+          id: row.run_id,
+          status: row.run_status!,
+          currentStep: row.current_step!,
+          phase: row.phase,
+          stepStartedAt: iso(row.step_started_at)!,
+          failureReason: row.failure_reason,
+          failedStep: row.failed_step,
+          createdAt: iso(row.run_created_at)!,
+          finishedAt: iso(row.finished_at),
+        }
+      : null,
+  };
+}

@@ -1,0 +1,310 @@
+import { and, eq, sql } from "drizzle-orm";
+import type { Database } from "@/lib/db/client";
+import { events, runAbortRequests, runLogs, runs, stepVisits } from "@/lib/db/schema";
+import { RunContext } from "./context";
+import { notifyLive, scheduleTick } from "./schedule";
+import type { AnyPipeline, Outcome, Step } from "./step";
+
+export type EngineOptions = {
+  db: Database;
+  pipelines: Readonly<Record<string, AnyPipeline>>;
+  /** Thrown visits in a row before the run fails with the error's message. */
+  maxTransientErrors?: number;
+  /** Seconds to wait before re-visiting after the n-th consecutive thrown error (n ≥ 1). */
+  backoffSeconds?: (n: number) => number;
+  /** How long the visit may keep running after its deadline before the engine moves on. */
+  now?: () => Date;
+};
+
+export type TickResult =
+  | { kind: "skipped"; reason: string }
+  | { kind: "visited"; step: string; outcome: Outcome["kind"] | "error"; runStatus: "running" | "succeeded" | "failed" };
+
+export const ABORT_REASON = "aborted by operator";
+
+export function defaultBackoffSeconds(n: number): number {
+  return Math.min(2 ** n, 60);
+}
+
+type RunRow = typeof runs.$inferSelect;
+type Tx = Parameters<Parameters<Database["transaction"]>[0]>[0];
+
+/** What the engine decided for this visit, before it is written. */
+type Decision =
+  | { kind: "advance"; detail?: string }
+  | { kind: "poll"; seconds: number; phase?: string; detail?: string }
+  | { kind: "fail"; reason: string; detail?: string }
+  | { kind: "error"; message: string; retryInSeconds: number | null };
+
+/**
+ * Executes one visit ("tick") of one run: lock the run row, visit its current step, and write
+ * the visit record, the outcome, the context and the next tick in one transaction.
+ *
+ * The row lock (held for the whole visit) is what makes "at most one tick per run in flight"
+ * true even when two jobs for the same run exist: graphile-worker's job key only collapses
+ * *pending* jobs, and a job added while another is running creates a second one.
+ */
+export async function tickRun(options: EngineOptions, runId: string): Promise<TickResult> {
+  const now = options.now ?? (() => new Date());
+  return options.db.transaction(async (tx) => {
+    // A tick blocked behind a live tick waits rather than skips, so a wake-up (abort) that
+    // arrived during the other tick is not lost; lock_timeout bounds the wait.
+    await tx.execute(sql`set local lock_timeout = '120s'`);
+    const [run] = await tx.select().from(runs).where(eq(runs.id, runId)).for("no key update");
+    if (!run) return { kind: "skipped", reason: "run does not exist" };
+    if (run.status !== "running") return { kind: "skipped", reason: `run is ${run.status}` };
+
+    const pipeline = options.pipelines[run.pipeline];
+    const step = pipeline?.steps.find((candidate) => candidate.name === run.currentStep);
+    const startedAt = now();
+    if (!pipeline || !step) {
+      const reason = pipeline
+        ? `step ${run.currentStep} is not part of pipeline ${run.pipeline} in this version of the console`
+        : `pipeline ${run.pipeline} is not known to this worker`;
+      await persist(tx, run, run.currentStep, startedAt, startedAt, { kind: "fail", reason }, null, [], now);
+      return { kind: "visited", step: run.currentStep, outcome: "fail", runStatus: "failed" };
+    }
+
+    const [abortRequest] = await tx
+      .select()
+      .from(runAbortRequests)
+      .where(eq(runAbortRequests.runId, run.id));
+    const context = new RunContext(run.context);
+    const logLines: string[] = [];
+    const visit = run.stepVisit + 1;
+    const elapsedSeconds = (startedAt.getTime() - run.stepStartedAt.getTime()) / 1000;
+    const log = (line: string) => void logLines.push(line);
+    const { services, dispose } = pipeline.services({ runId: run.id, hostId: run.hostId, log }, options.db);
+    const controller = new AbortController();
+    const ctx = {
+      runId: run.id,
+      hostId: run.hostId,
+      visit,
+      elapsedSeconds,
+      context,
+      signal: controller.signal,
+      log,
+      services,
+    };
+
+    let decision: Decision;
+    try {
+      if (abortRequest) {
+        decision = await abortStep(step, ctx, abortRequest.requestedBy);
+      } else if (elapsedSeconds > step.maxDuration()) {
+        decision = { kind: "fail", reason: exceededReason(step, elapsedSeconds) };
+      } else {
+        decision = await visitWithDeadline(step, ctx, controller, step.maxDuration() - elapsedSeconds);
+        if (decision.kind === "error") decision = transientError(decision.message, run.errorCount + 1, options);
+      }
+    } finally {
+      controller.abort();
+      await dispose().catch(() => {});
+    }
+
+    const finishedAt = now();
+    // A thrown visit leaves no half-written keys: its context changes are dropped.
+    const nextContext = decision.kind === "error" ? null : context;
+    await persist(tx, run, step.name, startedAt, finishedAt, decision, nextContext, logLines, now, pipeline);
+    const runStatus = decision.kind === "fail" || (decision.kind === "error" && decision.retryInSeconds === null)
+      ? "failed"
+      : decision.kind === "advance" && isLastStep(pipeline, step)
+        ? "succeeded"
+        : "running";
+    return { kind: "visited", step: step.name, outcome: decision.kind, runStatus };
+  });
+}
+
+/** A thrown visit is transient: re-visit with backoff until the attempts run out, then fail. */
+function transientError(message: string, attempts: number, options: EngineOptions): Decision {
+  if (attempts >= (options.maxTransientErrors ?? 5)) return { kind: "error", message, retryInSeconds: null };
+  return { kind: "error", message, retryInSeconds: (options.backoffSeconds ?? defaultBackoffSeconds)(attempts) };
+}
+
+async function visitWithDeadline(
+  step: Step<unknown>,
+  ctx: Parameters<Step<unknown>["visit"]>[0],
+  controller: AbortController,
+  remainingSeconds: number,
+): Promise<Decision> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<"deadline">((resolve) => {
+    timer = setTimeout(() => resolve("deadline"), Math.max(0, remainingSeconds * 1000));
+  });
+  try {
+    const result = await Promise.race([step.visit(ctx), deadline]);
+    if (result === "deadline") {
+      controller.abort(new Error(`${step.name} exceeded its maximum duration`));
+      return { kind: "fail", reason: exceededReason(step, ctx.elapsedSeconds + remainingSeconds) };
+    }
+    return validOutcome(step, result);
+  } catch (error) {
+    return { kind: "error", message: errorMessage(error), retryInSeconds: 0 };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function abortStep(step: Step<unknown>, ctx: Parameters<Step<unknown>["visit"]>[0], by: string): Promise<Decision> {
+  if (!step.abort) return { kind: "fail", reason: ABORT_REASON, detail: `requested by ${by}` };
+  try {
+    await step.abort(ctx);
+    return { kind: "fail", reason: ABORT_REASON, detail: `requested by ${by}; ${step.name} cleaned up` };
+  } catch (error) {
+    ctx.log(`${step.name} clean-up after abort failed: ${errorMessage(error)}`);
+    return {
+      kind: "fail",
+      reason: ABORT_REASON,
+      detail: `requested by ${by}; clean-up failed: ${errorMessage(error)}`,
+    };
+  }
+}
+
+function validOutcome(step: Step<unknown>, outcome: Outcome): Decision {
+  if (outcome.kind === "poll" && !(Number.isFinite(outcome.seconds) && outcome.seconds >= 0)) {
+    throw new Error(`${step.name} asked to poll after ${outcome.seconds} s, which is not a duration`);
+  }
+  return outcome;
+}
+
+function exceededReason(step: Step<unknown>, elapsedSeconds: number): string {
+  return `${step.name} did not finish within its maximum duration of ${step.maxDuration()} s (ran ${Math.round(elapsedSeconds)} s)`;
+}
+
+function isLastStep(pipeline: AnyPipeline, step: Step<unknown>): boolean {
+  return pipeline.steps[pipeline.steps.length - 1] === step;
+}
+
+export function errorMessage(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return text.split("\n")[0]?.trim() || "unknown error";
+}
+
+async function persist(
+  tx: Tx,
+  run: RunRow,
+  stepName: string,
+  startedAt: Date,
+  finishedAt: Date,
+  decision: Decision,
+  context: RunContext | null,
+  logLines: string[],
+  now: () => Date,
+  pipeline?: AnyPipeline,
+): Promise<void> {
+  const visit = run.stepVisit + 1;
+  await tx.insert(stepVisits).values({
+    runId: run.id,
+    step: stepName,
+    visit,
+    startedAt,
+    finishedAt,
+    outcome: decision.kind,
+    detail: visitDetail(decision),
+  });
+  if (logLines.length > 0) {
+    await tx.insert(runLogs).values(logLines.map((line) => ({ runId: run.id, step: stepName, line, at: finishedAt })));
+  }
+
+  const contextUpdate = context?.dirty
+    ? { context: context.toJSON(), contextVersion: run.contextVersion + 1 }
+    : {};
+  const base = { ...contextUpdate, updatedAt: finishedAt };
+  const next = nextState(run, decision, pipeline, stepName, finishedAt);
+  const updated = await tx
+    .update(runs)
+    .set({ ...base, ...next.set })
+    .where(and(eq(runs.id, run.id), eq(runs.contextVersion, run.contextVersion)))
+    .returning({ id: runs.id });
+  if (updated.length !== 1) {
+    throw new Error(`run ${run.id} context changed under the tick (version ${run.contextVersion}); retrying`);
+  }
+
+  for (const event of next.events) {
+    await tx.insert(events).values({ runId: run.id, hostId: run.hostId, actor: "engine", ...event });
+  }
+  if (next.runAt) {
+    // An abort recorded while this visit ran must wake the run now, not after the poll delay.
+    const [pendingAbort] = await tx
+      .select({ runId: runAbortRequests.runId })
+      .from(runAbortRequests)
+      .where(eq(runAbortRequests.runId, run.id));
+    await scheduleTick(tx, run.id, pendingAbort ? now() : next.runAt);
+  }
+  if (next.set.status && next.set.status !== "running") {
+    await tx.delete(runAbortRequests).where(eq(runAbortRequests.runId, run.id));
+  }
+  await notifyLive(tx, { type: "run", runId: run.id, hostId: run.hostId });
+}
+
+function visitDetail(decision: Decision): string | null {
+  switch (decision.kind) {
+    case "advance":
+      return decision.detail ?? null;
+    case "poll":
+      return decision.detail ?? decision.phase ?? null;
+    case "fail":
+      return decision.detail ? `${decision.reason} (${decision.detail})` : decision.reason;
+    case "error":
+      return decision.message;
+  }
+}
+
+type NextState = {
+  set: Partial<typeof runs.$inferInsert>;
+  runAt: Date | null;
+  events: { kind: string; message: string; data?: Record<string, unknown> }[];
+};
+
+function nextState(
+  run: RunRow,
+  decision: Decision,
+  pipeline: AnyPipeline | undefined,
+  stepName: string,
+  at: Date,
+): NextState {
+  const visit = run.stepVisit + 1;
+  const failed = (reason: string): NextState => ({
+    set: { status: "failed", failureReason: reason, failedStep: stepName, stepVisit: visit, phase: null, finishedAt: at, nextTickAt: null },
+    runAt: null,
+    events: [{ kind: reason === ABORT_REASON ? "run.aborted" : "run.failed", message: `${stepName}: ${reason}` }],
+  });
+  switch (decision.kind) {
+    case "fail":
+      return failed(decision.reason);
+    case "error":
+      if (decision.retryInSeconds === null) return failed(decision.message);
+      return {
+        set: { errorCount: run.errorCount + 1, stepVisit: visit, nextTickAt: addSeconds(at, decision.retryInSeconds) },
+        runAt: addSeconds(at, decision.retryInSeconds),
+        events: [],
+      };
+    case "poll":
+      return {
+        set: { errorCount: 0, stepVisit: visit, phase: decision.phase ?? null, nextTickAt: addSeconds(at, decision.seconds) },
+        runAt: addSeconds(at, decision.seconds),
+        events: [],
+      };
+    case "advance": {
+      const steps = pipeline?.steps ?? [];
+      const index = steps.findIndex((s) => s.name === stepName);
+      const nextStep = steps[index + 1];
+      if (!nextStep) {
+        return {
+          set: { status: "succeeded", errorCount: 0, stepVisit: visit, phase: null, finishedAt: at, nextTickAt: null },
+          runAt: null,
+          events: [{ kind: "run.succeeded", message: `${run.pipeline} finished` }],
+        };
+      }
+      return {
+        set: { currentStep: nextStep.name, stepVisit: 0, stepStartedAt: at, errorCount: 0, phase: null, nextTickAt: at },
+        runAt: at,
+        events: [{ kind: "step.advanced", message: `${stepName} done`, data: { next: nextStep.name } }],
+      };
+    }
+  }
+}
+
+function addSeconds(date: Date, seconds: number): Date {
+  return new Date(date.getTime() + seconds * 1000);
+}

@@ -1,0 +1,102 @@
+import os from "node:os";
+import { inArray, notInArray, sql } from "drizzle-orm";
+import type { Database } from "@/lib/db/client";
+import { workerHeartbeats } from "@/lib/db/schema";
+import { scheduleTick } from "./schedule";
+
+/**
+ * graphile-worker leaves the jobs of a worker that died without a goodbye (kill -9, power loss)
+ * locked for four hours, which would freeze every run it held. Each worker process therefore
+ * beats a heartbeat per graphile worker id; any worker process sweeps for workers whose beat
+ * stopped and hands their jobs back. Unlocking a live worker's job would at worst start a second
+ * tick, which the run's row lock serialises, so the threshold can be short.
+ */
+
+export const HEARTBEAT_INTERVAL_MS = 5_000;
+export const STALE_AFTER_SECONDS = 30;
+/** A job locked by a worker that never beat: it crashed between taking the job and its first beat. */
+const UNKNOWN_LOCK_AFTER_SECONDS = 120;
+
+export async function beat(db: Database, workerIds: readonly string[]): Promise<void> {
+  if (workerIds.length === 0) return;
+  const now = new Date();
+  await db
+    .insert(workerHeartbeats)
+    .values(workerIds.map((workerId) => ({ workerId, hostname: os.hostname(), pid: process.pid, lastSeenAt: now })))
+    .onConflictDoUpdate({ target: workerHeartbeats.workerId, set: { lastSeenAt: now } });
+}
+
+export async function forgetWorkers(db: Database, workerIds: readonly string[]): Promise<void> {
+  if (workerIds.length === 0) return;
+  await db.delete(workerHeartbeats).where(inArray(workerHeartbeats.workerId, [...workerIds]));
+}
+
+function processIsAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists but belongs to someone else — alive as far as we can tell.
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+export type RecoveryReport = { unlockedWorkers: string[]; rescheduledRuns: string[] };
+
+/**
+ * Finds dead workers and releases their jobs; then gives every running run that lost its tick
+ * job (e.g. the job exhausted its attempts while the database was down) a new one.
+ */
+export async function recoverDeadWorkers(
+  db: Database,
+  ownWorkerIds: readonly string[],
+  options: { staleAfterSeconds?: number; isAlive?: (pid: number) => boolean } = {},
+): Promise<RecoveryReport> {
+  const staleAfter = options.staleAfterSeconds ?? STALE_AFTER_SECONDS;
+  const isAlive = options.isAlive ?? processIsAlive;
+  const hostname = os.hostname();
+  const others = await db
+    .select()
+    .from(workerHeartbeats)
+    .where(ownWorkerIds.length ? notInArray(workerHeartbeats.workerId, [...ownWorkerIds]) : undefined);
+  const staleBefore = Date.now() - staleAfter * 1000;
+  const dead = others
+    .filter(
+      (w) =>
+        w.lastSeenAt.getTime() < staleBefore ||
+        // Same machine and the process is gone: no need to wait for the beat to go stale.
+        (w.hostname === hostname && w.pid !== process.pid && !isAlive(w.pid)),
+    )
+    .map((w) => w.workerId);
+
+  const unknownLockers = await db.execute<{ locked_by: string }>(sql`
+    select distinct j.locked_by from graphile_worker._private_jobs j
+    where j.locked_by is not null
+      and j.locked_at < now() - make_interval(secs => ${UNKNOWN_LOCK_AFTER_SECONDS})
+      and not exists (select 1 from ${workerHeartbeats} h where h.worker_id = j.locked_by)`);
+  const unlock = [...new Set([...dead, ...unknownLockers.rows.map((r) => r.locked_by)])].filter(
+    (id) => !ownWorkerIds.includes(id),
+  );
+  if (unlock.length > 0) {
+    const ids = sql.join(unlock.map((id) => sql`${id}`), sql`, `);
+    await db.execute(sql`select graphile_worker.force_unlock_workers(array[${ids}]::text[])`);
+    await forgetWorkers(db, unlock);
+  }
+  return { unlockedWorkers: unlock, rescheduledRuns: await rescheduleOrphanRuns(db) };
+}
+
+async function rescheduleOrphanRuns(db: Database): Promise<string[]> {
+  const orphans = await db.execute<{ id: string }>(sql`
+    select r.id from runs r
+    where r.status = 'running'
+      and not exists (
+        select 1 from graphile_worker._private_jobs j
+        where j.key = 'run:' || r.id::text and j.attempts < j.max_attempts)`);
+  for (const { id } of orphans.rows) {
+    await db.transaction(async (tx) => {
+      await tx.execute(sql`select graphile_worker.remove_job(${`run:${id}`})`);
+      await scheduleTick(tx, id, new Date());
+    });
+  }
+  return orphans.rows.map((r) => r.id);
+}

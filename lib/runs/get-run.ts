@@ -1,0 +1,99 @@
+import { asc, desc, eq } from "drizzle-orm";
+import type { Database } from "@/lib/db/client";
+import { events, runLogs, runs, stepVisits } from "@/lib/db/schema";
+import type { AnyPipeline } from "@/lib/pipeline/step";
+
+export type StepState = "pending" | "running" | "done" | "failed";
+
+export type TimelineStep = {
+  name: string;
+  state: StepState;
+  visits: number;
+  startedAt: string | null;
+  finishedAt: string | null;
+  durationSeconds: number | null;
+  /** The one-line reason, when this step failed. */
+  failureReason: string | null;
+  lastDetail: string | null;
+};
+
+export type RunDetail = {
+  id: string;
+  hostId: string | null;
+  pipeline: string;
+  status: "running" | "succeeded" | "failed";
+  currentStep: string;
+  phase: string | null;
+  stepStartedAt: string;
+  nextTickAt: string | null;
+  failureReason: string | null;
+  failedStep: string | null;
+  createdAt: string;
+  finishedAt: string | null;
+  timeline: TimelineStep[];
+  events: { id: number; at: string; kind: string; actor: string; message: string }[];
+  log: { id: number; at: string; step: string; line: string }[];
+};
+
+const LOG_TAIL = 500;
+const EVENT_TAIL = 100;
+
+export async function getRun(
+  db: Database,
+  runId: string,
+  pipelines: Readonly<Record<string, AnyPipeline>>,
+): Promise<RunDetail | null> {
+  const [run] = await db.select().from(runs).where(eq(runs.id, runId));
+  if (!run) return null;
+  const [visits, eventRows, logRows] = await Promise.all([
+    db.select().from(stepVisits).where(eq(stepVisits.runId, runId)).orderBy(asc(stepVisits.id)),
+    db.select().from(events).where(eq(events.runId, runId)).orderBy(desc(events.id)).limit(EVENT_TAIL),
+    db.select().from(runLogs).where(eq(runLogs.runId, runId)).orderBy(desc(runLogs.id)).limit(LOG_TAIL),
+  ]);
+  const stepNames = pipelines[run.pipeline]?.steps.map((s) => s.name) ?? [...new Set(visits.map((v) => v.step))];
+  const currentIndex = stepNames.indexOf(run.currentStep);
+  const timeline = stepNames.map((name, index): TimelineStep => {
+    const own = visits.filter((v) => v.step === name);
+    const first = own[0];
+    const last = own[own.length - 1];
+    const state: StepState =
+      index < currentIndex || (index === currentIndex && run.status === "succeeded")
+        ? "done"
+        : index === currentIndex
+          ? run.status === "failed"
+            ? "failed"
+            : "running"
+          : "pending";
+    const end = state === "running" ? null : (last?.finishedAt ?? null);
+    const start = first?.startedAt ?? (state === "running" ? run.stepStartedAt : null);
+    return {
+      name,
+      state,
+      visits: own.length,
+      startedAt: start?.toISOString() ?? null,
+      finishedAt: end?.toISOString() ?? null,
+      durationSeconds: start && end ? (end.getTime() - start.getTime()) / 1000 : null,
+      failureReason: state === "failed" ? run.failureReason : null,
+      lastDetail: last?.detail ?? null,
+    };
+  });
+  return {
+    id: run.id,
+    hostId: run.hostId,
+    pipeline: run.pipeline,
+    status: run.status,
+    currentStep: run.currentStep,
+    phase: run.phase,
+    stepStartedAt: run.stepStartedAt.toISOString(),
+    nextTickAt: run.nextTickAt?.toISOString() ?? null,
+    failureReason: run.failureReason,
+    failedStep: run.failedStep,
+    createdAt: run.createdAt.toISOString(),
+    finishedAt: run.finishedAt?.toISOString() ?? null,
+    timeline,
+    events: eventRows
+      .reverse()
+      .map((e) => ({ id: e.id, at: e.at.toISOString(), kind: e.kind, actor: e.actor, message: e.message })),
+    log: logRows.reverse().map((l) => ({ id: l.id, at: l.at.toISOString(), step: l.step, line: l.line })),
+  };
+}

@@ -1,0 +1,94 @@
+import { uploadCommand } from "./commands";
+
+/**
+ * Every shell command the console can send to a host, with samples built from hostile values.
+ * `lib/ssh/commands.test.ts` runs each sample through `sh -n` (spec: "Every command the step
+ * sends must pass `sh -n`"). A step that builds commands adds an entry here, pointing at its
+ * own exported builder. Imported by tests only, so it may depend on any step module.
+ */
+export type CommandCatalogEntry = {
+  /** `<module>/<builder>`, e.g. `ssh/uploadCommand`. */
+  name: string;
+  /** Commands built from sample inputs; include the hostile values below where inputs vary. */
+  samples: () => string[];
+};
+
+/** Values that break naive quoting: spaces, quotes, substitutions, newlines, globs, dashes. */
+export const HOSTILE_VALUES: readonly string[] = [
+  "",
+  "plain",
+  "a b",
+  "  leading and trailing  ",
+  "'",
+  "''",
+  "it's",
+  '"',
+  '"double" and \'single\'',
+  "$(rm -rf /)",
+  "`rm -rf /`",
+  "${HOME}",
+  "$HOME",
+  "$((1+1))",
+  "a\nb",
+  "line1\nline2\n",
+  "\n",
+  "tab\there",
+  "\r\n",
+  "back\\slash",
+  "\\",
+  "*",
+  "?[a-z]*",
+  "~",
+  "~root",
+  "-rf",
+  "--",
+  "-",
+  "a;b",
+  "a&&b",
+  "a||b",
+  "a|b",
+  "a>b",
+  "a<b",
+  "(sub)",
+  "{a,b}",
+  "!",
+  "!!",
+  "#comment",
+  "%s%n",
+  "ünïcødé ✓ 日本",
+  "emoji 🚀",
+  "\u0001\u0007\u001b[31m",
+  "x".repeat(5000),
+];
+
+/** Hostile upload targets (relative to the current directory, so tests can create them). */
+export const HOSTILE_PATHS: readonly string[] = [
+  "a b",
+  "$(rm -rf /)",
+  "'",
+  "it's here/file",
+  "new\nline",
+  "`touch pwned`",
+  "-dash",
+  "dir with space/sub dir/file.sh",
+  "ünïcødé/日本.txt",
+  "glob*/?[x]",
+];
+
+const SHA = "0".repeat(64);
+
+export const commandCatalog: readonly CommandCatalogEntry[] = [
+  {
+    name: "ssh/uploadCommand",
+    samples: () =>
+      HOSTILE_PATHS.flatMap((remotePath) => [
+        uploadCommand({ remotePath, tmpPath: `${remotePath}.clupilot-tmp-abc`, mode: 0o644, sha256: SHA }),
+        uploadCommand({
+          remotePath: `/var/lib/clupilot/${remotePath}`,
+          tmpPath: `/var/lib/clupilot/${remotePath}.clupilot-tmp-abc`,
+          mode: 0o755,
+          sha256: SHA,
+        }),
+      ]),
+  },
+];

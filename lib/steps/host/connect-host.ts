@@ -1,0 +1,34 @@
+import { advance, fail, type Step } from "@/lib/pipeline/step";
+import type { HostServices } from "./services";
+import { withPermanentSshFailures } from "./ssh-failure";
+
+/** `id -u` first: root needs nothing else; otherwise sudo must work without a password prompt. */
+export const PRIVILEGE_PROBE = "id -u; sudo -n true 2>/dev/null && echo sudo-ok || echo sudo-missing";
+
+/**
+ * Goal: SSH works with the stored credential, the host key is pinned, and the console can act
+ * as root. The pin itself happens on first contact inside the SSH service, so every later
+ * connection, in any step, is checked against it.
+ */
+export const connectHost: Step<HostServices> = {
+  name: "ConnectHost",
+  maxDuration: () => 300,
+  visit: (ctx) =>
+    withPermanentSshFailures(async () => {
+      const host = await ctx.services.host();
+      const session = await ctx.services.ssh();
+      const probe = await session.exec(PRIVILEGE_PROBE, { timeoutMs: 20_000 });
+      const [uid, sudo] = probe.stdout.trim().split("\n");
+      if (probe.code !== 0 || uid === undefined) {
+        throw new Error(`checking the user's privileges failed (exit ${probe.code}): ${probe.stderr.trim()}`);
+      }
+      if (uid.trim() !== "0" && sudo?.trim() !== "sudo-ok") {
+        return fail(
+          `${host.sshUser}@${host.address} is neither root nor allowed passwordless sudo; ` +
+            `connect as root, or add "${host.sshUser} ALL=(ALL) NOPASSWD:ALL" to /etc/sudoers.d on the host`,
+        );
+      }
+      ctx.log(`connected as ${host.sshUser} (${uid.trim() === "0" ? "root" : "passwordless sudo"}); host key ${session.hostKeySha256}`);
+      return advance(`host key ${session.hostKeySha256}`);
+    }),
+};

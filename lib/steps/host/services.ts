@@ -1,0 +1,118 @@
+import { and, eq, isNull } from "drizzle-orm";
+import type { Database } from "@/lib/db/client";
+import { credentials, events, hosts } from "@/lib/db/schema";
+import { unseal } from "@/lib/secrets/seal";
+import { connectSsh, sh, type ExecOptions, type ExecResult, type SshAuth, type SshSession } from "@/lib/ssh";
+import type { RunRef } from "@/lib/pipeline/step";
+
+export type HostRecord = typeof hosts.$inferSelect;
+
+/** What a host step may use during one tick. */
+export type HostServices = {
+  host(): Promise<HostRecord>;
+  /** The tick's SSH connection, opened on first use; pins the host key on first contact. */
+  ssh(): Promise<SshSession>;
+  /** Runs a command as root (through `sudo -n` for a non-root user) and logs it. */
+  exec(command: string, options?: ExecOptions): Promise<ExecResult>;
+};
+
+const LOGGED_OUTPUT_LINES = 20;
+
+export function createHostServices(
+  db: Database,
+  run: RunRef & { log(line: string): void },
+): { services: HostServices; dispose(): Promise<void> } {
+  let hostPromise: Promise<HostRecord> | undefined;
+  let sessionPromise: Promise<SshSession> | undefined;
+
+  const host = () => {
+    hostPromise ??= loadHost(db, run.hostId);
+    return hostPromise;
+  };
+
+  const ssh = () => {
+    sessionPromise ??= (async () => {
+      const record = await host();
+      const session = await connectSsh({
+        host: record.address,
+        port: record.sshPort,
+        username: record.sshUser,
+        auth: await loadAuth(db, record.credentialId),
+        pinnedHostKey: record.hostKeySha256,
+      });
+      if (!record.hostKeySha256) await pinHostKey(db, record, session.hostKeySha256, run);
+      return session;
+    })();
+    // A failed connect must not be cached for the rest of the tick.
+    sessionPromise.catch(() => (sessionPromise = undefined));
+    return sessionPromise;
+  };
+
+  const exec = async (command: string, options?: ExecOptions) => {
+    const record = await host();
+    const session = await ssh();
+    const wrapped = record.sshUser === "root" ? command : sh`sudo -n sh -c ${command}`;
+    run.log(`$ ${command}`);
+    const result = await session.exec(wrapped, options);
+    for (const line of tail(result.stdout + result.stderr)) run.log(line);
+    run.log(`→ exit ${result.code ?? result.signal} in ${result.durationMs} ms`);
+    return result;
+  };
+
+  return {
+    services: { host, ssh, exec },
+    async dispose() {
+      const session = await sessionPromise?.catch(() => undefined);
+      session?.close();
+    },
+  };
+}
+
+function tail(output: string): string[] {
+  const lines = output.split("\n").filter((line) => line.length > 0);
+  return lines.slice(-LOGGED_OUTPUT_LINES);
+}
+
+async function loadHost(db: Database, hostId: string | null): Promise<HostRecord> {
+  if (!hostId) throw new Error("this run belongs to no host");
+  const [record] = await db.select().from(hosts).where(eq(hosts.id, hostId));
+  if (!record) throw new Error(`host ${hostId} no longer exists`);
+  return record;
+}
+
+async function loadAuth(db: Database, credentialId: string): Promise<SshAuth> {
+  const [credential] = await db.select().from(credentials).where(eq(credentials.id, credentialId));
+  if (!credential) throw new Error("the host's credential is missing; edit the host and enter it again");
+  const secret = JSON.parse(unseal(credential.sealed)) as { password?: string; privateKey?: string; passphrase?: string };
+  if (credential.kind === "password") return { kind: "password", password: secret.password ?? "" };
+  return { kind: "private_key", privateKey: secret.privateKey ?? "", passphrase: secret.passphrase };
+}
+
+/**
+ * First contact: remember the key the host presented. Compare-and-set, so two ticks racing on
+ * first contact cannot overwrite each other's pin.
+ */
+async function pinHostKey(
+  db: Database,
+  record: HostRecord,
+  fingerprint: string,
+  run: RunRef & { log(line: string): void },
+): Promise<void> {
+  const pinned = await db
+    .update(hosts)
+    .set({ hostKeySha256: fingerprint, hostKeyPinnedAt: new Date(), updatedAt: new Date() })
+    .where(and(eq(hosts.id, record.id), isNull(hosts.hostKeySha256)))
+    .returning({ id: hosts.id });
+  if (pinned.length === 0) {
+    throw new Error("the host key was pinned by another connection meanwhile; retrying against that pin");
+  }
+  record.hostKeySha256 = fingerprint;
+  run.log(`pinned SSH host key ${fingerprint} on first contact`);
+  await db.insert(events).values({
+    hostId: record.id,
+    runId: run.runId,
+    kind: "host.key_pinned",
+    actor: "engine",
+    message: `SSH host key ${fingerprint} pinned on first contact`,
+  });
+}

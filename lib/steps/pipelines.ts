@@ -1,0 +1,7 @@
+import type { AnyPipeline } from "@/lib/pipeline/step";
+import { onboardHostPipeline } from "./host";
+
+/** Every pipeline this version of the console can run, by the name stored on the run. */
+export const pipelines: Readonly<Record<string, AnyPipeline>> = {
+  [onboardHostPipeline.name]: onboardHostPipeline,
+};

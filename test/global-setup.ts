@@ -1,0 +1,53 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type { TestProject } from "vitest/node";
+import { startEmbeddedPostgres } from "../lib/db/embedded-postgres";
+import { migrateDatabase } from "../lib/db/migrate";
+
+/**
+ * One real PostgreSQL for the whole integration run. A migrated template database is prepared
+ * once; every test file clones it (test/db.ts), so files never see each other's rows.
+ */
+export default async function setup(project: TestProject) {
+  const externalUrl = process.env.TEST_DATABASE_URL;
+  let stop = async () => {};
+  let baseUrl: string;
+  if (externalUrl) {
+    baseUrl = externalUrl;
+  } else {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "clupilot-test-pg-"));
+    fs.chmodSync(dir, 0o755);
+    const pg = await startEmbeddedPostgres({ dir: path.join(dir, "db") });
+    baseUrl = pg.url;
+    stop = async () => {
+      await pg.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    };
+  }
+  const templateUrl = await recreateDatabase(baseUrl, "clupilot_template");
+  await migrateDatabase(templateUrl);
+  project.provide("postgresUrl", baseUrl);
+  return stop;
+}
+
+async function recreateDatabase(baseUrl: string, name: string): Promise<string> {
+  const { default: pg } = await import("pg");
+  const client = new pg.Client({ connectionString: baseUrl });
+  await client.connect();
+  try {
+    await client.query(`drop database if exists "${name}" with (force)`);
+    await client.query(`create database "${name}"`);
+  } finally {
+    await client.end();
+  }
+  const url = new URL(baseUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    postgresUrl: string;
+  }
+}

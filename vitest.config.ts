@@ -1,0 +1,32 @@
+import path from "node:path";
+import { defineConfig } from "vitest/config";
+
+const alias = { "@": path.resolve(import.meta.dirname) };
+
+export default defineConfig({
+  resolve: { alias },
+  test: {
+    projects: [
+      {
+        resolve: { alias },
+        test: {
+          name: "unit",
+          include: ["{lib,lab,worker,app,components}/**/*.test.ts"],
+          exclude: ["**/*.int.test.ts", "node_modules/**"],
+        },
+      },
+      {
+        resolve: { alias },
+        test: {
+          name: "integration",
+          include: ["{lib,lab,worker,app,test}/**/*.int.test.ts"],
+          globalSetup: ["./test/global-setup.ts"],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+          // Two cores: files run in parallel, each against its own database.
+          maxWorkers: 2,
+        },
+      },
+    ],
+  },
+});

@@ -1,5 +1,4 @@
 CREATE TYPE "public"."credential_kind" AS ENUM('password', 'private_key');--> statement-breakpoint
-CREATE TYPE "public"."host_state" AS ENUM('onboarding', 'failed', 'active');--> statement-breakpoint
 CREATE TYPE "public"."run_status" AS ENUM('running', 'succeeded', 'failed');--> statement-breakpoint
 CREATE TYPE "public"."visit_outcome" AS ENUM('advance', 'poll', 'fail', 'error');--> statement-breakpoint
 CREATE TABLE "credentials" (
@@ -18,7 +17,6 @@ CREATE TABLE "hosts" (
 	"credential_id" uuid NOT NULL,
 	"host_key_sha256" text,
 	"host_key_pinned_at" timestamp with time zone,
-	"state" "host_state" DEFAULT 'onboarding' NOT NULL,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
 	"updated_at" timestamp with time zone DEFAULT now() NOT NULL,
 	CONSTRAINT "hosts_name_unique" UNIQUE("name")
@@ -80,13 +78,23 @@ CREATE TABLE "worker_heartbeats" (
 	"last_seen_at" timestamp with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
+CREATE TABLE "run_logs" (
+	"id" bigserial PRIMARY KEY NOT NULL,
+	"run_id" uuid NOT NULL,
+	"at" timestamp with time zone DEFAULT now() NOT NULL,
+	"step" text NOT NULL,
+	"line" text NOT NULL
+);
+--> statement-breakpoint
 ALTER TABLE "hosts" ADD CONSTRAINT "hosts_credential_id_credentials_id_fk" FOREIGN KEY ("credential_id") REFERENCES "public"."credentials"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "run_abort_requests" ADD CONSTRAINT "run_abort_requests_run_id_runs_id_fk" FOREIGN KEY ("run_id") REFERENCES "public"."runs"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "runs" ADD CONSTRAINT "runs_host_id_hosts_id_fk" FOREIGN KEY ("host_id") REFERENCES "public"."hosts"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "step_visits" ADD CONSTRAINT "step_visits_run_id_runs_id_fk" FOREIGN KEY ("run_id") REFERENCES "public"."runs"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "events" ADD CONSTRAINT "events_host_id_hosts_id_fk" FOREIGN KEY ("host_id") REFERENCES "public"."hosts"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "events" ADD CONSTRAINT "events_run_id_runs_id_fk" FOREIGN KEY ("run_id") REFERENCES "public"."runs"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "run_logs" ADD CONSTRAINT "run_logs_run_id_runs_id_fk" FOREIGN KEY ("run_id") REFERENCES "public"."runs"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "runs_host_id_idx" ON "runs" USING btree ("host_id","created_at");--> statement-breakpoint
 CREATE INDEX "step_visits_run_idx" ON "step_visits" USING btree ("run_id","id");--> statement-breakpoint
 CREATE INDEX "events_run_idx" ON "events" USING btree ("run_id","id");--> statement-breakpoint
-CREATE INDEX "events_host_idx" ON "events" USING btree ("host_id","id");
+CREATE INDEX "events_host_idx" ON "events" USING btree ("host_id","id");--> statement-breakpoint
+CREATE INDEX "run_logs_run_idx" ON "run_logs" USING btree ("run_id","id");

@@ -1,0 +1,34 @@
+import { databaseUrl } from "@/lib/db/client";
+import { pipelines } from "@/lib/steps/pipelines";
+import { startWorker } from "./runner";
+
+/** The worker process: `npm start` runs it next to the web server; it can also run alone. */
+async function main() {
+  const worker = await startWorker({
+    connectionString: databaseUrl(),
+    pipelines,
+    concurrency: Number(process.env.CLUPILOT_WORKER_CONCURRENCY ?? 4),
+    log: (line) => console.log(`[worker] ${line}`),
+  });
+  console.log(`[worker] ready (pid ${process.pid})`);
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`[worker] ${signal}: finishing the ticks in progress, then stopping`);
+    worker.stop().then(
+      () => process.exit(0),
+      (error: Error) => {
+        console.error(`[worker] stop failed: ${error.message}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGINT", () => stop("SIGINT"));
+  process.on("SIGTERM", () => stop("SIGTERM"));
+}
+
+main().catch((error: Error) => {
+  console.error(`[worker] could not start: ${error.message}`);
+  process.exit(1);
+});

@@ -1,0 +1,26 @@
+import { currentActor } from "@/lib/actions/actor";
+import { json, parseId, respondError } from "@/lib/api/respond";
+import { getDb } from "@/lib/db/client";
+import { ZRunId } from "@/lib/hosts/schemas";
+import { abortRun } from "@/lib/runs/abort-run";
+
+export const dynamic = "force-dynamic";
+export const runtime = "nodejs";
+
+/**
+ * Requests the abort of a running run: 202 `{ runId }` (the step cleans up, then the run ends
+ * as failed); 409 when the run is not running.
+ */
+export async function POST(
+  _request: Request,
+  { params }: { params: Promise<{ runId: string }> },
+): Promise<Response> {
+  try {
+    const actor = await currentActor();
+    const runId = parseId(ZRunId, (await params).runId, "runId");
+    await abortRun(getDb(), { runId, actor });
+    return json({ runId }, 202);
+  } catch (error) {
+    return respondError(error, "POST /api/runs/[runId]/abort");
+  }
+}

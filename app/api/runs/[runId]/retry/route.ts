@@ -1,0 +1,23 @@
+import { currentActor } from "@/lib/actions/actor";
+import { json, parseId, respondError } from "@/lib/api/respond";
+import { getDb } from "@/lib/db/client";
+import { ZRunId } from "@/lib/hosts/schemas";
+import { retryRun } from "@/lib/runs/retry-run";
+
+export const dynamic = "force-dynamic";
+export const runtime = "nodejs";
+
+/** Re-enters a failed run at its failed step: 200 `{ runId }`; 409 when the run is not failed. */
+export async function POST(
+  _request: Request,
+  { params }: { params: Promise<{ runId: string }> },
+): Promise<Response> {
+  try {
+    const actor = await currentActor();
+    const runId = parseId(ZRunId, (await params).runId, "runId");
+    await retryRun(getDb(), { runId, actor });
+    return json({ runId });
+  } catch (error) {
+    return respondError(error, "POST /api/runs/[runId]/retry");
+  }
+}

@@ -1,0 +1,24 @@
+import { json, parseId, respondError } from "@/lib/api/respond";
+import { getDb } from "@/lib/db/client";
+import { AppError } from "@/lib/errors";
+import { ZRunId } from "@/lib/hosts/schemas";
+import { getRun } from "@/lib/runs/get-run";
+import { pipelines } from "@/lib/steps/pipelines";
+
+export const dynamic = "force-dynamic";
+export const runtime = "nodejs";
+
+/** One run: timeline, events and log tail. */
+export async function GET(
+  _request: Request,
+  { params }: { params: Promise<{ runId: string }> },
+): Promise<Response> {
+  try {
+    const runId = parseId(ZRunId, (await params).runId, "runId");
+    const run = await getRun(getDb(), runId, pipelines);
+    if (!run) throw new AppError("not_found", `Run ${runId} does not exist.`);
+    return json(run);
+  } catch (error) {
+    return respondError(error, "GET /api/runs/[runId]");
+  }
+}

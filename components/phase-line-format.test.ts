@@ -1,0 +1,63 @@
+import { describe, expect, it } from "vitest";
+import { describePhaseLine, firstLine } from "./phase-line-format";
+
+const started = "2025-01-01T10:00:00.000Z";
+const at = (seconds: number) => Date.parse(started) + seconds * 1000;
+const run = {
+  status: "running" as const,
+  currentStep: "CheckOperatingSystem",
+  phase: null as string | null,
+  stepStartedAt: started,
+  failureReason: null as string | null,
+  failedStep: null as string | null,
+};
+
+describe("describePhaseLine", () => {
+  it("reads step · phase · elapsed for a running step", () => {
+    const line = describePhaseLine({ ...run, phase: "customise image" }, at(125));
+    expect(line).toMatchObject({
+      kind: "running",
+      text: "CheckOperatingSystem · customise image · 2m 05s",
+    });
+  });
+  it("leaves the phase out when the step reported none", () => {
+    expect(describePhaseLine(run, at(9)).text).toBe("CheckOperatingSystem · 9s");
+  });
+  it("shows the failed step and the one-line failure reason for a failed run", () => {
+    const line = describePhaseLine(
+      {
+        ...run,
+        status: "failed",
+        failedStep: "ConnectHost",
+        failureReason: "SSH refused\nmore detail",
+      },
+      at(0),
+    );
+    expect(line).toEqual({
+      kind: "failed",
+      step: "ConnectHost",
+      reason: "SSH refused",
+      text: "ConnectHost: SSH refused",
+    });
+  });
+  it("falls back to the current step when the failed step is not recorded", () => {
+    const line = describePhaseLine(
+      { ...run, status: "failed", failureReason: "aborted by operator" },
+      at(0),
+    );
+    expect(line.text).toBe("CheckOperatingSystem: aborted by operator");
+  });
+  it("says the host is onboarded when the run succeeded", () => {
+    expect(describePhaseLine({ ...run, status: "succeeded" }, at(0)).kind).toBe("done");
+  });
+  it("says so when there is no run", () => {
+    expect(describePhaseLine(null, at(0)).kind).toBe("none");
+  });
+});
+
+describe("firstLine", () => {
+  it("skips leading blank lines and trims", () => {
+    expect(firstLine("\n  boom  \nsecond")).toBe("boom");
+    expect(firstLine(null)).toBe("");
+  });
+});

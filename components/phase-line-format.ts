@@ -1,0 +1,50 @@
+import type { RunSummary } from "@/lib/hosts/list-hosts";
+import { formatElapsed, secondsSince } from "./format";
+
+/** What a host's phase line says, decided apart from how it is drawn. */
+export type PhaseLine =
+  | { kind: "none"; text: string }
+  /** `step · phase · elapsed`, the elapsed part ticking while the step runs. */
+  | { kind: "running"; step: string; phase: string | null; elapsed: string; text: string }
+  /** The one-line reason, prefixed with the step that failed. */
+  | { kind: "failed"; step: string; reason: string; text: string }
+  | { kind: "done"; text: string };
+
+type RunFields = Pick<
+  RunSummary,
+  "status" | "currentStep" | "phase" | "stepStartedAt" | "failureReason" | "failedStep"
+>;
+
+export function describePhaseLine(run: RunFields | null, nowMs: number): PhaseLine {
+  if (!run) return { kind: "none", text: "no onboarding run yet" };
+  switch (run.status) {
+    case "running": {
+      const elapsed = formatElapsed(secondsSince(run.stepStartedAt, nowMs));
+      const parts = [run.currentStep, run.phase, elapsed].filter((p): p is string => !!p);
+      return {
+        kind: "running",
+        step: run.currentStep,
+        phase: run.phase,
+        elapsed,
+        text: parts.join(" · "),
+      };
+    }
+    case "failed": {
+      const step = run.failedStep ?? run.currentStep;
+      const reason = firstLine(run.failureReason) || "failed without a reason";
+      return { kind: "failed", step, reason, text: `${step}: ${reason}` };
+    }
+    case "succeeded":
+      return { kind: "done", text: "onboarded · all steps done" };
+  }
+}
+
+/** The phase line is one line: a multi-line reason shows its first line (the rest is in the log). */
+export function firstLine(text: string | null): string {
+  return (
+    (text ?? "")
+      .split("\n")
+      .find((line) => line.trim() !== "")
+      ?.trim() ?? ""
+  );
+}

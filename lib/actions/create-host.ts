@@ -1,0 +1,29 @@
+"use server";
+
+import { revalidatePath } from "next/cache";
+import { getDb } from "@/lib/db/client";
+import { createHost } from "@/lib/hosts/create-host";
+import { ZCreateHost } from "@/lib/hosts/schemas";
+import { currentActor } from "./actor";
+import { actionFailure, inputObject, type ActionResult } from "./action-result";
+
+export type CreateHostResult = ActionResult<{ hostId: string; runId: string }>;
+
+/**
+ * Adds a host and starts its onboarding. Shaped for `useActionState` (previous state first);
+ * takes the form's FormData or a plain object.
+ */
+export async function createHostAction(
+  _previous: CreateHostResult | null,
+  input: FormData | Record<string, unknown>,
+): Promise<CreateHostResult> {
+  try {
+    const actor = await currentActor();
+    const parsed = ZCreateHost.parse(inputObject(input));
+    const { hostId, runId } = await createHost(getDb(), parsed, actor);
+    revalidatePath("/hosts");
+    return { ok: true, hostId, runId };
+  } catch (error) {
+    return actionFailure(error, "create host");
+  }
+}

@@ -1,0 +1,87 @@
+import { z } from "zod";
+import { AppError } from "@/lib/errors";
+import { fieldErrors as zodFieldErrors } from "@/lib/hosts/schemas";
+
+/**
+ * What a failed request tells its caller. The server actions and the JSON API both describe
+ * errors through `describeError`, so a user sees the same words whichever door they came in by.
+ */
+export type ErrorDescription = {
+  status: number;
+  /** Shown to the user as is: says what happened and what to do next, never a secret. */
+  error: string;
+  fieldErrors: Record<string, string[]>;
+};
+
+export const INVALID_INPUT_MESSAGE = "Some fields need attention.";
+export const UNEXPECTED_MESSAGE =
+  "Something went wrong on the server. Try again; if it keeps happening, check the server log.";
+
+/**
+ * Maps any thrown value to a status and a user-facing message:
+ * - zod error (bad input)            → 400 with the field errors
+ * - AppError (the domain refused)    → its own status, message and field errors
+ * - anything else (a bug, an outage) → 500 with a generic message; details go to the server log
+ */
+export function describeError(error: unknown, context: string): ErrorDescription {
+  if (error instanceof z.ZodError) {
+    return { status: 400, error: INVALID_INPUT_MESSAGE, fieldErrors: zodFieldErrors(error) };
+  }
+  if (error instanceof AppError) {
+    return { status: error.httpStatus, error: error.message, fieldErrors: error.fieldErrors ?? {} };
+  }
+  console.error(`${context} failed: ${safeErrorSummary(error)}`);
+  return { status: 500, error: UNEXPECTED_MESSAGE, fieldErrors: {} };
+}
+
+/**
+ * One line about an unexpected error for the server log. Drizzle puts the query parameters in
+ * its error messages ("Failed query: … params: …"), and for a new host those include the sealed
+ * credential, so the parameters are cut off and the driver's own message is used instead.
+ */
+export function safeErrorSummary(error: unknown): string {
+  if (!(error instanceof Error)) return "non-error value thrown";
+  const cause = error.cause instanceof Error ? error.cause : null;
+  const message = (cause ?? error).message.split(/\n\s*params:/)[0] ?? "";
+  const name = (cause ?? error).name;
+  const code = (cause as { code?: unknown } | null)?.code ?? (error as { code?: unknown }).code;
+  return `${name}${typeof code === "string" ? ` [${code}]` : ""}: ${message.slice(0, 500)}`;
+}
+
+/** A JSON response that no cache keeps. */
+export function json(body: unknown, status = 200): Response {
+  return Response.json(body, { status, headers: { "Cache-Control": "no-store" } });
+}
+
+/** The JSON API's error response: `{ error, fieldErrors }` with the mapped status. */
+export function respondError(error: unknown, context: string): Response {
+  const { status, error: message, fieldErrors } = describeError(error, context);
+  return json({ error: message, fieldErrors }, status);
+}
+
+/** Reads a JSON request body; a body that is not JSON is bad input (400), not a server error. */
+export async function readJson(request: Request): Promise<unknown> {
+  try {
+    return await request.json();
+  } catch {
+    throw new AppError("invalid_input", "The request body is not valid JSON.");
+  }
+}
+
+/**
+ * Parses a path parameter that must be a uuid. A malformed id names nothing, so it is answered
+ * like any bad input (400) before Postgres can reject the cast with a 500.
+ */
+export function parseId(schema: z.ZodType<string>, value: unknown, field: string): string {
+  const result = schema.safeParse(value);
+  if (!result.success) {
+    throw new AppError(
+      "invalid_input",
+      result.error.issues[0]?.message ?? `Not a valid ${field}.`,
+      {
+        [field]: result.error.issues.map((issue) => issue.message),
+      },
+    );
+  }
+  return result.data;
+}

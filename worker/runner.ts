@@ -32,6 +32,11 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
   const engine: EngineOptions = { ...options.engine, db, pipelines: options.pipelines };
   const workerIds = new Set<string>();
   const events: WorkerEvents = new EventEmitter();
+  // Jobs are locked in the name of the pool (or of a worker, depending on the queue mode):
+  // both beat, so whichever name a job carries can be traced to a living process.
+  events.on("pool:create", ({ workerPool }) => {
+    workerIds.add(workerPool.id);
+  });
   events.on("worker:create", ({ worker }) => {
     workerIds.add(worker.workerId);
   });

@@ -1,0 +1,21 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { HostForm } from "@/components/host-form";
+
+export const metadata: Metadata = { title: "Add host" };
+
+export default function NewHostPage() {
+  return (
+    <>
+      <p className="breadcrumb">
+        <Link href="/hosts">← Hosts</Link>
+      </p>
+      <h1>Add host</h1>
+      <p className="lead">
+        A fresh Debian 13 (trixie) machine, reachable over SSH. Onboarding starts as soon as you add
+        it; on first contact the console pins the host&apos;s SSH key.
+      </p>
+      <HostForm />
+    </>
+  );
+}

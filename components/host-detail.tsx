@@ -1,0 +1,102 @@
+"use client";
+
+import Link from "next/link";
+import type { HostDetail } from "@/lib/hosts/get-host";
+import { formatDateTime } from "./format";
+import { PhaseLine } from "./phase-line";
+import { useHost } from "./queries";
+import { RunControls } from "./run-controls";
+import { RunEvents, RunLog } from "./run-log";
+import { StateBadge } from "./state-badge";
+import { StepTimeline } from "./step-timeline";
+
+/** One host: identity and pinned key, live phase line, step timeline, controls, events, log. */
+export function HostDetailView({ initialHost }: { initialHost: HostDetail }) {
+  const { data: host, error } = useHost(initialHost.id, initialHost);
+  const run = host.latestRun;
+
+  return (
+    <>
+      <p className="breadcrumb">
+        <Link href="/hosts">← Hosts</Link>
+      </p>
+      <header className="host-header">
+        <div className="host-title">
+          <h1 data-testid="host-name">{host.name}</h1>
+          <StateBadge state={host.state} />
+        </div>
+        <dl className="host-facts">
+          <div>
+            <dt>Address</dt>
+            <dd className="mono" data-testid="host-address">
+              {host.address}:{host.sshPort}
+            </dd>
+          </div>
+          <div>
+            <dt>SSH user</dt>
+            <dd className="mono" data-testid="host-ssh-user">
+              {host.sshUser} ({host.authMethod === "password" ? "password" : "private key"})
+            </dd>
+          </div>
+          <div className="fact-wide">
+            <dt>Pinned host key</dt>
+            <dd data-testid="host-key-fingerprint">
+              {host.hostKeySha256 ? (
+                <span className="mono fingerprint">{host.hostKeySha256}</span>
+              ) : (
+                <span className="muted">not pinned yet — pinned on first contact</span>
+              )}
+            </dd>
+          </div>
+        </dl>
+      </header>
+
+      {error && (
+        <p className="notice notice-warning" role="status">
+          Could not refresh this host: {error.message}. Showing the last known state.
+        </p>
+      )}
+
+      {!run ? (
+        <p className="muted">This host has no onboarding run.</p>
+      ) : (
+        <>
+          <section className="panel" aria-labelledby="run-heading">
+            <div className="panel-head">
+              <h2 id="run-heading">Onboarding</h2>
+              <RunControls hostId={host.id} hostName={host.name} run={run} />
+            </div>
+            <p className="phase">
+              <PhaseLine run={run} testId={`phase-line-${host.name}`} />
+            </p>
+            <p className="muted small">
+              Started{" "}
+              <time dateTime={run.createdAt} suppressHydrationWarning>
+                {formatDateTime(run.createdAt)}
+              </time>
+              {run.finishedAt && (
+                <>
+                  {" · finished "}
+                  <time dateTime={run.finishedAt} suppressHydrationWarning>
+                    {formatDateTime(run.finishedAt)}
+                  </time>
+                </>
+              )}
+            </p>
+            <StepTimeline steps={run.timeline} phase={run.phase} />
+          </section>
+
+          <section className="panel" aria-labelledby="events-heading">
+            <h2 id="events-heading">Recent events</h2>
+            <RunEvents events={run.events} />
+          </section>
+
+          <section className="panel" aria-labelledby="log-heading">
+            <h2 id="log-heading">Log</h2>
+            <RunLog lines={run.log} />
+          </section>
+        </>
+      )}
+    </>
+  );
+}

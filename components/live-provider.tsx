@@ -1,0 +1,170 @@
+"use client";
+
+import { useQueryClient, type QueryKey } from "@tanstack/react-query";
+import { createContext, useContext, useEffect, useState, type ReactNode } from "react";
+import { liveKeys } from "./live-keys";
+
+/**
+ * - connecting:   first attempt, nothing received yet
+ * - live:         the stream is open and the server's database listener is connected
+ * - reconnecting: either of them dropped; queries poll until it is back
+ */
+export type LiveStatus = "connecting" | "live" | "reconnecting";
+
+const LiveContext = createContext<LiveStatus>("connecting");
+
+/** How often queries poll while the live stream is down. */
+export const FALLBACK_POLL_MS = 3_000;
+/** Invalidations arriving within this window are coalesced into one refetch per key. */
+const COALESCE_MS = 150;
+
+type LiveMessage =
+  { type: "run"; runId: string; hostId: string | null } | { type: "host"; hostId: string };
+
+function keysFor(message: LiveMessage): QueryKey[] {
+  const keys: QueryKey[] = [liveKeys.hosts];
+  if (message.hostId) keys.push(liveKeys.host(message.hostId));
+  if (message.type === "run") keys.push(liveKeys.run(message.runId));
+  return keys;
+}
+
+function parse(data: unknown): unknown {
+  try {
+    return typeof data === "string" ? JSON.parse(data) : null;
+  } catch {
+    return null;
+  }
+}
+
+function isLiveMessage(value: unknown): value is LiveMessage {
+  if (typeof value !== "object" || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return (
+    (v.type === "run" && typeof v.runId === "string") ||
+    (v.type === "host" && typeof v.hostId === "string")
+  );
+}
+
+/**
+ * Opens ONE EventSource for the tab and turns each message into query invalidations. Whenever
+ * the stream becomes live again, everything is invalidated: messages sent while it was down
+ * are lost, so the only safe assumption is that anything may have changed.
+ */
+export function LiveProvider({ children }: { children: ReactNode }) {
+  const queryClient = useQueryClient();
+  const [status, setStatus] = useState<LiveStatus>("connecting");
+
+  useEffect(() => {
+    let source: EventSource | null = null;
+    let disposed = false;
+    let open = false;
+    let listening = false;
+    let wasLive = false;
+    let everLive = false;
+    let attempt = 0;
+    let reconnectTimer: ReturnType<typeof setTimeout> | null = null;
+    let flushTimer: ReturnType<typeof setTimeout> | null = null;
+    const pending = new Map<string, QueryKey>();
+
+    const flush = () => {
+      flushTimer = null;
+      const keys = [...pending.values()];
+      pending.clear();
+      for (const queryKey of keys) void queryClient.invalidateQueries({ queryKey });
+    };
+    const invalidate = (keys: QueryKey[]) => {
+      for (const key of keys) pending.set(JSON.stringify(key), key);
+      flushTimer ??= setTimeout(flush, COALESCE_MS);
+    };
+
+    const update = () => {
+      const live = open && listening;
+      if (live && !wasLive) {
+        // Back (or live for the first time since the page was rendered): catch up.
+        void queryClient.invalidateQueries();
+      }
+      wasLive = live;
+      everLive ||= live;
+      setStatus(live ? "live" : everLive || attempt > 0 ? "reconnecting" : "connecting");
+    };
+
+    const connect = () => {
+      if (disposed) return;
+      const es = new EventSource("/api/live");
+      source = es;
+      es.onopen = () => {
+        open = true;
+        attempt = 0;
+        update();
+      };
+      es.addEventListener("status", (event) => {
+        const data = parse((event as MessageEvent).data) as { listening?: unknown } | null;
+        listening = data?.listening === true;
+        update();
+      });
+      es.onmessage = (event) => {
+        const message = parse(event.data);
+        if (isLiveMessage(message)) invalidate(keysFor(message));
+      };
+      es.onerror = () => {
+        open = false;
+        listening = false;
+        attempt += 1;
+        update();
+        // EventSource retries by itself after a dropped stream, but gives up for good on an
+        // HTTP error (e.g. 503 while the database is unreachable): then we retry, with backoff.
+        if (es.readyState === EventSource.CLOSED) {
+          es.close();
+          const delay = Math.min(30_000, 1_000 * 2 ** Math.min(attempt, 5));
+          reconnectTimer = setTimeout(connect, delay);
+        }
+      };
+    };
+
+    connect();
+    return () => {
+      disposed = true;
+      source?.close();
+      if (reconnectTimer) clearTimeout(reconnectTimer);
+      if (flushTimer) clearTimeout(flushTimer);
+    };
+  }, [queryClient]);
+
+  return <LiveContext.Provider value={status}>{children}</LiveContext.Provider>;
+}
+
+export function useLiveStatus(): LiveStatus {
+  return useContext(LiveContext);
+}
+
+/** `refetchInterval` for live queries: none while the stream carries updates, polling otherwise. */
+export function useFallbackRefetchInterval(): number | false {
+  return useLiveStatus() === "live" ? false : FALLBACK_POLL_MS;
+}
+
+/** The small "live / reconnecting" dot in the header. */
+export function LiveIndicator() {
+  const status = useLiveStatus();
+  const label =
+    status === "live"
+      ? "Live"
+      : status === "connecting"
+        ? "Connecting…"
+        : "Reconnecting… (polling)";
+  return (
+    <span
+      className={`live-indicator live-${status}`}
+      data-testid="live-indicator"
+      data-status={status}
+      role="status"
+      title={
+        status === "live"
+          ? "Updates arrive as they happen."
+          : "The live stream is down; the page refreshes every few seconds until it is back."
+      }
+    >
+      <span className="live-dot" aria-hidden="true" />
+      {label}
+    </span>
+  );
+}

@@ -1,0 +1,17 @@
+import type { HostState } from "@/lib/hosts/host-state";
+
+const LOOK: Record<HostState, { icon: string; label: string }> = {
+  onboarding: { icon: "◐", label: "onboarding" },
+  failed: { icon: "✕", label: "failed" },
+  active: { icon: "✓", label: "active" },
+};
+
+/** A host's state as icon + word (readable without colour) + colour. */
+export function StateBadge({ state }: { state: HostState }) {
+  const { icon, label } = LOOK[state];
+  return (
+    <span className={`badge badge-${state}`} data-testid="state-badge" data-state={state}>
+      <span aria-hidden="true">{icon}</span> {label}
+    </span>
+  );
+}

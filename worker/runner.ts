@@ -1,5 +1,5 @@
 import { EventEmitter } from "node:events";
-import { run, type Runner, type WorkerEvents } from "graphile-worker";
+import { Logger, run, type Runner, type WorkerEvents } from "graphile-worker";
 import { createDb } from "@/lib/db/client";
 import type { EngineOptions } from "@/lib/pipeline/engine";
 import { beat, forgetWorkers, HEARTBEAT_INTERVAL_MS, recoverDeadWorkers } from "@/lib/pipeline/recovery";
@@ -16,6 +16,8 @@ export type WorkerOptions = {
   engine?: Omit<EngineOptions, "db" | "pipelines">;
   recoveryIntervalMs?: number;
   log?: (line: string) => void;
+  /** graphile-worker's event emitter, for callers that measure (benchmarks). */
+  events?: WorkerEvents;
 };
 
 export type WorkerHandle = { stop(): Promise<void>; runner: Runner; workerIds(): string[] };
@@ -31,7 +33,7 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
   const { pool, db } = createDb(options.connectionString, concurrency * 2 + 4);
   const engine: EngineOptions = { ...options.engine, db, pipelines: options.pipelines };
   const workerIds = new Set<string>();
-  const events: WorkerEvents = new EventEmitter();
+  const events: WorkerEvents = options.events ?? new EventEmitter();
   // Jobs are locked in the name of the pool (or of a worker, depending on the queue mode):
   // both beat, so whichever name a job carries can be traced to a living process.
   events.on("pool:create", ({ workerPool }) => {
@@ -51,7 +53,10 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
     pollInterval: options.pollIntervalMs ?? 1000,
     taskList: { [TICK_TASK]: createRunTickTask(engine) },
     events,
-    logger: undefined,
+    // Per-job INFO lines would drown the console's own output; warnings and errors pass.
+    logger: new Logger(() => (level, message) => {
+      if (level === "error" || level === "warning") log(`graphile-worker ${level}: ${message}`);
+    }),
   });
 
   const ids = () => [...workerIds];

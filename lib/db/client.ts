@@ -25,6 +25,9 @@ export function createDb(connectionString: string, max = 10): DbHandle {
   // An idle client losing its connection (database restart) must not crash the process;
   // the next query reconnects.
   pool.on("error", (error) => console.error(`database connection lost: ${error.message}`));
+  pool.on("connect", (client) => {
+    client.on("error", (error) => console.error(`database connection lost: ${error.message}`));
+  });
   return { pool, db: drizzle(pool, { schema }) };
 }
 

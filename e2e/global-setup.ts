@@ -1,0 +1,82 @@
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { freePort } from "../lib/db/embedded-postgres";
+
+/**
+ * Starts the console the way `npm start` does (scripts/start.ts: embedded Postgres, migrations,
+ * worker, Next.js) on a fresh data folder and free ports, and stops it with one SIGINT, as a
+ * Ctrl-C would. The production build must exist (`npm test` builds before the e2e tests).
+ */
+export default async function globalSetup() {
+  const root = path.resolve(import.meta.dirname, "..");
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "clupilot-e2e-"));
+  fs.chmodSync(dataDir, 0o755);
+  const port = await freePort();
+  const pgPort = await freePort();
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    CLUPILOT_DATA_DIR: dataDir,
+    PORT: String(port),
+    CLUPILOT_PG_PORT: String(pgPort),
+  };
+  delete env.DATABASE_URL;
+  const child = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts"], {
+    cwd: root,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  let output = "";
+  const logFile = path.join(dataDir, "console.log");
+  child.stdout!.on("data", (chunk) => {
+    output += chunk;
+    fs.appendFileSync(logFile, chunk);
+  });
+  child.stderr!.on("data", (chunk) => {
+    output += chunk;
+    fs.appendFileSync(logFile, chunk);
+  });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the console exited during start-up:\n${output}`);
+    try {
+      const response = await fetch(`${baseUrl}/api/hosts`);
+      if (response.ok) break;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() > deadline) throw new Error(`the console did not answer on ${baseUrl}:\n${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  process.env.E2E_BASE_URL = baseUrl;
+  process.env.E2E_DATA_DIR = dataDir;
+  process.env.E2E_DATABASE_URL = `postgres://clupilot:clupilot-local@127.0.0.1:${pgPort}/clupilot`;
+
+  return async () => {
+    // One Ctrl-C: SIGINT to the console's process group, like a terminal sends it.
+    try {
+      process.kill(-child.pid!, "SIGINT");
+    } catch {
+      // already gone
+    }
+    await new Promise<void>((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      const timer = setTimeout(() => {
+        try {
+          process.kill(-child.pid!, "SIGKILL");
+        } catch {
+          // already gone
+        }
+        resolve();
+      }, 30_000);
+      child.once("exit", () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  };
+}

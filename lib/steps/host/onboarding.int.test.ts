@@ -1,0 +1,161 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eq } from "drizzle-orm";
+import { createDb, type Database } from "@/lib/db/client";
+import { credentials, hosts, runs } from "@/lib/db/schema";
+import { createHost } from "@/lib/hosts/create-host";
+import { abortRun } from "@/lib/runs/abort-run";
+import { retryRun } from "@/lib/runs/retry-run";
+import { startRun } from "@/lib/runs/start-run";
+import { ABORT_REASON } from "@/lib/pipeline/engine";
+import { generateClientKey, startLab, type LabNode } from "@/lab";
+import { createTestDatabase } from "@/test/db";
+import { waitFor } from "@/test/worker-process";
+import { startWorker, type WorkerHandle } from "@/worker/runner";
+import { onboardHostPipeline } from ".";
+import { pipelines } from "../pipelines";
+
+let db: Database;
+let worker: WorkerHandle;
+let cleanup: () => Promise<void>;
+const labs: LabNode[] = [];
+
+beforeAll(async () => {
+  const database = await createTestDatabase();
+  const handle = createDb(database.url, 4);
+  db = handle.db;
+  worker = await startWorker({
+    connectionString: database.url,
+    pipelines,
+    concurrency: 4,
+    pollIntervalMs: 200,
+    engine: { backoffSeconds: () => 0.5, maxTransientErrors: 3 },
+    log: () => {},
+  });
+  cleanup = async () => {
+    await worker.stop();
+    await Promise.all(labs.map((lab) => lab.stop()));
+    await handle.pool.end();
+    await database.drop();
+  };
+});
+afterAll(() => cleanup());
+
+async function lab(options: Parameters<typeof startLab>[0] = {}) {
+  const node = await startLab(options);
+  labs.push(node);
+  return node;
+}
+
+let counter = 0;
+async function addHost(node: LabNode, auth: { password?: string; privateKey?: string } = {}) {
+  return createHost(
+    db,
+    {
+      name: `pve-${++counter}`,
+      address: node.ssh.host,
+      sshPort: node.ssh.port,
+      sshUser: node.ssh.username,
+      authMethod: auth.privateKey ? "private_key" : "password",
+      password: auth.privateKey ? undefined : (auth.password ?? node.ssh.password),
+      privateKey: auth.privateKey,
+    },
+    "test",
+  );
+}
+
+async function settled(runId: string, timeoutMs = 30_000) {
+  return waitFor(
+    `run ${runId} to stop running`,
+    async () => {
+      const [run] = await db.select().from(runs).where(eq(runs.id, runId));
+      return run && run.status !== "running" && run;
+    },
+    timeoutMs,
+  );
+}
+
+async function host(hostId: string) {
+  const [row] = await db.select().from(hosts).where(eq(hosts.id, hostId));
+  return row!;
+}
+
+describe("onboarding against a lab host over real SSH", () => {
+  it("a Debian 13 host passes ConnectHost and CheckOperatingSystem and pins its host key", async () => {
+    const node = await lab();
+    const { hostId, runId } = await addHost(node);
+    const run = await settled(runId);
+    expect(run).toMatchObject({ status: "succeeded", currentStep: "CheckOperatingSystem" });
+    expect((await host(hostId)).hostKeySha256).toBe(node.ssh.hostKeySha256);
+    // The stored credential is sealed: the password is nowhere in the row.
+    const [credential] = await db.select().from(credentials);
+    expect(credential!.sealed).not.toContain(node.ssh.password);
+  });
+
+  it("a private key works like a password", async () => {
+    const key = generateClientKey();
+    const node = await lab({ authorizedKeys: [key.publicKey] });
+    const { runId } = await addHost(node, { privateKey: key.privateKey });
+    expect((await settled(runId)).status).toBe("succeeded");
+    expect(node.authAttempts.some((a) => a.method === "publickey" && a.accepted)).toBe(true);
+  });
+
+  it("Debian 12 is refused with a clear reason; fixing the host and Retry succeeds", async () => {
+    const node = await lab({ os: "debian12" });
+    const { runId } = await addHost(node);
+    const failed = await settled(runId);
+    expect(failed).toMatchObject({ status: "failed", failedStep: "CheckOperatingSystem" });
+    expect(failed.failureReason).toBe(
+      "found Debian GNU/Linux 12 (bookworm); CluPilot onboards Debian 13 (trixie) only — reinstall the host with Debian 13 and retry",
+    );
+    await node.setOs("debian13");
+    await retryRun(db, { runId, actor: "test" });
+    expect((await settled(runId)).status).toBe("succeeded");
+  });
+
+  it("a wrong password fails ConnectHost at once, without burning retries", async () => {
+    const node = await lab();
+    const { runId } = await addHost(node, { password: "not-the-password" });
+    const failed = await settled(runId);
+    expect(failed).toMatchObject({ status: "failed", failedStep: "ConnectHost", errorCount: 0 });
+    expect(failed.failureReason).toMatch(/authentication/i);
+    expect(failed.failureReason).not.toContain("not-the-password");
+  });
+
+  it("a changed host key is refused, naming both fingerprints, and no password is sent", async () => {
+    const node = await lab();
+    const { hostId, runId } = await addHost(node);
+    expect((await settled(runId)).status).toBe("succeeded");
+    const pinned = node.ssh.hostKeySha256;
+    await node.rotateHostKey();
+    const attemptsBefore = node.authAttempts.length;
+    const again = await db.transaction((tx) => startRun(tx, { pipeline: onboardHostPipeline, hostId, actor: "test" }));
+    const failed = await settled(again);
+    expect(failed).toMatchObject({ status: "failed", failedStep: "ConnectHost" });
+    expect(failed.failureReason).toContain(`pinned ${pinned}`);
+    expect(failed.failureReason).toContain(`offered ${node.ssh.hostKeySha256}`);
+    expect(node.authAttempts.length).toBe(attemptsBefore);
+    expect((await host(hostId)).hostKeySha256).toBe(pinned);
+  });
+
+  it("an unreachable host is retried with backoff, then fails with the connection error", async () => {
+    const node = await lab();
+    node.faults.refuseConnections = true;
+    const { runId } = await addHost(node);
+    const failed = await settled(runId);
+    expect(failed).toMatchObject({ status: "failed", failedStep: "ConnectHost" });
+    expect(failed.failureReason).toMatch(/127\.0\.0\.1/);
+  });
+
+  it("Abort stops a run that is waiting on an unreachable host", async () => {
+    const node = await lab();
+    node.faults.refuseConnections = true;
+    const slowWorkerRun = await addHost(node);
+    await waitFor("the first failed attempt", async () => {
+      const [run] = await db.select().from(runs).where(eq(runs.id, slowWorkerRun.runId));
+      return run!.errorCount >= 1;
+    });
+    await abortRun(db, { runId: slowWorkerRun.runId, actor: "test" });
+    const failed = await settled(slowWorkerRun.runId);
+    expect(failed).toMatchObject({ status: "failed", failureReason: ABORT_REASON, failedStep: "ConnectHost" });
+  });
+});

@@ -19,7 +19,11 @@ import { startWorker } from "@/worker/runner";
 const RUNS = Number(process.env.BENCH_RUNS ?? 500);
 const CONCURRENCY = 4;
 
-const instant = (name: string): Step<null> => ({ name, maxDuration: () => 60, visit: async () => advance() });
+const instant = (name: string): Step<null> => ({
+  name,
+  maxDuration: () => 60,
+  visit: async () => advance(),
+});
 const pollOnce: Step<null> = {
   name: "PollOnce",
   maxDuration: () => 60,
@@ -66,7 +70,9 @@ function percentile(sorted: number[], p: number): number {
 }
 
 function report(label: string, value: number, unit: string) {
-  console.log(`${label}: ${Number.isFinite(value) ? value.toFixed(value >= 100 ? 0 : 2) : "n/a"} ${unit}`);
+  console.log(
+    `${label}: ${Number.isFinite(value) ? value.toFixed(value >= 100 ? 0 : 2) : "n/a"} ${unit}`,
+  );
 }
 
 async function main() {
@@ -122,11 +128,16 @@ async function main() {
     const t1 = performance.now();
     for (let i = 0; i < RUNS; i += 50) {
       await db.transaction(async (tx) => {
-        for (let j = i; j < Math.min(RUNS, i + 50); j++) await startRun(tx, { pipeline, hostId: null, actor: "bench" });
+        for (let j = i; j < Math.min(RUNS, i + 50); j++)
+          await startRun(tx, { pipeline, hostId: null, actor: "bench" });
       });
     }
     for (;;) {
-      const [row] = (await db.execute<{ n: string }>(sql`select count(*) as n from runs where status = 'running'`)).rows;
+      const [row] = (
+        await db.execute<{ n: string }>(
+          sql`select count(*) as n from runs where status = 'running'`,
+        )
+      ).rows;
       if (Number(row?.n) === 0) break;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
@@ -139,14 +150,24 @@ async function main() {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     for (;;) {
-      const [row] = (await db.execute<{ n: string }>(sql`select count(*) as n from runs where status = 'running'`)).rows;
+      const [row] = (
+        await db.execute<{ n: string }>(
+          sql`select count(*) as n from runs where status = 'running'`,
+        )
+      ).rows;
       if (Number(row?.n) === 0) break;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     await worker.stop();
 
     const allVisits = (
-      await db.execute<{ run_id: string; started_at: string; finished_at: string; outcome: string; run_created: string }>(
+      await db.execute<{
+        run_id: string;
+        started_at: string;
+        finished_at: string;
+        outcome: string;
+        run_created: string;
+      }>(
         sql`select v.run_id, v.started_at, v.finished_at, v.outcome, r.created_at as run_created
             from step_visits v join runs r on r.id = v.run_id order by v.run_id, v.id`,
       )
@@ -154,12 +175,15 @@ async function main() {
     const visits = allVisits.filter((v) => new Date(v.run_created) < burstEnd);
     const pacedVisits = allVisits.filter((v) => new Date(v.run_created) >= burstEnd);
     const created = new Map(
-      (await db.execute<{ id: string; created_at: string }>(sql`select id, created_at from runs`)).rows.map((r) => [
-        r.id,
-        new Date(r.created_at).getTime(),
-      ]),
+      (
+        await db.execute<{ id: string; created_at: string }>(sql`select id, created_at from runs`)
+      ).rows.map((r) => [r.id, new Date(r.created_at).getTime()]),
     );
-    const failed = (await db.execute<{ n: string }>(sql`select count(*) as n from runs where status <> 'succeeded'`)).rows[0];
+    const failed = (
+      await db.execute<{ n: string }>(
+        sql`select count(*) as n from runs where status <> 'succeeded'`,
+      )
+    ).rows[0];
     const { latencies, visitMs } = dueToStarted(visits, created);
     const paced = dueToStarted(pacedVisits, created).latencies;
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -170,13 +194,25 @@ async function main() {
     report("ticks", visits.length, "ticks");
     report("baseline bare graphile-worker throughput", jobs / baselineSeconds, "jobs/s");
     report("engine throughput", visits.length / engineSeconds, "ticks/s");
-    report("engine throughput vs baseline", (visits.length / engineSeconds / (jobs / baselineSeconds)) * 100, "%");
+    report(
+      "engine throughput vs baseline",
+      (visits.length / engineSeconds / (jobs / baselineSeconds)) * 100,
+      "%",
+    );
     report("engine overhead per tick", mean(tickMs) - mean(visitMs), "ms");
     report("mean tick duration", mean(tickMs), "ms");
     report("due→started latency p50 (burst of all runs at once)", percentile(latencies, 50), "ms");
     report("due→started latency p99 (burst of all runs at once)", percentile(latencies, 99), "ms");
-    report(`due→started latency p50 (paced, ${PACED_RUNS} runs 100 ms apart)`, percentile(paced, 50), "ms");
-    report(`due→started latency p99 (paced, ${PACED_RUNS} runs 100 ms apart)`, percentile(paced, 99), "ms");
+    report(
+      `due→started latency p50 (paced, ${PACED_RUNS} runs 100 ms apart)`,
+      percentile(paced, 50),
+      "ms",
+    );
+    report(
+      `due→started latency p99 (paced, ${PACED_RUNS} runs 100 ms apart)`,
+      percentile(paced, 99),
+      "ms",
+    );
   } finally {
     await pg.stop();
     fs.rmSync(dir, { recursive: true, force: true });

@@ -48,7 +48,8 @@ export default async function globalSetup() {
     } catch {
       // not up yet
     }
-    if (Date.now() > deadline) throw new Error(`the console did not answer on ${baseUrl}:\n${output}`);
+    if (Date.now() > deadline)
+      throw new Error(`the console did not answer on ${baseUrl}:\n${output}`);
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   process.env.E2E_BASE_URL = baseUrl;

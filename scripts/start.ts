@@ -46,7 +46,9 @@ async function main() {
 
   const children: ChildProcess[] = [];
   const tsx = path.join(root, "node_modules", "tsx", "dist", "cli.mjs");
-  children.push(spawn(process.execPath, [tsx, "worker/main.ts"], { cwd: root, env, stdio: "inherit" }));
+  children.push(
+    spawn(process.execPath, [tsx, "worker/main.ts"], { cwd: root, env, stdio: "inherit" }),
+  );
   children.push(
     spawn(process.execPath, [nextBin, dev ? "dev" : "start", "-p", String(port), "-H", host], {
       cwd: root,
@@ -54,7 +56,9 @@ async function main() {
       stdio: "inherit",
     }),
   );
-  say(`console on http://${host === "0.0.0.0" ? "localhost" : host}:${port} — Ctrl-C stops everything`);
+  say(
+    `console on http://${host === "0.0.0.0" ? "localhost" : host}:${port} — Ctrl-C stops everything`,
+  );
 
   let stopping = false;
   const stop = async (why: string, code = 0) => {
@@ -77,7 +81,9 @@ async function main() {
 function runToEnd(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd: root, env, stdio: "inherit" });
-    child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`${args.join(" ")} exited with ${code}`))));
+    child.on("exit", (code) =>
+      code === 0 ? resolve() : reject(new Error(`${args.join(" ")} exited with ${code}`)),
+    );
   });
 }
 

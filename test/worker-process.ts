@@ -1,7 +1,12 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 
-export type WorkerProcess = { child: ChildProcess; pid: number; output: () => string; stop(): Promise<void> };
+export type WorkerProcess = {
+  child: ChildProcess;
+  pid: number;
+  output: () => string;
+  stop(): Promise<void>;
+};
 
 const root = path.resolve(import.meta.dirname, "..");
 
@@ -53,7 +58,8 @@ export async function waitFor<T>(
   for (;;) {
     const value = await probe();
     if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }

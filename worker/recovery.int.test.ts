@@ -30,9 +30,12 @@ afterAll(() => cleanup());
 const pipelines = () => testPipelines(url);
 
 async function probes(runId: string) {
-  const result = await db.execute<{ event: string; pid: number; at: string; data: { step?: string; visit?: number } }>(
-    sql`select event, pid, at, data from test_probe where run_id = ${runId} order by id`,
-  );
+  const result = await db.execute<{
+    event: string;
+    pid: number;
+    at: string;
+    data: { step?: string; visit?: number };
+  }>(sql`select event, pid, at, data from test_probe where run_id = ${runId} order by id`);
   return result.rows.map((r) => ({ ...r, at: new Date(r.at).getTime() }));
 }
 
@@ -44,7 +47,9 @@ async function runStatus(runId: string) {
 describe("worker crash recovery", () => {
   it("after kill -9 mid-tick and a restart, the run continues within 60 s and keeps what it committed", async () => {
     const pipeline = pipelines()["test-crashable"]!;
-    const runId = await db.transaction((tx) => startRun(tx, { pipeline, hostId: null, actor: "test" }));
+    const runId = await db.transaction((tx) =>
+      startRun(tx, { pipeline, hostId: null, actor: "test" }),
+    );
     const first = await spawnWorker({ DATABASE_URL: url, TEST_LONG_VISIT_MS: "4000" });
     workers.push(first);
     await waitFor("the long visit to start", async () =>
@@ -62,12 +67,19 @@ describe("worker crash recovery", () => {
     const restartedAt = Date.now();
     const second = await spawnWorker({ DATABASE_URL: url, TEST_LONG_VISIT_MS: "200" });
     workers.push(second);
-    const done = await waitFor("the run to finish", async () => {
-      const run = await runStatus(runId);
-      return run.status !== "running" && run;
-    }, 60_000, 200).catch(async (error: Error) => {
+    const done = await waitFor(
+      "the run to finish",
+      async () => {
+        const run = await runStatus(runId);
+        return run.status !== "running" && run;
+      },
+      60_000,
+      200,
+    ).catch(async (error: Error) => {
       const jobs = await db.execute(sql`select * from graphile_worker._private_jobs`);
-      throw new Error(`${error.message}\nworker said:\n${second.output()}\njobs: ${JSON.stringify(jobs.rows)}`);
+      throw new Error(
+        `${error.message}\nworker said:\n${second.output()}\njobs: ${JSON.stringify(jobs.rows)}`,
+      );
     });
     await second.stop();
     expect(Date.now() - restartedAt).toBeLessThan(60_000);
@@ -91,7 +103,12 @@ describe("worker crash recovery", () => {
     expect(fresh.unlockedWorkers).not.toContain("worker-elsewhere");
     const stale = await recoverDeadWorkers(db, [], { staleAfterSeconds: 5 });
     expect(stale.unlockedWorkers).toContain("worker-elsewhere");
-    expect(await db.select().from(workerHeartbeats).where(eq(workerHeartbeats.workerId, "worker-elsewhere"))).toEqual([]);
+    expect(
+      await db
+        .select()
+        .from(workerHeartbeats)
+        .where(eq(workerHeartbeats.workerId, "worker-elsewhere")),
+    ).toEqual([]);
   });
 });
 
@@ -100,21 +117,30 @@ describe("two worker processes", () => {
     const pipeline = pipelines()["test-slow"]!;
     const runIds: string[] = [];
     for (let i = 0; i < 4; i++) {
-      runIds.push(await db.transaction((tx) => startRun(tx, { pipeline, hostId: null, actor: "test" })));
+      runIds.push(
+        await db.transaction((tx) => startRun(tx, { pipeline, hostId: null, actor: "test" })),
+      );
     }
     // Extra jobs without the job key: graphile-worker would happily run these concurrently.
     for (const runId of runIds) {
       for (let i = 0; i < 3; i++) {
-        await db.execute(sql`select graphile_worker.add_job('run-tick', json_build_object('runId', ${runId}::text))`);
+        await db.execute(
+          sql`select graphile_worker.add_job('run-tick', json_build_object('runId', ${runId}::text))`,
+        );
       }
     }
     const a = await spawnWorker({ DATABASE_URL: url, TEST_CONCURRENCY: "3" });
     const b = await spawnWorker({ DATABASE_URL: url, TEST_CONCURRENCY: "3" });
     workers.push(a, b);
-    await waitFor("all runs to finish", async () => {
-      const statuses = await Promise.all(runIds.map(runStatus));
-      return statuses.every((r) => r.status === "succeeded");
-    }, 60_000, 200);
+    await waitFor(
+      "all runs to finish",
+      async () => {
+        const statuses = await Promise.all(runIds.map(runStatus));
+        return statuses.every((r) => r.status === "succeeded");
+      },
+      60_000,
+      200,
+    );
 
     const pids = new Set<number>();
     for (const runId of runIds) {

@@ -2,7 +2,12 @@ import { EventEmitter } from "node:events";
 import { Logger, run, type Runner, type WorkerEvents } from "graphile-worker";
 import { createDb } from "@/lib/db/client";
 import type { EngineOptions } from "@/lib/pipeline/engine";
-import { beat, forgetWorkers, HEARTBEAT_INTERVAL_MS, recoverDeadWorkers } from "@/lib/pipeline/recovery";
+import {
+  beat,
+  forgetWorkers,
+  HEARTBEAT_INTERVAL_MS,
+  recoverDeadWorkers,
+} from "@/lib/pipeline/recovery";
 import { TICK_TASK } from "@/lib/pipeline/schedule";
 import type { AnyPipeline } from "@/lib/pipeline/step";
 import { createRunTickTask } from "./tasks/run-tick";

@@ -71,7 +71,8 @@ export async function startEmbeddedPostgres(options: {
       await client.connect();
       try {
         const exists = await client.query("select 1 from pg_database where datname = $1", [name]);
-        if (exists.rowCount === 0) await client.query(`create database "${name.replaceAll('"', '""')}"`);
+        if (exists.rowCount === 0)
+          await client.query(`create database "${name.replaceAll('"', '""')}"`);
       } finally {
         await client.end();
       }

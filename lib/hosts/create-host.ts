@@ -19,7 +19,10 @@ export async function createHost(
   const secret =
     input.authMethod === "password"
       ? JSON.stringify({ password: input.password })
-      : JSON.stringify({ privateKey: input.privateKey?.trim() + "\n", passphrase: input.passphrase || undefined });
+      : JSON.stringify({
+          privateKey: input.privateKey?.trim() + "\n",
+          passphrase: input.passphrase || undefined,
+        });
   return db.transaction(async (tx) => {
     const [taken] = await tx.select({ id: hosts.id }).from(hosts).where(eq(hosts.name, input.name));
     if (taken) {

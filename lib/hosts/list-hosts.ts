@@ -46,7 +46,10 @@ type Row = {
 };
 
 /** Hosts with their latest run, in one query (no request per host). Credentials never leave here. */
-export async function listHosts(db: Database, filter: { hostId?: string } = {}): Promise<HostSummary[]> {
+export async function listHosts(
+  db: Database,
+  filter: { hostId?: string } = {},
+): Promise<HostSummary[]> {
   const result = await db.execute<Row>(sql`
     select h.id, h.name, h.address, h.ssh_port, h.ssh_user, c.kind as auth_method, h.host_key_sha256,
            r.id as run_id, r.status as run_status, r.current_step, r.phase, r.step_started_at,

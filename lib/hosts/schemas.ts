@@ -3,7 +3,8 @@ import { z } from "zod";
 // Hostnames and addresses end up inside SSH connection options and log lines, never a shell,
 // but they are still held to what a host name or IP literal can be.
 const HOST_NAME = /^[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$/;
-const ADDRESS = /^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$|^\[?[0-9a-fA-F:.]+\]?$/;
+const ADDRESS =
+  /^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$|^\[?[0-9a-fA-F:.]+\]?$/;
 const SSH_USER = /^[a-z_][a-z0-9_-]{0,31}$/;
 
 export const ZCreateHost = z
@@ -13,7 +14,10 @@ export const ZCreateHost = z
       .trim()
       .min(1, "Give the host a name.")
       .max(63, "At most 63 characters.")
-      .regex(HOST_NAME, "Letters, digits and inner hyphens only, like a Proxmox node name (e.g. pve-01)."),
+      .regex(
+        HOST_NAME,
+        "Letters, digits and inner hyphens only, like a Proxmox node name (e.g. pve-01).",
+      ),
     address: z
       .string()
       .trim()
@@ -43,11 +47,14 @@ export const ZCreateHost = z
       const key = value.privateKey?.trim() ?? "";
       if (!key) {
         ctx.addIssue({ code: "custom", path: ["privateKey"], message: "Paste the private key." });
-      } else if (!/^-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]+-----END [A-Z ]*PRIVATE KEY-----$/.test(key)) {
+      } else if (
+        !/^-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]+-----END [A-Z ]*PRIVATE KEY-----$/.test(key)
+      ) {
         ctx.addIssue({
           code: "custom",
           path: ["privateKey"],
-          message: "Paste the whole key, from -----BEGIN … PRIVATE KEY----- to -----END … PRIVATE KEY-----.",
+          message:
+            "Paste the whole key, from -----BEGIN … PRIVATE KEY----- to -----END … PRIVATE KEY-----.",
         });
       }
     }

@@ -26,13 +26,26 @@ afterAll(() => cleanup());
 type Services = { calls: string[] };
 const noServices = () => ({ services: { calls: [] as string[] }, dispose: async () => {} });
 
-function step(name: string, visit: Step<Services>["visit"], extra: Partial<Step<Services>> = {}): Step<Services> {
+function step(
+  name: string,
+  visit: Step<Services>["visit"],
+  extra: Partial<Step<Services>> = {},
+): Step<Services> {
   return { name, maxDuration: () => 60, visit, ...extra };
 }
 
 function engine(pipelineSteps: Step<Services>[], overrides: Partial<EngineOptions> = {}) {
-  const pipeline = definePipeline<Services>({ name: `p-${Math.random()}`, steps: pipelineSteps, services: noServices });
-  const options: EngineOptions = { db, pipelines: { [pipeline.name]: pipeline }, backoffSeconds: () => 1, ...overrides };
+  const pipeline = definePipeline<Services>({
+    name: `p-${Math.random()}`,
+    steps: pipelineSteps,
+    services: noServices,
+  });
+  const options: EngineOptions = {
+    db,
+    pipelines: { [pipeline.name]: pipeline },
+    backoffSeconds: () => 1,
+    ...overrides,
+  };
   return {
     options,
     start: (context?: Record<string, unknown>) =>
@@ -56,15 +69,30 @@ async function pendingJob(runId: string) {
 
 describe("the step engine", () => {
   it("advances through every step and ends the run succeeded", async () => {
-    const e = engine([step("A", async () => advance()), step("B", async () => advance("all good"))]);
+    const e = engine([
+      step("A", async () => advance()),
+      step("B", async () => advance("all good")),
+    ]);
     const runId = await e.start();
-    expect(await e.tick(runId)).toMatchObject({ step: "A", outcome: "advance", runStatus: "running" });
+    expect(await e.tick(runId)).toMatchObject({
+      step: "A",
+      outcome: "advance",
+      runStatus: "running",
+    });
     expect((await loadRun(runId)).currentStep).toBe("B");
-    expect(await e.tick(runId)).toMatchObject({ step: "B", outcome: "advance", runStatus: "succeeded" });
+    expect(await e.tick(runId)).toMatchObject({
+      step: "B",
+      outcome: "advance",
+      runStatus: "succeeded",
+    });
     const run = await loadRun(runId);
     expect(run.status).toBe("succeeded");
     expect(run.finishedAt).not.toBeNull();
-    const visits = await db.select().from(stepVisits).where(eq(stepVisits.runId, runId)).orderBy(asc(stepVisits.id));
+    const visits = await db
+      .select()
+      .from(stepVisits)
+      .where(eq(stepVisits.runId, runId))
+      .orderBy(asc(stepVisits.id));
     expect(visits.map((v) => [v.step, v.visit, v.outcome, v.detail])).toEqual([
       ["A", 1, "advance", null],
       ["B", 1, "advance", "all good"],
@@ -141,8 +169,15 @@ describe("the step engine", () => {
     await e.tick(runId);
     run = await loadRun(runId);
     expect(attempts).toBe(3);
-    expect(run).toMatchObject({ status: "failed", failureReason: "connection reset by peer", failedStep: "Flaky" });
-    const outcomes = await db.select({ o: stepVisits.outcome }).from(stepVisits).where(eq(stepVisits.runId, runId));
+    expect(run).toMatchObject({
+      status: "failed",
+      failureReason: "connection reset by peer",
+      failedStep: "Flaky",
+    });
+    const outcomes = await db
+      .select({ o: stepVisits.outcome })
+      .from(stepVisits)
+      .where(eq(stepVisits.runId, runId));
     expect(outcomes.map((o) => o.o)).toEqual(["error", "error", "error"]);
   });
 
@@ -214,14 +249,24 @@ describe("the step engine", () => {
     healthy = true;
     await retryRun(db, { runId, actor: "alice" });
     const retried = await loadRun(runId);
-    expect(retried).toMatchObject({ status: "running", currentStep: "B", stepVisit: 0, failureReason: null });
+    expect(retried).toMatchObject({
+      status: "running",
+      currentStep: "B",
+      stepVisit: 0,
+      failureReason: null,
+    });
     expect(await pendingJob(runId)).toBeDefined();
     await e.tick(runId);
     expect(visits).toEqual([1, 2, 1]);
     expect((await loadRun(runId)).status).toBe("succeeded");
-    const kinds = await db.select({ k: events.kind, a: events.actor }).from(events).where(eq(events.runId, runId));
+    const kinds = await db
+      .select({ k: events.kind, a: events.actor })
+      .from(events)
+      .where(eq(events.runId, runId));
     expect(kinds).toContainEqual({ k: "run.retried", a: "alice" });
-    await expect(retryRun(db, { runId, actor: "alice" })).rejects.toThrow(/Only a failed run can be retried/);
+    await expect(retryRun(db, { runId, actor: "alice" })).rejects.toThrow(
+      /Only a failed run can be retried/,
+    );
   });
 
   it("abort wakes a polling run at once, lets the step clean up, and fails it as aborted by operator", async () => {
@@ -238,11 +283,19 @@ describe("the step engine", () => {
     expect((await pendingJob(runId))!.run_at.getTime()).toBeLessThanOrEqual(Date.now());
     await e.tick(runId);
     const run = await loadRun(runId);
-    expect(run).toMatchObject({ status: "failed", failureReason: ABORT_REASON, failedStep: "Build" });
+    expect(run).toMatchObject({
+      status: "failed",
+      failureReason: ABORT_REASON,
+      failedStep: "Build",
+    });
     expect(cleaned).toEqual([runId]);
     const kinds = await db.select({ k: events.kind }).from(events).where(eq(events.runId, runId));
-    expect(kinds.map((k) => k.k)).toEqual(expect.arrayContaining(["run.abort_requested", "run.aborted"]));
-    await expect(abortRun(db, { runId, actor: "bob" })).rejects.toThrow(/Only a running run can be aborted/);
+    expect(kinds.map((k) => k.k)).toEqual(
+      expect.arrayContaining(["run.abort_requested", "run.aborted"]),
+    );
+    await expect(abortRun(db, { runId, actor: "bob" })).rejects.toThrow(
+      /Only a running run can be aborted/,
+    );
   });
 
   it("an abort recorded while a visit runs wakes the run at once instead of after the poll", async () => {

@@ -18,7 +18,12 @@ export type EngineOptions = {
 
 export type TickResult =
   | { kind: "skipped"; reason: string }
-  | { kind: "visited"; step: string; outcome: Outcome["kind"] | "error"; runStatus: "running" | "succeeded" | "failed" };
+  | {
+      kind: "visited";
+      step: string;
+      outcome: Outcome["kind"] | "error";
+      runStatus: "running" | "succeeded" | "failed";
+    };
 
 export const ABORT_REASON = "aborted by operator";
 
@@ -61,7 +66,17 @@ export async function tickRun(options: EngineOptions, runId: string): Promise<Ti
       const reason = pipeline
         ? `step ${run.currentStep} is not part of pipeline ${run.pipeline} in this version of the console`
         : `pipeline ${run.pipeline} is not known to this worker`;
-      await persist(tx, run, run.currentStep, startedAt, startedAt, { kind: "fail", reason }, null, [], now);
+      await persist(
+        tx,
+        run,
+        run.currentStep,
+        startedAt,
+        startedAt,
+        { kind: "fail", reason },
+        null,
+        [],
+        now,
+      );
       return { kind: "visited", step: run.currentStep, outcome: "fail", runStatus: "failed" };
     }
 
@@ -74,7 +89,10 @@ export async function tickRun(options: EngineOptions, runId: string): Promise<Ti
     const visit = run.stepVisit + 1;
     const elapsedSeconds = (startedAt.getTime() - run.stepStartedAt.getTime()) / 1000;
     const log = (line: string) => void logLines.push(line);
-    const { services, dispose } = pipeline.services({ runId: run.id, hostId: run.hostId, log }, options.db);
+    const { services, dispose } = pipeline.services(
+      { runId: run.id, hostId: run.hostId, log },
+      options.db,
+    );
     const controller = new AbortController();
     const ctx = {
       runId: run.id,
@@ -94,8 +112,14 @@ export async function tickRun(options: EngineOptions, runId: string): Promise<Ti
       } else if (elapsedSeconds > step.maxDuration()) {
         decision = { kind: "fail", reason: exceededReason(step, elapsedSeconds) };
       } else {
-        decision = await visitWithDeadline(step, ctx, controller, step.maxDuration() - elapsedSeconds);
-        if (decision.kind === "error") decision = transientError(decision.message, run.errorCount + 1, options);
+        decision = await visitWithDeadline(
+          step,
+          ctx,
+          controller,
+          step.maxDuration() - elapsedSeconds,
+        );
+        if (decision.kind === "error")
+          decision = transientError(decision.message, run.errorCount + 1, options);
       }
     } finally {
       controller.abort();
@@ -105,20 +129,37 @@ export async function tickRun(options: EngineOptions, runId: string): Promise<Ti
     const finishedAt = now();
     // A thrown visit leaves no half-written keys: its context changes are dropped.
     const nextContext = decision.kind === "error" ? null : context;
-    await persist(tx, run, step.name, startedAt, finishedAt, decision, nextContext, logLines, now, pipeline);
-    const runStatus = decision.kind === "fail" || (decision.kind === "error" && decision.retryInSeconds === null)
-      ? "failed"
-      : decision.kind === "advance" && isLastStep(pipeline, step)
-        ? "succeeded"
-        : "running";
+    await persist(
+      tx,
+      run,
+      step.name,
+      startedAt,
+      finishedAt,
+      decision,
+      nextContext,
+      logLines,
+      now,
+      pipeline,
+    );
+    const runStatus =
+      decision.kind === "fail" || (decision.kind === "error" && decision.retryInSeconds === null)
+        ? "failed"
+        : decision.kind === "advance" && isLastStep(pipeline, step)
+          ? "succeeded"
+          : "running";
     return { kind: "visited", step: step.name, outcome: decision.kind, runStatus };
   });
 }
 
 /** A thrown visit is transient: re-visit with backoff until the attempts run out, then fail. */
 function transientError(message: string, attempts: number, options: EngineOptions): Decision {
-  if (attempts >= (options.maxTransientErrors ?? 5)) return { kind: "error", message, retryInSeconds: null };
-  return { kind: "error", message, retryInSeconds: (options.backoffSeconds ?? defaultBackoffSeconds)(attempts) };
+  if (attempts >= (options.maxTransientErrors ?? 5))
+    return { kind: "error", message, retryInSeconds: null };
+  return {
+    kind: "error",
+    message,
+    retryInSeconds: (options.backoffSeconds ?? defaultBackoffSeconds)(attempts),
+  };
 }
 
 async function visitWithDeadline(
@@ -145,11 +186,19 @@ async function visitWithDeadline(
   }
 }
 
-async function abortStep(step: Step<unknown>, ctx: Parameters<Step<unknown>["visit"]>[0], by: string): Promise<Decision> {
+async function abortStep(
+  step: Step<unknown>,
+  ctx: Parameters<Step<unknown>["visit"]>[0],
+  by: string,
+): Promise<Decision> {
   if (!step.abort) return { kind: "fail", reason: ABORT_REASON, detail: `requested by ${by}` };
   try {
     await step.abort(ctx);
-    return { kind: "fail", reason: ABORT_REASON, detail: `requested by ${by}; ${step.name} cleaned up` };
+    return {
+      kind: "fail",
+      reason: ABORT_REASON,
+      detail: `requested by ${by}; ${step.name} cleaned up`,
+    };
   } catch (error) {
     ctx.log(`${step.name} clean-up after abort failed: ${errorMessage(error)}`);
     return {
@@ -162,7 +211,9 @@ async function abortStep(step: Step<unknown>, ctx: Parameters<Step<unknown>["vis
 
 function validOutcome(step: Step<unknown>, outcome: Outcome): Decision {
   if (outcome.kind === "poll" && !(Number.isFinite(outcome.seconds) && outcome.seconds >= 0)) {
-    throw new Error(`${step.name} asked to poll after ${outcome.seconds} s, which is not a duration`);
+    throw new Error(
+      `${step.name} asked to poll after ${outcome.seconds} s, which is not a duration`,
+    );
   }
   return outcome;
 }
@@ -203,7 +254,9 @@ async function persist(
     detail: visitDetail(decision),
   });
   if (logLines.length > 0) {
-    await tx.insert(runLogs).values(logLines.map((line) => ({ runId: run.id, step: stepName, line, at: finishedAt })));
+    await tx
+      .insert(runLogs)
+      .values(logLines.map((line) => ({ runId: run.id, step: stepName, line, at: finishedAt })));
   }
 
   const contextUpdate = context?.dirty
@@ -217,11 +270,15 @@ async function persist(
     .where(and(eq(runs.id, run.id), eq(runs.contextVersion, run.contextVersion)))
     .returning({ id: runs.id });
   if (updated.length !== 1) {
-    throw new Error(`run ${run.id} context changed under the tick (version ${run.contextVersion}); retrying`);
+    throw new Error(
+      `run ${run.id} context changed under the tick (version ${run.contextVersion}); retrying`,
+    );
   }
 
   for (const event of next.events) {
-    await tx.insert(events).values({ runId: run.id, hostId: run.hostId, actor: "engine", ...event });
+    await tx
+      .insert(events)
+      .values({ runId: run.id, hostId: run.hostId, actor: "engine", ...event });
   }
   if (next.runAt) {
     // An abort recorded while this visit ran must wake the run now, not after the poll delay.
@@ -265,9 +322,22 @@ function nextState(
 ): NextState {
   const visit = run.stepVisit + 1;
   const failed = (reason: string): NextState => ({
-    set: { status: "failed", failureReason: reason, failedStep: stepName, stepVisit: visit, phase: null, finishedAt: at, nextTickAt: null },
+    set: {
+      status: "failed",
+      failureReason: reason,
+      failedStep: stepName,
+      stepVisit: visit,
+      phase: null,
+      finishedAt: at,
+      nextTickAt: null,
+    },
     runAt: null,
-    events: [{ kind: reason === ABORT_REASON ? "run.aborted" : "run.failed", message: `${stepName}: ${reason}` }],
+    events: [
+      {
+        kind: reason === ABORT_REASON ? "run.aborted" : "run.failed",
+        message: `${stepName}: ${reason}`,
+      },
+    ],
   });
   switch (decision.kind) {
     case "fail":
@@ -275,13 +345,22 @@ function nextState(
     case "error":
       if (decision.retryInSeconds === null) return failed(decision.message);
       return {
-        set: { errorCount: run.errorCount + 1, stepVisit: visit, nextTickAt: addSeconds(at, decision.retryInSeconds) },
+        set: {
+          errorCount: run.errorCount + 1,
+          stepVisit: visit,
+          nextTickAt: addSeconds(at, decision.retryInSeconds),
+        },
         runAt: addSeconds(at, decision.retryInSeconds),
         events: [],
       };
     case "poll":
       return {
-        set: { errorCount: 0, stepVisit: visit, phase: decision.phase ?? null, nextTickAt: addSeconds(at, decision.seconds) },
+        set: {
+          errorCount: 0,
+          stepVisit: visit,
+          phase: decision.phase ?? null,
+          nextTickAt: addSeconds(at, decision.seconds),
+        },
         runAt: addSeconds(at, decision.seconds),
         events: [],
       };
@@ -291,15 +370,31 @@ function nextState(
       const nextStep = steps[index + 1];
       if (!nextStep) {
         return {
-          set: { status: "succeeded", errorCount: 0, stepVisit: visit, phase: null, finishedAt: at, nextTickAt: null },
+          set: {
+            status: "succeeded",
+            errorCount: 0,
+            stepVisit: visit,
+            phase: null,
+            finishedAt: at,
+            nextTickAt: null,
+          },
           runAt: null,
           events: [{ kind: "run.succeeded", message: `${run.pipeline} finished` }],
         };
       }
       return {
-        set: { currentStep: nextStep.name, stepVisit: 0, stepStartedAt: at, errorCount: 0, phase: null, nextTickAt: at },
+        set: {
+          currentStep: nextStep.name,
+          stepVisit: 0,
+          stepStartedAt: at,
+          errorCount: 0,
+          phase: null,
+          nextTickAt: at,
+        },
         runAt: at,
-        events: [{ kind: "step.advanced", message: `${stepName} done`, data: { next: nextStep.name } }],
+        events: [
+          { kind: "step.advanced", message: `${stepName} done`, data: { next: nextStep.name } },
+        ],
       };
     }
   }

@@ -22,7 +22,14 @@ export async function beat(db: Database, workerIds: readonly string[]): Promise<
   const now = new Date();
   await db
     .insert(workerHeartbeats)
-    .values(workerIds.map((workerId) => ({ workerId, hostname: os.hostname(), pid: process.pid, lastSeenAt: now })))
+    .values(
+      workerIds.map((workerId) => ({
+        workerId,
+        hostname: os.hostname(),
+        pid: process.pid,
+        lastSeenAt: now,
+      })),
+    )
     .onConflictDoUpdate({ target: workerHeartbeats.workerId, set: { lastSeenAt: now } });
 }
 
@@ -58,7 +65,9 @@ export async function recoverDeadWorkers(
   const others = await db
     .select()
     .from(workerHeartbeats)
-    .where(ownWorkerIds.length ? notInArray(workerHeartbeats.workerId, [...ownWorkerIds]) : undefined);
+    .where(
+      ownWorkerIds.length ? notInArray(workerHeartbeats.workerId, [...ownWorkerIds]) : undefined,
+    );
   const staleBefore = Date.now() - staleAfter * 1000;
   const dead = others
     .filter(
@@ -78,7 +87,10 @@ export async function recoverDeadWorkers(
     (id) => !ownWorkerIds.includes(id),
   );
   if (unlock.length > 0) {
-    const ids = sql.join(unlock.map((id) => sql`${id}`), sql`, `);
+    const ids = sql.join(
+      unlock.map((id) => sql`${id}`),
+      sql`, `,
+    );
     await db.execute(sql`select graphile_worker.force_unlock_workers(array[${ids}]::text[])`);
     await forgetWorkers(db, unlock);
   }

@@ -28,7 +28,8 @@ export async function scheduleTick(tx: Executor, runId: string, runAt: Date): Pr
 
 export const LIVE_CHANNEL = "clupilot_live";
 
-export type LiveMessage = { type: "run"; runId: string; hostId: string | null } | { type: "host"; hostId: string };
+export type LiveMessage =
+  { type: "run"; runId: string; hostId: string | null } | { type: "host"; hostId: string };
 
 /** Tells every listening web server that something changed; delivered on commit. */
 export async function notifyLive(tx: Executor, message: LiveMessage): Promise<void> {

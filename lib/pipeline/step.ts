@@ -73,7 +73,8 @@ export type AnyPipeline = Pipeline<any>;
 export function definePipeline<Services>(pipeline: Pipeline<Services>): Pipeline<Services> {
   const names = new Set<string>();
   for (const step of pipeline.steps) {
-    if (names.has(step.name)) throw new Error(`Pipeline ${pipeline.name} lists step ${step.name} twice`);
+    if (names.has(step.name))
+      throw new Error(`Pipeline ${pipeline.name} lists step ${step.name} twice`);
     names.add(step.name);
   }
   if (pipeline.steps.length === 0) throw new Error(`Pipeline ${pipeline.name} has no steps`);

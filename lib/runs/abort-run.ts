@@ -9,15 +9,26 @@ import { notifyLive, scheduleTick } from "@/lib/pipeline/schedule";
  * current step clean up and ends the run as failed with "aborted by operator". This never waits
  * for a visit in progress (the request lives outside the row the tick locks).
  */
-export async function abortRun(db: Database, input: { runId: string; actor: string }): Promise<void> {
+export async function abortRun(
+  db: Database,
+  input: { runId: string; actor: string },
+): Promise<void> {
   await db.transaction(async (tx) => {
     const [run] = await tx
-      .select({ id: runs.id, status: runs.status, hostId: runs.hostId, currentStep: runs.currentStep })
+      .select({
+        id: runs.id,
+        status: runs.status,
+        hostId: runs.hostId,
+        currentStep: runs.currentStep,
+      })
       .from(runs)
       .where(eq(runs.id, input.runId));
     if (!run) throw new AppError("not_found", `Run ${input.runId} does not exist.`);
     if (run.status !== "running") {
-      throw new AppError("conflict", `Only a running run can be aborted; this run is ${run.status}.`);
+      throw new AppError(
+        "conflict",
+        `Only a running run can be aborted; this run is ${run.status}.`,
+      );
     }
     const inserted = await tx
       .insert(runAbortRequests)

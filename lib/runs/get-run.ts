@@ -47,10 +47,22 @@ export async function getRun(
   if (!run) return null;
   const [visits, eventRows, logRows] = await Promise.all([
     db.select().from(stepVisits).where(eq(stepVisits.runId, runId)).orderBy(asc(stepVisits.id)),
-    db.select().from(events).where(eq(events.runId, runId)).orderBy(desc(events.id)).limit(EVENT_TAIL),
-    db.select().from(runLogs).where(eq(runLogs.runId, runId)).orderBy(desc(runLogs.id)).limit(LOG_TAIL),
+    db
+      .select()
+      .from(events)
+      .where(eq(events.runId, runId))
+      .orderBy(desc(events.id))
+      .limit(EVENT_TAIL),
+    db
+      .select()
+      .from(runLogs)
+      .where(eq(runLogs.runId, runId))
+      .orderBy(desc(runLogs.id))
+      .limit(LOG_TAIL),
   ]);
-  const stepNames = pipelines[run.pipeline]?.steps.map((s) => s.name) ?? [...new Set(visits.map((v) => v.step))];
+  const stepNames = pipelines[run.pipeline]?.steps.map((s) => s.name) ?? [
+    ...new Set(visits.map((v) => v.step)),
+  ];
   const currentIndex = stepNames.indexOf(run.currentStep);
   const timeline = stepNames.map((name, index): TimelineStep => {
     const own = visits.filter((v) => v.step === name);
@@ -93,7 +105,15 @@ export async function getRun(
     timeline,
     events: eventRows
       .reverse()
-      .map((e) => ({ id: e.id, at: e.at.toISOString(), kind: e.kind, actor: e.actor, message: e.message })),
-    log: logRows.reverse().map((l) => ({ id: l.id, at: l.at.toISOString(), step: l.step, line: l.line })),
+      .map((e) => ({
+        id: e.id,
+        at: e.at.toISOString(),
+        kind: e.kind,
+        actor: e.actor,
+        message: e.message,
+      })),
+    log: logRows
+      .reverse()
+      .map((l) => ({ id: l.id, at: l.at.toISOString(), step: l.step, line: l.line })),
   };
 }

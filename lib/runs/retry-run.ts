@@ -8,12 +8,18 @@ import { notifyLive, scheduleTick } from "@/lib/pipeline/schedule";
  * Re-enters a failed run at the step that failed, as a first visit of a new chain: the step's
  * maxDuration and transient-error budget start over, and the step sees `visit === 1`.
  */
-export async function retryRun(db: Database, input: { runId: string; actor: string }): Promise<void> {
+export async function retryRun(
+  db: Database,
+  input: { runId: string; actor: string },
+): Promise<void> {
   await db.transaction(async (tx) => {
     const [run] = await tx.select().from(runs).where(eq(runs.id, input.runId)).for("no key update");
     if (!run) throw new AppError("not_found", `Run ${input.runId} does not exist.`);
     if (run.status !== "failed") {
-      throw new AppError("conflict", `Only a failed run can be retried; this run is ${run.status}.`);
+      throw new AppError(
+        "conflict",
+        `Only a failed run can be retried; this run is ${run.status}.`,
+      );
     }
     const now = new Date();
     await tx

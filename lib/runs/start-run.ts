@@ -8,7 +8,12 @@ type Executor = Pick<Database, "insert" | "execute">;
 /** Creates a run at the pipeline's first step and schedules its first tick in the same transaction. */
 export async function startRun(
   tx: Executor,
-  input: { pipeline: AnyPipeline; hostId: string | null; actor: string; context?: Record<string, unknown> },
+  input: {
+    pipeline: AnyPipeline;
+    hostId: string | null;
+    actor: string;
+    context?: Record<string, unknown>;
+  },
 ): Promise<string> {
   const firstStep = input.pipeline.steps[0];
   if (!firstStep) throw new Error(`pipeline ${input.pipeline.name} has no steps`);

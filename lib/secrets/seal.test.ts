@@ -36,7 +36,9 @@ describe("sealed secrets", () => {
 
   it("refuses another key with an actionable message", () => {
     const other = parseSecretKey(crypto.randomBytes(32).toString("base64"), "test");
-    expect(() => unseal(seal("x", key), other)).toThrow(/sealed with key .* but the console runs with key/);
+    expect(() => unseal(seal("x", key), other)).toThrow(
+      /sealed with key .* but the console runs with key/,
+    );
   });
 
   it("rejects a key of the wrong length", () => {

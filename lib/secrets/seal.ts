@@ -12,7 +12,13 @@ export function seal(plaintext: string, key: SecretKey = loadSecretKey()): strin
   const cipher = crypto.createCipheriv("aes-256-gcm", key.bytes, iv);
   const ciphertext = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
   const tag = cipher.getAuthTag();
-  return [VERSION, key.id, iv.toString("base64url"), tag.toString("base64url"), ciphertext.toString("base64url")].join(".");
+  return [
+    VERSION,
+    key.id,
+    iv.toString("base64url"),
+    tag.toString("base64url"),
+    ciphertext.toString("base64url"),
+  ].join(".");
 }
 
 export function unseal(envelope: string, key: SecretKey = loadSecretKey()): string {
@@ -28,5 +34,8 @@ export function unseal(envelope: string, key: SecretKey = loadSecretKey()): stri
   }
   const decipher = crypto.createDecipheriv("aes-256-gcm", key.bytes, Buffer.from(iv, "base64url"));
   decipher.setAuthTag(Buffer.from(tag, "base64url"));
-  return Buffer.concat([decipher.update(Buffer.from(ciphertext, "base64url")), decipher.final()]).toString("utf8");
+  return Buffer.concat([
+    decipher.update(Buffer.from(ciphertext, "base64url")),
+    decipher.final(),
+  ]).toString("utf8");
 }

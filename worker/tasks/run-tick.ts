@@ -9,6 +9,7 @@ export function createRunTickTask(engine: EngineOptions): Task {
   return async (payload, helpers) => {
     const { runId } = ZRunTickPayload.parse(payload);
     const result = await tickRun(engine, runId);
-    if (result.kind === "skipped") helpers.logger.debug(`tick of run ${runId} skipped: ${result.reason}`);
+    if (result.kind === "skipped")
+      helpers.logger.debug(`tick of run ${runId} skipped: ${result.reason}`);
   };
 }

@@ -1,4 +1,13 @@
-import { pgTable, uuid, text, integer, timestamp, bigserial, pgEnum, index } from "drizzle-orm/pg-core";
+import {
+  pgTable,
+  uuid,
+  text,
+  integer,
+  timestamp,
+  bigserial,
+  pgEnum,
+  index,
+} from "drizzle-orm/pg-core";
 import { runs } from "./runs";
 
 export const visitOutcome = pgEnum("visit_outcome", ["advance", "poll", "fail", "error"]);

@@ -41,11 +41,14 @@ describe("CheckOperatingSystem", () => {
   });
 
   it("refuses Debian 12 and names what it found", () => {
-    const bookworm = DEBIAN_13.replace(/13 \(trixie\)/g, "12 (bookworm)").replace('"13"', '"12"').replace("trixie", "bookworm");
+    const bookworm = DEBIAN_13.replace(/13 \(trixie\)/g, "12 (bookworm)")
+      .replace('"13"', '"12"')
+      .replace("trixie", "bookworm");
     const outcome = judgeOperatingSystem(parseOsProbe(probe(bookworm)), required);
     expect(outcome).toEqual({
       kind: "fail",
-      reason: "found Debian GNU/Linux 12 (bookworm); CluPilot onboards Debian 13 (trixie) only — reinstall the host with Debian 13 and retry",
+      reason:
+        "found Debian GNU/Linux 12 (bookworm); CluPilot onboards Debian 13 (trixie) only — reinstall the host with Debian 13 and retry",
     });
   });
 
@@ -58,21 +61,30 @@ describe("CheckOperatingSystem", () => {
   });
 
   it("refuses a non-x86_64 machine", () => {
-    expect(judgeOperatingSystem(parseOsProbe(probe(DEBIAN_13, "aarch64")), required)).toMatchObject({
-      kind: "fail",
-      reason: expect.stringMatching(/aarch64 CPU; Proxmox VE needs x86_64/),
-    });
+    expect(judgeOperatingSystem(parseOsProbe(probe(DEBIAN_13, "aarch64")), required)).toMatchObject(
+      {
+        kind: "fail",
+        reason: expect.stringMatching(/aarch64 CPU; Proxmox VE needs x86_64/),
+      },
+    );
   });
 
   it("refuses too little memory, naming how much it found", () => {
-    expect(judgeOperatingSystem(parseOsProbe(probe(DEBIAN_13, "x86_64", 1_000_000)), required)).toMatchObject({
+    expect(
+      judgeOperatingSystem(parseOsProbe(probe(DEBIAN_13, "x86_64", 1_000_000)), required),
+    ).toMatchObject({
       kind: "fail",
       reason: expect.stringMatching(/^found 976 MiB of RAM; at least 2048 MiB/),
     });
   });
 
   it("refuses too little free disk, naming how much it found", () => {
-    expect(judgeOperatingSystem(parseOsProbe(probe(DEBIAN_13, "x86_64", 8_000_000, 5 * 1024 * 1024)), required)).toMatchObject({
+    expect(
+      judgeOperatingSystem(
+        parseOsProbe(probe(DEBIAN_13, "x86_64", 8_000_000, 5 * 1024 * 1024)),
+        required,
+      ),
+    ).toMatchObject({
       kind: "fail",
       reason: expect.stringMatching(/^found 5.0 GiB free on \/var; at least 16 GiB/),
     });

@@ -42,7 +42,8 @@ export function parseOsProbe(stdout: string): OsFacts {
   const fields = new Map<string, string>();
   for (const line of osRelease.split("\n")) {
     const match = /^([A-Z_]+)=(.*)$/.exec(line.trim());
-    if (match?.[1] && match[2] !== undefined) fields.set(match[1], match[2].replace(/^"(.*)"$/, "$1"));
+    if (match?.[1] && match[2] !== undefined)
+      fields.set(match[1], match[2].replace(/^"(.*)"$/, "$1"));
   }
   const memKiB = /MemTotal:\s+(\d+)\s+kB/.exec(meminfo)?.[1];
   const availKiB = df.trim().split(/\s+/)[3];
@@ -61,7 +62,9 @@ export function parseOsProbe(stdout: string): OsFacts {
 export function judgeOperatingSystem(facts: OsFacts, required: OsRequirements): Outcome {
   const found = facts.prettyName ?? `${facts.id ?? "unknown OS"} ${facts.versionId ?? ""}`.trim();
   if (facts.id !== "debian" || facts.versionId !== "13") {
-    return fail(`found ${found}; CluPilot onboards Debian 13 (trixie) only — reinstall the host with Debian 13 and retry`);
+    return fail(
+      `found ${found}; CluPilot onboards Debian 13 (trixie) only — reinstall the host with Debian 13 and retry`,
+    );
   }
   if (facts.machine !== "x86_64") {
     return fail(`found a ${facts.machine || "unknown"} CPU; Proxmox VE needs x86_64 (amd64)`);
@@ -76,11 +79,15 @@ export function judgeOperatingSystem(facts: OsFacts, required: OsRequirements): 
       `found ${facts.freeDiskGiB === null ? "unknown" : facts.freeDiskGiB.toFixed(1)} GiB free on /var; at least ${required.minFreeDiskGiB} GiB are needed — free space and retry`,
     );
   }
-  return advance(`${found}, ${facts.machine}, ${facts.memoryMiB} MiB RAM, ${facts.freeDiskGiB.toFixed(0)} GiB free`);
+  return advance(
+    `${found}, ${facts.machine}, ${facts.memoryMiB} MiB RAM, ${facts.freeDiskGiB.toFixed(0)} GiB free`,
+  );
 }
 
 /** Goal: the host is Debian 13 on x86_64 with enough RAM and disk; anything else is refused. */
-export function checkOperatingSystem(required: OsRequirements = osRequirementsFromEnv()): Step<HostServices> {
+export function checkOperatingSystem(
+  required: OsRequirements = osRequirementsFromEnv(),
+): Step<HostServices> {
   return {
     name: "CheckOperatingSystem",
     maxDuration: () => 300,
@@ -88,7 +95,9 @@ export function checkOperatingSystem(required: OsRequirements = osRequirementsFr
       withPermanentSshFailures(async () => {
         const result = await ctx.services.exec(OS_PROBE, { timeoutMs: 30_000 });
         if (result.code !== 0) {
-          throw new Error(`reading the operating system facts failed (exit ${result.code}): ${result.stderr.trim()}`);
+          throw new Error(
+            `reading the operating system facts failed (exit ${result.code}): ${result.stderr.trim()}`,
+          );
         }
         return judgeOperatingSystem(parseOsProbe(result.stdout), required);
       }),

@@ -3,7 +3,8 @@ import type { HostServices } from "./services";
 import { withPermanentSshFailures } from "./ssh-failure";
 
 /** `id -u` first: root needs nothing else; otherwise sudo must work without a password prompt. */
-export const PRIVILEGE_PROBE = "id -u; sudo -n true 2>/dev/null && echo sudo-ok || echo sudo-missing";
+export const PRIVILEGE_PROBE =
+  "id -u; sudo -n true 2>/dev/null && echo sudo-ok || echo sudo-missing";
 
 /**
  * Goal: SSH works with the stored credential, the host key is pinned, and the console can act
@@ -20,7 +21,9 @@ export const connectHost: Step<HostServices> = {
       const probe = await session.exec(PRIVILEGE_PROBE, { timeoutMs: 20_000 });
       const [uid, sudo] = probe.stdout.trim().split("\n");
       if (probe.code !== 0 || uid === undefined) {
-        throw new Error(`checking the user's privileges failed (exit ${probe.code}): ${probe.stderr.trim()}`);
+        throw new Error(
+          `checking the user's privileges failed (exit ${probe.code}): ${probe.stderr.trim()}`,
+        );
       }
       if (uid.trim() !== "0" && sudo?.trim() !== "sudo-ok") {
         return fail(
@@ -28,7 +31,9 @@ export const connectHost: Step<HostServices> = {
             `connect as root, or add "${host.sshUser} ALL=(ALL) NOPASSWD:ALL" to /etc/sudoers.d on the host`,
         );
       }
-      ctx.log(`connected as ${host.sshUser} (${uid.trim() === "0" ? "root" : "passwordless sudo"}); host key ${session.hostKeySha256}`);
+      ctx.log(
+        `connected as ${host.sshUser} (${uid.trim() === "0" ? "root" : "passwordless sudo"}); host key ${session.hostKeySha256}`,
+      );
       return advance(`host key ${session.hostKeySha256}`);
     }),
 };

@@ -128,7 +128,9 @@ describe("onboarding against a lab host over real SSH", () => {
     const pinned = node.ssh.hostKeySha256;
     await node.rotateHostKey();
     const attemptsBefore = node.authAttempts.length;
-    const again = await db.transaction((tx) => startRun(tx, { pipeline: onboardHostPipeline, hostId, actor: "test" }));
+    const again = await db.transaction((tx) =>
+      startRun(tx, { pipeline: onboardHostPipeline, hostId, actor: "test" }),
+    );
     const failed = await settled(again);
     expect(failed).toMatchObject({ status: "failed", failedStep: "ConnectHost" });
     expect(failed.failureReason).toContain(`pinned ${pinned}`);
@@ -156,6 +158,10 @@ describe("onboarding against a lab host over real SSH", () => {
     });
     await abortRun(db, { runId: slowWorkerRun.runId, actor: "test" });
     const failed = await settled(slowWorkerRun.runId);
-    expect(failed).toMatchObject({ status: "failed", failureReason: ABORT_REASON, failedStep: "ConnectHost" });
+    expect(failed).toMatchObject({
+      status: "failed",
+      failureReason: ABORT_REASON,
+      failedStep: "ConnectHost",
+    });
   });
 });

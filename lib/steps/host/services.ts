@@ -2,7 +2,14 @@ import { and, eq, isNull } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { credentials, events, hosts } from "@/lib/db/schema";
 import { unseal } from "@/lib/secrets/seal";
-import { connectSsh, sh, type ExecOptions, type ExecResult, type SshAuth, type SshSession } from "@/lib/ssh";
+import {
+  connectSsh,
+  sh,
+  type ExecOptions,
+  type ExecResult,
+  type SshAuth,
+  type SshSession,
+} from "@/lib/ssh";
 import type { RunRef } from "@/lib/pipeline/step";
 
 export type HostRecord = typeof hosts.$inferSelect;
@@ -82,10 +89,19 @@ async function loadHost(db: Database, hostId: string | null): Promise<HostRecord
 
 async function loadAuth(db: Database, credentialId: string): Promise<SshAuth> {
   const [credential] = await db.select().from(credentials).where(eq(credentials.id, credentialId));
-  if (!credential) throw new Error("the host's credential is missing; edit the host and enter it again");
-  const secret = JSON.parse(unseal(credential.sealed)) as { password?: string; privateKey?: string; passphrase?: string };
+  if (!credential)
+    throw new Error("the host's credential is missing; edit the host and enter it again");
+  const secret = JSON.parse(unseal(credential.sealed)) as {
+    password?: string;
+    privateKey?: string;
+    passphrase?: string;
+  };
   if (credential.kind === "password") return { kind: "password", password: secret.password ?? "" };
-  return { kind: "private_key", privateKey: secret.privateKey ?? "", passphrase: secret.passphrase };
+  return {
+    kind: "private_key",
+    privateKey: secret.privateKey ?? "",
+    passphrase: secret.passphrase,
+  };
 }
 
 /**
@@ -104,7 +120,9 @@ async function pinHostKey(
     .where(and(eq(hosts.id, record.id), isNull(hosts.hostKeySha256)))
     .returning({ id: hosts.id });
   if (pinned.length === 0) {
-    throw new Error("the host key was pinned by another connection meanwhile; retrying against that pin");
+    throw new Error(
+      "the host key was pinned by another connection meanwhile; retrying against that pin",
+    );
   }
   record.hostKeySha256 = fingerprint;
   run.log(`pinned SSH host key ${fingerprint} on first contact`);

@@ -10,7 +10,8 @@ export async function withPermanentSshFailures(visit: () => Promise<Outcome>): P
   try {
     return await visit();
   } catch (error) {
-    if (error instanceof HostKeyMismatchError || error instanceof SshAuthError) return fail(error.message);
+    if (error instanceof HostKeyMismatchError || error instanceof SshAuthError)
+      return fail(error.message);
     throw error;
   }
 }

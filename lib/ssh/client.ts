@@ -1,6 +1,9 @@
 import { createHash, randomBytes } from "node:crypto";
 
-import { Client, type ClientChannel, type ConnectConfig } from "ssh2";
+// Default import: under plain Node ESM (tsx, the worker) ssh2 is CommonJS and its named
+// exports are not all detectable; vitest would hide that.
+import ssh2 from "ssh2";
+import type { ClientChannel, Client as SshClient, ConnectConfig } from "ssh2";
 
 import { UPLOAD_CHECKSUM_MISMATCH_EXIT, uploadCommand } from "./commands";
 import {
@@ -90,7 +93,7 @@ export async function connectSsh(target: SshTarget): Promise<SshSession> {
   const pinned = target.pinnedHostKey === null ? null : normalizeFingerprint(target.pinnedHostKey);
   const method = auth.kind;
 
-  const client = new Client();
+  const client = new ssh2.Client();
   let offered: string | null = null;
   let mismatch: HostKeyMismatchError | null = null;
 
@@ -135,9 +138,10 @@ export async function connectSsh(target: SshTarget): Promise<SshSession> {
     };
     const onReady = () => settle(null);
     const onError = (error: Error & { level?: string; code?: string }) =>
-      settle(mismatch ?? classifyConnectError(error, { host, port, username, method, readyTimeoutMs }));
-    const onClose = () =>
-      settle(mismatch ?? new SshConnectError({ host, port, reason: "closed" }));
+      settle(
+        mismatch ?? classifyConnectError(error, { host, port, username, method, readyTimeoutMs }),
+      );
+    const onClose = () => settle(mismatch ?? new SshConnectError({ host, port, reason: "closed" }));
     client.on("ready", onReady);
     client.on("error", onError);
     client.on("close", onClose);
@@ -153,7 +157,12 @@ export async function connectSsh(target: SshTarget): Promise<SshSession> {
 
   if (offered === null) {
     client.end();
-    throw new SshConnectError({ host, port, reason: "other", detail: "the host presented no host key" });
+    throw new SshConnectError({
+      host,
+      port,
+      reason: "other",
+      detail: "the host presented no host key",
+    });
   }
   return new Session(client, host, port, offered);
 }
@@ -170,10 +179,22 @@ function classifyConnectError(
 ): Error {
   const { host, port } = ctx;
   if (error.level === "client-authentication") {
-    return new SshAuthError({ host, port, username: ctx.username, method: ctx.method, cause: error });
+    return new SshAuthError({
+      host,
+      port,
+      username: ctx.username,
+      method: ctx.method,
+      cause: error,
+    });
   }
   if (error.level === "client-timeout") {
-    return new SshConnectError({ host, port, reason: "timeout", timeoutMs: ctx.readyTimeoutMs, cause: error });
+    return new SshConnectError({
+      host,
+      port,
+      reason: "timeout",
+      timeoutMs: ctx.readyTimeoutMs,
+      cause: error,
+    });
   }
   const byCode: Record<string, SshConnectFailure> = {
     ECONNREFUSED: "refused",
@@ -195,7 +216,14 @@ function classifyConnectError(
         ? "network unreachable"
         : "no route to host"
       : error.message;
-  return new SshConnectError({ host, port, reason, timeoutMs: ctx.readyTimeoutMs, detail, cause: error });
+  return new SshConnectError({
+    host,
+    port,
+    reason,
+    timeoutMs: ctx.readyTimeoutMs,
+    detail,
+    cause: error,
+  });
 }
 
 /** Keeps the first `limit` bytes of a stream and counts the rest. */
@@ -227,7 +255,7 @@ class Session implements SshSession {
   private readonly waiting: Array<() => void> = [];
 
   constructor(
-    private readonly client: Client,
+    private readonly client: SshClient,
     private readonly host: string,
     private readonly port: number,
     readonly hostKeySha256: string,
@@ -238,14 +266,22 @@ class Session implements SshSession {
       this.lost ??= error;
     });
     client.on("close", () => {
-      this.lost ??= new Error(this.closedByUs ? "the session was closed" : "the connection was lost");
+      this.lost ??= new Error(
+        this.closedByUs ? "the session was closed" : "the connection was lost",
+      );
     });
   }
 
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
     const timeoutMs = options.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS;
     if (options.signal?.aborted) {
-      throw new SshCommandTimeoutError({ host: this.host, port: this.port, command, timeoutMs, aborted: true });
+      throw new SshCommandTimeoutError({
+        host: this.host,
+        port: this.port,
+        command,
+        timeoutMs,
+        aborted: true,
+      });
     }
     await this.acquireChannelSlot();
     try {
@@ -255,12 +291,17 @@ class Session implements SshSession {
     }
   }
 
-  async upload(remotePath: string, bytes: Buffer | string, options: UploadOptions = {}): Promise<void> {
+  async upload(
+    remotePath: string,
+    bytes: Buffer | string,
+    options: UploadOptions = {},
+  ): Promise<void> {
     const data = typeof bytes === "string" ? Buffer.from(bytes, "utf8") : bytes;
     const sha256 = createHash("sha256").update(data).digest("hex");
     const tmpPath = `${remotePath}.clupilot-tmp-${randomBytes(6).toString("hex")}`;
     const command = uploadCommand({ remotePath, tmpPath, mode: options.mode ?? 0o644, sha256 });
-    const timeoutMs = options.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS + Math.ceil(data.length / 1024 / 1024) * 1000;
+    const timeoutMs =
+      options.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS + Math.ceil(data.length / 1024 / 1024) * 1000;
     const result = await this.exec(command, { stdin: data, timeoutMs, maxOutputBytes: 64 * 1024 });
     const fail = (detail: string) =>
       new SshUploadError({ host: this.host, port: this.port, remotePath, detail });
@@ -268,7 +309,8 @@ class Session implements SshSession {
       throw fail(`the bytes that arrived differ from the bytes sent (${result.stderr.trim()})`);
     }
     if (result.code !== 0) {
-      const status = result.code === null ? `signal ${result.signal ?? "?"}` : `exit status ${result.code}`;
+      const status =
+        result.code === null ? `signal ${result.signal ?? "?"}` : `exit status ${result.code}`;
       throw fail(`${status}: ${result.stderr.trim() || "no error output"}`);
     }
     const remoteSha = result.stdout.trim().split(/\s+/)[0] ?? "";
@@ -381,7 +423,15 @@ class Session implements SshSession {
           ch.on("error", (channelError: Error) =>
             finish(() => {
               stopChannel();
-              reject(new SshChannelError({ host, port, detail: channelError.message, command, cause: channelError }));
+              reject(
+                new SshChannelError({
+                  host,
+                  port,
+                  detail: channelError.message,
+                  command,
+                  cause: channelError,
+                }),
+              );
             }),
           );
           ch.on("close", () =>

@@ -23,7 +23,7 @@ export const HOSTILE_VALUES: readonly string[] = [
   "''",
   "it's",
   '"',
-  '"double" and \'single\'',
+  "\"double\" and 'single'",
   "$(rm -rf /)",
   "`rm -rf /`",
   "${HOME}",
@@ -82,7 +82,12 @@ export const commandCatalog: readonly CommandCatalogEntry[] = [
     name: "ssh/uploadCommand",
     samples: () =>
       HOSTILE_PATHS.flatMap((remotePath) => [
-        uploadCommand({ remotePath, tmpPath: `${remotePath}.clupilot-tmp-abc`, mode: 0o644, sha256: SHA }),
+        uploadCommand({
+          remotePath,
+          tmpPath: `${remotePath}.clupilot-tmp-abc`,
+          mode: 0o644,
+          sha256: SHA,
+        }),
         uploadCommand({
           remotePath: `/var/lib/clupilot/${remotePath}`,
           tmpPath: `/var/lib/clupilot/${remotePath}.clupilot-tmp-abc`,

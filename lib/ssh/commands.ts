@@ -61,7 +61,8 @@ export function uploadCommand(input: UploadCommandInput): string {
     sh`  echo "sha256 on the host is $got, sent "${input.sha256} >&2`,
     `  exit ${UPLOAD_CHECKSUM_MISMATCH_EXIT}`,
     "fi",
-    sh`mv -f -- ${tmp} ${input.remotePath}`,
+    // -T: never move *into* a directory that happens to carry the target's name.
+    sh`mv -f -T -- ${tmp} ${input.remotePath}`,
     sh`sha256sum < ${input.remotePath}`,
   ].join("\n");
 }

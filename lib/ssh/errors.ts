@@ -102,7 +102,9 @@ export class SshAuthError extends SshError {
           (init.method === "password"
             ? "Check the user name and the password"
             : "Check the user name and that the public key is in the user's authorized_keys") +
-          (init.username === "root" ? "; for root, also check PermitRootLogin in sshd_config." : ".");
+          (init.username === "root"
+            ? "; for root, also check PermitRootLogin in sshd_config."
+            : ".");
     super(init.host, init.port, message, { cause: init.cause });
     this.username = init.username;
     this.reason = reason;

@@ -1,5 +1,12 @@
 export { connectSsh } from "./client";
-export type { ExecOptions, ExecResult, SshAuth, SshSession, SshTarget, UploadOptions } from "./client";
+export type {
+  ExecOptions,
+  ExecResult,
+  SshAuth,
+  SshSession,
+  SshTarget,
+  UploadOptions,
+} from "./client";
 export {
   SshAuthError,
   SshChannelError,

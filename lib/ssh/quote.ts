@@ -40,7 +40,10 @@ export function shJoin(args: readonly ShValue[]): string {
  * `` sh`mkdir -p -- ${dir} && chmod ${mode} ${file}` ``. An array interpolates as several
  * words (each quoted). The literal parts are trusted shell written by us.
  */
-export function sh(strings: TemplateStringsArray, ...values: ReadonlyArray<ShValue | readonly ShValue[]>): string {
+export function sh(
+  strings: TemplateStringsArray,
+  ...values: ReadonlyArray<ShValue | readonly ShValue[]>
+): string {
   let out = strings[0] ?? "";
   values.forEach((value, index) => {
     out += Array.isArray(value) ? shJoin(value) : shQuote(value as ShValue);

@@ -1,0 +1,144 @@
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+import { generateEd25519KeyPair } from "./keys";
+import { hostRootPaths, prepareHostRoot, writeOs, type LabOs } from "./host-root";
+import {
+  LabSshServer,
+  type LabSshAuthAttempt,
+  type LabSshCommand,
+  type LabSshFaults,
+} from "./ssh-server";
+
+export type { LabOs } from "./host-root";
+export type { LabSshAuthAttempt, LabSshCommand, LabSshFaults } from "./ssh-server";
+
+/** Simulated host tools (`uname`, later `qm`, `pvesm`, …), first on every lab command's PATH. */
+export const LAB_TOOLS_BIN = path.join(
+  path.dirname(fileURLToPath(import.meta.url)),
+  "tools",
+  "bin",
+);
+
+export type StartLabOptions = {
+  /** Lab host root folder; a fresh temp folder (removed on stop) when not given. */
+  root?: string;
+  /** Release the host reports; default Debian 13, or what an existing root already holds. */
+  os?: LabOs;
+  /** Host name (`/etc/hostname`, `uname -n`). Default `pve1`. */
+  name?: string;
+  username?: string;
+  password?: string;
+  authorizedKeys?: string[];
+  /** Default: a random free port on 127.0.0.1. */
+  port?: number;
+};
+
+export type LabNode = {
+  name: string;
+  root: string;
+  ssh: {
+    host: "127.0.0.1";
+    port: number;
+    username: string;
+    password: string;
+    hostKeySha256: string;
+  };
+  setOs(os: LabOs): Promise<void>;
+  authorizeKey(publicKeyOpenSsh: string): void;
+  rotateHostKey(): Promise<void>;
+  /** Switches read live by the SSH server. */
+  faults: LabSshFaults;
+  /** Every authentication attempt the SSH server saw, in order. */
+  readonly authAttempts: readonly LabSshAuthAttempt[];
+  /** Every command run over SSH, in order. */
+  readonly commands: readonly LabSshCommand[];
+  /** The environment every command runs with. */
+  readonly env: Readonly<Record<string, string>>;
+  stop(): Promise<void>;
+  restart(): Promise<void>;
+};
+
+/** Starts one simulated host: a lab root laid out like the host, reachable over real SSH. */
+export async function startLab(options: StartLabOptions = {}): Promise<LabNode> {
+  const createdRoot = options.root === undefined;
+  const root = path.resolve(
+    options.root ?? (await mkdtemp(path.join(os.tmpdir(), "clupilot-lab-"))),
+  );
+  const name = options.name ?? "pve1";
+  const username = options.username ?? "root";
+  const password = options.password ?? randomBytes(12).toString("base64url");
+  const paths = hostRootPaths(root, username);
+  await prepareHostRoot(paths, { hostname: name, os: options.os });
+
+  const env: Record<string, string> = {
+    PATH: `${LAB_TOOLS_BIN}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
+    HOME: paths.home,
+    USER: username,
+    LOGNAME: username,
+    SHELL: "/bin/bash",
+    LANG: "C.UTF-8",
+    TMPDIR: path.join(root, "tmp"),
+    CLUPILOT_HOST_ROOT: root,
+    CLUPILOT_STATE_DIR: paths.stateDir,
+  };
+
+  const server = await LabSshServer.start({
+    root,
+    hostKeyPath: paths.hostKeyPath,
+    ...(options.port === undefined ? {} : { port: options.port }),
+    username,
+    password,
+    authorizedKeys: options.authorizedKeys ?? [],
+    env,
+  });
+
+  let stopped = false;
+  return {
+    name,
+    root,
+    ssh: {
+      host: "127.0.0.1",
+      get port() {
+        return server.port;
+      },
+      username,
+      password,
+      get hostKeySha256() {
+        return server.hostKeySha256;
+      },
+    },
+    setOs: (nextOs) => writeOs(root, nextOs),
+    authorizeKey: (line) => server.authorizeKey(line),
+    rotateHostKey: () => server.rotateHostKey(),
+    faults: server.faults,
+    get authAttempts() {
+      return server.authAttempts;
+    },
+    get commands() {
+      return server.commands;
+    },
+    env,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await server.stop();
+      if (createdRoot) await rm(root, { recursive: true, force: true });
+    },
+    restart: () => server.restart(),
+  };
+}
+
+/** A client key pair for key-auth tests: OpenSSH private key and `ssh-ed25519 AAAA… comment`. */
+export function generateClientKey(comment = "clupilot-test"): {
+  privateKey: string;
+  publicKey: string;
+} {
+  const pair = generateEd25519KeyPair(comment);
+  return { privateKey: pair.private, publicKey: pair.public };
+}
+
+export { isProcessAlive, waitUntil } from "./processes";

@@ -1,0 +1,247 @@
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+import { connectSsh, type SshSession } from "@/lib/ssh/client";
+import { fingerprintSha256 } from "@/lib/ssh/host-key";
+
+import { isProcessAlive, startLab, waitUntil, type LabNode } from "./index";
+
+function connect(lab: LabNode, pinnedHostKey: string | null = null): Promise<SshSession> {
+  return connectSsh({
+    host: lab.ssh.host,
+    port: lab.ssh.port,
+    username: lab.ssh.username,
+    auth: { kind: "password", password: lab.ssh.password },
+    pinnedHostKey,
+    readyTimeoutMs: 5000,
+  });
+}
+
+async function run(lab: LabNode, command: string): Promise<string> {
+  const session = await connect(lab);
+  try {
+    const result = await session.exec(command);
+    if (result.code !== 0) throw new Error(`${command} → ${String(result.code)}: ${result.stderr}`);
+    return result.stdout;
+  } finally {
+    session.close();
+  }
+}
+
+async function readPid(file: string): Promise<number> {
+  await waitUntil(() => existsSync(file), { what: file });
+  let text = "";
+  await waitUntil(async () => (text = await readFile(file, "utf8")).endsWith("\n"), {
+    what: `${file} content`,
+  });
+  return Number(text.trim());
+}
+
+describe("lab v0: one host over real SSH", () => {
+  let lab: LabNode;
+  beforeAll(async () => {
+    lab = await startLab();
+  });
+  afterAll(async () => {
+    await lab?.stop();
+  });
+
+  it("lays out the root like a Debian 13 host", async () => {
+    const osRelease = await readFile(path.join(lab.root, "etc/os-release"), "utf8");
+    expect(osRelease).toContain('PRETTY_NAME="Debian GNU/Linux 13 (trixie)"');
+    expect(osRelease).toContain("VERSION_CODENAME=trixie");
+    expect(await readFile(path.join(lab.root, "etc/hostname"), "utf8")).toBe("pve1\n");
+    expect(await readFile(path.join(lab.root, "etc/hosts"), "utf8")).toContain("pve1");
+    expect((await stat(path.join(lab.root, "var/lib/clupilot"))).isDirectory()).toBe(true);
+  });
+
+  it("runs commands in bash with the lab's environment, cwd = lab root", async () => {
+    const out = await run(
+      lab,
+      'printf "%s\\n" "$BASH_VERSION" "$PWD" "$CLUPILOT_HOST_ROOT" "$CLUPILOT_STATE_DIR" "$LANG" "$HOME" "${PATH%%:*}"',
+    );
+    const [bash, pwd, hostRoot, stateDir, lang, home, firstPath] = out.trimEnd().split("\n");
+    expect(bash).not.toBe("");
+    expect(pwd).toBe(lab.root);
+    expect(hostRoot).toBe(lab.root);
+    expect(stateDir).toBe(path.join(lab.root, "var/lib/clupilot"));
+    expect(lang).toBe("C.UTF-8");
+    expect(home).toBe(path.join(lab.root, "root"));
+    expect(firstPath).toBe(path.resolve("lab/tools/bin"));
+  });
+
+  it("switches the OS the host reports (Debian 13 ⇄ 12), visible over SSH", async () => {
+    const read = 'cat "${CLUPILOT_HOST_ROOT:-}/etc/os-release"; uname -r';
+    expect(await run(lab, read)).toMatch(
+      /VERSION_CODENAME=trixie[\s\S]*\n6\.12\.57\+deb13-amd64\n$/,
+    );
+    await lab.setOs("debian12");
+    const bookworm = await run(lab, read);
+    expect(bookworm).toContain('PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"');
+    expect(bookworm).toContain('VERSION_ID="12"');
+    expect(bookworm).toMatch(/\n6\.1\.0-40-amd64\n$/);
+    await lab.setOs("debian13");
+    expect(await run(lab, read)).toContain('VERSION_ID="13"');
+  });
+
+  it("answers uname from the lab's state", async () => {
+    expect(await run(lab, "uname -m; uname -s; uname -n; uname -rm")).toBe(
+      "x86_64\nLinux\npve1\n6.12.57+deb13-amd64 x86_64\n",
+    );
+    expect(await run(lab, "uname -a")).toBe(
+      "Linux pve1 6.12.57+deb13-amd64 #1 SMP PREEMPT_DYNAMIC Debian 6.12.57-1 (2025-11-05) x86_64 GNU/Linux\n",
+    );
+    await run(lab, 'echo 6.17.2-1-pve > "$CLUPILOT_HOST_ROOT/.lab/kernel"');
+    expect(await run(lab, "uname -r")).toBe("6.17.2-1-pve\n");
+    await lab.setOs("debian13");
+  });
+
+  it("reports the exit signal of a killed command and forwards stdin", async () => {
+    const session = await connect(lab);
+    try {
+      expect(await session.exec("kill -TERM $$")).toMatchObject({ code: null, signal: "SIGTERM" });
+      expect((await session.exec("tr a-z A-Z", { stdin: "hello" })).stdout).toBe("HELLO");
+    } finally {
+      session.close();
+    }
+  });
+
+  it("records authentication attempts", async () => {
+    const before = lab.authAttempts.length;
+    await run(lab, "true");
+    const attempts = lab.authAttempts.slice(before);
+    expect(attempts.at(-1)).toMatchObject({ username: "root", method: "password", accepted: true });
+  });
+
+  it("channel close hurts like reality: a plain background job dies, nohup setsid survives", async () => {
+    const session = await connect(lab);
+    const plainFile = path.join(lab.root, "plain.pid");
+    const detachedFile = path.join(lab.root, "detached.pid");
+    const plain = session
+      .exec("sleep 300 & echo $! > plain.pid; wait")
+      .catch((error: unknown) => error);
+    const detached = session
+      .exec("nohup setsid sleep 300 > /dev/null 2>&1 < /dev/null & echo $! > detached.pid; wait")
+      .catch((error: unknown) => error);
+    const plainPid = await readPid(plainFile);
+    const detachedPid = await readPid(detachedFile);
+    try {
+      expect(isProcessAlive(plainPid)).toBe(true);
+      expect(isProcessAlive(detachedPid)).toBe(true);
+
+      session.close(); // the console goes away while both commands run
+      await Promise.all([plain, detached]);
+
+      await waitUntil(() => !isProcessAlive(plainPid), { what: "the plain background job to die" });
+      await new Promise((resolve) => setTimeout(resolve, 500)); // past the SIGKILL grace
+      expect(isProcessAlive(detachedPid)).toBe(true);
+      expect(lab.commands.filter((c) => c.hungUp).length).toBeGreaterThanOrEqual(2);
+    } finally {
+      for (const pid of [plainPid, detachedPid]) {
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {
+          // already gone
+        }
+      }
+    }
+  });
+
+  it("a nohup job without setsid stays in the group and is killed after the grace", async () => {
+    const session = await connect(lab);
+    const file = path.join(lab.root, "nohup-only.pid");
+    const running = session
+      .exec("nohup sleep 300 > /dev/null 2>&1 < /dev/null & echo $! > nohup-only.pid; wait")
+      .catch(() => {});
+    const pid = await readPid(file);
+    session.close();
+    await running;
+    await waitUntil(() => !isProcessAlive(pid), { what: "the nohup-only job to be killed" });
+  });
+});
+
+describe("lab v0: host key and lifecycle", () => {
+  it("keeps its ed25519 host key in <root>/.lab across restart(), on the same port", async () => {
+    const lab = await startLab();
+    try {
+      const keyFile = path.join(lab.root, ".lab/ssh_host_ed25519_key");
+      expect(
+        (await readFile(keyFile, "utf8")).startsWith("-----BEGIN OPENSSH PRIVATE KEY-----"),
+      ).toBe(true);
+      expect((await stat(keyFile)).mode & 0o777).toBe(0o600);
+      const { port, hostKeySha256 } = lab.ssh;
+      await lab.restart();
+      expect(lab.ssh.port).toBe(port);
+      expect(lab.ssh.hostKeySha256).toBe(hostKeySha256);
+      const session = await connect(lab, hostKeySha256);
+      expect(session.hostKeySha256).toBe(hostKeySha256);
+      session.close();
+    } finally {
+      await lab.stop();
+    }
+  });
+
+  it("keeps the host key and state when a new lab starts on the same root", async () => {
+    const root = await mkdtemp(path.join(os.tmpdir(), "clupilot-lab-root-"));
+    try {
+      const first = await startLab({ root, os: "debian12" });
+      const fingerprint = first.ssh.hostKeySha256;
+      await first.stop();
+      expect(existsSync(root)).toBe(true); // not created by the lab, so not removed
+      const second = await startLab({ root });
+      expect(second.ssh.hostKeySha256).toBe(fingerprint);
+      expect(await run(second, "grep VERSION_CODENAME etc/os-release")).toBe(
+        "VERSION_CODENAME=bookworm\n",
+      );
+      await second.stop();
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
+  it("computes the same fingerprint as ssh-keygen -lf", async () => {
+    const lab = await startLab();
+    try {
+      const pub = path.join(lab.root, ".lab/ssh_host_ed25519_key.pub");
+      const blob = Buffer.from((await readFile(pub, "utf8")).split(" ")[1] ?? "", "base64");
+      expect(fingerprintSha256(blob)).toBe(lab.ssh.hostKeySha256);
+      let keygen: string | null = null;
+      try {
+        keygen = execFileSync("ssh-keygen", ["-lf", pub], { encoding: "utf8" });
+      } catch {
+        keygen = null; // ssh-keygen not installed: the blob check above still holds
+      }
+      if (keygen !== null) expect(keygen.split(" ")[1]).toBe(lab.ssh.hostKeySha256);
+      await lab.rotateHostKey();
+      expect(lab.ssh.hostKeySha256).not.toBe(fingerprintSha256(blob));
+      const session = await connect(lab);
+      expect(session.hostKeySha256).toBe(lab.ssh.hostKeySha256);
+      session.close();
+    } finally {
+      await lab.stop();
+    }
+  });
+
+  it("stop() kills every process the host still runs (also detached ones) and removes its temp root", async () => {
+    const lab = await startLab();
+    const session = await connect(lab);
+    await session.exec(
+      "nohup setsid sleep 300 > /dev/null 2>&1 < /dev/null & echo $! > detached.pid; sleep 300 > /dev/null 2>&1 & echo $! > plain.pid",
+    );
+    const detachedPid = Number(await readFile(path.join(lab.root, "detached.pid"), "utf8"));
+    const plainPid = Number(await readFile(path.join(lab.root, "plain.pid"), "utf8"));
+    session.close();
+    expect(isProcessAlive(detachedPid)).toBe(true);
+    expect(isProcessAlive(plainPid)).toBe(true);
+    await lab.stop();
+    await waitUntil(() => !isProcessAlive(detachedPid) && !isProcessAlive(plainPid), {
+      what: "all lab processes to die",
+    });
+    expect(existsSync(lab.root)).toBe(false);
+  });
+});

@@ -1,0 +1,424 @@
+import { spawn } from "node:child_process";
+import { createHash, timingSafeEqual } from "node:crypto";
+import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import net from "node:net";
+
+import ssh2 from "ssh2";
+import type {
+  AuthContext,
+  Connection,
+  ParsedKey,
+  ServerChannel,
+  Session,
+  Server as SshServer,
+} from "ssh2";
+
+import { generateEd25519KeyPair } from "./keys";
+
+// Default import: ssh2 is CommonJS; plain Node ESM cannot see `Server` / `utils` as named exports.
+const { Server, utils } = ssh2;
+
+/**
+ * The lab's SSH server: real SSH (ssh2's `Server`), real `bash -c` processes. What matters for
+ * the product's safety is made to hurt like reality: when the client closes a channel or the
+ * connection drops while a command runs, the command's process group gets SIGHUP and, after
+ * a short grace, SIGKILL (a session teardown). Only `nohup setsid …` escapes that.
+ */
+
+export type LabSshFaults = {
+  /** New TCP connections are reset at once (existing sessions keep working). */
+  refuseConnections: boolean;
+  /** Every command's connection is cut (TCP destroyed, no SSH goodbye) this long after it starts. */
+  dropAfterMs: number | null;
+};
+
+export type LabSshAuthAttempt = {
+  username: string;
+  method: string;
+  accepted: boolean;
+  /** For `publickey`: whether the attempt carried a signature (false = "would you accept this key?"). */
+  signed?: boolean;
+  at: Date;
+};
+
+export type LabSshCommand = {
+  command: string;
+  pid: number;
+  startedAt: Date;
+  /** Exit status, or the signal name (`SIGHUP`) that ended the shell, or null while running. */
+  exit: number | string | null;
+  /** True when the channel went away while the command was running (it was hung up). */
+  hungUp: boolean;
+};
+
+export type LabSshServerOptions = {
+  /** Working directory of every command (the lab host's root folder). */
+  root: string;
+  /** OpenSSH private key file; created (ed25519) when missing. */
+  hostKeyPath: string;
+  /** 0 or undefined = a random free port. */
+  port?: number;
+  username: string;
+  password: string;
+  authorizedKeys?: readonly string[];
+  /** Complete environment of every command (nothing is inherited from the lab's process). */
+  env: Readonly<Record<string, string>>;
+  faults?: LabSshFaults;
+  /** Between SIGHUP and SIGKILL at channel close. Default 300 ms. */
+  hangupGraceMs?: number;
+};
+
+type HostKey = { pem: string; sha256: string };
+
+type RunningCommand = { pgid: number; finished: boolean; connection: Connection };
+
+export class LabSshServer {
+  readonly host = "127.0.0.1" as const;
+  readonly faults: LabSshFaults;
+  readonly authAttempts: LabSshAuthAttempt[] = [];
+  readonly commands: LabSshCommand[] = [];
+
+  private readonly options: LabSshServerOptions;
+  private hostKey: HostKey;
+  private ssh: SshServer;
+  private listener: net.Server | null = null;
+  private readonly sockets = new Set<net.Socket>();
+  private readonly authorized: ParsedKey[] = [];
+  private readonly running = new Set<RunningCommand>();
+  /** Every process group this server started; emptied by stop(). */
+  private readonly groups = new Set<number>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private currentPort: number;
+
+  private constructor(options: LabSshServerOptions) {
+    this.options = options;
+    this.faults = options.faults ?? { refuseConnections: false, dropAfterMs: null };
+    for (const line of options.authorizedKeys ?? []) this.authorizeKey(line);
+    this.hostKey = loadOrCreateHostKey(options.hostKeyPath);
+    this.ssh = this.createSshServer();
+    this.currentPort = options.port ?? 0;
+  }
+
+  static async start(options: LabSshServerOptions): Promise<LabSshServer> {
+    const server = new LabSshServer(options);
+    await server.listen();
+    return server;
+  }
+
+  get port(): number {
+    return this.currentPort;
+  }
+
+  get hostKeySha256(): string {
+    return this.hostKey.sha256;
+  }
+
+  /** Adds an `ssh-ed25519 AAAA… comment` line to the user's authorized keys. */
+  authorizeKey(publicKeyOpenSsh: string): void {
+    const parsed = utils.parseKey(publicKeyOpenSsh.trim());
+    if (parsed instanceof Error)
+      throw new Error(`lab: cannot parse authorized key: ${parsed.message}`);
+    this.authorized.push(Array.isArray(parsed) ? (parsed[0] as ParsedKey) : parsed);
+  }
+
+  /**
+   * New host key on disk, used for every connection from now on (open sessions keep theirs,
+   * as after an sshd reload). What a reinstalled host, or an interception, looks like.
+   */
+  async rotateHostKey(): Promise<void> {
+    this.hostKey = generateHostKey(this.options.hostKeyPath);
+    this.ssh = this.createSshServer();
+  }
+
+  /** Closes the listener and every connection, kills every process the lab host runs. */
+  async stop(): Promise<void> {
+    const listener = this.listener;
+    this.listener = null;
+    for (const socket of this.sockets) socket.destroy();
+    this.sockets.clear();
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    for (const pgid of this.groups) killGroup(pgid, "SIGKILL");
+    this.groups.clear();
+    this.running.clear();
+    killProcessesWithEnv(`CLUPILOT_HOST_ROOT=${this.options.root}`);
+    if (listener !== null) await new Promise<void>((resolve) => listener.close(() => resolve()));
+  }
+
+  /** stop() and listen again on the same port, reading the host key from disk again. */
+  async restart(): Promise<void> {
+    await this.stop();
+    this.hostKey = loadOrCreateHostKey(this.options.hostKeyPath);
+    this.ssh = this.createSshServer();
+    await this.listen();
+  }
+
+  private async listen(): Promise<void> {
+    const listener = net.createServer((socket) => this.onSocket(socket));
+    await new Promise<void>((resolve, reject) => {
+      listener.once("error", reject);
+      listener.listen(this.currentPort, this.host, () => {
+        listener.removeListener("error", reject);
+        resolve();
+      });
+    });
+    listener.on("error", () => {});
+    const address = listener.address();
+    if (address === null || typeof address === "string") throw new Error("lab: no TCP address");
+    this.currentPort = address.port;
+    this.listener = listener;
+  }
+
+  private onSocket(socket: net.Socket): void {
+    if (this.faults.refuseConnections) {
+      socket.resetAndDestroy();
+      return;
+    }
+    socket.on("error", () => {});
+    this.sockets.add(socket);
+    socket.once("close", () => this.sockets.delete(socket));
+    this.ssh.injectSocket(socket);
+  }
+
+  private createSshServer(): SshServer {
+    const server = new Server(
+      { hostKeys: [this.hostKey.pem], ident: "OpenSSH_10.0p2 Debian-7" },
+      (connection, info) => this.onConnection(connection, info),
+    );
+    server.on("error", () => {});
+    return server;
+  }
+
+  private onConnection(connection: Connection, info: { ip: string; port: number }): void {
+    connection.on("error", () => {});
+    connection.on("authentication", (ctx) => this.authenticate(ctx));
+    connection.on("close", () => {
+      for (const run of this.running) {
+        if (run.connection === connection && !run.finished) this.hangUp(run);
+      }
+    });
+    const socketOf = () =>
+      [...this.sockets].find((s) => s.remotePort === info.port && s.remoteAddress === info.ip);
+    connection.on("ready", () => {
+      connection.on("session", (accept) => {
+        const session = accept();
+        this.onSession(session, connection, socketOf);
+      });
+    });
+  }
+
+  private authenticate(ctx: AuthContext): void {
+    const userOk = safeEqual(ctx.username, this.options.username);
+    let accepted = false;
+    let signed: boolean | undefined;
+    switch (ctx.method) {
+      case "password":
+        accepted = safeEqual(ctx.password, this.options.password) && userOk;
+        break;
+      case "publickey": {
+        signed = ctx.signature !== undefined;
+        const key = this.authorized.find((candidate) =>
+          candidate.getPublicSSH().equals(ctx.key.data),
+        );
+        // Without a signature the client only asks whether the key would do; with one,
+        // the signature over the session data must verify against the authorized key.
+        accepted =
+          userOk &&
+          key !== undefined &&
+          (ctx.signature === undefined ||
+            (ctx.blob !== undefined && key.verify(ctx.blob, ctx.signature, ctx.hashAlgo) === true));
+        break;
+      }
+      default:
+        accepted = false;
+    }
+    this.authAttempts.push({
+      username: ctx.username,
+      method: ctx.method,
+      accepted,
+      ...(signed === undefined ? {} : { signed }),
+      at: new Date(),
+    });
+    if (accepted) ctx.accept();
+    else ctx.reject(["password", "publickey"]);
+  }
+
+  private onSession(
+    session: Session,
+    connection: Connection,
+    socketOf: () => net.Socket | undefined,
+  ): void {
+    let run: RunningCommand | null = null;
+    const start = (channel: ServerChannel, command: string | null) => {
+      run = this.runCommand(channel, command, connection);
+      const dropAfterMs = this.faults.dropAfterMs;
+      if (dropAfterMs !== null) {
+        this.later(dropAfterMs, () => socketOf()?.destroy());
+      }
+    };
+    session.on("exec", (accept, _reject, info) => start(accept(), info.command));
+    // A shell without a terminal: bash reading commands from stdin, as `ssh host < script`.
+    session.on("shell", (accept) => start(accept(), null));
+    session.on("pty", (_accept, reject) => reject?.());
+    session.on("env", (_accept, reject) => reject?.());
+    session.on("sftp", (_accept, reject) => reject());
+    session.on("subsystem", (_accept, reject) => reject());
+    session.on("signal", (accept, _reject, info) => {
+      accept?.();
+      const name = info.name.toUpperCase().replace(/^SIG/, "");
+      if (run !== null && !run.finished) killGroup(run.pgid, `SIG${name}` as NodeJS.Signals);
+    });
+  }
+
+  private runCommand(
+    channel: ServerChannel,
+    command: string | null,
+    connection: Connection,
+  ): RunningCommand | null {
+    const child = spawn("/bin/bash", command === null ? [] : ["-c", command], {
+      cwd: this.options.root,
+      env: { ...this.options.env } as NodeJS.ProcessEnv,
+      // Its own process group, like a login session: the group is what a hang-up hits.
+      detached: true,
+      stdio: "pipe",
+    });
+    channel.on("error", () => {});
+    if (child.pid === undefined) {
+      child.on("error", () => {});
+      channel.stderr.write("lab: could not start bash\n");
+      channel.exit(127);
+      channel.end();
+      return null;
+    }
+    const pgid = child.pid;
+    const record: LabSshCommand = {
+      command: command ?? "<shell>",
+      pid: pgid,
+      startedAt: new Date(),
+      exit: null,
+      hungUp: false,
+    };
+    this.commands.push(record);
+    this.groups.add(pgid);
+    const run: RunningCommand = { pgid, finished: false, connection };
+    this.running.add(run);
+    let channelOpen = true;
+
+    child.stdout.pipe(channel, { end: false });
+    child.stderr.pipe(channel.stderr, { end: false });
+    child.stdin.on("error", () => {});
+    channel.pipe(child.stdin);
+    child.on("error", () => {});
+
+    // "close", not "exit": like sshd, the session ends when the command's output pipes are
+    // closed, so a background job that keeps stdout open keeps the channel open too.
+    child.on("close", (code, signal) => {
+      run.finished = true;
+      this.running.delete(run);
+      record.exit = code ?? signal ?? null;
+      if (!channelOpen) return;
+      // Like sshd: all output first, then the exit status, then EOF/close. Closing while a
+      // (window-limited) stream still holds buffered output would lose its tail.
+      const stderrFlushed = new Promise<void>((resolve) => channel.stderr.end(() => resolve()));
+      // An empty write completes only after every write queued before it.
+      const stdoutFlushed = new Promise<void>((resolve) =>
+        channel.write(Buffer.alloc(0), () => resolve()),
+      );
+      void Promise.all([stderrFlushed, stdoutFlushed]).then(() => {
+        if (!channelOpen) return;
+        if (code !== null) channel.exit(code);
+        else channel.exit(signal ?? "SIGKILL", false, "");
+        channel.end();
+      });
+    });
+    channel.on("close", () => {
+      channelOpen = false;
+      child.stdout.unpipe(channel);
+      child.stderr.unpipe(channel.stderr);
+      if (!run.finished) {
+        record.hungUp = true;
+        this.hangUp(run);
+      }
+    });
+    return run;
+  }
+
+  /** Session teardown: SIGHUP to the group, SIGKILL to whatever ignored it after the grace. */
+  private hangUp(run: RunningCommand): void {
+    killGroup(run.pgid, "SIGHUP");
+    this.later(this.options.hangupGraceMs ?? 300, () => killGroup(run.pgid, "SIGKILL"));
+  }
+
+  private later(ms: number, action: () => void): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      action();
+    }, ms);
+    this.timers.add(timer);
+  }
+}
+
+function killGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // the group is gone
+  }
+}
+
+/**
+ * Kills processes that escaped their group (`nohup setsid …`) but still carry the lab host's
+ * environment: a stopped lab host runs nothing, and tests must not leak processes.
+ */
+function killProcessesWithEnv(entry: string): void {
+  const needle = Buffer.from(`${entry}\0`);
+  let pids: string[];
+  try {
+    pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
+  } catch {
+    return;
+  }
+  for (const name of pids) {
+    const pid = Number(name);
+    if (pid === process.pid) continue;
+    try {
+      const environ = readFileSync(`/proc/${name}/environ`);
+      if (
+        environ.indexOf(needle) === 0 ||
+        environ.includes(Buffer.concat([Buffer.from("\0"), needle]))
+      ) {
+        process.kill(pid, "SIGKILL");
+      }
+    } catch {
+      // gone, or not ours
+    }
+  }
+}
+
+function safeEqual(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  // Compare equal-length buffers either way so the length does not leak through timing.
+  return timingSafeEqual(a.length === b.length ? a : b, b) && a.length === b.length;
+}
+
+function sha256Fingerprint(pem: string): string {
+  const parsed = utils.parseKey(pem);
+  if (parsed instanceof Error) throw new Error(`lab: unreadable host key: ${parsed.message}`);
+  const key = Array.isArray(parsed) ? (parsed[0] as ParsedKey) : parsed;
+  const digest = createHash("sha256").update(key.getPublicSSH()).digest("base64");
+  return `SHA256:${digest.replace(/=+$/, "")}`;
+}
+
+function generateHostKey(file: string): HostKey {
+  const pair = generateEd25519KeyPair("root@lab");
+  writeFileSync(file, pair.private, { mode: 0o600 });
+  writeFileSync(`${file}.pub`, `${pair.public}\n`);
+  return { pem: pair.private, sha256: sha256Fingerprint(pair.private) };
+}
+
+function loadOrCreateHostKey(file: string): HostKey {
+  if (!existsSync(file)) return generateHostKey(file);
+  const pem = readFileSync(file, "utf8");
+  return { pem, sha256: sha256Fingerprint(pem) };
+}

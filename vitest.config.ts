@@ -25,6 +25,8 @@ export default defineConfig({
           hookTimeout: 60_000,
           // Two cores: files run in parallel, each against its own database.
           maxWorkers: 2,
+          // Unit tests first (group 0), then the integration files.
+          sequence: { groupOrder: 1 },
         },
       },
     ],

@@ -1,4 +1,8 @@
+import { OS_PROBE } from "@/lib/steps/host/check-operating-system";
+import { PRIVILEGE_PROBE } from "@/lib/steps/host/connect-host";
+import { asRoot } from "@/lib/steps/host/services";
 import { uploadCommand } from "./commands";
+import { sh } from "./quote";
 
 /**
  * Every shell command the console can send to a host, with samples built from hostile values.
@@ -94,6 +98,22 @@ export const commandCatalog: readonly CommandCatalogEntry[] = [
           mode: 0o755,
           sha256: SHA,
         }),
+      ]),
+  },
+  {
+    name: "steps/host/ConnectHost",
+    samples: () => [PRIVILEGE_PROBE, asRoot("admin", PRIVILEGE_PROBE)],
+  },
+  {
+    name: "steps/host/CheckOperatingSystem",
+    samples: () => [OS_PROBE, asRoot("admin", OS_PROBE)],
+  },
+  {
+    name: "steps/host/asRoot",
+    samples: () =>
+      HOSTILE_VALUES.flatMap((value) => [
+        asRoot("root", sh`echo ${value}`),
+        asRoot("admin", sh`printf %s ${value}`),
       ]),
   },
 ];

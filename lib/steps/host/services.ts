@@ -25,6 +25,11 @@ export type HostServices = {
 
 const LOGGED_OUTPUT_LINES = 20;
 
+/** A command as root: as is for root, through `sudo -n` (never prompting) for anyone else. */
+export function asRoot(sshUser: string, command: string): string {
+  return sshUser === "root" ? command : sh`sudo -n sh -c ${command}`;
+}
+
 export function createHostServices(
   db: Database,
   run: RunRef & { log(line: string): void },
@@ -58,7 +63,7 @@ export function createHostServices(
   const exec = async (command: string, options?: ExecOptions) => {
     const record = await host();
     const session = await ssh();
-    const wrapped = record.sshUser === "root" ? command : sh`sudo -n sh -c ${command}`;
+    const wrapped = asRoot(record.sshUser, command);
     run.log(`$ ${command}`);
     const result = await session.exec(wrapped, options);
     for (const line of tail(result.stdout + result.stderr)) run.log(line);

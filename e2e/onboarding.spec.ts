@@ -1,0 +1,134 @@
+import fs from "node:fs";
+import path from "node:path";
+import { expect, test, type Page } from "@playwright/test";
+import { startLab, type LabNode } from "../lab";
+
+const base = () => {
+  const url = process.env.E2E_BASE_URL;
+  if (!url) throw new Error("E2E_BASE_URL is not set: run through playwright.config.ts (global setup)");
+  return url;
+};
+
+const labs: LabNode[] = [];
+test.afterAll(async () => {
+  await Promise.all(labs.map((lab) => lab.stop()));
+});
+
+async function lab(options: Parameters<typeof startLab>[0] = {}) {
+  const node = await startLab(options);
+  labs.push(node);
+  return node;
+}
+
+/** Marks the window; if the page ever reloads or navigates away, the mark is gone. */
+async function markNoReload(page: Page) {
+  await page.evaluate(() => ((window as unknown as { __noReload: boolean }).__noReload = true));
+}
+async function expectNoReload(page: Page) {
+  expect(await page.evaluate(() => (window as unknown as { __noReload?: boolean }).__noReload)).toBe(true);
+}
+
+async function addHost(page: Page, name: string, node: LabNode) {
+  await page.goto(`${base()}/hosts/new`);
+  await page.getByLabel("Name").fill(name);
+  await page.getByLabel("Address").fill(node.ssh.host);
+  await page.getByLabel("SSH port").fill(String(node.ssh.port));
+  await page.getByLabel("SSH user").fill(node.ssh.username);
+  await page.getByLabel("SSH password").fill(node.ssh.password);
+  await page.getByTestId("submit-host").click();
+  await expect(page).toHaveURL(/\/hosts\/[0-9a-f-]{36}$/);
+}
+
+test("the add-host form shows field errors and keeps the input", async ({ page }) => {
+  await page.goto(`${base()}/hosts/new`);
+  await page.getByLabel("Name").fill("bad name!");
+  await page.getByLabel("SSH port").fill("70000");
+  await page.getByTestId("submit-host").click();
+  await expect(page.getByTestId("error-name")).toBeVisible();
+  await expect(page.getByTestId("error-sshPort")).toContainText("65535");
+  await expect(page.getByTestId("error-address")).toBeVisible();
+  await expect(page.getByLabel("Name")).toHaveValue("bad name!");
+  await expect(page).toHaveURL(/\/hosts\/new$/);
+});
+
+test("a host is added, its key is pinned, and the phase line finishes live without reload", async ({ page }, testInfo) => {
+  const node = await lab();
+  await page.goto(`${base()}/hosts`);
+  await markNoReload(page);
+  // Add the host through the API in the background while the list is open: the row must appear live.
+  const response = await page.request.post(`${base()}/api/hosts`, {
+    data: {
+      name: "pve-live",
+      address: node.ssh.host,
+      sshPort: node.ssh.port,
+      sshUser: node.ssh.username,
+      authMethod: "password",
+      password: node.ssh.password,
+    },
+  });
+  expect(response.status()).toBe(201);
+  const row = page.getByTestId("host-row-pve-live");
+  await expect(row.getByTestId("state-badge")).toHaveAttribute("data-state", "active", { timeout: 30_000 });
+  await expectNoReload(page);
+
+  await addHost(page, "pve-form", node);
+  await markNoReload(page);
+  await expect(page.getByTestId("state-badge")).toHaveAttribute("data-state", "active", { timeout: 30_000 });
+  await expect(page.getByTestId("host-key-fingerprint")).toContainText(node.ssh.hostKeySha256);
+  await expect(page.getByTestId("step-ConnectHost").getByTestId("step-state")).toContainText(/done/i);
+  await expect(page.getByTestId("step-CheckOperatingSystem").getByTestId("step-state")).toContainText(/done/i);
+  await expectNoReload(page);
+
+  const shot = testInfo.outputPath("host-page.png");
+  await page.screenshot({ path: shot, fullPage: true });
+  await testInfo.attach("host page", { path: shot, contentType: "image/png" });
+  const kept = path.join("test-results", "screenshots");
+  fs.mkdirSync(kept, { recursive: true });
+  fs.copyFileSync(shot, path.join(kept, "host-page.png"));
+});
+
+test("a failure shows its one-line reason; Retry after fixing the host succeeds", async ({ page }) => {
+  const node = await lab({ os: "debian12" });
+  await addHost(page, "pve-bookworm", node);
+  await markNoReload(page);
+  await expect(page.getByTestId("state-badge")).toHaveAttribute("data-state", "failed", { timeout: 30_000 });
+  await expect(page.getByTestId("failure-reason").first()).toContainText(
+    "found Debian GNU/Linux 12 (bookworm); CluPilot onboards Debian 13 (trixie) only",
+  );
+  await expect(page.getByTestId("step-CheckOperatingSystem").getByTestId("step-state")).toContainText(/failed/i);
+
+  await page.goto(`${base()}/hosts`);
+  await expect(page.getByTestId("host-row-pve-bookworm").getByTestId("failure-reason")).toContainText("bookworm");
+  await page.getByRole("link", { name: "pve-bookworm" }).click();
+  await markNoReload(page);
+
+  await node.setOs("debian13");
+  await page.getByTestId("retry-button").click();
+  await expect(page.getByTestId("state-badge")).toHaveAttribute("data-state", "active", { timeout: 30_000 });
+  await expectNoReload(page);
+});
+
+test("Abort asks for confirmation, says what will stop, and ends the run as aborted by operator", async ({ page }) => {
+  const node = await lab();
+  node.faults.refuseConnections = true; // ConnectHost keeps retrying with backoff: the run stays running
+  await addHost(page, "pve-unreachable", node);
+  await markNoReload(page);
+  await expect(page.getByTestId("state-badge")).toHaveAttribute("data-state", "onboarding");
+  await page.getByTestId("abort-button").click();
+  const dialog = page.getByTestId("abort-dialog");
+  await expect(dialog).toBeVisible();
+  await expect(dialog).toContainText("pve-unreachable");
+  await expect(dialog).toContainText("ConnectHost");
+  await expect(dialog).toContainText("aborted by operator");
+  // Escape cancels: nothing is aborted.
+  await page.keyboard.press("Escape");
+  await expect(dialog).toBeHidden();
+  await expect(page.getByTestId("state-badge")).toHaveAttribute("data-state", "onboarding");
+
+  await page.getByTestId("abort-button").click();
+  await page.getByTestId("abort-dialog-confirm").click();
+  await expect(page.getByTestId("state-badge")).toHaveAttribute("data-state", "failed", { timeout: 15_000 });
+  await expect(page.getByTestId("failure-reason").first()).toContainText("aborted by operator");
+  await expect(page.getByTestId("retry-button")).toBeVisible();
+  await expectNoReload(page);
+});

@@ -172,7 +172,7 @@ export function HostForm() {
             name="privateKey"
             label="Private key"
             error={errorOf("privateKey")}
-            hint="The whole key, from -----BEGIN … PRIVATE KEY----- to -----END … PRIVATE KEY-----. Stored encrypted."
+            hint="Paste the whole key file. It is stored encrypted and never shown again."
           >
             {(props) => (
               <textarea

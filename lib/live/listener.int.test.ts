@@ -1,0 +1,115 @@
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase } from "@/test/db";
+import { createLiveListener, type LiveEvent, type LiveListener } from "./listener";
+
+let db: { url: string; drop(): Promise<void> };
+let admin: pg.Client;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  admin = new pg.Client({ connectionString: db.url });
+  await admin.connect();
+});
+
+afterAll(async () => {
+  await admin.end();
+  await db.drop();
+});
+
+const runMessage = {
+  type: "run",
+  runId: "0b7c6f1e-8d2a-4c1b-9f3e-2a5d6c7b8e9f",
+  hostId: "1b7c6f1e-8d2a-4c1b-9f3e-2a5d6c7b8e9f",
+};
+
+function collect(listener: LiveListener) {
+  const events: LiveEvent[] = [];
+  const unsubscribe = listener.subscribe((event) => events.push(event));
+  const next = async (predicate: (event: LiveEvent) => boolean, timeoutMs = 10_000) => {
+    const start = Date.now();
+    for (;;) {
+      const found = events.find(predicate);
+      if (found) {
+        events.splice(events.indexOf(found), 1);
+        return found;
+      }
+      if (Date.now() - start > timeoutMs) throw new Error("no matching live event in time");
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
+  return { events, next, unsubscribe };
+}
+
+const notify = (payload: unknown) =>
+  admin.query("select pg_notify('clupilot_live', $1)", [
+    typeof payload === "string" ? payload : JSON.stringify(payload),
+  ]);
+
+describe("live listener", () => {
+  it("fans one notification out to every subscriber over one connection", async () => {
+    const listener = createLiveListener({ connectionString: db.url, log: () => {} });
+    try {
+      const a = collect(listener);
+      const b = collect(listener);
+      await a.next((e) => e.kind === "status" && e.connected);
+      await notify(runMessage);
+      expect(await a.next((e) => e.kind === "message")).toEqual({
+        kind: "message",
+        message: runMessage,
+      });
+      expect(await b.next((e) => e.kind === "message")).toEqual({
+        kind: "message",
+        message: runMessage,
+      });
+      const { rows } = await admin.query(
+        "select count(*)::int as n from pg_stat_activity where application_name = 'clupilot-live' and datname = current_database()",
+      );
+      expect(rows[0].n).toBe(1);
+    } finally {
+      await listener.close();
+    }
+  });
+
+  it("drops malformed payloads instead of relaying them", async () => {
+    const listener = createLiveListener({ connectionString: db.url, log: () => {} });
+    try {
+      const sub = collect(listener);
+      await sub.next((e) => e.kind === "status" && e.connected);
+      await notify("not json");
+      await notify({ type: "run", runId: "nope" });
+      await notify({ type: "host", hostId: runMessage.hostId });
+      const first = await sub.next((e) => e.kind === "message");
+      expect(first).toEqual({
+        kind: "message",
+        message: { type: "host", hostId: runMessage.hostId },
+      });
+    } finally {
+      await listener.close();
+    }
+  });
+
+  it("reconnects after its connection is killed and tells subscribers it was down", async () => {
+    const listener = createLiveListener({
+      connectionString: db.url,
+      initialBackoffMs: 50,
+      log: () => {},
+    });
+    try {
+      const sub = collect(listener);
+      await sub.next((e) => e.kind === "status" && e.connected);
+      await admin.query(
+        "select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'clupilot-live' and datname = current_database()",
+      );
+      await sub.next((e) => e.kind === "status" && !e.connected);
+      await sub.next((e) => e.kind === "status" && e.connected);
+      await notify(runMessage);
+      expect(await sub.next((e) => e.kind === "message")).toEqual({
+        kind: "message",
+        message: runMessage,
+      });
+    } finally {
+      await listener.close();
+    }
+  });
+});

@@ -1,6 +1,6 @@
 import { asc, desc, eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
-import { events, runLogs, runs, stepVisits } from "@/lib/db/schema";
+import { events, runAbortRequests, runLogs, runs, stepVisits } from "@/lib/db/schema";
 import type { AnyPipeline } from "@/lib/pipeline/step";
 
 export type StepState = "pending" | "running" | "done" | "failed";
@@ -28,6 +28,8 @@ export type RunDetail = {
   nextTickAt: string | null;
   failureReason: string | null;
   failedStep: string | null;
+  /** Set while an operator's abort waits for the run's next tick. */
+  abortRequestedAt: string | null;
   createdAt: string;
   finishedAt: string | null;
   timeline: TimelineStep[];
@@ -45,7 +47,7 @@ export async function getRun(
 ): Promise<RunDetail | null> {
   const [run] = await db.select().from(runs).where(eq(runs.id, runId));
   if (!run) return null;
-  const [visits, eventRows, logRows] = await Promise.all([
+  const [visits, eventRows, logRows, abortRows] = await Promise.all([
     db.select().from(stepVisits).where(eq(stepVisits.runId, runId)).orderBy(asc(stepVisits.id)),
     db
       .select()
@@ -59,6 +61,7 @@ export async function getRun(
       .where(eq(runLogs.runId, runId))
       .orderBy(desc(runLogs.id))
       .limit(LOG_TAIL),
+    db.select().from(runAbortRequests).where(eq(runAbortRequests.runId, runId)),
   ]);
   const stepNames = pipelines[run.pipeline]?.steps.map((s) => s.name) ?? [
     ...new Set(visits.map((v) => v.step)),
@@ -100,6 +103,8 @@ export async function getRun(
     nextTickAt: run.nextTickAt?.toISOString() ?? null,
     failureReason: run.failureReason,
     failedStep: run.failedStep,
+    abortRequestedAt:
+      run.status === "running" ? (abortRows[0]?.requestedAt.toISOString() ?? null) : null,
     createdAt: run.createdAt.toISOString(),
     finishedAt: run.finishedAt?.toISOString() ?? null,
     timeline,

@@ -66,7 +66,9 @@ async function main() {
     stopping = true;
     say(`${why}: stopping worker, web server and database`);
     await Promise.all(children.map((child) => stopChild(child)));
-    await pg?.stop().catch(() => {});
+    say("children stopped; stopping database");
+    await pg?.stop().catch((e: Error) => say(`database stop failed: ${e.message}`));
+    say("database stopped");
     process.exit(code);
   };
   process.on("SIGINT", () => void stop("Ctrl-C"));

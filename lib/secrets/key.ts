@@ -45,7 +45,7 @@ export function loadSecretKey(): SecretKey {
   }
   const file = secretKeyFile();
   if (!fs.existsSync(file)) {
-    fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    fs.mkdirSync(path.dirname(file), { recursive: true });
     try {
       fs.writeFileSync(file, crypto.randomBytes(KEY_BYTES).toString("hex") + "\n", {
         mode: 0o600,

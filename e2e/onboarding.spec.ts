@@ -5,7 +5,8 @@ import { startLab, type LabNode } from "../lab";
 
 const base = () => {
   const url = process.env.E2E_BASE_URL;
-  if (!url) throw new Error("E2E_BASE_URL is not set: run through playwright.config.ts (global setup)");
+  if (!url)
+    throw new Error("E2E_BASE_URL is not set: run through playwright.config.ts (global setup)");
   return url;
 };
 
@@ -25,7 +26,9 @@ async function markNoReload(page: Page) {
   await page.evaluate(() => ((window as unknown as { __noReload: boolean }).__noReload = true));
 }
 async function expectNoReload(page: Page) {
-  expect(await page.evaluate(() => (window as unknown as { __noReload?: boolean }).__noReload)).toBe(true);
+  expect(
+    await page.evaluate(() => (window as unknown as { __noReload?: boolean }).__noReload),
+  ).toBe(true);
 }
 
 async function addHost(page: Page, name: string, node: LabNode) {
@@ -51,7 +54,9 @@ test("the add-host form shows field errors and keeps the input", async ({ page }
   await expect(page).toHaveURL(/\/hosts\/new$/);
 });
 
-test("a host is added, its key is pinned, and the phase line finishes live without reload", async ({ page }, testInfo) => {
+test("a host is added, its key is pinned, and the phase line finishes live without reload", async ({
+  page,
+}, testInfo) => {
   const node = await lab();
   await page.goto(`${base()}/hosts`);
   await markNoReload(page);
@@ -68,15 +73,23 @@ test("a host is added, its key is pinned, and the phase line finishes live witho
   });
   expect(response.status()).toBe(201);
   const row = page.getByTestId("host-row-pve-live");
-  await expect(row.getByTestId("state-badge")).toHaveAttribute("data-state", "active", { timeout: 30_000 });
+  await expect(row.getByTestId("state-badge")).toHaveAttribute("data-state", "active", {
+    timeout: 30_000,
+  });
   await expectNoReload(page);
 
   await addHost(page, "pve-form", node);
   await markNoReload(page);
-  await expect(page.getByTestId("state-badge")).toHaveAttribute("data-state", "active", { timeout: 30_000 });
+  await expect(page.getByTestId("state-badge")).toHaveAttribute("data-state", "active", {
+    timeout: 30_000,
+  });
   await expect(page.getByTestId("host-key-fingerprint")).toContainText(node.ssh.hostKeySha256);
-  await expect(page.getByTestId("step-ConnectHost").getByTestId("step-state")).toContainText(/done/i);
-  await expect(page.getByTestId("step-CheckOperatingSystem").getByTestId("step-state")).toContainText(/done/i);
+  await expect(page.getByTestId("step-ConnectHost").getByTestId("step-state")).toContainText(
+    /done/i,
+  );
+  await expect(
+    page.getByTestId("step-CheckOperatingSystem").getByTestId("step-state"),
+  ).toContainText(/done/i);
   await expectNoReload(page);
 
   const shot = testInfo.outputPath("host-page.png");
@@ -87,28 +100,40 @@ test("a host is added, its key is pinned, and the phase line finishes live witho
   fs.copyFileSync(shot, path.join(kept, "host-page.png"));
 });
 
-test("a failure shows its one-line reason; Retry after fixing the host succeeds", async ({ page }) => {
+test("a failure shows its one-line reason; Retry after fixing the host succeeds", async ({
+  page,
+}) => {
   const node = await lab({ os: "debian12" });
   await addHost(page, "pve-bookworm", node);
   await markNoReload(page);
-  await expect(page.getByTestId("state-badge")).toHaveAttribute("data-state", "failed", { timeout: 30_000 });
+  await expect(page.getByTestId("state-badge")).toHaveAttribute("data-state", "failed", {
+    timeout: 30_000,
+  });
   await expect(page.getByTestId("failure-reason").first()).toContainText(
     "found Debian GNU/Linux 12 (bookworm); CluPilot onboards Debian 13 (trixie) only",
   );
-  await expect(page.getByTestId("step-CheckOperatingSystem").getByTestId("step-state")).toContainText(/failed/i);
+  await expect(
+    page.getByTestId("step-CheckOperatingSystem").getByTestId("step-state"),
+  ).toContainText(/failed/i);
 
   await page.goto(`${base()}/hosts`);
-  await expect(page.getByTestId("host-row-pve-bookworm").getByTestId("failure-reason")).toContainText("bookworm");
+  await expect(
+    page.getByTestId("host-row-pve-bookworm").getByTestId("failure-reason"),
+  ).toContainText("bookworm");
   await page.getByRole("link", { name: "pve-bookworm" }).click();
   await markNoReload(page);
 
   await node.setOs("debian13");
   await page.getByTestId("retry-button").click();
-  await expect(page.getByTestId("state-badge")).toHaveAttribute("data-state", "active", { timeout: 30_000 });
+  await expect(page.getByTestId("state-badge")).toHaveAttribute("data-state", "active", {
+    timeout: 30_000,
+  });
   await expectNoReload(page);
 });
 
-test("Abort asks for confirmation, says what will stop, and ends the run as aborted by operator", async ({ page }) => {
+test("Abort asks for confirmation, says what will stop, and ends the run as aborted by operator", async ({
+  page,
+}) => {
   const node = await lab();
   node.faults.refuseConnections = true; // ConnectHost keeps retrying with backoff: the run stays running
   await addHost(page, "pve-unreachable", node);
@@ -127,7 +152,9 @@ test("Abort asks for confirmation, says what will stop, and ends the run as abor
 
   await page.getByTestId("abort-button").click();
   await page.getByTestId("abort-dialog-confirm").click();
-  await expect(page.getByTestId("state-badge")).toHaveAttribute("data-state", "failed", { timeout: 15_000 });
+  await expect(page.getByTestId("state-badge")).toHaveAttribute("data-state", "failed", {
+    timeout: 15_000,
+  });
   await expect(page.getByTestId("failure-reason").first()).toContainText("aborted by operator");
   await expect(page.getByTestId("retry-button")).toBeVisible();
   await expectNoReload(page);

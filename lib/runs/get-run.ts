@@ -108,15 +108,13 @@ export async function getRun(
     createdAt: run.createdAt.toISOString(),
     finishedAt: run.finishedAt?.toISOString() ?? null,
     timeline,
-    events: eventRows
-      .reverse()
-      .map((e) => ({
-        id: e.id,
-        at: e.at.toISOString(),
-        kind: e.kind,
-        actor: e.actor,
-        message: e.message,
-      })),
+    events: eventRows.reverse().map((e) => ({
+      id: e.id,
+      at: e.at.toISOString(),
+      kind: e.kind,
+      actor: e.actor,
+      message: e.message,
+    })),
     log: logRows
       .reverse()
       .map((l) => ({ id: l.id, at: l.at.toISOString(), step: l.step, line: l.line })),

@@ -1,0 +1,144 @@
+/**
+ * `npm run bench:live`: how long a state change committed by the worker takes to reach a
+ * browser's live stream. Path measured: COMMIT with pg_notify → the web server's shared LISTEN
+ * connection → SSE `/api/live` → client. Runs the production server (`next start`) against an
+ * embedded Postgres; needs `npm run build` first. Baseline in the same run: a bare LISTEN
+ * client on the same database (what Postgres itself costs).
+ */
+import { spawn } from "node:child_process";
+import crypto from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import pg from "pg";
+import { freePort, startEmbeddedPostgres } from "@/lib/db/embedded-postgres";
+import { migrateDatabase } from "@/lib/db/migrate";
+import { LIVE_CHANNEL } from "@/lib/pipeline/schedule";
+
+const CHANGES = Number(process.env.BENCH_CHANGES ?? 300);
+const root = path.resolve(import.meta.dirname, "..");
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+function report(label: string, value: number, unit: string) {
+  console.log(`${label}: ${value.toFixed(value >= 100 ? 0 : 2)} ${unit}`);
+}
+
+async function main() {
+  if (!fs.existsSync(path.join(root, ".next", "BUILD_ID"))) {
+    throw new Error("no production build: run `npm run build` first");
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "clupilot-bench-live-"));
+  fs.chmodSync(dir, 0o755);
+  const database = await startEmbeddedPostgres({ dir: path.join(dir, "db") });
+  const url = await database.createDatabase("clupilot");
+  await migrateDatabase(url);
+  const port = await freePort();
+  const server = spawn(
+    process.execPath,
+    [
+      path.join(root, "node_modules/next/dist/bin/next"),
+      "start",
+      "-p",
+      String(port),
+      "-H",
+      "127.0.0.1",
+    ],
+    { cwd: root, env: { ...process.env, DATABASE_URL: url }, stdio: "ignore", detached: true },
+  );
+  const writer = new pg.Client({ connectionString: url });
+  const bare = new pg.Client({ connectionString: url });
+  const controller = new AbortController();
+  try {
+    await writer.connect();
+    await bare.connect();
+    const arrivedSse = new Map<string, number>();
+    const arrivedBare = new Map<string, number>();
+    bare.on("notification", (n) => {
+      const id = (JSON.parse(n.payload ?? "{}") as { runId?: string }).runId;
+      if (id) arrivedBare.set(id, performance.now());
+    });
+    await bare.query(`listen ${LIVE_CHANNEL}`);
+
+    // Connect the SSE client once the server answers.
+    let response: Response | undefined;
+    for (let i = 0; i < 200 && !response; i++) {
+      response = await fetch(`http://127.0.0.1:${port}/api/live`, {
+        signal: controller.signal,
+      }).catch(() => undefined);
+      if (!response) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    if (!response?.body) throw new Error("the console's /api/live did not answer");
+    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    let listening = false;
+    void (async () => {
+      let buffer = "";
+      for (;;) {
+        const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
+        if (done) return;
+        buffer += value;
+        let end: number;
+        while ((end = buffer.indexOf("\n\n")) >= 0) {
+          const event = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          if (event.includes('"listening":true')) listening = true;
+          const data = event.split("\n").find((line) => line.startsWith("data: "));
+          const id = data && (JSON.parse(data.slice(6)) as { runId?: string }).runId;
+          if (id) arrivedSse.set(id, performance.now());
+        }
+      }
+    })();
+    for (let i = 0; i < 100 && !listening; i++) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+
+    const sse: number[] = [];
+    const direct: number[] = [];
+    for (let i = 0; i < CHANGES; i++) {
+      const runId = crypto.randomUUID();
+      await writer.query("begin");
+      await writer.query("select pg_notify($1, $2)", [
+        LIVE_CHANNEL,
+        JSON.stringify({ type: "run", runId, hostId: null }),
+      ]);
+      await writer.query("commit");
+      const committed = performance.now();
+      const deadline = committed + 5000;
+      while ((!arrivedSse.has(runId) || !arrivedBare.has(runId)) && performance.now() < deadline) {
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      if (arrivedSse.has(runId)) sse.push(arrivedSse.get(runId)! - committed);
+      if (arrivedBare.has(runId)) direct.push(arrivedBare.get(runId)! - committed);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    sse.sort((a, b) => a - b);
+    direct.sort((a, b) => a - b);
+    report("changes committed", CHANGES, "changes");
+    report("changes delivered over SSE", sse.length, "changes");
+    report("baseline bare LISTEN latency p50", percentile(direct, 50), "ms");
+    report("baseline bare LISTEN latency p95", percentile(direct, 95), "ms");
+    report("commit→SSE latency p50", percentile(sse, 50), "ms");
+    report("commit→SSE latency p95", percentile(sse, 95), "ms");
+    report("commit→SSE latency max", sse[sse.length - 1] ?? NaN, "ms");
+  } finally {
+    controller.abort();
+    await writer.end().catch(() => {});
+    await bare.end().catch(() => {});
+    try {
+      process.kill(-server.pid!, "SIGTERM");
+    } catch {
+      // already gone
+    }
+    await database.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: Error) => {
+    console.error(error.message);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,111 @@
+#!/bin/bash
+#
+# BuildVmTemplate's driver: runs on the host, started detached (nohup setsid) by the console,
+# polled through the status files in $STATE_DIR. Usage: template-run.sh ENV_FILE
+#
+# The env file (written by the console, values shell-quoted) sets TEMPLATE_VMIDS ("9000 9001"),
+# IMAGE_URL, SHA512SUMS_URL, and optionally TEMPLATE_NAME_PREFIX, REQUIRED_SPACE_MB.
+
+set -u
+
+STATE_DIR="${CLUPILOT_STATE_DIR:-/var/lib/clupilot}/template-build"
+IMAGE_DIR="${CLUPILOT_IMAGE_DIR:-${CLUPILOT_STATE_DIR:-/var/lib/clupilot}/images}"
+LIB_DIR="$(cd "$(dirname "$0")" && pwd)"
+
+mkdir -p "$STATE_DIR"
+# Our own PID, not the starter's $!: with setsid in between, $! can name a process that is
+# already gone. As the session leader, this PID is also the process group the console kills.
+echo "$$" >"$STATE_DIR/pid"
+echo running >"$STATE_DIR/state"
+rm -f "$STATE_DIR/note"
+exec >>"$STATE_DIR/build.log" 2>&1
+
+log() { printf '%s %s\n' "$(date -u +%H:%M:%S)" "$*"; }
+
+finished=0
+die() {
+	log "FAILED: $*"
+	printf '%s\n' "$*" >"$STATE_DIR/note"
+	echo failed >"$STATE_DIR/state"
+	finished=1
+	exit 1
+}
+
+phase() {
+	printf '%s\n' "$*" >"$STATE_DIR/phase"
+	log "== $*"
+}
+
+on_exit() {
+	if [ "$finished" = 0 ]; then
+		printf 'the driver stopped unexpectedly during: %s\n' "$(cat "$STATE_DIR/phase" 2>/dev/null)" >"$STATE_DIR/note"
+		echo failed >"$STATE_DIR/state"
+	fi
+}
+trap on_exit EXIT
+trap 'log "stopped by SIGTERM"; exit 143' TERM
+
+http_get() { curl -fsSL --retry 3 --connect-timeout 20 "$1"; }
+http_download() { curl -fSL --retry 3 --connect-timeout 20 --progress-bar -o "$2" "$1"; }
+
+[ -r "${1:-}" ] || die "usage: template-run.sh ENV_FILE (got '${1:-}')"
+# shellcheck source=/dev/null
+. "$1"
+# shellcheck source=template.sh
+. "$LIB_DIR/template.sh"
+
+: "${TEMPLATE_VMIDS:?TEMPLATE_VMIDS missing from the env file}"
+: "${IMAGE_URL:?IMAGE_URL missing from the env file}"
+: "${SHA512SUMS_URL:?SHA512SUMS_URL missing from the env file}"
+TEMPLATE_NAME_PREFIX="${TEMPLATE_NAME_PREFIX:-clupilot-debian-13}"
+REQUIRED_SPACE_MB="${REQUIRED_SPACE_MB:-10240}"
+
+image="$IMAGE_DIR/${IMAGE_URL##*/}"
+work="$IMAGE_DIR/golden-work.qcow2"
+log "building templates $TEMPLATE_VMIDS from $IMAGE_URL"
+
+phase "check space"
+check_build_space "$IMAGE_DIR" "$REQUIRED_SPACE_MB"
+
+phase "install libguestfs-tools"
+if dpkg-query -W -f='${Status}' libguestfs-tools 2>/dev/null | grep -q 'install ok installed'; then
+	log "libguestfs-tools already installed"
+else
+	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libguestfs-tools ||
+		die "apt-get install libguestfs-tools failed"
+fi
+
+phase "ensure image storage"
+ensure_image_storage
+storage="$(detect_vm_storage)"
+
+phase "fetch image"
+fetch_cloud_image "$IMAGE_URL" "$SHA512SUMS_URL" "$image"
+
+phase "verify structure"
+verify_image_structure "$image"
+
+phase "make working copy"
+rm -f "$work" "$work.part"
+{ cp "$image" "$work.part" && mv -f "$work.part" "$work"; } || die "cannot copy $image to $work"
+
+phase "customise image"
+customise_cloud_image "$work"
+
+phase "verify contents"
+verify_image_contents "$work"
+
+for vmid in $TEMPLATE_VMIDS; do
+	phase "create template $vmid"
+	create_proxmox_template "$vmid" "$storage" "$work" "$TEMPLATE_NAME_PREFIX-$vmid"
+done
+
+phase "verify templates"
+for vmid in $TEMPLATE_VMIDS; do
+	verify_template "$vmid"
+done
+
+rm -f "$work"
+finished=1
+echo ok >"$STATE_DIR/state"
+log "all templates built"

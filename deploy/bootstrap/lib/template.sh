@@ -1,0 +1,194 @@
+# shellcheck shell=bash
+#
+# The one library of template-building functions. BuildVmTemplate uploads this file byte for
+# byte and template-run.sh sources it; nothing re-implements it elsewhere.
+#
+# Expects from the caller: log MESSAGE, die MESSAGE, http_download URL FILE, http_get URL.
+# Every path has the real default and an environment override, so the identical bytes run on
+# a Proxmox host and in the lab.
+
+CLUPILOT_STORAGE_CFG="${CLUPILOT_STORAGE_CFG:-/etc/pve/storage.cfg}"
+
+# Prints "<id> <type>" for every enabled storage whose content list includes images, in file
+# order. A missing content line is not read as "images": only what is written counts.
+storages_with_images() {
+	[ -r "$CLUPILOT_STORAGE_CFG" ] || return 0
+	awk '
+		function flush() {
+			if (id != "" && !disabled && images) print id, type
+			id = ""
+		}
+		/^[[:space:]]*#/ { next }
+		/^[a-z][a-z0-9]*:[[:space:]]*[^[:space:]]+/ {
+			flush()
+			type = $1; sub(/:$/, "", type); id = $2; disabled = 0; images = 0
+			next
+		}
+		/^[[:space:]]+disable([[:space:]]|$)/ { disabled = ($2 == "" || $2 == "1"); next }
+		/^[[:space:]]+content[[:space:]]/ {
+			n = split($2, kinds, ",")
+			for (i = 1; i <= n; i++) if (kinds[i] == "images") images = 1
+			next
+		}
+		END { flush() }
+	' "$CLUPILOT_STORAGE_CFG"
+}
+
+# The storage new templates go to: a local thin/ZFS/btrfs storage first, then a directory or
+# LVM storage, then anything else that accepts images. Prints nothing when none does.
+detect_vm_storage() {
+	local all preferred kind
+	all="$(storages_with_images)"
+	[ -n "$all" ] || return 0
+	for kind in lvmthin zfspool btrfs dir lvm; do
+		preferred="$(printf '%s\n' "$all" | awk -v t="$kind" '$2 == t { print $1; exit }')"
+		if [ -n "$preferred" ]; then
+			printf '%s\n' "$preferred"
+			return 0
+		fi
+	done
+	printf '%s\n' "$all" | awk 'NR == 1 { print $1 }'
+}
+
+# Prints the content list of an enabled storage; fails when it is absent, disabled, or has no
+# content line (then its content is Proxmox's default, which we must not overwrite by guessing).
+storage_content() {
+	[ -r "$CLUPILOT_STORAGE_CFG" ] || return 1
+	awk -v want="$1" '
+		/^[[:space:]]*#/ { next }
+		/^[a-z][a-z0-9]*:[[:space:]]*[^[:space:]]+/ { current = $2; next }
+		current == want && /^[[:space:]]+disable([[:space:]]|$)/ && ($2 == "" || $2 == "1") { disabled = 1 }
+		current == want && /^[[:space:]]+content[[:space:]]/ { content = $2; found = 1 }
+		END { if (!found || disabled) exit 1; print content }
+	' "$CLUPILOT_STORAGE_CFG"
+}
+
+# Only acts when no storage accepts disk images (Proxmox installed over Debian: `local` is a
+# directory storage without images). Appends images to local's own list through pvesm — never
+# a fixed list (it would delete what an operator added), never into /etc/pve (pmxcfs).
+ensure_image_storage() {
+	local storage content
+	storage="$(detect_vm_storage)"
+	if [ -n "$storage" ]; then
+		log "storage $storage accepts disk images; storage configuration left as it is"
+		return 0
+	fi
+	if ! content="$(storage_content local)"; then
+		die "no storage accepts disk images, and 'local' is missing, disabled or has no content line; add images to a storage on the host (pvesm set <storage> --content <its list>,images) and retry"
+	fi
+	log "no storage accepts disk images; adding images to local (content was: ${content:-none})"
+	pvesm set local --content "${content:+$content,}images" ||
+		die "pvesm set local --content ${content:+$content,}images failed"
+	storage="$(detect_vm_storage)"
+	[ -n "$storage" ] || die "pvesm set reported success but no storage accepts disk images"
+	log "storage $storage now accepts disk images"
+}
+
+# Refuses up front when the image, its working copy and the imported disk cannot fit.
+check_build_space() {
+	local dir="$1" required_mb="$2" available_kb
+	mkdir -p "$dir" || die "cannot create $dir"
+	available_kb="$(df -Pk "$dir" | awk 'NR == 2 { print $4 }')"
+	case "$available_kb" in
+	'' | *[!0-9]*) die "cannot read the free space of $dir from df" ;;
+	esac
+	if [ "$((available_kb / 1024))" -lt "$required_mb" ]; then
+		die "only $((available_kb / 1024)) MiB free in $dir; building templates needs $required_mb MiB (image, working copy and imported disk) — free space and retry"
+	fi
+	log "$((available_kb / 1024)) MiB free in $dir (need $required_mb MiB)"
+}
+
+# Downloads to .part and renames only when the SHA-512 matches, so an interrupted download
+# never looks finished. A verified image is kept (with its checksum) and reused next time.
+fetch_cloud_image() {
+	local url="$1" sums_url="$2" dest="$3" name expected actual
+	name="${url##*/}"
+	expected="$(http_get "$sums_url" | awk -v n="$name" '$2 == n || $2 == "*" n { print $1; exit }')" ||
+		die "could not fetch $sums_url"
+	[ -n "$expected" ] || die "$sums_url lists no checksum for $name"
+	if [ -f "$dest" ] && [ -f "$dest.sha512" ] && [ "$(cat "$dest.sha512")" = "$expected" ]; then
+		log "reusing the verified image $dest"
+		return 0
+	fi
+	rm -f "$dest.part"
+	http_download "$url" "$dest.part" || {
+		rm -f "$dest.part"
+		die "download of $url was cut off or failed; nothing was kept"
+	}
+	actual="$(sha512sum "$dest.part" | awk '{ print $1 }')"
+	if [ "$actual" != "$expected" ]; then
+		rm -f "$dest.part"
+		die "checksum mismatch for $name: SHA512SUMS says ${expected:0:16}…, the download has ${actual:0:16}…; nothing was kept"
+	fi
+	mv -f "$dest.part" "$dest"
+	printf '%s\n' "$expected" >"$dest.sha512"
+	log "downloaded and verified $name"
+}
+
+# Trap 2: the image must have the layout the cloud image is built with (GPT; p1 ext4 root,
+# p15 EFI vfat), otherwise customising and growing the root filesystem go wrong silently.
+verify_image_structure() {
+	local image="$1" listing
+	listing="$(virt-filesystems -a "$image" --all --long)" || die "virt-filesystems cannot read $image"
+	printf '%s\n' "$listing" | awk '$1 == "/dev/sda1" && $2 == "filesystem" && $3 == "ext4" { ok = 1 } END { exit !ok }' ||
+		die "$image has no ext4 root filesystem on /dev/sda1; not the expected Debian cloud image"
+	printf '%s\n' "$listing" | awk '$1 == "/dev/sda15" && $2 == "filesystem" && $3 == "vfat" { ok = 1 } END { exit !ok }' ||
+		die "$image has no EFI vfat filesystem on /dev/sda15; not the expected Debian cloud image"
+	log "image structure as expected (sda1 ext4, sda15 vfat)"
+}
+
+# Works on a copy of the verified image (the caller makes it). Installs what the golden image
+# must hold: the guest agent (trap 1: enabling it without installing hangs every agent call),
+# growpart (trap 4: guest filesystems would never grow) and ping (trap 3).
+customise_cloud_image() {
+	local image="$1"
+	virt-customize -a "$image" \
+		--install qemu-guest-agent,cloud-guest-utils,iputils-ping \
+		--truncate /etc/machine-id ||
+		die "virt-customize failed on $image"
+}
+
+# Installing is not enough: prove every package is installed in the image.
+verify_image_contents() {
+	local image="$1" status package
+	status="$(virt-cat -a "$image" /var/lib/dpkg/status)" || die "virt-cat cannot read the package list of $image"
+	for package in qemu-guest-agent cloud-guest-utils iputils-ping; do
+		printf '%s\n' "$status" | awk -v p="$package" '
+			/^Package: / { current = $2 }
+			/^Status: / && current == p && $0 == "Status: install ok installed" { ok = 1 }
+			END { exit !ok }
+		' || die "$package is not installed in the customised image although virt-customize reported success"
+	done
+	log "image contains qemu-guest-agent, cloud-guest-utils and iputils-ping"
+}
+
+# Destroys the VMID if present (never a template: that is refused), creates the VM, imports the
+# disk with import-from so Proxmox picks the volume name, adds cloud-init, converts to template.
+create_proxmox_template() {
+	local vmid="$1" storage="$2" image="$3" name="$4" config
+	if config="$(qm config "$vmid" 2>/dev/null)"; then
+		if printf '%s\n' "$config" | grep -qx 'template: 1'; then
+			die "VM $vmid is already a template; refusing to destroy it"
+		fi
+		log "VM $vmid exists but is not a template (a leftover of an aborted build); destroying it"
+		qm destroy "$vmid" --purge || die "qm destroy $vmid --purge failed"
+	fi
+	qm create "$vmid" --name "$name" --memory 2048 --cores 2 --cpu x86-64-v2-AES \
+		--net0 virtio,bridge=vmbr0 --scsihw virtio-scsi-pci --ostype l26 ||
+		die "qm create $vmid failed"
+	qm set "$vmid" --scsi0 "$storage:0,import-from=$image" || die "importing the disk of $vmid failed"
+	qm set "$vmid" --ide2 "$storage:cloudinit" --boot order=scsi0 --serial0 socket --vga serial0 \
+		--agent enabled=1 || die "configuring $vmid failed"
+	qm template "$vmid" || die "qm template $vmid failed"
+	verify_template "$vmid"
+}
+
+# qm template can exit 0 although the conversion failed: demand the flag and a base- disk.
+verify_template() {
+	local vmid="$1" config
+	config="$(qm config "$vmid")" || die "qm config $vmid failed"
+	printf '%s\n' "$config" | grep -qx 'template: 1' || die "VM $vmid is not marked as a template after qm template"
+	printf '%s\n' "$config" | grep -Eq '^scsi0: [^,]*base-' ||
+		die "VM $vmid is marked as a template but its disk was not converted to base-…"
+	log "VM $vmid is a template ($(printf '%s\n' "$config" | awk '/^scsi0: / { print $2 }'))"
+}

@@ -1,0 +1,99 @@
+import { execFileSync, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+
+const here = import.meta.dirname;
+const scripts = ["template.sh", "template-run.sh"].map((name) => path.join(here, name));
+const layouts = path.resolve(here, "../../../../shared/reference/storage-cfg");
+
+/** Runs a function of template.sh in bash against one storage.cfg. */
+function templateFn(storageCfg: string, call: string) {
+  const result = spawnSync(
+    "bash",
+    [
+      "-c",
+      `log() { :; }; die() { echo "DIE: $*" >&2; exit 1; }; . "$1"; ${call}`,
+      "test",
+      scripts[0]!,
+    ],
+    { env: { PATH: process.env.PATH, CLUPILOT_STORAGE_CFG: storageCfg }, encoding: "utf8" },
+  );
+  return { code: result.status, stdout: result.stdout.trim(), stderr: result.stderr.trim() };
+}
+
+describe("the template scripts", () => {
+  it.each(scripts)("%s passes shellcheck", (script) => {
+    // shellcheck is installed by .ci/run; a missing binary must fail, not skip.
+    execFileSync("shellcheck", ["-x", script], { cwd: here, encoding: "utf8" });
+  });
+
+  it.each(scripts)("%s passes sh -n", (script) => {
+    execFileSync("sh", ["-n", script]);
+    execFileSync("bash", ["-n", script]);
+  });
+
+  it("the driver is executable", () => {
+    expect(fs.statSync(scripts[1]!).mode & 0o111).not.toBe(0);
+  });
+});
+
+describe("storage detection against real storage.cfg layouts", () => {
+  const expected: Record<string, string> = {
+    "installer-lvm-thin.cfg": "local-lvm",
+    "installer-zfs.cfg": "local-zfs",
+    "installer-btrfs.cfg": "local-btrfs", // local is disabled there
+    "installer-ext4-local-only.cfg": "local",
+    "debian-install-no-images.cfg": "",
+    "debian-install-customised.cfg": "", // only backup on NFS, scratch disabled
+  };
+
+  it("covers every reference layout", () => {
+    const files = fs.readdirSync(layouts).filter((f) => f.endsWith(".cfg"));
+    expect(files.sort()).toEqual(Object.keys(expected).sort());
+  });
+
+  it.each(Object.entries(expected))("%s → %s", (file, storage) => {
+    expect(templateFn(path.join(layouts, file), "detect_vm_storage")).toMatchObject({
+      code: 0,
+      stdout: storage,
+    });
+  });
+
+  it("reads local's own content list, keeping what an operator added", () => {
+    expect(
+      templateFn(path.join(layouts, "debian-install-customised.cfg"), "storage_content local")
+        .stdout,
+    ).toBe("snippets,iso,vztmpl,backup");
+    expect(
+      templateFn(path.join(layouts, "debian-install-no-images.cfg"), "storage_content local")
+        .stdout,
+    ).toBe("iso,vztmpl,backup");
+  });
+
+  it("never reads the content of a disabled storage", () => {
+    expect(
+      templateFn(path.join(layouts, "installer-btrfs.cfg"), "storage_content local").code,
+    ).toBe(1);
+  });
+
+  it("refuses to guess when the storage has no content line", () => {
+    const dir = fs.mkdtempSync("/tmp/clupilot-cfg-");
+    const cfg = path.join(dir, "storage.cfg");
+    fs.writeFileSync(cfg, "dir: local\n\tpath /var/lib/vz\n");
+    expect(templateFn(cfg, "storage_content local").code).toBe(1);
+    expect(templateFn(cfg, "detect_vm_storage").stdout).toBe("");
+    fs.rmSync(dir, { recursive: true });
+  });
+
+  it("ignores comments and a storage named like a key", () => {
+    const dir = fs.mkdtempSync("/tmp/clupilot-cfg-");
+    const cfg = path.join(dir, "storage.cfg");
+    fs.writeFileSync(
+      cfg,
+      "# dir: commented\n#\tcontent images\ndir: local\n\tpath /var/lib/vz\n\tcontent iso\n\nnfs: shared-images\n\tpath /mnt/pve/x\n\tcontent images\n\tdisable 0\n",
+    );
+    expect(templateFn(cfg, "detect_vm_storage").stdout).toBe("shared-images");
+    fs.rmSync(dir, { recursive: true });
+  });
+});

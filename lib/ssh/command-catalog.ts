@@ -1,6 +1,14 @@
 import { OS_PROBE } from "@/lib/steps/host/check-operating-system";
 import { PRIVILEGE_PROBE } from "@/lib/steps/host/connect-host";
 import { asRoot } from "@/lib/steps/host/services";
+import {
+  buildEnvFile,
+  CLEAR_STATUS,
+  killBuildCommand,
+  READ_STATUS,
+  RESOLVE_BUILD_DIR,
+  startBuildCommand,
+} from "@/lib/steps/host/build-vm-template/commands";
 import { uploadCommand } from "./commands";
 import { sh } from "./quote";
 
@@ -115,5 +123,22 @@ export const commandCatalog: readonly CommandCatalogEntry[] = [
         asRoot("root", sh`echo ${value}`),
         asRoot("admin", sh`printf %s ${value}`),
       ]),
+  },
+  {
+    name: "steps/host/BuildVmTemplate",
+    samples: () => [
+      RESOLVE_BUILD_DIR,
+      READ_STATUS,
+      CLEAR_STATUS,
+      killBuildCommand(),
+      ...HOSTILE_PATHS.map((dir) => startBuildCommand(`/var/lib/clupilot/${dir}`)),
+      ...HOSTILE_VALUES.map((value) =>
+        buildEnvFile({
+          vmids: [9000, 9001],
+          imageUrl: `https://example.test/${value}`,
+          sha512sumsUrl: value,
+        }),
+      ),
+    ],
   },
 ];

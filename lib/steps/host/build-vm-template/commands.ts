@@ -55,7 +55,7 @@ export function startBuildCommand(buildDir: string): string {
     sh`nohup setsid bash ${`${buildDir}/${DRIVER_NAME}`} ${`${buildDir}/build.env`} < /dev/null > /dev/null 2>&1 &`,
     "i=0; while [ ! -s pid ] && [ $i -lt 150 ]; do sleep 0.1; i=$((i + 1)); done",
     "cat pid 2>/dev/null",
-  ].join("; ");
+  ].join("\n");
 }
 
 /**

@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { createHash, timingSafeEqual } from "node:crypto";
 import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import net from "node:net";
@@ -20,9 +20,13 @@ const { Server, utils } = ssh2;
 
 /**
  * The lab's SSH server: real SSH (ssh2's `Server`), real `bash -c` processes. What matters for
- * the product's safety is made to hurt like reality: when the client closes a channel or the
- * connection drops while a command runs, the command's process group gets SIGHUP and, after
- * a short grace, SIGKILL (a session teardown). Only `nohup setsid …` escapes that.
+ * the product's safety hurts exactly like Debian's OpenSSH (checked side by side against a real
+ * sshd in lab/openssh/parity.int.test.ts): when the client closes a channel or the connection
+ * drops while a command runs, sshd sends NO signal (there is no pty, so no hang-up); it closes
+ * the command's stdin, stdout and stderr. A job that writes to the channel afterwards dies of
+ * SIGPIPE, one reading stdin sees EOF, and one that does neither keeps running even without
+ * `nohup setsid`. Signal requests from the client are refused for root (OpenSSH: "session
+ * signalling requires privilege separation"), so closing a channel never stops remote work.
  */
 
 export type LabSshFaults = {
@@ -47,7 +51,7 @@ export type LabSshCommand = {
   startedAt: Date;
   /** Exit status, or the signal name (`SIGHUP`) that ended the shell, or null while running. */
   exit: number | string | null;
-  /** True when the channel went away while the command was running (it was hung up). */
+  /** True when the channel went away while the command was running (its pipes were closed). */
   hungUp: boolean;
 };
 
@@ -64,13 +68,16 @@ export type LabSshServerOptions = {
   /** Complete environment of every command (nothing is inherited from the lab's process). */
   env: Readonly<Record<string, string>>;
   faults?: LabSshFaults;
-  /** Between SIGHUP and SIGKILL at channel close. Default 300 ms. */
-  hangupGraceMs?: number;
 };
 
 type HostKey = { pem: string; sha256: string };
 
-type RunningCommand = { pgid: number; finished: boolean; connection: Connection };
+type RunningCommand = {
+  pgid: number;
+  finished: boolean;
+  connection: Connection;
+  child: ChildProcess;
+};
 
 export class LabSshServer {
   readonly host = "127.0.0.1" as const;
@@ -194,7 +201,7 @@ export class LabSshServer {
     connection.on("authentication", (ctx) => this.authenticate(ctx));
     connection.on("close", () => {
       for (const run of this.running) {
-        if (run.connection === connection && !run.finished) this.hangUp(run);
+        if (run.connection === connection && !run.finished) closePipes(run.child);
       }
     });
     const socketOf = () =>
@@ -263,7 +270,13 @@ export class LabSshServer {
     session.on("env", (_accept, reject) => reject?.());
     session.on("sftp", (_accept, reject) => reject());
     session.on("subsystem", (_accept, reject) => reject());
-    session.on("signal", (accept, _reject, info) => {
+    session.on("signal", (accept, reject, info) => {
+      // OpenSSH runs root sessions without a privilege-separated child and refuses their
+      // signal requests ("session signalling requires privilege separation").
+      if (this.options.username === "root") {
+        reject?.();
+        return;
+      }
       accept?.();
       const name = info.name.toUpperCase().replace(/^SIG/, "");
       if (run !== null && !run.finished) killGroup(run.pgid, `SIG${name}` as NodeJS.Signals);
@@ -300,7 +313,7 @@ export class LabSshServer {
     };
     this.commands.push(record);
     this.groups.add(pgid);
-    const run: RunningCommand = { pgid, finished: false, connection };
+    const run: RunningCommand = { pgid, finished: false, connection, child };
     this.running.add(run);
     let channelOpen = true;
 
@@ -337,16 +350,10 @@ export class LabSshServer {
       child.stderr.unpipe(channel.stderr);
       if (!run.finished) {
         record.hungUp = true;
-        this.hangUp(run);
+        closePipes(child);
       }
     });
     return run;
-  }
-
-  /** Session teardown: SIGHUP to the group, SIGKILL to whatever ignored it after the grace. */
-  private hangUp(run: RunningCommand): void {
-    killGroup(run.pgid, "SIGHUP");
-    this.later(this.options.hangupGraceMs ?? 300, () => killGroup(run.pgid, "SIGKILL"));
   }
 
   private later(ms: number, action: () => void): void {
@@ -356,6 +363,16 @@ export class LabSshServer {
     }, ms);
     this.timers.add(timer);
   }
+}
+
+/**
+ * What sshd does when a channel goes away under a running command: it closes its ends of the
+ * command's pipes. No signal: the next write dies of SIGPIPE, a read from stdin gets EOF.
+ */
+function closePipes(child: ChildProcess): void {
+  child.stdin?.destroy();
+  child.stdout?.destroy();
+  child.stderr?.destroy();
 }
 
 function killGroup(pgid: number, signal: NodeJS.Signals): void {

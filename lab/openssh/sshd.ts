@@ -146,7 +146,10 @@ async function launch(sshdPath: string, config: string, port: number): Promise<C
   child.stderr?.setEncoding("utf8");
   child.stderr?.on("data", (chunk: string) => log.push(chunk));
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => fail(new Error("sshd did not start listening within 10 s")), 10_000);
+    const timer = setTimeout(
+      () => fail(new Error("sshd did not start listening within 10 s")),
+      10_000,
+    );
     const onData = () => {
       if (log.join("").includes(`Server listening on 127.0.0.1 port ${port}.`)) done();
     };

@@ -1,0 +1,257 @@
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { mkdir, readFile, rm } from "node:fs/promises";
+import path from "node:path";
+
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+import { connectSsh, type SshSession } from "@/lib/ssh/client";
+import { uploadCommand } from "@/lib/ssh/commands";
+
+import { LAB_TOOLS_BIN, isProcessAlive, startLab, waitUntil, type LabNode } from "../index";
+import { startOpenSshPeer, type OpenSshPeer } from "./sshd";
+
+/**
+ * The same process-semantics tests against the lab's SSH server and against Debian's real
+ * OpenSSH server, so the lab cannot be kinder or harsher than a real host where the product
+ * depends on it (see lab.md, "Real peers"). Both run commands as root in bash with the lab's
+ * environment; they differ in the working directory (sshd: the user's home from /etc/passwd,
+ * lab: the lab root), so every path here is absolute.
+ *
+ * What real OpenSSH does (measured here, OpenSSH 9.2 / Debian, no pty, root login):
+ * - the client going away sends the command NO signal; sshd closes the command's pipes, so a
+ *   job still writing to the channel dies of SIGPIPE and a silent job lives on, even without
+ *   `nohup setsid`;
+ * - a signal request on a root session is refused, so lib/ssh giving up on a command (timeout,
+ *   abort) closes the channel but does not stop the remote work.
+ */
+
+type Peer = {
+  name: string;
+  lab: LabNode;
+  connect(): Promise<SshSession>;
+  stop(): Promise<void>;
+};
+
+async function labPeer(): Promise<Peer> {
+  const lab = await startLab();
+  return {
+    name: "lab",
+    lab,
+    connect: () =>
+      connectSsh({
+        host: lab.ssh.host,
+        port: lab.ssh.port,
+        username: lab.ssh.username,
+        auth: { kind: "password", password: lab.ssh.password },
+        pinnedHostKey: lab.ssh.hostKeySha256,
+        readyTimeoutMs: 5000,
+      }),
+    stop: () => lab.stop(),
+  };
+}
+
+async function openSshPeer(): Promise<Peer> {
+  // The lab node provides the root folder and the environment; its own SSH server is unused.
+  const lab = await startLab();
+  let sshd: OpenSshPeer;
+  try {
+    sshd = await startOpenSshPeer({ root: lab.root, env: lab.env });
+  } catch (error) {
+    await lab.stop();
+    throw error;
+  }
+  return {
+    name: "openssh",
+    lab,
+    connect: () =>
+      connectSsh({
+        host: sshd.host,
+        port: sshd.port,
+        username: sshd.username,
+        auth: { kind: "private_key", privateKey: sshd.privateKey },
+        pinnedHostKey: sshd.hostKeySha256,
+        readyTimeoutMs: 5000,
+      }),
+    async stop() {
+      await sshd.stop();
+      await lab.stop(); // also kills what the commands left running (they carry its env)
+    },
+  };
+}
+
+async function readPid(file: string): Promise<number> {
+  let text = "";
+  await waitUntil(
+    async () => existsSync(file) && (text = await readFile(file, "utf8")).endsWith("\n"),
+    { what: `${file} to hold a PID` },
+  );
+  return Number(text.trim());
+}
+
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, "SIGKILL");
+  } catch {
+    // already gone
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe.each([
+  { peer: "lab", start: labPeer },
+  { peer: "openssh", start: openSshPeer },
+])("SSH process semantics: $peer", ({ start }) => {
+  let peer: Peer;
+  let root: string;
+  let session: SshSession;
+  beforeAll(async () => {
+    peer = await start();
+    root = peer.lab.root;
+    session = await peer.connect();
+  });
+  afterAll(async () => {
+    session?.close();
+    await peer?.stop();
+  });
+
+  it("reports exit status, stdout and stderr separately, and death by signal", async () => {
+    expect(await session.exec("echo out; echo err >&2; exit 3")).toMatchObject({
+      code: 3,
+      signal: null,
+      stdout: "out\n",
+      stderr: "err\n",
+    });
+    expect(await session.exec("kill -TERM $$")).toMatchObject({ code: null, signal: "SIGTERM" });
+    const missing = await session.exec("clupilot-no-such-command");
+    expect(missing.code).toBe(127);
+    expect(missing.stderr).toContain("clupilot-no-such-command: command not found");
+    expect((await session.exec("tr a-z A-Z", { stdin: "hello" })).stdout).toBe("HELLO");
+  });
+
+  it("runs bash with the lab's environment first on PATH", async () => {
+    const out = await session.exec(
+      'printf "%s\\n" "${BASH_VERSION:+bash}" "$CLUPILOT_HOST_ROOT" "${PATH%%:*}" "$HOME"; uname -r',
+    );
+    expect(out.stdout).toBe(
+      `bash\n${root}\n${LAB_TOOLS_BIN}\n${path.join(root, "root")}\n6.12.57+deb13-amd64\n`,
+    );
+  });
+
+  it("parses like sh -n: clean commands pass, a syntax error is status 2 before anything runs", async () => {
+    const upload = uploadCommand({
+      remotePath: "/tmp/x y/file",
+      tmpPath: "/tmp/x y/file.tmp",
+      mode: 0o600,
+      sha256: "0".repeat(64),
+    });
+    expect((await session.exec("sh -n", { stdin: upload })).code).toBe(0);
+    const broken = await session.exec(`echo ran > ${root}/ran; if then fi`);
+    expect(broken.code).toBe(2);
+    expect(broken.stderr).toContain("syntax error");
+    expect(existsSync(path.join(root, "ran"))).toBe(false);
+  });
+
+  it("a background job holding stdout keeps the command open until it ends", async () => {
+    const result = await session.exec("sleep 0.6 & echo started");
+    expect(result.stdout).toBe("started\n");
+    expect(result.durationMs).toBeGreaterThanOrEqual(500);
+    // The detached start pattern returns at once.
+    const detached = await session.exec(
+      "nohup setsid sleep 0.6 > /dev/null 2>&1 < /dev/null & echo started",
+    );
+    expect(detached.durationMs).toBeLessThan(400);
+  });
+
+  it("channel close: no signal — a silent plain job lives on, a writing one dies of SIGPIPE", async () => {
+    const client = await peer.connect();
+    const silentFile = path.join(root, "silent.pid");
+    const writerFile = path.join(root, "writer.pid");
+    const silent = client.exec(`sleep 300 & echo $! > ${silentFile}; wait`).catch(() => null);
+    const writer = client
+      .exec(`(while :; do echo tick; sleep 0.05; done) & echo $! > ${writerFile}; wait`)
+      .catch(() => null);
+    const silentPid = await readPid(silentFile);
+    const writerPid = await readPid(writerFile);
+    try {
+      expect(isProcessAlive(silentPid)).toBe(true);
+      expect(isProcessAlive(writerPid)).toBe(true);
+      client.close(); // the console goes away while both run
+      await Promise.all([silent, writer]);
+      await waitUntil(() => !isProcessAlive(writerPid), { what: "the writing job to die" });
+      await sleep(500);
+      expect(isProcessAlive(silentPid)).toBe(true);
+    } finally {
+      killQuietly(silentPid);
+      killQuietly(writerPid);
+    }
+  });
+
+  it("channel close: the nohup setsid start survives, in its own group; kill -TERM -PGID ends the group", async () => {
+    const client = await peer.connect();
+    const pidFile = path.join(root, "driver.pid");
+    const childFile = path.join(root, "driver-child.pid");
+    // The start pattern of a long build: the driver writes its own PID ($$), which is its group.
+    const driver = `echo $$ > ${pidFile}; (while :; do echo tick; sleep 0.05; done) & echo $! > ${childFile}; wait`;
+    const started = await client.exec(
+      `nohup setsid bash -c '${driver}' > /dev/null 2>&1 < /dev/null &`,
+    );
+    expect(started.code).toBe(0);
+    const pid = await readPid(pidFile);
+    const childPid = await readPid(childFile);
+    try {
+      client.close();
+      await sleep(500);
+      expect(isProcessAlive(pid)).toBe(true);
+      expect(isProcessAlive(childPid)).toBe(true);
+
+      const check = await session.exec(
+        `ps -o pgid= -p ${childPid}; tr '\\0' ' ' < /proc/${pid}/cmdline`,
+      );
+      const [pgid, cmdline] = check.stdout.split("\n");
+      expect(Number(pgid?.trim())).toBe(pid);
+      expect(cmdline).toBe(`bash -c ${driver} `);
+
+      expect((await session.exec(`kill -TERM -${pid}`)).code).toBe(0);
+      await waitUntil(() => !isProcessAlive(pid) && !isProcessAlive(childPid), {
+        what: "the whole group to die",
+      });
+    } finally {
+      killQuietly(pid);
+      killQuietly(childPid);
+    }
+  });
+
+  it("giving up on a command (lib/ssh timeout) closes the channel but does not stop it", async () => {
+    const client = await peer.connect();
+    const file = path.join(root, "timeout.pid");
+    const error = await client
+      .exec(`echo $$ > ${file}; sleep 300`, { timeoutMs: 300 })
+      .catch((e: unknown) => e);
+    expect((error as Error).name).toBe("SshCommandTimeoutError");
+    const pid = await readPid(file);
+    try {
+      client.close();
+      await sleep(500);
+      // Real sshd refuses the TERM signal request of a root session and sends no hang-up.
+      expect(isProcessAlive(pid)).toBe(true);
+    } finally {
+      killQuietly(pid);
+    }
+  });
+
+  it("uploads byte for byte with lib/ssh", async () => {
+    const dir = path.join(root, "up load");
+    await rm(dir, { recursive: true, force: true });
+    await mkdir(dir);
+    const bytes = Buffer.concat([
+      Buffer.from(Array.from({ length: 256 }, (_, i) => i)),
+      randomBytes(300 * 1024),
+    ]);
+    const target = path.join(dir, "payload.bin");
+    await session.upload(target, bytes, { mode: 0o600 });
+    expect((await readFile(target)).equals(bytes)).toBe(true);
+    expect((await session.exec(`stat -c %a '${target}'`)).stdout).toBe("600\n");
+  });
+});

@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
+import { SwitchRegistry, registerSshSwitches } from "./control/switches";
 import { generateEd25519KeyPair } from "./keys";
 import { hostRootPaths, prepareHostRoot, writeOs, type LabOs } from "./host-root";
 import {
@@ -52,6 +53,8 @@ export type LabNode = {
   rotateHostKey(): Promise<void>;
   /** Switches read live by the SSH server. */
   faults: LabSshFaults;
+  /** Every fault switch and action of the node's parts, for the control API (`ssh.*`, …). */
+  switches: SwitchRegistry;
   /** Every authentication attempt the SSH server saw, in order. */
   readonly authAttempts: readonly LabSshAuthAttempt[];
   /** Every command run over SSH, in order. */
@@ -96,6 +99,8 @@ export async function startLab(options: StartLabOptions = {}): Promise<LabNode> 
     env,
   });
 
+  const switches = registerSshSwitches(new SwitchRegistry(), server);
+
   let stopped = false;
   return {
     name,
@@ -115,6 +120,7 @@ export async function startLab(options: StartLabOptions = {}): Promise<LabNode> 
     authorizeKey: (line) => server.authorizeKey(line),
     rotateHostKey: () => server.rotateHostKey(),
     faults: server.faults,
+    switches,
     get authAttempts() {
       return server.authAttempts;
     },

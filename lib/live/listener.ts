@@ -32,6 +32,7 @@ export type LiveListener = {
 export const ZLiveMessage = z.discriminatedUnion("type", [
   z.object({ type: z.literal("run"), runId: z.uuid(), hostId: z.uuid().nullable() }),
   z.object({ type: z.literal("host"), hostId: z.uuid() }),
+  z.object({ type: z.literal("log"), runId: z.uuid(), seq: z.number().int().positive() }),
 ]);
 
 /** A notification payload is `unknown` until it parses: a malformed one is dropped, not relayed. */

@@ -1,6 +1,8 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
-import { events, runAbortRequests, runLogs, runs, stepVisits } from "@/lib/db/schema";
+import { events, runAbortRequests, runs, stepVisits } from "@/lib/db/schema";
+import { appendRunLog } from "@/lib/logs/append";
+import { createRunLogWriter } from "@/lib/logs/writer";
 import { RunContext } from "./context";
 import { notifyLive, scheduleTick } from "./schedule";
 import type { AnyPipeline, Outcome, Step } from "./step";
@@ -74,7 +76,6 @@ export async function tickRun(options: EngineOptions, runId: string): Promise<Ti
         startedAt,
         { kind: "fail", reason },
         null,
-        [],
         now,
       );
       return { kind: "visited", step: run.currentStep, outcome: "fail", runStatus: "failed" };
@@ -85,12 +86,19 @@ export async function tickRun(options: EngineOptions, runId: string): Promise<Ti
       .from(runAbortRequests)
       .where(eq(runAbortRequests.runId, run.id));
     const context = new RunContext(run.context);
-    const logLines: string[] = [];
     const visit = run.stepVisit + 1;
     const elapsedSeconds = (startedAt.getTime() - run.stepStartedAt.getTime()) / 1000;
-    const log = (line: string) => void logLines.push(line);
+    // Log lines commit on their own while the visit runs (see lib/logs/writer.ts).
+    const logWriter = createRunLogWriter(options.db, run.id);
+    const log = (line: string) => logWriter.line(step.name, "note", line);
     const { services, dispose } = pipeline.services(
-      { runId: run.id, hostId: run.hostId, log },
+      {
+        runId: run.id,
+        hostId: run.hostId,
+        step: step.name,
+        log: (line, kind = "note") => logWriter.line(step.name, kind, line),
+        maskSecret: logWriter.maskSecret,
+      },
       options.db,
     );
     const controller = new AbortController();
@@ -124,23 +132,14 @@ export async function tickRun(options: EngineOptions, runId: string): Promise<Ti
     } finally {
       controller.abort();
       await dispose().catch(() => {});
+      // Before persist: its own log line takes the head row lock inside the tick's transaction.
+      await logWriter.close();
     }
 
     const finishedAt = now();
     // A thrown visit leaves no half-written keys: its context changes are dropped.
     const nextContext = decision.kind === "error" ? null : context;
-    await persist(
-      tx,
-      run,
-      step.name,
-      startedAt,
-      finishedAt,
-      decision,
-      nextContext,
-      logLines,
-      now,
-      pipeline,
-    );
+    await persist(tx, run, step.name, startedAt, finishedAt, decision, nextContext, now, pipeline);
     const runStatus =
       decision.kind === "fail" || (decision.kind === "error" && decision.retryInSeconds === null)
         ? "failed"
@@ -239,7 +238,6 @@ async function persist(
   finishedAt: Date,
   decision: Decision,
   context: RunContext | null,
-  logLines: string[],
   now: () => Date,
   pipeline?: AnyPipeline,
 ): Promise<void> {
@@ -253,10 +251,15 @@ async function persist(
     outcome: decision.kind,
     detail: visitDetail(decision),
   });
-  if (logLines.length > 0) {
-    await tx
-      .insert(runLogs)
-      .values(logLines.map((line) => ({ runId: run.id, step: stepName, line, at: finishedAt })));
+  const logLine = runLogLine(
+    decision,
+    stepName,
+    pipeline?.steps[pipeline.steps.length - 1]?.name === stepName,
+  );
+  if (logLine) {
+    await appendRunLog(tx, run.id, [
+      { step: stepName, kind: "run", text: logLine, at: finishedAt },
+    ]);
   }
 
   const contextUpdate = context?.dirty
@@ -292,6 +295,24 @@ async function persist(
     await tx.delete(runAbortRequests).where(eq(runAbortRequests.runId, run.id));
   }
   await notifyLive(tx, { type: "run", runId: run.id, hostId: run.hostId });
+}
+
+/** What the run log says about this visit's outcome: errors and the run's end, nothing else. */
+function runLogLine(decision: Decision, stepName: string, lastStep: boolean): string | null {
+  switch (decision.kind) {
+    case "advance":
+      return lastStep ? `■ run succeeded: ${stepName} was the last step` : null;
+    case "poll":
+      return null;
+    case "fail":
+      return decision.reason === ABORT_REASON
+        ? `■ run ${ABORT_REASON} during ${stepName}${decision.detail ? ` (${decision.detail})` : ""}`
+        : `■ run failed at ${stepName}: ${decision.reason}`;
+    case "error":
+      return decision.retryInSeconds === null
+        ? `■ run failed at ${stepName}: ${decision.message} (no attempts left)`
+        : `⚠ ${stepName} visit failed: ${decision.message}; retrying in ${decision.retryInSeconds} s`;
+  }
 }
 
 function visitDetail(decision: Decision): string | null {

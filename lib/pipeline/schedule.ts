@@ -29,7 +29,10 @@ export async function scheduleTick(tx: Executor, runId: string, runAt: Date): Pr
 export const LIVE_CHANNEL = "clupilot_live";
 
 export type LiveMessage =
-  { type: "run"; runId: string; hostId: string | null } | { type: "host"; hostId: string };
+  | { type: "run"; runId: string; hostId: string | null }
+  | { type: "host"; hostId: string }
+  /** New run-log chunks up to `seq` committed (lib/logs); only the log streams relay it. */
+  | { type: "log"; runId: string; seq: number };
 
 /** Tells every listening web server that something changed; delivered on commit. */
 export async function notifyLive(tx: Executor, message: LiveMessage): Promise<void> {

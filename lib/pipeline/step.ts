@@ -6,6 +6,7 @@
  * - visit chain: the consecutive visits of one step since it was entered (or retried).
  * - run context: a small JSON document in Postgres that steps read and write.
  */
+import type { LogLineKind } from "@/lib/logs/chunks";
 import type { RunContext } from "./context";
 
 export type Outcome =
@@ -28,6 +29,15 @@ export const poll = (seconds: number, phase?: string, detail?: string): Outcome 
 export const fail = (reason: string): Outcome => ({ kind: "fail", reason });
 
 export type RunRef = { runId: string; hostId: string | null };
+
+/** How a pipeline's services write to the run log during one tick (see lib/logs). */
+export type RunLogSink = {
+  /** The step being visited: every line is filed under it. */
+  step: string;
+  log(line: string, kind?: LogLineKind): void;
+  /** Masks this literal value (e.g. a password the services just unsealed) in the log. */
+  maskSecret(value: string): void;
+};
 
 export type StepContext<Services> = RunRef & {
   /** 1 on the first visit of a chain (after entering the step, or after a Retry). */
@@ -60,7 +70,7 @@ export type Pipeline<Services> = {
    * `dispose` runs after the visit, whatever its outcome.
    */
   services(
-    run: RunRef & { log(line: string): void },
+    run: RunRef & RunLogSink,
     db: import("@/lib/db/client").Database,
   ): { services: Services; dispose(): Promise<void> };
 };

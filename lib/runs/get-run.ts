@@ -1,6 +1,7 @@
 import { asc, desc, eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
-import { events, runAbortRequests, runLogs, runs, stepVisits } from "@/lib/db/schema";
+import { events, runAbortRequests, runs, stepVisits } from "@/lib/db/schema";
+import { readLogHead, readLogTail } from "@/lib/logs/read";
 import type { AnyPipeline } from "@/lib/pipeline/step";
 
 export type StepState = "pending" | "running" | "done" | "failed";
@@ -34,7 +35,11 @@ export type RunDetail = {
   finishedAt: string | null;
   timeline: TimelineStep[];
   events: { id: number; at: string; kind: string; actor: string; message: string }[];
+  /** The last LOG_TAIL lines; `id` is the line number (the full log: /api/runs/:id/log). */
   log: { id: number; at: string; step: string; line: string }[];
+  /** Lines in the whole log, and the last chunk's sequence number (where a stream resumes). */
+  logLines: number;
+  logSeq: number;
 };
 
 const LOG_TAIL = 500;
@@ -47,7 +52,7 @@ export async function getRun(
 ): Promise<RunDetail | null> {
   const [run] = await db.select().from(runs).where(eq(runs.id, runId));
   if (!run) return null;
-  const [visits, eventRows, logRows, abortRows] = await Promise.all([
+  const [visits, eventRows, logRows, abortRows, logHead] = await Promise.all([
     db.select().from(stepVisits).where(eq(stepVisits.runId, runId)).orderBy(asc(stepVisits.id)),
     db
       .select()
@@ -55,13 +60,9 @@ export async function getRun(
       .where(eq(events.runId, runId))
       .orderBy(desc(events.id))
       .limit(EVENT_TAIL),
-    db
-      .select()
-      .from(runLogs)
-      .where(eq(runLogs.runId, runId))
-      .orderBy(desc(runLogs.id))
-      .limit(LOG_TAIL),
+    readLogTail(db, runId, LOG_TAIL),
     db.select().from(runAbortRequests).where(eq(runAbortRequests.runId, runId)),
+    readLogHead(db, runId),
   ]);
   const stepNames = pipelines[run.pipeline]?.steps.map((s) => s.name) ?? [
     ...new Set(visits.map((v) => v.step)),
@@ -115,8 +116,8 @@ export async function getRun(
       actor: e.actor,
       message: e.message,
     })),
-    log: logRows
-      .reverse()
-      .map((l) => ({ id: l.id, at: l.at.toISOString(), step: l.step, line: l.line })),
+    log: logRows.map((l) => ({ id: l.line, at: l.at, step: l.step, line: l.text })),
+    logLines: logHead.lines,
+    logSeq: logHead.lastSeq,
   };
 }

@@ -39,6 +39,8 @@ export async function GET(request: Request): Promise<Response> {
       send(`retry: 3000\n: connected\n\n`);
       const unsubscribe = listener.subscribe((event: LiveEvent) => {
         if (event.kind === "status") sendStatus(event.connected);
+        // Log chunks have their own per-run streams (/api/runs/:id/log/stream).
+        else if (event.message.type === "log") return;
         else send(`data: ${JSON.stringify(event.message)}\n\n`);
       });
       sendStatus(listener.connected);

@@ -4,4 +4,4 @@ export * from "./runs";
 export * from "./step-visits";
 export * from "./events";
 export * from "./worker-heartbeats";
-export * from "./run-logs";
+export * from "./run-log-chunks";

@@ -10,7 +10,10 @@ import {
   type SshAuth,
   type SshSession,
 } from "@/lib/ssh";
-import type { RunRef } from "@/lib/pipeline/step";
+import { StringDecoder } from "node:string_decoder";
+import { LineSplitter } from "@/lib/logs/line-splitter";
+import { commandHeader, commandResult, formatDuration } from "@/lib/logs/text";
+import type { RunLogSink, RunRef } from "@/lib/pipeline/step";
 
 export type HostRecord = typeof hosts.$inferSelect;
 
@@ -19,11 +22,12 @@ export type HostServices = {
   host(): Promise<HostRecord>;
   /** The tick's SSH connection, opened on first use; pins the host key on first contact. */
   ssh(): Promise<SshSession>;
-  /** Runs a command as root (through `sudo -n` for a non-root user) and logs it. */
+  /**
+   * Runs a command as root (through `sudo -n` for a non-root user) and logs it: a header with
+   * step, time and command, the output as it arrives, then exit code and duration.
+   */
   exec(command: string, options?: ExecOptions): Promise<ExecResult>;
 };
-
-const LOGGED_OUTPUT_LINES = 20;
 
 /** A command as root: as is for root, through `sudo -n` (never prompting) for anyone else. */
 export function asRoot(sshUser: string, command: string): string {
@@ -32,7 +36,7 @@ export function asRoot(sshUser: string, command: string): string {
 
 export function createHostServices(
   db: Database,
-  run: RunRef & { log(line: string): void },
+  run: RunRef & RunLogSink,
 ): { services: HostServices; dispose(): Promise<void> } {
   let hostPromise: Promise<HostRecord> | undefined;
   let sessionPromise: Promise<SshSession> | undefined;
@@ -45,11 +49,13 @@ export function createHostServices(
   const ssh = () => {
     sessionPromise ??= (async () => {
       const record = await host();
+      const auth = await loadAuth(db, record.credentialId);
+      run.maskSecret(auth.kind === "password" ? auth.password : (auth.passphrase ?? ""));
       const session = await connectSsh({
         host: record.address,
         port: record.sshPort,
         username: record.sshUser,
-        auth: await loadAuth(db, record.credentialId),
+        auth,
         pinnedHostKey: record.hostKeySha256,
       });
       if (!record.hostKeySha256) await pinHostKey(db, record, session.hostKeySha256, run);
@@ -64,11 +70,31 @@ export function createHostServices(
     const record = await host();
     const session = await ssh();
     const wrapped = asRoot(record.sshUser, command);
-    run.log(`$ ${command}`);
-    const result = await session.exec(wrapped, options);
-    for (const line of tail(result.stdout + result.stderr)) run.log(line);
-    run.log(`→ exit ${result.code ?? result.signal} in ${result.durationMs} ms`);
-    return result;
+    const started = Date.now();
+    run.log(commandHeader(run.step, command, new Date(started)), "command");
+    const streams = { stdout: new OutputLines(), stderr: new OutputLines() };
+    const logLines = (lines: string[]) => {
+      for (const line of lines) run.log(line, "output");
+    };
+    try {
+      const result = await session.exec(wrapped, {
+        ...options,
+        onOutput: (stream, chunk) => {
+          options?.onOutput?.(stream, chunk);
+          logLines(streams[stream].push(chunk));
+        },
+      });
+      logLines(streams.stdout.end());
+      logLines(streams.stderr.end());
+      run.log(commandResult(result.code, result.signal, result.durationMs), "result");
+      return result;
+    } catch (error) {
+      logLines(streams.stdout.end());
+      logLines(streams.stderr.end());
+      const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
+      run.log(`◀ failed after ${formatDuration(Date.now() - started)}: ${message}`, "result");
+      throw error;
+    }
   };
 
   return {
@@ -80,9 +106,20 @@ export function createHostServices(
   };
 }
 
-function tail(output: string): string[] {
-  const lines = output.split("\n").filter((line) => line.length > 0);
-  return lines.slice(-LOGGED_OUTPUT_LINES);
+/** One output stream of a command, decoded (UTF-8 split across chunks) and cut into lines. */
+class OutputLines {
+  private readonly decoder = new StringDecoder("utf8");
+  private readonly splitter = new LineSplitter();
+
+  push(chunk: Buffer): string[] {
+    const lines = this.splitter.push(this.decoder.write(chunk));
+    const overlong = this.splitter.takeOverlong();
+    return overlong === null ? lines : [...lines, overlong];
+  }
+
+  end(): string[] {
+    return [...this.splitter.push(this.decoder.end()), ...this.splitter.end()];
+  }
 }
 
 async function loadHost(db: Database, hostId: string | null): Promise<HostRecord> {
@@ -117,7 +154,7 @@ async function pinHostKey(
   db: Database,
   record: HostRecord,
   fingerprint: string,
-  run: RunRef & { log(line: string): void },
+  run: RunRef & RunLogSink,
 ): Promise<void> {
   const pinned = await db
     .update(hosts)

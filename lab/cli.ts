@@ -1,0 +1,306 @@
+import { realpathSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+
+import { startControlServer, type ControlServer } from "./control/server";
+import { MAX_FLEET_NODES, startFleet, type LabFleet, type StartFleetOptions } from "./fleet";
+import type { LabNode } from "./index";
+
+/**
+ * `npm run lab -- [flags]`: starts lab nodes and the control server, prints ONE JSON object on
+ * stdout with everything needed to add the nodes to the console, logs to stderr, and runs
+ * until SIGINT/SIGTERM (then stops everything and exits 0).
+ */
+
+export const USAGE = `Usage: npm run lab -- [options]
+
+  --nodes N                 number of nodes, 1..${MAX_FLEET_NODES} (default 1)
+  --state S                 fresh | proxmox | onboarded
+  --storage S               dir-no-images | dir | lvm-thin | zfs
+  --time-scale N            multiply simulated durations by N (e.g. 0.01 in tests, 1 for a demo)
+  --root DIR                keep node state in DIR/<node> (kept after exit; default: temp folders)
+  --register URL            also add every node to the console at URL (POST URL/api/hosts)
+  --control-port N          port of the control page and API (default: a free port)
+  -h, --help                show this help
+
+Prints {"nodes":[{"name","ssh":{…},"api":{…}}],"control":"http://127.0.0.1:PORT"} on stdout.
+`;
+
+export const STATES = ["fresh", "proxmox", "onboarded"] as const;
+export const STORAGES = ["dir-no-images", "dir", "lvm-thin", "zfs"] as const;
+
+/**
+ * The startLab options this lab version implements. The CLI refuses a flag whose option
+ * startLab does not accept yet instead of silently starting something else.
+ */
+export const LAB_SUPPORTS = { state: false, storage: false, timeScale: false } as const;
+
+export type CliOptions = {
+  nodes: number;
+  state?: (typeof STATES)[number];
+  storage?: (typeof STORAGES)[number];
+  timeScale?: number;
+  root?: string;
+  register?: string;
+  controlPort?: number;
+  help: boolean;
+};
+
+export class UsageError extends Error {
+  override readonly name = "UsageError";
+}
+
+export function parseCliArgs(argv: readonly string[]): CliOptions {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        nodes: { type: "string" },
+        state: { type: "string" },
+        storage: { type: "string" },
+        "time-scale": { type: "string" },
+        root: { type: "string" },
+        register: { type: "string" },
+        "control-port": { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+    }));
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  const options: CliOptions = { nodes: 1, help: values.help === true };
+  if (values.nodes !== undefined) {
+    const nodes = Number(values.nodes);
+    if (!/^\d+$/.test(values.nodes) || nodes < 1 || nodes > MAX_FLEET_NODES) {
+      throw new UsageError(`--nodes must be a whole number from 1 to ${MAX_FLEET_NODES}`);
+    }
+    options.nodes = nodes;
+  }
+  if (values.state !== undefined) options.state = oneOf("--state", values.state, STATES);
+  if (values.storage !== undefined) options.storage = oneOf("--storage", values.storage, STORAGES);
+  if (values["time-scale"] !== undefined) {
+    const scale = Number(values["time-scale"]);
+    if (!Number.isFinite(scale) || scale <= 0 || values["time-scale"].trim() === "") {
+      throw new UsageError("--time-scale must be a positive number");
+    }
+    options.timeScale = scale;
+  }
+  if (values.root !== undefined) {
+    if (values.root === "") throw new UsageError("--root needs a folder");
+    options.root = values.root;
+  }
+  if (values.register !== undefined) {
+    let url: URL;
+    try {
+      url = new URL(values.register);
+    } catch {
+      throw new UsageError(`--register needs the console's URL, got ${values.register}`);
+    }
+    if (url.protocol !== "http:" && url.protocol !== "https:") {
+      throw new UsageError("--register needs an http:// or https:// URL");
+    }
+    options.register = url.href.replace(/\/+$/, "");
+  }
+  if (values["control-port"] !== undefined) {
+    const port = Number(values["control-port"]);
+    if (!/^\d+$/.test(values["control-port"]) || port < 1 || port > 65535) {
+      throw new UsageError("--control-port must be a port number (1..65535)");
+    }
+    options.controlPort = port;
+  }
+  return options;
+}
+
+function oneOf<T extends string>(flag: string, value: string, allowed: readonly T[]): T {
+  if (!(allowed as readonly string[]).includes(value)) {
+    throw new UsageError(`${flag} must be one of ${allowed.join(", ")}; got ${value}`);
+  }
+  return value as T;
+}
+
+/** The startFleet options for the parsed flags; refuses what this lab version lacks. */
+export function fleetOptions(options: CliOptions): StartFleetOptions {
+  const missing = [
+    options.state !== undefined && !LAB_SUPPORTS.state ? "--state" : null,
+    options.storage !== undefined && !LAB_SUPPORTS.storage ? "--storage" : null,
+    options.timeScale !== undefined && !LAB_SUPPORTS.timeScale ? "--time-scale" : null,
+  ].filter((flag) => flag !== null);
+  if (missing.length > 0) {
+    throw new UsageError(`${missing.join(", ")}: not supported by this lab version yet`);
+  }
+  return {
+    nodes: options.nodes,
+    ...(options.root === undefined ? {} : { root: options.root }),
+    ...(options.state === undefined ? {} : { state: options.state }),
+    ...(options.storage === undefined ? {} : { storage: options.storage }),
+    ...(options.timeScale === undefined ? {} : { timeScale: options.timeScale }),
+  } as StartFleetOptions;
+}
+
+type NodeApi = { url: string; certSha256: string };
+
+/** The stdout object: what a person pastes into the console. */
+export function describeLab(nodes: readonly LabNode[], controlUrl: string) {
+  return {
+    nodes: nodes.map((node) => {
+      const api = (node as LabNode & { api?: NodeApi }).api;
+      return {
+        name: node.name,
+        ssh: {
+          host: node.ssh.host,
+          port: node.ssh.port,
+          username: node.ssh.username,
+          password: node.ssh.password,
+          hostKeySha256: node.ssh.hostKeySha256,
+        },
+        ...(api === undefined ? {} : { api: { url: api.url, certSha256: api.certSha256 } }),
+      };
+    }),
+    control: controlUrl,
+  };
+}
+
+/** Adds each node to a running console (POST /api/hosts); one line per node on stderr. */
+export async function registerNodes(
+  consoleUrl: string,
+  nodes: readonly LabNode[],
+  log: (line: string) => void,
+): Promise<boolean> {
+  let allOk = true;
+  for (const node of nodes) {
+    const body = {
+      name: node.name,
+      address: node.ssh.host,
+      sshPort: node.ssh.port,
+      sshUser: node.ssh.username,
+      authMethod: "password",
+      password: node.ssh.password,
+    };
+    try {
+      const response = await fetch(`${consoleUrl}/api/hosts`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json" },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(15_000),
+      });
+      const text = await response.text();
+      let answer: Record<string, unknown> = {};
+      try {
+        answer = JSON.parse(text) as Record<string, unknown>;
+      } catch {
+        answer = { error: text.slice(0, 200) };
+      }
+      if (response.status === 201) {
+        log(
+          `registered ${node.name} with ${consoleUrl}: host ${String(answer.hostId)}, run ${String(answer.runId)}`,
+        );
+        continue;
+      }
+      allOk = false;
+      const fieldErrors =
+        answer.fieldErrors !== undefined && Object.keys(answer.fieldErrors as object).length > 0
+          ? ` ${JSON.stringify(answer.fieldErrors)}`
+          : "";
+      log(
+        `could not register ${node.name} with ${consoleUrl}: HTTP ${response.status} ${String(answer.error ?? "")}${fieldErrors}`,
+      );
+    } catch (error) {
+      allOk = false;
+      const reason = error instanceof Error ? (error.cause ?? error).toString() : String(error);
+      log(`could not register ${node.name} with ${consoleUrl}: ${reason}`);
+    }
+  }
+  return allOk;
+}
+
+export async function main(argv: readonly string[]): Promise<void> {
+  const log = (line: string) => process.stderr.write(`lab: ${line}\n`);
+  let options: CliOptions;
+  let startOptions: StartFleetOptions;
+  try {
+    options = parseCliArgs(argv);
+    if (options.help) {
+      process.stdout.write(USAGE);
+      return;
+    }
+    startOptions = fleetOptions(options);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`lab: ${error.message}\n\n${USAGE}`);
+    process.exitCode = 2;
+    return;
+  }
+
+  let fleet: LabFleet | null = null;
+  let control: ControlServer | null = null;
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) {
+      log(`${signal} again: exiting without cleaning up`);
+      process.exit(1);
+    }
+    stopping = true;
+    log(`${signal}: stopping`);
+    try {
+      await control?.stop();
+      await fleet?.stop();
+      log("stopped");
+      process.exit(0);
+    } catch (error) {
+      log(`stopping failed: ${error instanceof Error ? error.message : String(error)}`);
+      process.exit(1);
+    }
+  };
+  process.on("SIGINT", () => void stop("SIGINT"));
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+
+  try {
+    fleet = await startFleet(startOptions);
+    const nodes = fleet.nodes;
+    control = await startControlServer({
+      nodes: () => nodes,
+      ...(options.controlPort === undefined ? {} : { port: options.controlPort }),
+    });
+  } catch (error) {
+    log(`could not start: ${error instanceof Error ? error.message : String(error)}`);
+    await control?.stop();
+    await fleet?.stop();
+    process.exitCode = 1;
+    return;
+  }
+  if (stopping) return;
+
+  process.stdout.write(`${JSON.stringify(describeLab(fleet.nodes, control.url))}\n`);
+  for (const node of fleet.nodes) {
+    log(
+      `${node.name}: ssh ${node.ssh.username}@${node.ssh.host} -p ${node.ssh.port} ` +
+        `(password ${node.ssh.password}, host key ${node.ssh.hostKeySha256}), root ${node.root}`,
+    );
+  }
+  log(`control page: ${control.url}`);
+  if (options.register !== undefined) await registerNodes(options.register, fleet.nodes, log);
+  log("running; Ctrl-C stops");
+}
+
+function isEntryPoint(): boolean {
+  const entry = process.argv[1];
+  if (entry === undefined) return false;
+  try {
+    return realpathSync(path.resolve(entry)) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (isEntryPoint()) {
+  main(process.argv.slice(2)).catch((error: unknown) => {
+    process.stderr.write(
+      `lab: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    process.exit(1);
+  });
+}

@@ -1,0 +1,238 @@
+import http from "node:http";
+
+import { z } from "zod";
+
+import { renderControlPage, type ControlNodeState } from "./page";
+import type { SwitchRegistry } from "./switches";
+
+/**
+ * The lab's control server on 127.0.0.1: a JSON API and a small page to see the nodes and flip
+ * their fault switches.
+ *
+ *   GET  /                                  the page
+ *   GET  /api/nodes                         { nodes: [state] }
+ *   GET  /api/nodes/:name                   state
+ *   PUT  /api/nodes/:name/faults            { "<switch>": value, … } → state | 400 { fieldErrors }
+ *   POST /api/nodes/:name/actions/:action   runs it → state
+ *
+ * Changing requests must be `application/json` (a browser page elsewhere cannot send that
+ * without a CORS preflight, which is never answered) and the Host header must name this server
+ * (no DNS rebinding): the lab runs on a person's laptop.
+ */
+
+export type ControlNode = {
+  name: string;
+  root: string;
+  ssh: {
+    host: string;
+    port: number;
+    username: string;
+    password: string;
+    hostKeySha256: string;
+  };
+  /** Present once the node serves the Proxmox-shaped API. */
+  api?: { url: string; certSha256: string };
+  switches: SwitchRegistry;
+};
+
+export type ControlServer = {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+};
+
+export type ControlServerOptions = {
+  /** The nodes, read on every request (a fleet may change). */
+  nodes: () => readonly ControlNode[];
+  /** Default: a random free port. */
+  port?: number;
+};
+
+const MAX_BODY_BYTES = 64 * 1024;
+
+const faultsBody = z.record(z.string(), z.unknown());
+
+export function nodeState(node: ControlNode): ControlNodeState {
+  return {
+    name: node.name,
+    root: node.root,
+    ssh: {
+      host: node.ssh.host,
+      port: node.ssh.port,
+      username: node.ssh.username,
+      password: node.ssh.password,
+      hostKeySha256: node.ssh.hostKeySha256,
+    },
+    ...(node.api === undefined
+      ? {}
+      : { api: { url: node.api.url, certSha256: node.api.certSha256 } }),
+    switches: node.switches.list(),
+    actions: node.switches.listActions(),
+  };
+}
+
+export async function startControlServer(options: ControlServerOptions): Promise<ControlServer> {
+  let port = 0;
+  const server = http.createServer((request, response) => {
+    handle(request, response, options, port).catch((error: unknown) => {
+      if (!response.headersSent) {
+        send(response, 500, { error: error instanceof Error ? error.message : String(error) });
+      } else response.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, "127.0.0.1", () => {
+      server.removeListener("error", reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  if (address === null || typeof address === "string") throw new Error("lab: no TCP address");
+  port = address.port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+async function handle(
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+  options: ControlServerOptions,
+  port: number,
+): Promise<void> {
+  const host = request.headers.host ?? "";
+  if (host !== `127.0.0.1:${port}` && host !== `localhost:${port}`) {
+    send(response, 403, { error: `unexpected Host header ${JSON.stringify(host)}` });
+    return;
+  }
+  const url = new URL(request.url ?? "/", `http://127.0.0.1:${port}`);
+  const parts = url.pathname.split("/").filter((part) => part !== "");
+  const method = request.method ?? "GET";
+  const nodes = options.nodes();
+
+  if (parts.length === 0) {
+    if (method !== "GET") return methodNotAllowed(response, "GET");
+    response.writeHead(200, {
+      "content-type": "text/html; charset=utf-8",
+      "cache-control": "no-store",
+      "content-security-policy":
+        "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'",
+      "x-frame-options": "DENY",
+    });
+    response.end(renderControlPage(nodes.map(nodeState)));
+    return;
+  }
+  if (parts[0] !== "api" || parts[1] !== "nodes") {
+    send(response, 404, { error: "not found" });
+    return;
+  }
+  if (parts.length === 2) {
+    if (method !== "GET") return methodNotAllowed(response, "GET");
+    send(response, 200, { nodes: nodes.map(nodeState) });
+    return;
+  }
+  const name = decodeURIComponent(parts[2] ?? "");
+  const node = nodes.find((candidate) => candidate.name === name);
+  if (node === undefined) {
+    send(response, 404, { error: `no node named ${JSON.stringify(name)}` });
+    return;
+  }
+  if (parts.length === 3) {
+    if (method !== "GET") return methodNotAllowed(response, "GET");
+    send(response, 200, nodeState(node));
+    return;
+  }
+  if (parts.length === 4 && parts[3] === "faults") {
+    if (method !== "PUT") return methodNotAllowed(response, "PUT");
+    const body = await readJson(request, response);
+    if (body === undefined) return;
+    const parsed = faultsBody.safeParse(body);
+    if (!parsed.success) {
+      send(response, 400, {
+        error: "the body must be a JSON object of switch names and values",
+        formErrors: parsed.error.issues.map((issue) => issue.message),
+        fieldErrors: {},
+      });
+      return;
+    }
+    const result = await node.switches.apply(parsed.data);
+    if (!result.ok) {
+      send(response, 400, {
+        error: "invalid switches; nothing was changed",
+        fieldErrors: result.fieldErrors,
+        formErrors: result.formErrors,
+      });
+      return;
+    }
+    send(response, 200, nodeState(node));
+    return;
+  }
+  if (parts.length === 5 && parts[3] === "actions") {
+    if (method !== "POST") return methodNotAllowed(response, "POST");
+    const action = decodeURIComponent(parts[4] ?? "");
+    if (!node.switches.hasAction(action)) {
+      send(response, 404, { error: `no action ${JSON.stringify(action)} on ${node.name}` });
+      return;
+    }
+    if ((await readJson(request, response)) === undefined) return;
+    await node.switches.run(action);
+    send(response, 200, nodeState(node));
+    return;
+  }
+  send(response, 404, { error: "not found" });
+}
+
+/** The parsed JSON body, or undefined after answering 4xx. An empty body is `{}`. */
+async function readJson(
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+): Promise<unknown> {
+  const type = (request.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
+  if (type !== "application/json") {
+    send(response, 415, { error: "send Content-Type: application/json" });
+    return undefined;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) {
+      send(response, 413, { error: `the body exceeds ${MAX_BODY_BYTES} bytes` });
+      request.destroy();
+      return undefined;
+    }
+    chunks.push(chunk as Buffer);
+  }
+  const text = Buffer.concat(chunks).toString("utf8");
+  if (text.trim() === "") return {};
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    send(response, 400, {
+      error: `the body is not JSON: ${error instanceof Error ? error.message : String(error)}`,
+      fieldErrors: {},
+      formErrors: ["invalid JSON"],
+    });
+    return undefined;
+  }
+}
+
+function methodNotAllowed(response: http.ServerResponse, allow: string): void {
+  response.setHeader("allow", allow);
+  send(response, 405, { error: `use ${allow}` });
+}
+
+function send(response: http.ServerResponse, status: number, body: unknown): void {
+  response.writeHead(status, {
+    "content-type": "application/json; charset=utf-8",
+    "cache-control": "no-store",
+  });
+  response.end(`${JSON.stringify(body, null, 2)}\n`);
+}

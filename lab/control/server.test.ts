@@ -18,7 +18,7 @@ function fakeNode(name: string) {
     choiceSwitch({
       name: "api.mode",
       description: 'Answers "<b>slow</b>" & co.',
-      options: ["ok", "slow", "down"],
+      options: ["ok", "slow", "down"] as const,
       get: () => mode,
       set: (value) => {
         mode = value;

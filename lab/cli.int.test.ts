@@ -1,0 +1,183 @@
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import http from "node:http";
+import net from "node:net";
+import path from "node:path";
+
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+import { connectSsh } from "@/lib/ssh/client";
+import { SshConnectError } from "@/lib/ssh/errors";
+
+const REPO = path.resolve(import.meta.dirname, "..");
+
+type Printed = {
+  nodes: Array<{
+    name: string;
+    ssh: { host: string; port: number; username: string; password: string; hostKeySha256: string };
+    api?: { url: string; certSha256: string };
+  }>;
+  control: string;
+};
+
+function startCli(args: string[]): {
+  child: ChildProcessWithoutNullStreams;
+  stderr: () => string;
+  firstLine: Promise<string>;
+  exited: Promise<{ code: number | null; signal: string | null }>;
+} {
+  const child = spawn(process.execPath, ["--import", "tsx", "lab/cli.ts", ...args], {
+    cwd: REPO,
+    stdio: "pipe",
+    env: { ...process.env, NODE_OPTIONS: "" },
+  });
+  let err = "";
+  let out = "";
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (err += chunk));
+  const firstLine = new Promise<string>((resolve, reject) => {
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      out += chunk;
+      const end = out.indexOf("\n");
+      if (end >= 0) resolve(out.slice(0, end));
+    });
+    child.once("exit", () => reject(new Error(`the CLI exited before printing: ${err}`)));
+  });
+  firstLine.catch(() => {});
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal })),
+  );
+  return { child, stderr: () => err, firstLine, exited };
+}
+
+function portRefuses(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, "127.0.0.1");
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once("error", (error: NodeJS.ErrnoException) => resolve(error.code === "ECONNREFUSED"));
+  });
+}
+
+describe("npm run lab (lab/cli.ts as a real child process)", () => {
+  // A stand-in for the console's POST /api/hosts: accepts pve1, refuses pve2 with field errors.
+  const registered: Array<Record<string, unknown>> = [];
+  let consoleServer: http.Server;
+  let consoleUrl: string;
+  beforeAll(async () => {
+    consoleServer = http.createServer((request, response) => {
+      let body = "";
+      request.setEncoding("utf8").on("data", (chunk: string) => (body += chunk));
+      request.on("end", () => {
+        const host = JSON.parse(body) as Record<string, unknown>;
+        registered.push({ ...host, path: request.url, type: request.headers["content-type"] });
+        response.setHeader("content-type", "application/json");
+        if (host.name === "pve1") {
+          response.writeHead(201).end(JSON.stringify({ hostId: "h-1", runId: "r-1" }));
+        } else {
+          response
+            .writeHead(400)
+            .end(JSON.stringify({ error: "Invalid input", fieldErrors: { name: ["Taken."] } }));
+        }
+      });
+    });
+    await new Promise<void>((resolve) => consoleServer.listen(0, "127.0.0.1", resolve));
+    const address = consoleServer.address() as net.AddressInfo;
+    consoleUrl = `http://127.0.0.1:${address.port}`;
+  });
+  afterAll(async () => {
+    await new Promise<void>((resolve) => consoleServer.close(() => resolve()));
+  });
+
+  it("prints one JSON object, serves SSH and the control API, registers, and stops on SIGINT", async () => {
+    const cli = startCli(["--nodes", "2", "--register", `${consoleUrl}/`]);
+    try {
+      const printed = JSON.parse(await cli.firstLine) as Printed;
+      expect(printed.nodes.map((n) => n.name)).toEqual(["pve1", "pve2"]);
+      expect(printed.control).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+
+      for (const node of printed.nodes) {
+        expect(Object.keys(node.ssh).sort()).toEqual(
+          ["host", "hostKeySha256", "password", "port", "username"].sort(),
+        );
+        const session = await connectSsh({
+          host: node.ssh.host,
+          port: node.ssh.port,
+          username: node.ssh.username,
+          auth: { kind: "password", password: node.ssh.password },
+          pinnedHostKey: node.ssh.hostKeySha256,
+          readyTimeoutMs: 5000,
+        });
+        expect((await session.exec("uname -n")).stdout).toBe(`${node.name}\n`);
+        session.close();
+      }
+
+      const [pve1, pve2] = printed.nodes;
+      if (pve1 === undefined || pve2 === undefined) throw new Error("two nodes expected");
+      const flip = await fetch(`${printed.control}/api/nodes/pve1/faults`, {
+        method: "PUT",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ "ssh.refuseConnections": true }),
+      });
+      expect(flip.status).toBe(200);
+      const refused = await connectSsh({
+        host: pve1.ssh.host,
+        port: pve1.ssh.port,
+        username: pve1.ssh.username,
+        auth: { kind: "password", password: pve1.ssh.password },
+        pinnedHostKey: pve1.ssh.hostKeySha256,
+        readyTimeoutMs: 5000,
+      }).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(SshConnectError);
+      const state = (await (await fetch(`${printed.control}/api/nodes`)).json()) as {
+        nodes: Array<{ name: string; switches: Array<{ name: string; value: unknown }> }>;
+      };
+      const refuseOf = (name: string) =>
+        state.nodes
+          .find((n) => n.name === name)
+          ?.switches.find((s) => s.name === "ssh.refuseConnections")?.value;
+      expect(refuseOf("pve1")).toBe(true);
+      expect(refuseOf("pve2")).toBe(false);
+
+      // --register: one POST per node, the refusal reported with its field errors.
+      await expect.poll(() => cli.stderr(), { timeout: 5000 }).toContain("could not register pve2");
+      expect(registered).toEqual([
+        expect.objectContaining({
+          path: "/api/hosts",
+          type: "application/json",
+          name: "pve1",
+          address: "127.0.0.1",
+          sshPort: pve1.ssh.port,
+          sshUser: "root",
+          authMethod: "password",
+          password: pve1.ssh.password,
+        }),
+        expect.objectContaining({ name: "pve2", sshPort: pve2.ssh.port }),
+      ]);
+      expect(cli.stderr()).toContain("registered pve1");
+      expect(cli.stderr()).toContain('HTTP 400 Invalid input {"name":["Taken."]}');
+
+      cli.child.kill("SIGINT");
+      expect(await cli.exited).toEqual({ code: 0, signal: null });
+      const controlPort = Number(new URL(printed.control).port);
+      for (const port of [pve1.ssh.port, pve2.ssh.port, controlPort]) {
+        expect(await portRefuses(port), `port ${port} closed`).toBe(true);
+      }
+    } finally {
+      cli.child.kill("SIGKILL");
+    }
+  });
+
+  it("refuses unknown flags and unsupported options with a usage error", async () => {
+    const unknown = startCli(["--nodes", "1", "--bogus"]);
+    expect((await unknown.exited).code).toBe(2);
+    expect(unknown.stderr()).toContain("Unknown option '--bogus'");
+    expect(unknown.stderr()).toContain("Usage: npm run lab");
+
+    const badValue = startCli(["--storage", "nfs"]);
+    expect((await badValue.exited).code).toBe(2);
+    expect(badValue.stderr()).toContain(
+      "--storage must be one of dir-no-images, dir, lvm-thin, zfs",
+    );
+  });
+});

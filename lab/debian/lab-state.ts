@@ -1,0 +1,138 @@
+import fs from "node:fs";
+import path from "node:path";
+
+/**
+ * Lab-private control state of one host, under `<root>/.lab/` (never read by product
+ * commands): fault switches (`faults.json`) and timing (`timing.json`). The simulated tools
+ * read it on every run; the lab process writes it through the node's handles, so a switch
+ * flipped from a test or the control page takes effect on the next command.
+ */
+
+export type DebianFaults = {
+  /** apt cannot reach any mirror: `update` warns and keeps old lists (exit 0, like real apt), installs fail. */
+  aptNetworkDown: boolean;
+  /** Another apt/dpkg holds the lock: every apt-get/dpkg write fails at once (exit 100). */
+  aptLocked: boolean;
+  /** `virt-customize --install` prints its usual progress and exits 0, but installs nothing. */
+  virtCustomizeSkipsInstall: boolean;
+  /** Real milliseconds a reboot keeps SSH down (overrides the scaled default). */
+  rebootTakesMs: number | null;
+  /** After `reboot` the host never answers SSH again (until `reboot.powerOn()`). */
+  rebootNeverReturns: boolean;
+};
+
+export const DEFAULT_DEBIAN_FAULTS: DebianFaults = {
+  aptNetworkDown: false,
+  aptLocked: false,
+  virtCustomizeSkipsInstall: false,
+  rebootTakesMs: null,
+  rebootNeverReturns: false,
+};
+
+export type LabTiming = {
+  /**
+   * Multiplier on every simulated duration: 1 = realistic (a `proxmox-ve` install takes
+   * minutes), 0.01 = a hundred times faster (tests). 0 = instant.
+   */
+  timeScale: number;
+  /** Nominal (unscaled) time a reboot keeps SSH down. */
+  rebootMs: number;
+};
+
+export const DEFAULT_TIMING: LabTiming = { timeScale: 1, rebootMs: 40_000 };
+
+export function labDir(root: string): string {
+  return path.join(root, ".lab");
+}
+
+function readJson<T>(file: string, fallback: T): T {
+  try {
+    return { ...fallback, ...(JSON.parse(fs.readFileSync(file, "utf8")) as Partial<T>) };
+  } catch {
+    return { ...fallback };
+  }
+}
+
+function writeJson(file: string, value: unknown): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, `${JSON.stringify(value, null, 2)}\n`);
+  fs.renameSync(tmp, file);
+}
+
+export function readDebianFaults(root: string): DebianFaults {
+  return readJson(path.join(labDir(root), "faults.json"), DEFAULT_DEBIAN_FAULTS);
+}
+
+/** Merges `patch` into `.lab/faults.json` (other keys, e.g. other engineers' faults, are kept). */
+export function writeDebianFaults(root: string, patch: Partial<DebianFaults>): DebianFaults {
+  const file = path.join(labDir(root), "faults.json");
+  let current: Record<string, unknown> = {};
+  try {
+    current = JSON.parse(fs.readFileSync(file, "utf8")) as Record<string, unknown>;
+  } catch {
+    // first write
+  }
+  const next = { ...DEFAULT_DEBIAN_FAULTS, ...current, ...patch };
+  writeJson(file, next);
+  return readDebianFaults(root);
+}
+
+export function readTiming(root: string): LabTiming {
+  return readJson(path.join(labDir(root), "timing.json"), DEFAULT_TIMING);
+}
+
+export function writeTiming(root: string, patch: Partial<LabTiming>): LabTiming {
+  const next = { ...readTiming(root), ...patch };
+  writeJson(path.join(labDir(root), "timing.json"), next);
+  return next;
+}
+
+/** The nominal duration scaled by the host's time scale, in real milliseconds. */
+export function scaled(root: string, nominalMs: number): number {
+  return Math.max(0, Math.round(nominalMs * readTiming(root).timeScale));
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** The host root of a simulated tool: `$CLUPILOT_HOST_ROOT` (the host's "/"). */
+export function toolRoot(tool: string): string {
+  const root = process.env.CLUPILOT_HOST_ROOT;
+  if (!root) {
+    process.stderr.write(`${tool}: lab tool run outside a lab host (CLUPILOT_HOST_ROOT unset)\n`);
+    process.exit(127);
+  }
+  return root;
+}
+
+/** A host path ("/etc/hostname") inside the root. */
+export function hostPath(root: string, absolute: string): string {
+  return path.join(root, absolute.replace(/^\/+/, ""));
+}
+
+/** Kernel reported now (`.lab/kernel`) and after the next boot (`.lab/next-kernel`). */
+export type KernelInfo = { release: string; version: string };
+
+export function readKernel(root: string, which: "running" | "next"): KernelInfo | null {
+  const base = which === "running" ? "kernel" : "next-kernel";
+  try {
+    const release = fs.readFileSync(path.join(labDir(root), base), "utf8").trim();
+    const version = fs.readFileSync(path.join(labDir(root), `${base}-version`), "utf8").trim();
+    return release ? { release, version } : null;
+  } catch {
+    return null;
+  }
+}
+
+export function writeNextKernel(root: string, kernel: KernelInfo | null): void {
+  const dir = labDir(root);
+  if (kernel === null) {
+    fs.rmSync(path.join(dir, "next-kernel"), { force: true });
+    fs.rmSync(path.join(dir, "next-kernel-version"), { force: true });
+    return;
+  }
+  fs.writeFileSync(path.join(dir, "next-kernel"), `${kernel.release}\n`);
+  fs.writeFileSync(path.join(dir, "next-kernel-version"), `${kernel.version}\n`);
+}

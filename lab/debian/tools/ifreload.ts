@@ -1,0 +1,17 @@
+import { checkInterfaces, writeApplied } from "../network";
+
+/** Simulated ifupdown2 `ifreload -a`: validate, then apply (record) or fail and keep the old config. */
+export function ifreload(root: string, argv: string[]): number {
+  if (!argv.includes("-a") && !argv.includes("--all") && !argv.some((a) => /^-[a-z]*a/.test(a))) {
+    process.stderr.write("error: Usage: ifreload [-h] (-a | -c) [-v] [-d] [-f] [-n] [-s]\n");
+    return 1;
+  }
+  const { errors, applied } = checkInterfaces(root);
+  if (errors.length > 0) {
+    process.stderr.write(`${errors.join("\n")}\n`);
+    return 1;
+  }
+  if (argv.includes("-n") || argv.includes("--no-act")) return 0;
+  writeApplied(root, applied);
+  return 0;
+}

@@ -1,0 +1,70 @@
+import { isInstalled } from "../dpkg-status";
+import { toolRoot } from "../lab-state";
+
+/**
+ * Entry of every simulated Debian tool: `main.ts <tool> [args…]` (the bash wrappers in
+ * lab/tools/bin call it). Tools provided by a package that is not installed on the lab host
+ * answer like bash does for a missing command.
+ */
+
+const PROVIDED_BY: Record<string, string> = {
+  ifreload: "ifupdown2",
+  "debconf-set-selections": "debconf",
+};
+
+async function main(): Promise<number> {
+  const [tool, ...argv] = process.argv.slice(2);
+  if (!tool) return 2;
+  const root = toolRoot(tool);
+  const pkg = PROVIDED_BY[tool];
+  if (pkg !== undefined && !isInstalled(root, pkg)) {
+    process.stderr.write(`bash: line 1: ${tool}: command not found\n`);
+    return 127;
+  }
+  switch (tool) {
+    case "apt-get":
+    case "apt":
+      return (await import("./apt-get")).aptGet(tool, root, argv);
+    case "dpkg":
+    case "dpkg-query":
+      return (await import("./dpkg")).dpkgQuery(tool, root, argv);
+    case "reboot":
+    case "poweroff":
+    case "halt":
+      return (await import("./system")).reboot(tool, root, argv);
+    case "shutdown":
+      return (await import("./system")).shutdown(root, argv);
+    case "systemctl":
+      return (await import("./system")).systemctl(root, argv);
+    case "hostname":
+      return (await import("./system")).hostname(root, argv);
+    case "hostnamectl":
+      return (await import("./system")).hostnamectl(root, argv);
+    case "debconf-set-selections":
+      return (await import("./system")).debconfSetSelections(root, argv);
+    case "ifreload":
+      return (await import("./ifreload")).ifreload(root, argv);
+    default:
+      process.stderr.write(`lab: unknown tool ${tool}\n`);
+      return 127;
+  }
+}
+
+// A closed pipe (`dpkg -l | head`) ends the tool quietly, as SIGPIPE does a C program.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") process.exit(141);
+  });
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(
+      `lab tool crashed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    process.exitCode = 70;
+  },
+);

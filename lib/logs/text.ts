@@ -8,7 +8,8 @@
  *   log keeps only the last state. Rule (documented, tested): a trailing `\r` before the line
  *   end is dropped (CRLF is a plain line end); the line's value is its last `\r`-separated
  *   segment that is not empty; SGR colour sequences from the dropped segments are kept in front
- *   of it (they are zero-width), so a colour set before the first redraw still applies.
+ *   of it (they are zero-width), so a colour set before the first redraw still applies — only
+ *   those after the last reset (`ESC[0m`/`ESC[m`), and at most the last 8 of them.
  * - **masking**: replacing what looks like a secret with `***` before anything is stored.
  */
 
@@ -27,9 +28,21 @@ export function foldCarriageReturns(line: string): string {
   let last = segments.length - 1;
   while (last > 0 && segments[last] === "") last -= 1;
   if (last === 0) return segments[0] ?? "";
-  let carried = "";
-  for (let i = 0; i < last; i++) carried += (segments[i] ?? "").match(SGR)?.join("") ?? "";
-  return carried + (segments[last] ?? "");
+  const carried: string[] = [];
+  for (let i = 0; i < last; i++) carried.push(...((segments[i] ?? "").match(SGR) ?? []));
+  return reduceSgr(carried).join("") + (segments[last] ?? "");
+}
+
+const MAX_CARRIED_SGR = 8;
+
+/** The SGR sequences that still matter: after the last reset, the last few. Folding in steps
+ * gives the same result as folding at once, because this reduction composes. */
+function reduceSgr(sequences: string[]): string[] {
+  let from = 0;
+  for (let i = 0; i < sequences.length; i++) {
+    if (sequences[i] === "\u001b[0m" || sequences[i] === "\u001b[m") from = i + 1;
+  }
+  return sequences.slice(Math.max(from, sequences.length - MAX_CARRIED_SGR));
 }
 
 /** Cuts an over-long line, saying so in the line itself. */

@@ -290,6 +290,13 @@ function nodeIp(root: string, node: string): string {
   } catch {
     // no hosts file
   }
+  try {
+    const interfaces = fs.readFileSync(path.join(root, "etc/network/interfaces"), "utf8");
+    const address = /^\s*address\s+(\d+\.\d+\.\d+\.\d+)/m.exec(interfaces)?.[1];
+    if (address) return address;
+  } catch {
+    // no interfaces file
+  }
   return "127.0.0.1";
 }
 

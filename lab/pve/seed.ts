@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 
-import { markInstalled, type InstalledPackage } from "../debian/dpkg-status";
+import { markInstalled, readInstalled, type InstalledPackage } from "../debian/dpkg-status";
 import {
   newTokenSecret,
   readTokenSecrets,
@@ -134,7 +134,12 @@ export function installProxmoxVe(
   root: string,
   options: { node: string; storage?: PveStorageLayout },
 ): void {
-  markInstalled(root, PVE_PACKAGES);
+  // Packages the simulated apt-get already installed keep their versions.
+  const installed = readInstalled(root);
+  markInstalled(
+    root,
+    PVE_PACKAGES.filter((p) => !installed.has(p.name)),
+  );
   withPveLock(root, () => {
     const pve = pveDir(root);
     for (const dir of [

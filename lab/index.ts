@@ -5,6 +5,16 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 import { SwitchRegistry, registerSshSwitches } from "./control/switches";
+import {
+  readDebianFaults,
+  writeDebianFaults,
+  writeTiming,
+  type DebianFaults,
+  type LabTiming,
+} from "./debian/lab-state";
+import { RebootController, type RebootControl } from "./debian/reboot-controller";
+import { seedDebianHost, type DebianSeedState } from "./debian/seed";
+import { registerDebianSwitches } from "./debian/switches";
 import { generateEd25519KeyPair } from "./keys";
 import { hostRootPaths, prepareHostRoot, writeOs, type LabOs } from "./host-root";
 import type { PveApi } from "./pve/api";
@@ -21,6 +31,9 @@ export type { LabSshAuthAttempt, LabSshCommand, LabSshFaults } from "./ssh-serve
 export type { LabPve, LabPveOptions } from "./pve/node";
 export type { PveApi, PveApiFaults } from "./pve/api";
 export type { PveState, PveStorageLayout } from "./pve/seed";
+export type { DebianFaults, LabTiming } from "./debian/lab-state";
+export type { PowerState, RebootControl, RebootRecord } from "./debian/reboot-controller";
+export { startImageServer, type ImageServer, type ImageServerOptions } from "./image/server";
 
 /** Simulated host tools (`uname`, later `qm`, `pvesm`, …), first on every lab command's PATH. */
 export const LAB_TOOLS_BIN = path.join(
@@ -47,6 +60,12 @@ export type StartLabOptions = {
   storage?: LabPveOptions["storage"];
   /** More Proxmox-side options: seeded templates, API port, 401 delay. */
   pve?: Omit<LabPveOptions, "state" | "storage">;
+  /** Multiplier on simulated durations (apt installs, reboots): 1 realistic, 0.01 fast. Default 1. */
+  timeScale?: number;
+  /** Nominal time a reboot keeps SSH down (scaled by timeScale). Default 40 s. */
+  rebootMs?: number;
+  /** Debian side at first start: `fresh` (default) or `proxmox` (apt, kernel, vmbr0 as after install). */
+  debianState?: DebianSeedState;
 };
 
 export type LabNode = {
@@ -78,6 +97,12 @@ export type LabNode = {
   api: PveApi;
   /** Proxmox side: the console's token after `onboarded`, the tools' fault switches. */
   pve: LabPve;
+  /** Reboot/poweroff state of the host, and reboot/powerOn from code. */
+  power: RebootControl;
+  /** Debian-side fault switches (`.lab/faults.json`, read by the simulated tools on every run). */
+  readonly debianFaults: DebianFaults;
+  setDebianFaults(patch: Partial<DebianFaults>): DebianFaults;
+  setTiming(patch: Partial<LabTiming>): LabTiming;
 };
 
 /** Starts one simulated host: a lab root laid out like the host, reachable over real SSH. */
@@ -91,6 +116,17 @@ export async function startLab(options: StartLabOptions = {}): Promise<LabNode> 
   const password = options.password ?? randomBytes(12).toString("base64url");
   const paths = hostRootPaths(root, username);
   await prepareHostRoot(paths, { hostname: name, os: options.os });
+  // A Proxmox node is a Debian host with Proxmox installed (apt sources, kernel, vmbr0).
+  const debianState =
+    options.debianState ??
+    (options.state === undefined || options.state === "fresh" ? undefined : "proxmox");
+  seedDebianHost(root, {
+    ...(debianState === undefined ? {} : { state: debianState }),
+    timing: {
+      ...(options.timeScale === undefined ? {} : { timeScale: options.timeScale }),
+      ...(options.rebootMs === undefined ? {} : { rebootMs: options.rebootMs }),
+    },
+  });
 
   const env: Record<string, string> = {
     PATH: `${LAB_TOOLS_BIN}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
@@ -119,8 +155,13 @@ export async function startLab(options: StartLabOptions = {}): Promise<LabNode> 
     ...(options.storage === undefined ? {} : { storage: options.storage }),
   });
 
+  const power = new RebootController(root, {
+    stop: () => server.stop(),
+    start: () => server.restart(),
+  });
   const switches = registerSshSwitches(new SwitchRegistry(), server);
   registerPveSwitches(switches, api, pve);
+  registerDebianSwitches(switches, root, power);
 
   let stopped = false;
   return {
@@ -154,11 +195,18 @@ export async function startLab(options: StartLabOptions = {}): Promise<LabNode> 
     async stop() {
       if (stopped) return;
       stopped = true;
+      power.stop();
       await api.stop();
       await server.stop();
       if (createdRoot) await rm(root, { recursive: true, force: true });
     },
     restart: () => server.restart(),
+    power,
+    get debianFaults() {
+      return readDebianFaults(root);
+    },
+    setDebianFaults: (patch) => writeDebianFaults(root, patch),
+    setTiming: (patch) => writeTiming(root, patch),
   };
 }
 

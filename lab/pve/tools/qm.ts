@@ -1,7 +1,8 @@
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 
+import { LAB_IMAGE_MAGIC, readLabImage } from "../../image/format";
 import {
   diskVolume,
   findStorage,
@@ -197,6 +198,8 @@ function applyOptions(
       continue;
     if (isDiskKey(key) || key === "efidisk0" || key === "tpmstate0") {
       conf.set(key, allocateDisk(ctx, storages, vmid, key, value, usage));
+    } else if (/^net\d+$/.test(key)) {
+      conf.set(key, withMac(value));
     } else if (key === "memory" && !/^\d+$/.test(value)) {
       paramError({ memory: `type check ('integer') failed - got '${value}'` }, usage);
     } else {
@@ -204,6 +207,14 @@ function applyOptions(
     }
   }
   if (creating && !conf.has("name")) conf.set("name", `VM${vmid}`);
+}
+
+/** `virtio,bridge=vmbr0` → `virtio=BC:24:11:xx:xx:xx,bridge=vmbr0` (Proxmox's OUI), as qm does. */
+function withMac(value: string): string {
+  const [model = "", ...rest] = value.split(",");
+  if (model.includes("=")) return value;
+  const mac = ["BC", "24", "11", ...randomBytes(3).toString("hex").toUpperCase().match(/../g)!];
+  return [`${model}=${mac.join(":")}`, ...rest].join(",");
 }
 
 /** `<st>:0,import-from=<path>[,format=…]`, `<st>:<GiB>`, `<st>:cloudinit`, or an existing volume. */
@@ -271,7 +282,7 @@ function allocateDisk(
         `${key}: importing disk '${importFrom}' failed: could not open '${importFrom}': No such file or directory`,
       );
     }
-    size = virtualSize(source);
+    size = virtualSize(source, key, importFrom);
     fs.copyFileSync(source, target);
     out(`transferred 0.0 B of ${humanSize(size)} (0.00%)\n`);
     out(`transferred ${humanSize(size)} of ${humanSize(size)} (100.00%)\n`);
@@ -303,17 +314,31 @@ function resolveHostPath(root: string, p: string): string {
   return path.join(resolvedRoot, p);
 }
 
-/** A qcow2's virtual size from its header; the file size for anything else (raw). */
-function virtualSize(file: string): number {
+/**
+ * The virtual size of an image to import: the lab image format's (lab/image/format.ts; a
+ * corrupt or cut-off lab image is refused like qemu-img refuses a broken qcow2), a real qcow2's
+ * header, or the file size (raw).
+ */
+function virtualSize(file: string, key: string, shown: string): number {
   const fd = fs.openSync(file, "r");
+  const header = Buffer.alloc(32);
+  let read = 0;
   try {
-    const header = Buffer.alloc(32);
-    const read = fs.readSync(fd, header, 0, 32, 0);
-    if (read >= 32 && header.readUInt32BE(0) === 0x514649fb) {
-      return Number(header.readBigUInt64BE(24));
-    }
+    read = fs.readSync(fd, header, 0, 32, 0);
   } finally {
     fs.closeSync(fd);
+  }
+  if (header.subarray(0, LAB_IMAGE_MAGIC.length).toString("latin1") === LAB_IMAGE_MAGIC) {
+    try {
+      return readLabImage(file).virtualSize;
+    } catch {
+      die(
+        `${key}: importing disk '${shown}' failed: qemu-img: Could not open '${shown}': Image is corrupt; cannot be opened read/write`,
+      );
+    }
+  }
+  if (read >= 32 && header.readUInt32BE(0) === 0x514649fb) {
+    return Number(header.readBigUInt64BE(24));
   }
   return fs.statSync(file).size;
 }

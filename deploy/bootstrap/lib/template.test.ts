@@ -17,7 +17,7 @@ function templateFn(storageCfg: string, call: string) {
       "test",
       scripts[0]!,
     ],
-    { env: { PATH: process.env.PATH, CLUPILOT_STORAGE_CFG: storageCfg }, encoding: "utf8" },
+    { env: { ...process.env, CLUPILOT_STORAGE_CFG: storageCfg }, encoding: "utf8" },
   );
   return { code: result.status, stdout: result.stdout.trim(), stderr: result.stderr.trim() };
 }

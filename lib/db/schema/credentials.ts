@@ -1,6 +1,6 @@
 import { pgTable, uuid, text, timestamp, pgEnum } from "drizzle-orm/pg-core";
 
-export const credentialKind = pgEnum("credential_kind", ["password", "private_key"]);
+export const credentialKind = pgEnum("credential_kind", ["password", "private_key", "api_token"]);
 
 /**
  * A secret the console uses to reach a host. `sealed` is the AES-256-GCM envelope produced by

@@ -17,6 +17,25 @@ export const hosts = pgTable("hosts", {
   /** OpenSSH-style `SHA256:<base64>` of the host key pinned on first contact. */
   hostKeySha256: text("host_key_sha256"),
   hostKeyPinnedAt: timestamp("host_key_pinned_at", { withTimezone: true }),
+  /** The Proxmox node name, exactly as `GET /nodes` reports it (VerifyProxmoxApi checks it). */
+  nodeName: text("node_name"),
+  apiPort: integer("api_port").notNull().default(8006),
+  /**
+   * SHA-256 of the API's TLS certificate (`AB:CD:…`), read from the host over the pinned SSH
+   * connection, so the API's trust derives from the SSH pin rather than a second first contact.
+   */
+  apiCertSha256: text("api_cert_sha256"),
+  /** `user@realm!tokenid` of the console's API token; its secret is a sealed credential. */
+  apiTokenId: text("api_token_id"),
+  apiTokenCredentialId: uuid("api_token_credential_id").references(() => credentials.id),
+  /** What RegisterCapacity recorded; a host whose image capacity is 0 is never active. */
+  capacityCores: integer("capacity_cores"),
+  capacityMemoryMib: integer("capacity_memory_mib"),
+  capacityImageStorageGib: integer("capacity_image_storage_gib"),
+  capacityRegisteredAt: timestamp("capacity_registered_at", { withTimezone: true }),
+  /** Set by the periodic pre-sale VmTemplateCheck when a required template is missing. */
+  templateCheckFailure: text("template_check_failure"),
+  templateCheckedAt: timestamp("template_checked_at", { withTimezone: true }),
   createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
 });

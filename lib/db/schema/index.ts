@@ -5,3 +5,4 @@ export * from "./step-visits";
 export * from "./events";
 export * from "./worker-heartbeats";
 export * from "./run-log-chunks";
+export * from "./catalog";

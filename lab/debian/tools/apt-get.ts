@@ -434,6 +434,12 @@ async function install(
     out(`Setting up ${pkg.name} (${pkg.version}) ...`);
     await sleep(scaled(root, pkg.setupSeconds * 1000));
     if (pkg.name === "postfix") configurePostfix(root, frontend);
+    if (pkg.name === "pve-manager") {
+      // pmxcfs' /etc/pve, storage.cfg (`local` without images, as on Debian installs), user.cfg.
+      const { installProxmoxVe } = await import("../../pve/seed");
+      const node = fs.readFileSync(hostPath(root, "/etc/hostname"), "utf8").trim().split(".")[0]!;
+      installProxmoxVe(root, { node, storage: "dir-no-images" });
+    }
     markInstalled(root, [
       { name: pkg.name, version: pkg.version, architecture: pkg.architecture ?? "amd64" },
     ]);

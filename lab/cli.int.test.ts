@@ -90,7 +90,18 @@ describe("npm run lab (lab/cli.ts as a real child process)", () => {
   });
 
   it("prints one JSON object, serves SSH and the control API, registers, and stops on SIGINT", async () => {
-    const cli = startCli(["--nodes", "2", "--register", `${consoleUrl}/`]);
+    const cli = startCli([
+      "--nodes",
+      "2",
+      "--state",
+      "proxmox",
+      "--storage",
+      "lvm-thin",
+      "--time-scale",
+      "0.01",
+      "--register",
+      `${consoleUrl}/`,
+    ]);
     try {
       const printed = JSON.parse(await cli.firstLine) as Printed;
       expect(printed.nodes.map((n) => n.name)).toEqual(["pve1", "pve2"]);
@@ -109,6 +120,16 @@ describe("npm run lab (lab/cli.ts as a real child process)", () => {
           readyTimeoutMs: 5000,
         });
         expect((await session.exec("uname -n")).stdout).toBe(`${node.name}\n`);
+        // --state/--storage reached the node.
+        expect(
+          (
+            await session.exec(
+              'grep -c "^lvmthin: local-lvm" "$CLUPILOT_HOST_ROOT/etc/pve/storage.cfg"',
+            )
+          ).stdout,
+        ).toBe("1\n");
+        expect(node.api?.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+        expect(node.api?.certSha256).toMatch(/^([0-9A-F]{2}:){31}[0-9A-F]{2}$/);
         session.close();
       }
 
@@ -157,10 +178,14 @@ describe("npm run lab (lab/cli.ts as a real child process)", () => {
       expect(cli.stderr()).toContain("registered pve1");
       expect(cli.stderr()).toContain('HTTP 400 Invalid input {"name":["Taken."]}');
 
+      // Ctrl-C under npm arrives twice (terminal + npm forwarding it): still a clean stop.
+      cli.child.kill("SIGINT");
       cli.child.kill("SIGINT");
       expect(await cli.exited).toEqual({ code: 0, signal: null });
+      expect(cli.stderr()).toContain("lab: stopped");
       const controlPort = Number(new URL(printed.control).port);
-      for (const port of [pve1.ssh.port, pve2.ssh.port, controlPort]) {
+      const apiPorts = printed.nodes.map((n) => Number(new URL(n.api?.url ?? "http://x:1").port));
+      for (const port of [pve1.ssh.port, pve2.ssh.port, controlPort, ...apiPorts]) {
         expect(await portRefuses(port), `port ${port} closed`).toBe(true);
       }
     } finally {
@@ -168,7 +193,7 @@ describe("npm run lab (lab/cli.ts as a real child process)", () => {
     }
   });
 
-  it("refuses unknown flags and unsupported options with a usage error", async () => {
+  it("refuses unknown flags and invalid values with a usage error", async () => {
     const unknown = startCli(["--nodes", "1", "--bogus"]);
     expect((await unknown.exited).code).toBe(2);
     expect(unknown.stderr()).toContain("Unknown option '--bogus'");

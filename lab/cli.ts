@@ -6,6 +6,7 @@ import { parseArgs } from "node:util";
 import { startControlServer, type ControlServer } from "./control/server";
 import { MAX_FLEET_NODES, startFleet, type LabFleet, type StartFleetOptions } from "./fleet";
 import type { LabNode } from "./index";
+import type { PveState, PveStorageLayout } from "./pve/seed";
 
 /**
  * `npm run lab -- [flags]`: starts lab nodes and the control server, prints ONE JSON object on
@@ -27,19 +28,18 @@ export const USAGE = `Usage: npm run lab -- [options]
 Prints {"nodes":[{"name","ssh":{…},"api":{…}}],"control":"http://127.0.0.1:PORT"} on stdout.
 `;
 
-export const STATES = ["fresh", "proxmox", "onboarded"] as const;
-export const STORAGES = ["dir-no-images", "dir", "lvm-thin", "zfs"] as const;
-
-/**
- * The startLab options this lab version implements. The CLI refuses a flag whose option
- * startLab does not accept yet instead of silently starting something else.
- */
-export const LAB_SUPPORTS = { state: false, storage: false, timeScale: false } as const;
+export const STATES = ["fresh", "proxmox", "onboarded"] as const satisfies readonly PveState[];
+export const STORAGES = [
+  "dir-no-images",
+  "dir",
+  "lvm-thin",
+  "zfs",
+] as const satisfies readonly PveStorageLayout[];
 
 export type CliOptions = {
   nodes: number;
-  state?: (typeof STATES)[number];
-  storage?: (typeof STORAGES)[number];
+  state?: PveState;
+  storage?: PveStorageLayout;
   timeScale?: number;
   root?: string;
   register?: string;
@@ -122,32 +122,22 @@ function oneOf<T extends string>(flag: string, value: string, allowed: readonly 
   return value as T;
 }
 
-/** The startFleet options for the parsed flags; refuses what this lab version lacks. */
+/** The startFleet options for the parsed flags (`--state proxmox` also seeds Debian's side). */
 export function fleetOptions(options: CliOptions): StartFleetOptions {
-  const missing = [
-    options.state !== undefined && !LAB_SUPPORTS.state ? "--state" : null,
-    options.storage !== undefined && !LAB_SUPPORTS.storage ? "--storage" : null,
-    options.timeScale !== undefined && !LAB_SUPPORTS.timeScale ? "--time-scale" : null,
-  ].filter((flag) => flag !== null);
-  if (missing.length > 0) {
-    throw new UsageError(`${missing.join(", ")}: not supported by this lab version yet`);
-  }
   return {
     nodes: options.nodes,
     ...(options.root === undefined ? {} : { root: options.root }),
     ...(options.state === undefined ? {} : { state: options.state }),
     ...(options.storage === undefined ? {} : { storage: options.storage }),
     ...(options.timeScale === undefined ? {} : { timeScale: options.timeScale }),
-  } as StartFleetOptions;
+  };
 }
-
-type NodeApi = { url: string; certSha256: string };
 
 /** The stdout object: what a person pastes into the console. */
 export function describeLab(nodes: readonly LabNode[], controlUrl: string) {
   return {
     nodes: nodes.map((node) => {
-      const api = (node as LabNode & { api?: NodeApi }).api;
+      const api = node.api as { url: string; certSha256: string } | undefined;
       return {
         name: node.name,
         ssh: {
@@ -218,6 +208,9 @@ export async function registerNodes(
 }
 
 export async function main(argv: readonly string[]): Promise<void> {
+  // A closed stdout (`npm run lab | head -1`) or stderr must not take the lab down.
+  process.stdout.on("error", () => {});
+  process.stderr.on("error", () => {});
   const log = (line: string) => process.stderr.write(`lab: ${line}\n`);
   let options: CliOptions;
   let startOptions: StartFleetOptions;
@@ -237,13 +230,16 @@ export async function main(argv: readonly string[]): Promise<void> {
 
   let fleet: LabFleet | null = null;
   let control: ControlServer | null = null;
-  let stopping = false;
+  let stoppingSince: number | null = null;
   const stop = async (signal: string) => {
-    if (stopping) {
+    if (stoppingSince !== null) {
+      // Ctrl-C under `npm run` arrives twice (from the terminal and forwarded by npm): only a
+      // later, deliberate second signal gives up on cleaning up.
+      if (Date.now() - stoppingSince < 1000) return;
       log(`${signal} again: exiting without cleaning up`);
       process.exit(1);
     }
-    stopping = true;
+    stoppingSince = Date.now();
     log(`${signal}: stopping`);
     try {
       await control?.stop();
@@ -272,7 +268,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     process.exitCode = 1;
     return;
   }
-  if (stopping) return;
+  if (stoppingSince !== null) return;
 
   process.stdout.write(`${JSON.stringify(describeLab(fleet.nodes, control.url))}\n`);
   for (const node of fleet.nodes) {

@@ -118,8 +118,9 @@ export class RebootController implements RebootControl {
     };
     this.history.push(record);
     this.state = "shutting-down";
-    // systemd stops services for a moment before sshd and the network go.
-    await delay(scaled(this.root, 1500));
+    // systemd stops services for a moment before sshd and the network go: the `reboot`
+    // command itself gets to exit 0 over SSH (at least 300 ms, whatever the time scale).
+    await delay(Math.max(300, scaled(this.root, 1500)));
     if (this.stopped) return;
     await this.target.stop();
     record.downAt = new Date();

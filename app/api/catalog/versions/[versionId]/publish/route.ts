@@ -1,0 +1,28 @@
+import { currentActor } from "@/lib/actions/actor";
+import { json, respondError } from "@/lib/api/respond";
+import { publishPlanVersion } from "@/lib/catalog/manage-catalog";
+import { ZPublishPlanVersion } from "@/lib/catalog/schemas";
+import { getDb } from "@/lib/db/client";
+
+export const dynamic = "force-dynamic";
+export const runtime = "nodejs";
+
+/**
+ * Publishes a draft, making its template VMID required on every host: 200 `{ planVersionId }`;
+ * 404 for an unknown version; 409 when it is published already.
+ */
+export async function POST(
+  _request: Request,
+  { params }: { params: Promise<{ versionId: string }> },
+): Promise<Response> {
+  try {
+    const actor = await currentActor();
+    const { planVersionId } = ZPublishPlanVersion.parse({
+      planVersionId: (await params).versionId,
+    });
+    await publishPlanVersion(getDb(), planVersionId, actor);
+    return json({ planVersionId });
+  } catch (error) {
+    return respondError(error, "POST /api/catalog/versions/[versionId]/publish");
+  }
+}

@@ -1,0 +1,26 @@
+"use server";
+
+import { revalidatePath } from "next/cache";
+import { createPlanVersion } from "@/lib/catalog/manage-catalog";
+import { ZCreatePlanVersion } from "@/lib/catalog/schemas";
+import { getDb } from "@/lib/db/client";
+import { currentActor } from "./actor";
+import { actionFailure, inputObject, type ActionResult } from "./action-result";
+
+export type CreatePlanVersionResult = ActionResult<{ planVersionId: string }>;
+
+/** Drafts the plan's next version. A draft requires nothing of any host until it is published. */
+export async function createPlanVersionAction(
+  _previous: CreatePlanVersionResult | null,
+  input: FormData | Record<string, unknown>,
+): Promise<CreatePlanVersionResult> {
+  try {
+    const actor = await currentActor();
+    const parsed = ZCreatePlanVersion.parse(inputObject(input));
+    const planVersionId = await createPlanVersion(getDb(), parsed, actor);
+    revalidatePath("/catalog", "layout");
+    return { ok: true, planVersionId };
+  } catch (error) {
+    return actionFailure(error, "create plan version");
+  }
+}

@@ -6,7 +6,8 @@ import { formatDateTime } from "./format";
 import { PhaseLine } from "./phase-line";
 import { useHost } from "./queries";
 import { RunControls } from "./run-controls";
-import { RunEvents, RunLog } from "./run-log";
+import { LogViewer } from "./log-viewer/log-viewer";
+import { RunEvents } from "./run-log";
 import { StateBadge } from "./state-badge";
 import { StepTimeline } from "./step-timeline";
 
@@ -92,8 +93,8 @@ export function HostDetailView({ initialHost }: { initialHost: HostDetail }) {
           </section>
 
           <section className="panel" aria-labelledby="log-heading">
-            <h2 id="log-heading">Log</h2>
-            <RunLog lines={run.log} />
+            <h2 id="log-heading">Build log</h2>
+            <LogViewer key={run.id} run={run} />
           </section>
         </>
       )}

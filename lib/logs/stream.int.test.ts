@@ -58,7 +58,8 @@ async function readEvents(
   stream: ReadableStream<Uint8Array>,
   until: (events: Event[]) => boolean,
 ): Promise<{ events: Event[]; ended: boolean }> {
-  const reader = stream.pipeThrough(new TextDecoderStream()).getReader();
+  const reader = stream.getReader();
+  const decoder = new TextDecoder();
   const events: Event[] = [];
   let buffer = "";
   try {
@@ -66,7 +67,7 @@ async function readEvents(
       if (until(events)) return { events, ended: false };
       const { value, done } = await reader.read();
       if (done) return { events, ended: true };
-      buffer += value;
+      buffer += decoder.decode(value, { stream: true });
       let end: number;
       while ((end = buffer.indexOf("\n\n")) >= 0) {
         const block = buffer.slice(0, end);

@@ -21,6 +21,7 @@ export function parseResumeSeq(value: string | null | undefined): number | null 
  *   after `afterSeq`, in order — the backlog first, then new chunks as they commit. The browser's
  *   EventSource sends the last id back as `Last-Event-ID` when it reconnects, so a resumed
  *   stream continues at the next chunk: no duplicates, and (chunks commit in seq order) no gaps.
+ * - `event: live` once the backlog is sent (the viewer stops showing "loading").
  * - `event: end`, `data: {status, lastSeq}` once the run is no longer running and every chunk
  *   has been sent; then the stream closes. A finished run streams nothing forever.
  *
@@ -46,6 +47,7 @@ export function createRunLogStream(options: {
       let lastSent = options.afterSeq;
       let pumping = false;
       let again = false;
+      let caughtUp = false;
 
       const send = (text: string) => {
         if (done) return;
@@ -79,6 +81,10 @@ export function createRunLogStream(options: {
                 lastSent = chunk.seq;
               }
             } while (page.length === PAGE_CHUNKS && !done);
+            if (!caughtUp && run?.status === "running") {
+              caughtUp = true;
+              send(`event: live\ndata: ${JSON.stringify({ lastSeq: lastSent })}\n\n`);
+            }
             if (!run || run.status !== "running") {
               send(
                 `event: end\ndata: ${JSON.stringify({ status: run?.status ?? "deleted", lastSeq: lastSent })}\n\n`,

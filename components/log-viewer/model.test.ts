@@ -1,0 +1,55 @@
+import { describe, expect, it } from "vitest";
+import { buildRows, defaultOpen, LogModel, searchLines, type IncomingChunk } from "./model";
+
+const chunk = (
+  seq: number,
+  step: string,
+  firstLine: number,
+  lines: string[],
+  kind: IncomingChunk["kind"] = "output",
+): IncomingChunk => ({
+  seq,
+  step,
+  kind,
+  at: "2026-01-01T00:00:00.000Z",
+  firstLine,
+  lines,
+});
+
+function model() {
+  const m = new LogModel();
+  m.append(chunk(1, "ConnectHost", 1, ["▶ ConnectHost $ id -u"], "command"));
+  m.append(chunk(2, "ConnectHost", 2, ["0"]));
+  m.append(chunk(3, "CheckOs", 3, ["\u001b[31mError\u001b[0m: bookworm", "more"]));
+  m.append(chunk(4, "CheckOs", 5, ["◀ exit 1 in 3 ms"], "result"));
+  return m;
+}
+
+describe("the viewer's log model", () => {
+  it("groups lines into sections per step and ignores duplicate chunks", () => {
+    const m = model();
+    expect(m.append(chunk(2, "ConnectHost", 2, ["0"]))).toBe(false);
+    expect(m.sections.map((s) => [s.step, s.start, s.end, s.failed])).toEqual([
+      ["ConnectHost", 0, 2, false],
+      ["CheckOs", 2, 5, true],
+    ]);
+    expect(m.lines[2]!.plain).toBe("Error: bookworm");
+    expect(m.indexOfLine(4)).toBe(3);
+    expect(m.indexOfLine(99)).toBe(-1);
+  });
+
+  it("opens every section while running, only the failing one after a failure, none after success", () => {
+    const m = model();
+    const rows = (status: "running" | "failed" | "succeeded") =>
+      Array.from(buildRows(m.sections, defaultOpen(m.sections, status, "CheckOs")));
+    expect(rows("running")).toEqual([-1, 0, 1, -2, 2, 3, 4]);
+    expect(rows("failed")).toEqual([-1, -2, 2, 3, 4]);
+    expect(rows("succeeded")).toEqual([-1, -2]);
+  });
+
+  it("searches the text without colours, across closed sections too", () => {
+    const m = model();
+    expect(searchLines(m.lines, "error")).toEqual([{ line: 2, start: 0, end: 5 }]);
+    expect(searchLines(m.lines, "O")).toHaveLength(7);
+  });
+});

@@ -6,7 +6,8 @@ import { isInstalled } from "../debian/dpkg-status";
 import { USERID_RE, TOKENID_RE, readTokenSecrets, readUserCfg } from "./access";
 import { loadOrCreateNodeCert } from "./cert";
 import { ApiError, dispatch } from "./routes";
-import { nodeName } from "./state";
+import { createPmxcfs } from "./seed";
+import { nodeName, pveInstalled } from "./state";
 
 /**
  * The simulated Proxmox VE API: HTTPS on 127.0.0.1 with the node's self-signed certificate,
@@ -198,6 +199,7 @@ export async function startPveApi(options: StartPveApiOptions): Promise<PveApi> 
     }
 
     try {
+      if (!pveInstalled(root)) createPmxcfs(root, { node });
       const data = dispatch({ root, node, authid }, method, apiPath, query);
       finish(200);
       send(res, 200, { data: data ?? null });

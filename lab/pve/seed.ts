@@ -140,6 +140,18 @@ export function installProxmoxVe(
     root,
     PVE_PACKAGES.filter((p) => !installed.has(p.name)),
   );
+  createPmxcfs(root, options);
+}
+
+/**
+ * pmxcfs' `/etc/pve` as a freshly installed node has it: node folder, `qemu-server`/`local`/`lxc`
+ * symlinks, `user.cfg` with root@pam, `storage.cfg` in the given layout (default: Proxmox
+ * installed over Debian, `local` without images), and `/var/lib/vz`. Keeps existing files.
+ */
+export function createPmxcfs(
+  root: string,
+  options: { node: string; storage?: PveStorageLayout },
+): void {
   withPveLock(root, () => {
     const pve = pveDir(root);
     for (const dir of [

@@ -471,7 +471,7 @@ export function nodeName(root: string): string {
   return (text.split("\n")[0] ?? "localhost").trim().split(".")[0] || "localhost";
 }
 
-/** True once Proxmox VE is "installed" (the cluster filesystem exists). */
+/** True once pmxcfs is "up": `etc/pve` exists (created by seeding or on first use after install). */
 export function pveInstalled(root: string): boolean {
   return fs.existsSync(path.join(root, "etc/pve"));
 }

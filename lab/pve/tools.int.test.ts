@@ -3,6 +3,7 @@ import path from "node:path";
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
+import { markInstalled } from "../debian/dpkg-status";
 import { startLab, type LabNode, type PveStorageLayout } from "../index";
 import { apiGet, ssh, sshOk } from "./test-helpers";
 
@@ -214,5 +215,18 @@ describe("a fresh Debian node", () => {
     expect(fs.existsSync(path.join(lab.root, "etc/pve"))).toBe(false);
     // Nothing listens on 8006 before Proxmox VE is installed: the connection is cut.
     await expect(apiGet(lab, "/version", null, { timeoutMs: 2000 })).rejects.toThrow();
+  });
+
+  it("brings up /etc/pve like a Debian install (local without images) once proxmox-ve is installed", async () => {
+    markInstalled(lab.root, [
+      { name: "proxmox-ve", version: "9.1.0", architecture: "all" },
+      { name: "pve-manager", version: "9.1.1" },
+    ]);
+    const status = await sshOk(lab, "pvesm status --content images");
+    expect(status.trim().split("\n")).toHaveLength(1);
+    expect(fs.readFileSync(path.join(lab.root, "etc/pve/storage.cfg"), "utf8")).toBe(
+      "dir: local\n\tpath /var/lib/vz\n\tcontent iso,vztmpl,backup\n",
+    );
+    expect((await apiGet(lab, "/version", null)).status).toBe(401);
   });
 });

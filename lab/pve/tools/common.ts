@@ -1,5 +1,6 @@
 import { isInstalled } from "../../debian/dpkg-status";
-import { nodeName } from "../state";
+import { createPmxcfs } from "../seed";
+import { nodeName, pveInstalled } from "../state";
 
 /**
  * Shared plumbing of the simulated Proxmox CLI tools: the lab root, argument parsing in the
@@ -35,7 +36,10 @@ export function toolContext(tool: string): ToolContext {
     process.stderr.write(`bash: line 1: ${tool}: command not found\n`);
     process.exit(127);
   }
-  return { root, node: nodeName(root), tool };
+  const node = nodeName(root);
+  // Installed by the simulated apt-get: pmxcfs comes up with the node's first start.
+  if (!pveInstalled(root)) createPmxcfs(root, { node });
+  return { root, node, tool };
 }
 
 /** A perl `die` in a PVE CLI: the message on stderr, exit 255. */

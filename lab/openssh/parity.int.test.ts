@@ -22,8 +22,9 @@ import { startOpenSshPeer, type OpenSshPeer } from "./sshd";
  * - the client going away sends the command NO signal; sshd closes the command's pipes, so a
  *   job still writing to the channel dies of SIGPIPE and a silent job lives on, even without
  *   `nohup setsid`;
- * - a signal request on a root session is refused, so lib/ssh giving up on a command (timeout,
- *   abort) closes the channel but does not stop the remote work.
+ * - a signal request on a root session is refused, and closing a channel signals nothing: so
+ *   lib/ssh stops a command it gives up on (timeout, abort) by killing the command's process
+ *   group over a second channel (every session's shell leads its own group).
  */
 
 type Peer = {
@@ -223,21 +224,24 @@ describe.each([
     }
   });
 
-  it("giving up on a command (lib/ssh timeout) closes the channel but does not stop it", async () => {
+  it("giving up on a command (lib/ssh timeout) stops its whole process group", async () => {
     const client = await peer.connect();
     const file = path.join(root, "timeout.pid");
+    const child = path.join(root, "timeout-child.pid");
     const error = await client
-      .exec(`echo $$ > ${file}; sleep 300`, { timeoutMs: 300 })
+      .exec(`echo $$ > ${file}; sleep 300 & echo $! > ${child}; wait`, { timeoutMs: 500 })
       .catch((e: unknown) => e);
     expect((error as Error).name).toBe("SshCommandTimeoutError");
     const pid = await readPid(file);
+    const childPid = await readPid(child);
     try {
-      client.close();
-      await sleep(500);
-      // Real sshd refuses the TERM signal request of a root session and sends no hang-up.
-      expect(isProcessAlive(pid)).toBe(true);
+      client.close(); // must not swallow the pending kill
+      await waitUntil(() => !isProcessAlive(pid) && !isProcessAlive(childPid), {
+        what: "the given-up command and its child to be stopped",
+      });
     } finally {
       killQuietly(pid);
+      killQuietly(childPid);
     }
   });
 

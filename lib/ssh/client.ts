@@ -5,7 +5,13 @@ import { createHash, randomBytes } from "node:crypto";
 import ssh2 from "ssh2";
 import type { ClientChannel, Client as SshClient, ConnectConfig } from "ssh2";
 
-import { UPLOAD_CHECKSUM_MISMATCH_EXIT, uploadCommand } from "./commands";
+import {
+  GROUP_MARKER,
+  killGroupCommand,
+  UPLOAD_CHECKSUM_MISMATCH_EXIT,
+  uploadCommand,
+  withGroupMarker,
+} from "./commands";
 import {
   SshAuthError,
   SshChannelError,
@@ -321,7 +327,38 @@ class Session implements SshSession {
 
   close(): void {
     this.closedByUs = true;
-    this.client.end();
+    // A kill of a given-up command must reach the host before the connection goes.
+    if (this.pendingKills.size === 0) {
+      this.client.end();
+      return;
+    }
+    const deadline = setTimeout(() => this.client.end(), 5_000);
+    void Promise.allSettled([...this.pendingKills]).then(() => {
+      clearTimeout(deadline);
+      this.client.end();
+    });
+  }
+
+  private readonly pendingKills = new Set<Promise<void>>();
+
+  /** Best effort: stops the remote process group of a command we gave up on. */
+  private killGroup(pgid: number): void {
+    if (this.lost !== null) return;
+    const kill = new Promise<void>((resolve) => {
+      try {
+        this.client.exec(killGroupCommand(pgid), (error, ch) => {
+          if (error) return resolve();
+          ch.on("data", () => {});
+          ch.stderr.on("data", () => {});
+          ch.on("close", () => resolve());
+          ch.end();
+        });
+      } catch {
+        resolve(); // the connection is going away; nothing more we can do from here
+      }
+    });
+    this.pendingKills.add(kill);
+    void kill.finally(() => this.pendingKills.delete(kill));
   }
 
   private run(command: string, options: ExecOptions, timeoutMs: number): Promise<ExecResult> {
@@ -340,6 +377,9 @@ class Session implements SshSession {
       let channel: ClientChannel | null = null;
       let exit: { code: number | null; signal: string | null } | null = null;
       let settled = false;
+      // The wrapper's first stderr line names the command's process group (see withGroupMarker).
+      let pgid: number | null = null;
+      let markerPending: Buffer | null = Buffer.alloc(0);
 
       const finish = (outcome: () => void) => {
         if (settled) return;
@@ -353,12 +393,8 @@ class Session implements SshSession {
       // the server supports it): giving up must also stop the remote work, not only our wait.
       const stopChannel = () => {
         if (channel === null) return;
-        try {
-          channel.signal("TERM");
-        } catch {
-          // the channel may already be gone
-        }
         channel.close();
+        if (pgid !== null) this.killGroup(pgid);
       };
       const giveUp = (aborted: boolean) =>
         finish(() => {
@@ -377,7 +413,25 @@ class Session implements SshSession {
             }),
           ),
         );
-      const onData = (stream: "stdout" | "stderr", chunk: Buffer) => {
+      const onData = (stream: "stdout" | "stderr", raw: Buffer) => {
+        let chunk = raw;
+        if (stream === "stderr" && markerPending !== null) {
+          const pending: Buffer = Buffer.concat([markerPending, raw]);
+          const end = pending.indexOf(10);
+          if (end < 0 && pending.length < 64) {
+            markerPending = pending;
+            return;
+          }
+          markerPending = null;
+          const line = pending.subarray(0, Math.max(end, 0)).toString("utf8");
+          if (end >= 0 && line.startsWith(GROUP_MARKER)) {
+            pgid = Number(line.slice(GROUP_MARKER.length)) || null;
+            chunk = pending.subarray(end + 1);
+          } else {
+            chunk = pending;
+          }
+          if (chunk.length === 0) return;
+        }
         (stream === "stdout" ? stdout : stderr).push(chunk);
         if (options.onOutput === undefined) return;
         try {
@@ -395,7 +449,7 @@ class Session implements SshSession {
       client.once("close", onConnectionClose);
 
       try {
-        client.exec(command, (error, ch) => {
+        client.exec(withGroupMarker(command), (error, ch) => {
           if (error) {
             finish(() =>
               reject(
@@ -436,6 +490,7 @@ class Session implements SshSession {
           );
           ch.on("close", () =>
             finish(() => {
+              if (markerPending !== null && markerPending.length > 0) stderr.push(markerPending);
               if (exit === null) {
                 reject(
                   new SshChannelError({

@@ -9,7 +9,7 @@ import {
   RESOLVE_BUILD_DIR,
   startBuildCommand,
 } from "@/lib/steps/host/build-vm-template/commands";
-import { uploadCommand } from "./commands";
+import { killGroupCommand, uploadCommand, withGroupMarker } from "./commands";
 import { sh } from "./quote";
 
 /**
@@ -139,6 +139,14 @@ export const commandCatalog: readonly CommandCatalogEntry[] = [
           sha512sumsUrl: value,
         }),
       ),
+    ],
+  },
+  {
+    name: "ssh/withGroupMarker+killGroupCommand",
+    samples: () => [
+      ...HOSTILE_VALUES.map((value) => withGroupMarker(sh`echo ${value}`)),
+      killGroupCommand(4242),
+      killGroupCommand(2, 0),
     ],
   },
 ];

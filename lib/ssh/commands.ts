@@ -66,3 +66,30 @@ export function uploadCommand(input: UploadCommandInput): string {
     sh`sha256sum < ${input.remotePath}`,
   ].join("\n");
 }
+
+/** First line the wrapped command writes to stderr: the process-group id of its shell. */
+export const GROUP_MARKER = "clupilot-pgid:";
+
+/**
+ * Wraps a command so it first reports its shell's PID on stderr. sshd starts every session's
+ * shell with setsid() (the lab does the same), so that PID is the command's process group:
+ * the handle to stop the remote work when we give up on it — closing the channel does not
+ * (sshd sends no signal on channel close, and refuses signal requests for root sessions).
+ */
+export function withGroupMarker(command: string): string {
+  return `printf '${GROUP_MARKER}%s\\n' "$$" >&2; ${command}`;
+}
+
+/**
+ * Stops a process group we started, TERM then KILL after a grace period — only while the PID
+ * still leads a group of that number (evidence it is still ours, not a reused PID).
+ */
+export function killGroupCommand(pgid: number, graceSeconds = 2): string {
+  if (!Number.isInteger(pgid) || pgid <= 1) throw new Error(`not a process group id: ${pgid}`);
+  const same = `[ "$(ps -o pgid= -p ${pgid} 2>/dev/null | tr -d ' ')" = "${pgid}" ]`;
+  return [
+    `if ${same}; then kill -TERM -- -${pgid} 2>/dev/null; else exit 0; fi`,
+    `i=0; while kill -0 -- -${pgid} 2>/dev/null && [ $i -lt ${graceSeconds * 10} ]; do sleep 0.1; i=$((i + 1)); done`,
+    `kill -KILL -- -${pgid} 2>/dev/null; exit 0`,
+  ].join("\n");
+}

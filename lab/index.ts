@@ -138,6 +138,9 @@ export async function startLab(options: StartLabOptions = {}): Promise<LabNode> 
     TMPDIR: path.join(root, "tmp"),
     CLUPILOT_HOST_ROOT: root,
     CLUPILOT_STATE_DIR: paths.stateDir,
+    // The scripts in deploy/ read the real paths by default; these point them into the lab.
+    CLUPILOT_STORAGE_CFG: path.join(root, "etc/pve/storage.cfg"),
+    CLUPILOT_IMAGE_DIR: path.join(paths.stateDir, "images"),
   };
 
   const server = await LabSshServer.start({

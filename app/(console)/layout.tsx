@@ -17,6 +17,9 @@ export default function ConsoleLayout({ children }: { children: ReactNode }) {
             <li>
               <Link href="/hosts">Hosts</Link>
             </li>
+            <li>
+              <Link href="/catalog">Catalog</Link>
+            </li>
           </ul>
         </nav>
         <LiveIndicator />

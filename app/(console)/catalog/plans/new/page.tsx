@@ -1,0 +1,21 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { CatalogPlanForm } from "@/components/catalog-plan-form";
+
+export const metadata: Metadata = { title: "New plan" };
+
+export default function NewPlanPage() {
+  return (
+    <>
+      <p className="breadcrumb">
+        <Link href="/catalog">← Catalog</Link>
+      </p>
+      <h1>New plan</h1>
+      <p className="lead">
+        A plan is what is sold. Its sellable shape (template, size, sale window) lives in its
+        versions; you add the first one next.
+      </p>
+      <CatalogPlanForm />
+    </>
+  );
+}

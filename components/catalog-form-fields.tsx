@@ -1,0 +1,128 @@
+"use client";
+
+import { useEffect, type InputHTMLAttributes, type ReactNode, type RefObject } from "react";
+import type { ActionResult } from "@/lib/actions/action-result";
+
+/*
+ * The pieces the catalog forms share: labelled fields whose error is tied to the control
+ * (aria-invalid + aria-describedby), the form-level error notice, and moving the focus to the
+ * first invalid field after a failed submit. Same markup and classes as the add-host form.
+ */
+
+type Failure = Extract<ActionResult, { ok: false }>;
+
+/** Field errors of a failed result, or none. */
+export function errorsOf(state: ActionResult | null): Record<string, string[]> {
+  return state && !state.ok ? state.fieldErrors : {};
+}
+
+/**
+ * After a failed submit, focuses the first invalid field in `fields` order, or the form-level
+ * notice when no visible field is to blame (e.g. the plan was deleted meanwhile).
+ */
+export function useFocusFirstInvalid(
+  state: ActionResult | null,
+  fields: readonly string[],
+  formRef: RefObject<HTMLFormElement | null>,
+  formErrorRef: RefObject<HTMLDivElement | null>,
+) {
+  useEffect(() => {
+    if (!state || state.ok) return;
+    const first = fields.find((field) => state.fieldErrors[field]?.length);
+    const target = first
+      ? formRef.current?.querySelector<HTMLElement>(`[name="${first}"]`)
+      : formErrorRef.current;
+    target?.focus();
+  }, [state, fields, formRef, formErrorRef]);
+}
+
+/** The failure's message, plus any field error that has no field on this form. */
+export function FormError({
+  state,
+  fields,
+  ref,
+}: {
+  state: Failure;
+  fields: readonly string[];
+  ref: RefObject<HTMLDivElement | null>;
+}) {
+  const unplaced = Object.entries(state.fieldErrors).filter(([field]) => !fields.includes(field));
+  return (
+    <div
+      ref={ref}
+      className="notice notice-error"
+      role="alert"
+      tabIndex={-1}
+      data-testid="form-error"
+    >
+      <p>{state.message}</p>
+      {unplaced.map(([field, messages]) => (
+        <p key={field}>{messages[0]}</p>
+      ))}
+    </div>
+  );
+}
+
+type ControlProps = {
+  id: string;
+  name: string;
+  "aria-invalid": true | undefined;
+  "aria-describedby": string | undefined;
+};
+
+export function Field({
+  name,
+  label,
+  error,
+  hint,
+  children,
+}: {
+  name: string;
+  label: string;
+  error: string | undefined;
+  hint?: string;
+  children: (props: ControlProps) => ReactNode;
+}) {
+  const describedBy = [hint && `${name}-hint`, error && `${name}-error`].filter(Boolean).join(" ");
+  return (
+    <div className={`field${error ? " field-invalid" : ""}`}>
+      <label htmlFor={name}>{label}</label>
+      {children({
+        id: name,
+        name,
+        "aria-invalid": error ? true : undefined,
+        "aria-describedby": describedBy || undefined,
+      })}
+      {hint && (
+        <p id={`${name}-hint`} className="field-hint">
+          {hint}
+        </p>
+      )}
+      {error && (
+        <p id={`${name}-error`} className="field-error" data-testid={`error-${name}`}>
+          <span aria-hidden="true">✕ </span>
+          {error}
+        </p>
+      )}
+    </div>
+  );
+}
+
+export function TextField({
+  name,
+  label,
+  error,
+  hint,
+  ...input
+}: {
+  name: string;
+  label: string;
+  error: string | undefined;
+  hint?: string;
+} & Omit<InputHTMLAttributes<HTMLInputElement>, "name" | "id">) {
+  return (
+    <Field name={name} label={label} error={error} hint={hint}>
+      {(props) => <input type="text" {...input} {...props} />}
+    </Field>
+  );
+}

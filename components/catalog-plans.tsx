@@ -1,10 +1,10 @@
 import Link from "next/link";
 import type { CatalogView } from "@/lib/catalog/manage-catalog";
 import type { RequiredTemplates } from "@/lib/catalog/required-template-vmids";
-import { CatalogVersionState, formatUtc, type PublishEffect } from "./catalog-version-state";
+import { formatSaleWindow, formatSize, type PublishEffect } from "./catalog-format";
+import { CatalogVersionState } from "./catalog-version-state";
 
 type Plan = CatalogView[number];
-type Version = Plan["versions"][number];
 
 /**
  * What the catalog requires of every host right now (requiredTemplateVmids), with the versions
@@ -130,19 +130,4 @@ export function CatalogPlan({
       )}
     </section>
   );
-}
-
-function formatSize(version: Version): string {
-  const memory =
-    version.memoryMib % 1024 === 0 ? `${version.memoryMib / 1024} GiB` : `${version.memoryMib} MiB`;
-  const cores = `${version.cores} ${version.cores === 1 ? "core" : "cores"}`;
-  return `${cores} · ${memory} RAM · ${version.diskGib} GiB disk`;
-}
-
-function formatSaleWindow(version: Version): string {
-  const { saleStartsAt: start, saleEndsAt: end } = version;
-  if (start && end) return `${formatUtc(start)} – ${formatUtc(end)}`;
-  if (start) return `from ${formatUtc(start)}, open-ended`;
-  if (end) return `until ${formatUtc(end)}`;
-  return "open (no dates)";
 }

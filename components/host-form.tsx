@@ -18,6 +18,7 @@ const FIELDS = [
   "address",
   "sshPort",
   "sshUser",
+  "apiPort",
   "authMethod",
   "password",
   "privateKey",
@@ -123,6 +124,14 @@ export function HostForm() {
           hint="root, or a user with passwordless sudo."
           required
           autoComplete="off"
+        />
+        <TextField
+          name="apiPort"
+          label="Proxmox API port"
+          error={errorOf("apiPort")}
+          defaultValue="8006"
+          inputMode="numeric"
+          hint="8006 unless the API is forwarded elsewhere."
         />
       </div>
 

@@ -41,6 +41,7 @@ export async function createHost(
         name: input.name,
         address: input.address,
         sshPort: input.sshPort,
+        apiPort: input.apiPort,
         sshUser: input.sshUser,
         credentialId: credential.id,
       })

@@ -29,6 +29,14 @@ export const ZCreateHost = z
       .int("Enter a whole number.")
       .min(1, "Ports run from 1 to 65535.")
       .max(65535, "Ports run from 1 to 65535."),
+    apiPort: z.preprocess(
+      (value) => (value === "" || value === null || value === undefined ? 8006 : value),
+      z.coerce
+        .number({ error: "Enter a port number." })
+        .int("Enter a whole number.")
+        .min(1, "Ports run from 1 to 65535.")
+        .max(65535, "Ports run from 1 to 65535."),
+    ),
     sshUser: z
       .string()
       .trim()

@@ -2,14 +2,8 @@ import { advance, fail, type Outcome, type Step } from "@/lib/pipeline/step";
 import type { HostServices } from "./services";
 import { withPermanentSshFailures } from "./ssh-failure";
 
+/** The floors CheckOperatingSystem holds the host to (from OnboardingConfig). */
 export type OsRequirements = { minMemoryMiB: number; minFreeDiskGiB: number };
-
-export function osRequirementsFromEnv(env: NodeJS.ProcessEnv = process.env): OsRequirements {
-  return {
-    minMemoryMiB: Number(env.CLUPILOT_MIN_MEMORY_MIB ?? 2048),
-    minFreeDiskGiB: Number(env.CLUPILOT_MIN_FREE_DISK_GIB ?? 16),
-  };
-}
 
 const SEPARATOR = "--clupilot--";
 
@@ -85,9 +79,7 @@ export function judgeOperatingSystem(facts: OsFacts, required: OsRequirements): 
 }
 
 /** Goal: the host is Debian 13 on x86_64 with enough RAM and disk; anything else is refused. */
-export function checkOperatingSystem(
-  required: OsRequirements = osRequirementsFromEnv(),
-): Step<HostServices> {
+export function checkOperatingSystem(required: OsRequirements): Step<HostServices> {
   return {
     name: "CheckOperatingSystem",
     maxDuration: () => 300,

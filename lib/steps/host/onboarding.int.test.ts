@@ -54,6 +54,7 @@ async function addHost(node: LabNode, auth: { password?: string; privateKey?: st
       name: `pve-${++counter}`,
       address: node.ssh.host,
       sshPort: node.ssh.port,
+      apiPort: 8006,
       sshUser: node.ssh.username,
       authMethod: auth.privateKey ? "private_key" : "password",
       password: auth.privateKey ? undefined : (auth.password ?? node.ssh.password),

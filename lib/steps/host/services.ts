@@ -14,6 +14,9 @@ import { StringDecoder } from "node:string_decoder";
 import { LineSplitter } from "@/lib/logs/line-splitter";
 import { commandHeader, commandResult, formatDuration } from "@/lib/logs/text";
 import type { RunLogSink, RunRef } from "@/lib/pipeline/step";
+import { ProxmoxClient } from "@/lib/proxmox/client";
+import { seal } from "@/lib/secrets/seal";
+import type { OnboardingConfig } from "./config";
 
 export type HostRecord = typeof hosts.$inferSelect;
 
@@ -27,7 +30,28 @@ export type HostServices = {
    * step, time and command, the output as it arrives, then exit code and duration.
    */
   exec(command: string, options?: ExecOptions): Promise<ExecResult>;
+  /** The host's Proxmox API through its pinned certificate and the console's token. */
+  proxmox(): Promise<ProxmoxClient>;
+  /** Records facts a step established about the host (node name, API pin, capacity, …). */
+  updateHost(facts: HostFacts): Promise<void>;
+  /** Stores the console's API token for this host; the secret is sealed like every secret. */
+  storeApiToken(tokenId: string, secret: string): Promise<void>;
+  config: OnboardingConfig;
 };
+
+export type HostFacts = Partial<
+  Pick<
+    HostRecord,
+    | "nodeName"
+    | "apiCertSha256"
+    | "capacityCores"
+    | "capacityMemoryMib"
+    | "capacityImageStorageGib"
+    | "capacityRegisteredAt"
+    | "templateCheckFailure"
+    | "templateCheckedAt"
+  >
+>;
 
 /** A command as root: as is for root, through `sudo -n` (never prompting) for anyone else. */
 export function asRoot(sshUser: string, command: string): string {
@@ -37,6 +61,7 @@ export function asRoot(sshUser: string, command: string): string {
 export function createHostServices(
   db: Database,
   run: RunRef & RunLogSink,
+  config: OnboardingConfig,
 ): { services: HostServices; dispose(): Promise<void> } {
   let hostPromise: Promise<HostRecord> | undefined;
   let sessionPromise: Promise<SshSession> | undefined;
@@ -97,8 +122,63 @@ export function createHostServices(
     }
   };
 
+  const proxmox = async () => {
+    const record = await host();
+    if (
+      !record.nodeName ||
+      !record.apiCertSha256 ||
+      !record.apiTokenId ||
+      !record.apiTokenCredentialId
+    ) {
+      throw new Error(
+        "the host has no Proxmox API token or certificate pin yet; CreateApiToken must have run first",
+      );
+    }
+    const [credential] = await db
+      .select()
+      .from(credentials)
+      .where(eq(credentials.id, record.apiTokenCredentialId));
+    if (!credential)
+      throw new Error("the host's API token secret is missing; retry CreateApiToken");
+    const secret = unseal(credential.sealed);
+    run.maskSecret(secret);
+    return new ProxmoxClient({
+      baseUrl: `https://${record.address.includes(":") ? `[${record.address}]` : record.address}:${record.apiPort}`,
+      node: record.nodeName,
+      tokenId: record.apiTokenId,
+      tokenSecret: secret,
+      certSha256: record.apiCertSha256,
+    });
+  };
+
+  const updateHost = async (facts: HostFacts) => {
+    const record = await host();
+    await db
+      .update(hosts)
+      .set({ ...facts, updatedAt: new Date() })
+      .where(eq(hosts.id, record.id));
+    Object.assign(record, facts);
+  };
+
+  const storeApiToken = async (tokenId: string, secret: string) => {
+    const record = await host();
+    run.maskSecret(secret);
+    await db.transaction(async (tx) => {
+      const [credential] = await tx
+        .insert(credentials)
+        .values({ kind: "api_token", sealed: seal(secret) })
+        .returning({ id: credentials.id });
+      await tx
+        .update(hosts)
+        .set({ apiTokenId: tokenId, apiTokenCredentialId: credential!.id, updatedAt: new Date() })
+        .where(eq(hosts.id, record.id));
+      record.apiTokenId = tokenId;
+      record.apiTokenCredentialId = credential!.id;
+    });
+  };
+
   return {
-    services: { host, ssh, exec },
+    services: { host, ssh, exec, proxmox, updateHost, storeApiToken, config },
     async dispose() {
       const session = await sessionPromise?.catch(() => undefined);
       session?.close();

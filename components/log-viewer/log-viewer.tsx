@@ -77,6 +77,8 @@ export function LogViewer({ run }: { run: RunDetail }) {
   const currentMatch =
     matches.length > 0 ? matches[Math.min(matchIndex, matches.length - 1)] : undefined;
 
+  // The virtualizer's functions stay inside this component (never passed to memoized children).
+  // eslint-disable-next-line react-hooks/incompatible-library
   const virtualizer = useVirtualizer({
     count: rows.length,
     getScrollElement: () => scrollRef.current,

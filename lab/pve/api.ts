@@ -4,7 +4,7 @@ import type net from "node:net";
 
 import { isInstalled } from "../debian/dpkg-status";
 import { USERID_RE, TOKENID_RE, readTokenSecrets, readUserCfg } from "./access";
-import { loadOrCreateNodeCert } from "./cert";
+import { installNodeCert, loadOrCreateNodeCert } from "./cert";
 import { ApiError, dispatch } from "./routes";
 import { createPmxcfs } from "./seed";
 import { nodeName, pveInstalled } from "./state";
@@ -101,7 +101,8 @@ function authenticate(root: string, header: string | undefined): string | null {
 export async function startPveApi(options: StartPveApiOptions): Promise<PveApi> {
   const { root } = options;
   const node = options.node ?? nodeName(root);
-  const cert = loadOrCreateNodeCert(root, node);
+  // A root seeded before the certificate lived in /etc/pve gets it there now (same bytes).
+  const cert = pveInstalled(root) ? installNodeCert(root, node) : loadOrCreateNodeCert(root, node);
   const faults: PveApiFaults = { ...defaultPveApiFaults(), ...options.faults };
   const requests: PveApiRequest[] = [];
   const sockets = new Set<net.Socket>();

@@ -7,7 +7,9 @@ import path from "node:path";
  * The node's self-signed HTTPS certificate, shaped like the one pve-cluster creates
  * (`/etc/pve/local/pve-ssl.pem`, RSA 2048). Node 20 cannot issue X.509 certificates itself, so
  * `openssl req -x509` makes it once; it is cached in the lab root's `.lab/` and survives restarts
- * (the console pins its fingerprint).
+ * (the console pins its fingerprint). Once Proxmox VE is installed, `installNodeCert` puts the
+ * same bytes where pve-cluster keeps them, so reading the certificate over SSH and the TLS
+ * handshake agree, as on a real node.
  */
 
 export type NodeCert = { key: string; cert: string; sha256: string };
@@ -50,4 +52,30 @@ export function loadOrCreateNodeCert(root: string, node: string): NodeCert {
   const cert = fs.readFileSync(certFile, "utf8");
   // `AB:CD:…` over the DER bytes, as `openssl x509 -fingerprint -sha256` and Proxmox show it.
   return { key, cert, sha256: new X509Certificate(cert).fingerprint256 };
+}
+
+/**
+ * `/etc/pve/nodes/<node>/pve-ssl.pem` and `pve-ssl.key` (`/etc/pve/local` links to the node
+ * folder), as pve-cluster creates them on a node's first start: the bytes the API serves.
+ * Existing files are kept (a real node keeps its certificate until it is renewed); the
+ * certificate returned is the one in `/etc/pve`, which is what pveproxy serves.
+ */
+export function installNodeCert(root: string, node: string): NodeCert {
+  const cert = loadOrCreateNodeCert(root, node);
+  const dir = path.join(root, "etc/pve/nodes", node);
+  fs.mkdirSync(dir, { recursive: true });
+  for (const [name, text, mode] of [
+    ["pve-ssl.pem", cert.cert, 0o640],
+    ["pve-ssl.key", cert.key, 0o600],
+  ] as const) {
+    const file = path.join(dir, name);
+    if (!fs.existsSync(file)) fs.writeFileSync(file, text, { mode });
+  }
+  // What pveproxy serves is what /etc/pve holds, even if the cache in .lab/ differs.
+  const installed = fs.readFileSync(path.join(dir, "pve-ssl.pem"), "utf8");
+  return {
+    key: fs.readFileSync(path.join(dir, "pve-ssl.key"), "utf8"),
+    cert: installed,
+    sha256: new X509Certificate(installed).fingerprint256,
+  };
 }

@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 
 import { markInstalled, readInstalled, type InstalledPackage } from "../debian/dpkg-status";
+import { installNodeCert } from "./cert";
 import {
   newTokenSecret,
   readTokenSecrets,
@@ -144,8 +145,8 @@ export function installProxmoxVe(
 }
 
 /**
- * pmxcfs' `/etc/pve` as a freshly installed node has it: node folder, `qemu-server`/`local`/`lxc`
- * symlinks, `user.cfg` with root@pam, `storage.cfg` in the given layout (default: Proxmox
+ * pmxcfs' `/etc/pve` as a freshly installed node has it: node folder with the API certificate
+ * (`pve-ssl.pem`/`.key`), `qemu-server`/`local`/`lxc` symlinks, `user.cfg` with root@pam, `storage.cfg` in the given layout (default: Proxmox
  * installed over Debian, `local` without images), and `/var/lib/vz`. Keeps existing files.
  */
 export function createPmxcfs(
@@ -166,6 +167,7 @@ export function createPmxcfs(
       fs.mkdirSync(dir, { recursive: true });
     }
     linkIfMissing(path.join(pve, "local"), `nodes/${options.node}`);
+    installNodeCert(root, options.node);
     linkIfMissing(path.join(pve, "qemu-server"), `nodes/${options.node}/qemu-server`);
     linkIfMissing(path.join(pve, "lxc"), `nodes/${options.node}/lxc`);
     if (!fs.existsSync(storageCfgPath(root))) {

@@ -14,7 +14,12 @@ import { StringDecoder } from "node:string_decoder";
 import { LineSplitter } from "@/lib/logs/line-splitter";
 import { commandHeader, commandResult, formatDuration } from "@/lib/logs/text";
 import type { RunLogSink, RunRef } from "@/lib/pipeline/step";
-import { ProxmoxClient } from "@/lib/proxmox/client";
+import type { ProxmoxClient } from "@/lib/proxmox/client";
+import { proxmoxClientForHost } from "@/lib/hosts/proxmox-client";
+import {
+  requiredTemplateVmids,
+  type RequiredTemplates,
+} from "@/lib/catalog/required-template-vmids";
 import { seal } from "@/lib/secrets/seal";
 import type { OnboardingConfig } from "./config";
 
@@ -32,6 +37,8 @@ export type HostServices = {
   exec(command: string, options?: ExecOptions): Promise<ExecResult>;
   /** The host's Proxmox API through its pinned certificate and the console's token. */
   proxmox(): Promise<ProxmoxClient>;
+  /** The template VMIDs the catalog requires (lib/catalog: the one place that decides). */
+  requiredTemplates(): Promise<RequiredTemplates>;
   /** Records facts a step established about the host (node name, API pin, capacity, …). */
   updateHost(facts: HostFacts): Promise<void>;
   /** Stores the console's API token for this host; the secret is sealed like every secret. */
@@ -122,34 +129,10 @@ export function createHostServices(
     }
   };
 
-  const proxmox = async () => {
-    const record = await host();
-    if (
-      !record.nodeName ||
-      !record.apiCertSha256 ||
-      !record.apiTokenId ||
-      !record.apiTokenCredentialId
-    ) {
-      throw new Error(
-        "the host has no Proxmox API token or certificate pin yet; CreateApiToken must have run first",
-      );
-    }
-    const [credential] = await db
-      .select()
-      .from(credentials)
-      .where(eq(credentials.id, record.apiTokenCredentialId));
-    if (!credential)
-      throw new Error("the host's API token secret is missing; retry CreateApiToken");
-    const secret = unseal(credential.sealed);
-    run.maskSecret(secret);
-    return new ProxmoxClient({
-      baseUrl: `https://${record.address.includes(":") ? `[${record.address}]` : record.address}:${record.apiPort}`,
-      node: record.nodeName,
-      tokenId: record.apiTokenId,
-      tokenSecret: secret,
-      certSha256: record.apiCertSha256,
-    });
-  };
+  const proxmox = async () =>
+    proxmoxClientForHost(db, await host(), { onSecret: (secret) => run.maskSecret(secret) });
+
+  const requiredTemplates = () => requiredTemplateVmids(db);
 
   const updateHost = async (facts: HostFacts) => {
     const record = await host();
@@ -178,7 +161,16 @@ export function createHostServices(
   };
 
   return {
-    services: { host, ssh, exec, proxmox, updateHost, storeApiToken, config },
+    services: {
+      host,
+      ssh,
+      exec,
+      proxmox,
+      requiredTemplates,
+      updateHost,
+      storeApiToken,
+      config,
+    },
     async dispose() {
       const session = await sessionPromise?.catch(() => undefined);
       session?.close();

@@ -25,3 +25,13 @@ export class AppError extends Error {
     return HTTP_STATUS[this.code];
   }
 }
+
+/** Postgres unique_violation: a concurrent request took the same unique value first. */
+export function isUniqueViolation(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; current && depth < 4; depth++) {
+    if ((current as { code?: unknown }).code === "23505") return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}

@@ -1,10 +1,14 @@
 import { desc, eq, max } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { events, plans, planVersions } from "@/lib/db/schema";
-import { AppError } from "@/lib/errors";
+import { AppError, isUniqueViolation } from "@/lib/errors";
 import type { TCreatePlan, TCreatePlanVersion } from "./schemas";
 
 export async function createPlan(db: Database, input: TCreatePlan, actor: string): Promise<string> {
+  const taken = () =>
+    new AppError("conflict", `A plan ${input.slug} exists already.`, {
+      slug: ["Taken; choose another."],
+    });
   return db.transaction(async (tx) => {
     const [taken] = await tx.select({ id: plans.id }).from(plans).where(eq(plans.slug, input.slug));
     if (taken)
@@ -67,6 +71,10 @@ export async function publishPlanVersion(
       .where(eq(planVersions.id, planVersionId))
       .for("update");
     if (!version) throw new AppError("not_found", "That plan version does not exist.");
+    const [plan] = await tx
+      .select({ slug: plans.slug })
+      .from(plans)
+      .where(eq(plans.id, version.planId));
     if (version.publishedAt)
       throw new AppError("conflict", "That plan version is published already.");
     await tx
@@ -76,7 +84,7 @@ export async function publishPlanVersion(
     await tx.insert(events).values({
       kind: "catalog.version_published",
       actor,
-      message: `plan version ${version.version} published; template VMID ${version.templateVmid} is now required on every host`,
+      message: `${plan?.slug ?? "plan"} v${version.version} published; template VMID ${version.templateVmid} is now required on every host`,
     });
   });
 }

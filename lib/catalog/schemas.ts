@@ -1,11 +1,14 @@
 import { z } from "zod";
 
 /** Proxmox accepts VMIDs from 100 to 999 999 999. */
-export const ZVmid = z.coerce
-  .number({ error: "Enter a VMID." })
-  .int("A VMID is a whole number.")
-  .min(100, "Proxmox VMIDs start at 100.")
-  .max(999_999_999, "Proxmox VMIDs end at 999999999.");
+export const ZVmid = z.preprocess(
+  (value) => (value === "" || value === null || typeof value === "boolean" ? undefined : value),
+  z.coerce
+    .number({ error: "Enter a VMID." })
+    .int("A VMID is a whole number.")
+    .min(100, "Proxmox VMIDs start at 100.")
+    .max(999_999_999, "Proxmox VMIDs end at 999999999."),
+);
 
 export const ZCreatePlan = z.object({
   slug: z

@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { credentials, events, hosts } from "@/lib/db/schema";
-import { AppError } from "@/lib/errors";
+import { AppError, isUniqueViolation } from "@/lib/errors";
 import { startRun } from "@/lib/runs/start-run";
 import { seal } from "@/lib/secrets/seal";
 import { onboardHostPipeline } from "@/lib/steps/host";
@@ -24,12 +24,15 @@ export async function createHost(
           passphrase: input.passphrase || undefined,
         });
   return db.transaction(async (tx) => {
-    const [taken] = await tx.select({ id: hosts.id }).from(hosts).where(eq(hosts.name, input.name));
-    if (taken) {
-      throw new AppError("conflict", `A host named ${input.name} already exists.`, {
+    const taken = () =>
+      new AppError("conflict", `A host named ${input.name} already exists.`, {
         name: ["This name is taken; choose another."],
       });
-    }
+    const [existing] = await tx
+      .select({ id: hosts.id })
+      .from(hosts)
+      .where(eq(hosts.name, input.name));
+    if (existing) throw taken();
     const [credential] = await tx
       .insert(credentials)
       .values({ kind: input.authMethod, sealed: seal(secret) })
@@ -45,7 +48,11 @@ export async function createHost(
         sshUser: input.sshUser,
         credentialId: credential.id,
       })
-      .returning({ id: hosts.id });
+      .returning({ id: hosts.id })
+      .catch((error: unknown) => {
+        // A concurrent request took the name between the check and the insert.
+        throw isUniqueViolation(error) ? taken() : error;
+      });
     if (!host) throw new Error("inserting the host returned no row");
     await tx.insert(events).values({
       hostId: host.id,

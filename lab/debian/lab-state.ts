@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 
@@ -19,6 +20,11 @@ export type DebianFaults = {
   rebootTakesMs: number | null;
   /** After `reboot` the host never answers SSH again (until `reboot.powerOn()`). */
   rebootNeverReturns: boolean;
+  /**
+   * The disk is this small: `df` (lab/tools/bin/df, the real df otherwise) reports at most this
+   * many free 1 KiB blocks on every filesystem. null = the machine's real free space.
+   */
+  diskAvailableKb: number | null;
 };
 
 export const DEFAULT_DEBIAN_FAULTS: DebianFaults = {
@@ -27,6 +33,7 @@ export const DEFAULT_DEBIAN_FAULTS: DebianFaults = {
   virtCustomizeSkipsInstall: false,
   rebootTakesMs: null,
   rebootNeverReturns: false,
+  diskAvailableKb: null,
 };
 
 export type LabTiming = {
@@ -135,4 +142,21 @@ export function writeNextKernel(root: string, kernel: KernelInfo | null): void {
   }
   fs.writeFileSync(path.join(dir, "next-kernel"), `${kernel.release}\n`);
   fs.writeFileSync(path.join(dir, "next-kernel-version"), `${kernel.version}\n`);
+}
+
+/**
+ * The kernel's boot id (`/proc/sys/kernel/random/boot_id`, a fresh UUID on every boot), kept
+ * under the host root so product commands read it as `${CLUPILOT_HOST_ROOT:-}/proc/…` like
+ * every other host file. It is what tells "the host rebooted" from "still the old boot".
+ */
+export function bootIdPath(root: string): string {
+  return hostPath(root, "/proc/sys/kernel/random/boot_id");
+}
+
+/** A new boot: a new boot id. `onlyIfMissing` for seeding a host that never booted in the lab. */
+export function writeBootId(root: string, onlyIfMissing = false): void {
+  const file = bootIdPath(root);
+  if (onlyIfMissing && fs.existsSync(file)) return;
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, `${randomUUID()}\n`);
 }

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 
-import { labDir, readDebianFaults, readKernel, readTiming, scaled } from "./lab-state";
+import { labDir, readDebianFaults, readKernel, readTiming, scaled, writeBootId } from "./lab-state";
 import { checkInterfaces, writeApplied } from "./network";
 import { takePowerRequest, type PowerAction } from "./power";
 
@@ -149,6 +149,7 @@ export class RebootController implements RebootControl {
     const { errors, applied } = checkInterfaces(this.root);
     if (errors.length === 0) writeApplied(this.root, applied);
     fs.rmSync(path.join(this.root, "var/lib/dpkg/lock-frontend"), { force: true });
+    writeBootId(this.root);
     await this.target.start();
     this.state = "up";
     if (record) {

@@ -4,7 +4,7 @@ import path from "node:path";
 import { DEBIAN_KEYRING_PATH, LAB_PROXMOX_KEYRING, PROXMOX_KEYRING_PATH } from "./apt-sources";
 import { CATALOG, DEBIAN13_BASE, PVE_KERNEL, type CatalogPackage } from "./catalog";
 import { dpkgStatusPath, markInstalled, markRemoved, writeInstalled } from "./dpkg-status";
-import { hostPath, labDir, writeTiming, type LabTiming } from "./lab-state";
+import { hostPath, labDir, writeBootId, writeTiming, type LabTiming } from "./lab-state";
 import { checkInterfaces, writeApplied } from "./network";
 
 /**
@@ -97,6 +97,7 @@ export function seedDebianHost(root: string, options: SeedDebianOptions = {}): v
   const address = options.address ?? "192.0.2.10/24";
   const gateway = options.gateway ?? "192.0.2.1";
   fs.mkdirSync(labDir(root), { recursive: true });
+  writeBootId(root, true);
   if (options.timing) writeTiming(root, options.timing);
   else if (!fs.existsSync(path.join(labDir(root), "timing.json"))) writeTiming(root, {});
 

@@ -44,6 +44,8 @@ async function main(): Promise<number> {
       return (await import("./system")).debconfSetSelections(root, argv);
     case "ifreload":
       return (await import("./ifreload")).ifreload(root, argv);
+    case "ip":
+      return (await import("./ip")).ip(root, argv);
     default:
       process.stderr.write(`lab: unknown tool ${tool}\n`);
       return 127;

@@ -4,10 +4,12 @@ import { asRoot } from "@/lib/steps/host/services";
 import {
   buildEnvFile,
   CLEAR_STATUS,
+  installUploadCommand,
   killBuildCommand,
   READ_STATUS,
   RESOLVE_BUILD_DIR,
   startBuildCommand,
+  watchStatusCommand,
 } from "@/lib/steps/host/build-vm-template/commands";
 import { killGroupCommand, uploadCommand, withGroupMarker } from "./commands";
 import { sh } from "./quote";
@@ -131,7 +133,13 @@ export const commandCatalog: readonly CommandCatalogEntry[] = [
       READ_STATUS,
       CLEAR_STATUS,
       killBuildCommand(),
+      killBuildCommand(0),
+      watchStatusCommand(30),
+      watchStatusCommand(0.2),
       ...HOSTILE_PATHS.map((dir) => startBuildCommand(`/var/lib/clupilot/${dir}`)),
+      ...HOSTILE_PATHS.map((dir) =>
+        installUploadCommand(`/tmp/clupilot-upload-1-${dir}`, `/var/lib/clupilot/${dir}/x.sh`),
+      ),
       ...HOSTILE_VALUES.map((value) =>
         buildEnvFile({
           vmids: [9000, 9001],

@@ -103,8 +103,11 @@ check_build_space() {
 fetch_cloud_image() {
 	local url="$1" sums_url="$2" dest="$3" name expected actual
 	name="${url##*/}"
-	expected="$(http_get "$sums_url" | awk -v n="$name" '$2 == n || $2 == "*" n { print $1; exit }')" ||
-		die "could not fetch $sums_url"
+	local sums
+	# Fetched into a variable first: in a pipeline, a failed fetch would be hidden behind awk's
+	# success and reported as "lists no checksum".
+	sums="$(http_get "$sums_url")" || die "could not fetch $sums_url; check the host's network and the URL, then retry"
+	expected="$(printf '%s\n' "$sums" | awk -v n="$name" '$2 == n || $2 == "*" n { print $1; exit }')"
 	[ -n "$expected" ] || die "$sums_url lists no checksum for $name"
 	if [ -f "$dest" ] && [ -f "$dest.sha512" ] && [ "$(cat "$dest.sha512")" = "$expected" ]; then
 		log "reusing the verified image $dest"

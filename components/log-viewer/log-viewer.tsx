@@ -286,6 +286,8 @@ export function LogViewer({ run }: { run: RunDetail }) {
           aria-label="Run log"
           aria-live="off"
           onScroll={onScroll}
+          // As tall as its rows (a collapsed summary stays small), up to the CSS max-height.
+          style={{ height: Math.max(3, rows.length) * ROW_HEIGHT + 2 }}
           data-testid="log-scroll"
         >
           {rows.length === 0 ? (

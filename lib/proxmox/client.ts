@@ -10,7 +10,16 @@ import {
   ProxmoxUnavailableError,
 } from "./errors";
 import { configIsTemplate } from "./is-template";
-import { ZEnvelope, ZPermissions, ZVersion, ZVmConfig, ZVmList } from "./schemas";
+import {
+  ZEnvelope,
+  ZNodeList,
+  ZNodeStatus,
+  ZPermissions,
+  ZStorageStatusList,
+  ZVersion,
+  ZVmConfig,
+  ZVmList,
+} from "./schemas";
 
 export type ProxmoxTarget = {
   /** e.g. `https://10.0.0.5:8006` */
@@ -30,6 +39,9 @@ export const PROXMOX_REQUESTS = [
   "GET /nodes/{node}/qemu",
   "GET /nodes/{node}/qemu/{vmid}/config",
   "GET /access/permissions",
+  "GET /nodes",
+  "GET /nodes/{node}/status",
+  "GET /nodes/{node}/storage",
 ] as const;
 
 function normalizeFingerprint(value: string): string {
@@ -51,6 +63,27 @@ export class ProxmoxClient {
   /** `GET /version`. */
   version() {
     return this.get("/version", ZVersion);
+  }
+
+  /** `GET /nodes`: the cluster's nodes by the names Proxmox uses in every `/nodes/{node}` path. */
+  nodes() {
+    return this.get("/nodes", ZNodeList);
+  }
+
+  /** `GET /nodes/{node}/status`: CPU, memory, kernel, version (needs `Sys.Audit`). */
+  nodeStatus() {
+    return this.get(`/nodes/${encodeURIComponent(this.target.node)}/status`, ZNodeStatus);
+  }
+
+  /**
+   * `GET /nodes/{node}/storage?content=images`: the enabled storages that accept VM disk images
+   * (and that the token may see).
+   */
+  imageStorages() {
+    return this.get(
+      `/nodes/${encodeURIComponent(this.target.node)}/storage?content=images`,
+      ZStorageStatusList,
+    );
   }
 
   /** VMs the token may see (`VM.Audit`); others are silently left out by Proxmox. */

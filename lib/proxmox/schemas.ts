@@ -23,3 +23,48 @@ export const ZVersion = z.object({ version: z.string(), release: z.string().opti
 
 /** `{ "<path>": { "<Priv>": 0|1 } }`; the number is the propagate flag, not the grant. */
 export const ZPermissions = z.record(z.string(), z.record(z.string(), z.coerce.number()));
+
+/** `GET /nodes`: one entry per cluster node (a standalone host lists itself). */
+export const ZNodeListEntry = z.object({ node: z.string(), status: z.string().optional() }).loose();
+export const ZNodeList = z.array(ZNodeListEntry);
+export type TNodeListEntry = z.infer<typeof ZNodeListEntry>;
+
+/** `GET /nodes/{node}/status` (needs `Sys.Audit`): the parts capacity is read from. */
+export const ZNodeStatus = z
+  .object({
+    cpuinfo: z
+      .object({
+        // Logical CPUs: what Proxmox calls `maxcpu` and counts vCPUs against.
+        cpus: z.coerce.number().int(),
+        cores: z.coerce.number().int().optional(),
+        sockets: z.coerce.number().int().optional(),
+        model: z.string().optional(),
+      })
+      .loose(),
+    memory: z.object({ total: z.coerce.number() }).loose(),
+    pveversion: z.string().optional(),
+    kversion: z.string().optional(),
+  })
+  .loose();
+export type TNodeStatus = z.infer<typeof ZNodeStatus>;
+
+/**
+ * `GET /nodes/{node}/storage`: storages the token may see (`Datastore.Audit` or
+ * `Datastore.AllocateSpace`; others are left out silently). Sizes in bytes; `active`/`enabled`
+ * are 0/1, and an inactive storage reports no sizes.
+ */
+export const ZStorageStatusEntry = z
+  .object({
+    storage: z.string(),
+    type: z.string(),
+    content: z.string().default(""),
+    active: z.coerce.number().optional(),
+    enabled: z.coerce.number().optional(),
+    shared: z.coerce.number().optional(),
+    total: z.coerce.number().optional(),
+    used: z.coerce.number().optional(),
+    avail: z.coerce.number().optional(),
+  })
+  .loose();
+export const ZStorageStatusList = z.array(ZStorageStatusEntry);
+export type TStorageStatusEntry = z.infer<typeof ZStorageStatusEntry>;

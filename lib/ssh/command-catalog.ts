@@ -11,6 +11,7 @@ import {
   startBuildCommand,
   watchStatusCommand,
 } from "@/lib/steps/host/build-vm-template/commands";
+import { ACCESS_PROBE, accessCommand, type AccessAction } from "@/lib/steps/host/create-api-token";
 import { killGroupCommand, uploadCommand, withGroupMarker } from "./commands";
 import { sh } from "./quote";
 
@@ -148,6 +149,22 @@ export const commandCatalog: readonly CommandCatalogEntry[] = [
         }),
       ),
     ],
+  },
+  {
+    name: "steps/host/CreateApiToken",
+    samples: () => {
+      const actions: AccessAction[] = [
+        { kind: "createUser" },
+        { kind: "createRole" },
+        { kind: "fixRole", had: ["VM.Audit"] },
+        { kind: "grantUser" },
+        { kind: "createToken" },
+        { kind: "rotateToken", why: "lost secret" },
+        { kind: "grantToken" },
+      ];
+      const commands = [ACCESS_PROBE, ...actions.map(accessCommand)];
+      return [...commands, ...commands.map((command) => asRoot("admin", command))];
+    },
   },
   {
     name: "ssh/withGroupMarker+killGroupCommand",

@@ -1,0 +1,108 @@
+import { describe, expect, it } from "vitest";
+import {
+  decideWithRecord,
+  decideWithoutRecord,
+  parseJobStatus,
+  phaseFromLines,
+  type JobRecord,
+  type JobStatus,
+} from "./remote-job";
+
+const status = (over: Partial<JobStatus>): JobStatus => ({
+  state: null,
+  alive: false,
+  exitCode: null,
+  logLines: 0,
+  newLines: [],
+  ...over,
+});
+const record: JobRecord = {
+  startedAt: "2026-01-01T10:00:00.000Z",
+  deadlineAt: "2026-01-01T10:20:00.000Z",
+  logOffset: 0,
+  phase: "Unpacking pve-qemu-kvm (10.1.2-1) ...",
+};
+const before = new Date("2026-01-01T10:05:00.000Z");
+const after = new Date("2026-01-01T10:21:00.000Z");
+
+describe("remote job status", () => {
+  it("parses the status line and the log lines after the offset", () => {
+    expect(
+      parseJobStatus(
+        "clupilot-job state=running alive=yes exit=none lines=42\nGet:1 http://x a\nUnpacking a ...\n",
+      ),
+    ).toEqual<JobStatus>({
+      state: "running",
+      alive: true,
+      exitCode: null,
+      logLines: 42,
+      newLines: ["Get:1 http://x a", "Unpacking a ..."],
+    });
+    expect(parseJobStatus("clupilot-job state=failed alive=no exit=100 lines=3\n")).toMatchObject({
+      state: "failed",
+      exitCode: 100,
+      newLines: [],
+    });
+    expect(parseJobStatus("clupilot-job state=none alive=no exit=none lines=0\n").state).toBeNull();
+  });
+
+  it("a status read that printed no status line is an error, not 'no job'", () => {
+    expect(() => parseJobStatus("bash: line 1: tr: command not found\n")).toThrow(/no status line/);
+  });
+
+  it("the phase is the last non-empty output line, shortened; without new output the old phase stays", () => {
+    expect(phaseFromLines(["Setting up a (1) ...", "  ", ""], null)).toBe("Setting up a (1) ...");
+    expect(phaseFromLines([], "old")).toBe("old");
+    expect(phaseFromLines(["x".repeat(300)], null)).toHaveLength(120);
+  });
+});
+
+describe("remote job, status left by an earlier run (no record)", () => {
+  it("running + live process → adopt, never a second apt beside it", () => {
+    expect(decideWithoutRecord(status({ state: "running", alive: true }))).toEqual({
+      kind: "adopt",
+    });
+  });
+  it("ok, failed, nothing, or running with a dead process → start", () => {
+    for (const s of [
+      status({ state: "ok" }),
+      status({ state: "failed" }),
+      status({}),
+      status({ state: "running", alive: false }),
+    ])
+      expect(decideWithoutRecord(s)).toEqual({ kind: "start" });
+  });
+});
+
+describe("remote job, status of this run (record in the context)", () => {
+  it("no status → fail: the start did not take", () => {
+    expect(decideWithRecord(status({}), record, before, "installing x")).toEqual({
+      kind: "fail",
+      reason: "installing x did not start on the host (no status written)",
+    });
+  });
+  it("running + alive → poll until the deadline, then give up", () => {
+    const running = status({ state: "running", alive: true });
+    expect(decideWithRecord(running, record, before, "x")).toEqual({ kind: "poll" });
+    expect(decideWithRecord(running, record, after, "x")).toEqual({ kind: "give-up" });
+  });
+  it("running + dead → fail at once, naming the last output", () => {
+    expect(
+      decideWithRecord(status({ state: "running", alive: false }), record, before, "installing x"),
+    ).toEqual({
+      kind: "fail",
+      reason:
+        "installing x died without reporting a result (last output: Unpacking pve-qemu-kvm (10.1.2-1) ...)",
+    });
+  });
+  it("ok → the caller checks the goal", () => {
+    expect(decideWithRecord(status({ state: "ok" }), record, after, "x")).toEqual({
+      kind: "ended-ok",
+    });
+  });
+  it("failed → fail with the exit status", () => {
+    expect(
+      decideWithRecord(status({ state: "failed", exitCode: 100 }), record, before, "installing x"),
+    ).toEqual({ kind: "fail", reason: "installing x failed (exit 100)" });
+  });
+});

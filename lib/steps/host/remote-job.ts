@@ -1,0 +1,378 @@
+import { advance, fail, poll, type Outcome, type StepContext } from "@/lib/pipeline/step";
+import { sh } from "@/lib/ssh";
+import type { HostServices } from "./services";
+
+/**
+ * Detached remote jobs: long work on the host (apt installing a kernel or Proxmox VE) that must
+ * not hold a visit, an SSH channel or a worker for minutes. The job runs under `nohup setsid`
+ * (it survives the channel closing and leads its own process group), writes its own status
+ * files, and each visit reads them in one round trip — the same decision shape as
+ * BuildVmTemplate's tables in onboarding.md:
+ *
+ * Files in `${CLUPILOT_STATE_DIR:-/var/lib/clupilot}/jobs/<name>/` on the host:
+ *
+ * | file     | content                                                    |
+ * |----------|------------------------------------------------------------|
+ * | `state`  | `running`, `ok` or `failed`                                |
+ * | `pid`    | PID of the job's shell, written by itself from `$$`        |
+ * | `exit`   | the body's exit status                                     |
+ * | `log`    | everything the body printed; its last line is the phase    |
+ * | `body.sh`, `run.sh` | the body, and the wrapper that writes the files |
+ *
+ * Whether THIS run started (or adopted) the job is what the job's record in the run context
+ * says; the files outlive the run that wrote them.
+ */
+
+export type JobState = "running" | "ok" | "failed";
+
+export type JobStatus = {
+  /** `state` file; null when there is none. */
+  state: JobState | null;
+  /** The pid file names a live process whose command line is this job's wrapper. */
+  alive: boolean;
+  exitCode: number | null;
+  /** Lines in the log now (the next read starts after them). */
+  logLines: number;
+  /** Log lines after the offset the read was asked for (at most the last 200). */
+  newLines: string[];
+};
+
+/** What the run context keeps about a job this run started or adopted. */
+export type JobRecord = {
+  startedAt: string;
+  /** The job's own deadline (ISO), under the step's maxDuration. */
+  deadlineAt: string;
+  /** Log lines already shown. */
+  logOffset: number;
+  phase: string | null;
+};
+
+export type JobDecision =
+  | { kind: "adopt" }
+  | { kind: "start" }
+  | { kind: "poll" }
+  | { kind: "give-up" }
+  | { kind: "ended-ok" }
+  | { kind: "fail"; reason: string };
+
+const NAME = /^[a-z0-9][a-z0-9-]*$/;
+const HEADER = "clupilot-job";
+const SEPARATOR = "--clupilot-job-status--";
+
+/** The job's directory as a shell word, resolved on the host (`CLUPILOT_STATE_DIR` is set only in the lab). */
+export function jobDir(name: string): string {
+  if (!NAME.test(name)) throw new Error(`remote job name must match ${NAME}, got "${name}"`);
+  return `"\${CLUPILOT_STATE_DIR:-/var/lib/clupilot}/jobs/${name}"`;
+}
+
+/** What `/proc/$PID/cmdline` of the job's shell contains: `bash <dir>/run.sh <dir>`. */
+function cmdlineMarker(name: string): string {
+  return `jobs/${name}/run.sh`;
+}
+
+/**
+ * The wrapper the job runs as. It writes its own PID (`$$`: with `setsid` in between, `$!` on
+ * the starting side can name a process that is already gone), runs the body with stdin closed
+ * (a prompt must fail, not wait forever), and records the exit status and the final state
+ * through a rename, so a reader never sees a half-written file.
+ */
+export const JOB_WRAPPER = [
+  "#!/bin/bash",
+  'd="$1"',
+  'printf \'%s\\n\' "$$" > "$d/pid.tmp" && mv -f "$d/pid.tmp" "$d/pid"',
+  'printf \'running\\n\' > "$d/state.tmp" && mv -f "$d/state.tmp" "$d/state"',
+  'bash "$d/body.sh" >> "$d/log" 2>&1 < /dev/null',
+  "rc=$?",
+  'printf \'%s\\n\' "$rc" > "$d/exit"',
+  'if [ "$rc" -eq 0 ]; then s=ok; else s=failed; fi',
+  'printf \'%s\\n\' "$s" > "$d/state.tmp" && mv -f "$d/state.tmp" "$d/state"',
+  "",
+].join("\n");
+
+/**
+ * Starts the job detached. The body arrives on stdin. Waits up to 15 s for the job's own pid
+ * file, so the first poll does not take a healthy job for dead; prints the PID.
+ */
+export function startJobCommand(name: string): string {
+  return [
+    `d=${jobDir(name)}`,
+    'mkdir -p "$d" || exit 1',
+    'rm -f "$d/state" "$d/pid" "$d/exit" "$d/log"',
+    'cat > "$d/body.sh" || exit 1',
+    sh`printf '%s' ${JOB_WRAPPER} > "$d/run.sh" || exit 1`,
+    'nohup setsid bash "$d/run.sh" "$d" < /dev/null > /dev/null 2>&1 &',
+    'i=0; while [ ! -s "$d/pid" ] && [ $i -lt 150 ]; do sleep 0.1; i=$((i + 1)); done',
+    'cat "$d/pid" 2>/dev/null',
+  ].join("\n");
+}
+
+/**
+ * One round trip: the state files, whether the PID is alive AND is our wrapper (a PID reused
+ * by an unrelated process reads as dead and is never signalled), and the log after `offset`.
+ */
+export function readJobCommand(name: string, offset: number): string {
+  if (!Number.isInteger(offset) || offset < 0) throw new Error(`bad log offset ${offset}`);
+  return [
+    `d=${jobDir(name)}`,
+    `off=${offset}`,
+    'state=$(cat "$d/state" 2>/dev/null)',
+    'ex=$(cat "$d/exit" 2>/dev/null)',
+    'pid=$(cat "$d/pid" 2>/dev/null)',
+    "alive=no",
+    `case "$pid" in ''|*[!0-9]*) ;; *) if kill -0 "$pid" 2>/dev/null && tr '\\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF ${sh`${cmdlineMarker(name)}`}; then alive=yes; fi ;; esac`,
+    'lines=$(wc -l < "$d/log" 2>/dev/null || echo 0)',
+    'if [ "$lines" -lt "$off" ]; then off=0; fi',
+    `echo "${HEADER} state=\${state:-none} alive=$alive exit=\${ex:-none} lines=$lines"`,
+    'tail -n "+$((off + 1))" "$d/log" 2>/dev/null | tail -n 200',
+  ].join("\n");
+}
+
+export function parseJobStatus(stdout: string): JobStatus {
+  const lines = stdout.split("\n");
+  const headerIndex = lines.findIndex((line) => line.startsWith(`${HEADER} `));
+  if (headerIndex < 0) throw new Error("the job status read printed no status line");
+  const fields = new Map<string, string>();
+  for (const word of lines[headerIndex]!.split(" ").slice(1)) {
+    const eq = word.indexOf("=");
+    if (eq > 0) fields.set(word.slice(0, eq), word.slice(eq + 1));
+  }
+  const state = fields.get("state");
+  const exit = fields.get("exit") ?? "none";
+  const newLines = lines.slice(headerIndex + 1);
+  if (newLines[newLines.length - 1] === "") newLines.pop();
+  return {
+    state: state === "running" || state === "ok" || state === "failed" ? state : null,
+    alive: fields.get("alive") === "yes",
+    exitCode: /^\d+$/.test(exit) ? Number(exit) : null,
+    logLines: Number(fields.get("lines") ?? "0") || 0,
+    newLines,
+  };
+}
+
+/**
+ * Gives up on a job: TERM to its process GROUP (apt's children with it), KILL after a grace
+ * period — but only after `/proc/$PID/cmdline` shows the PID is still our wrapper. Prints what
+ * it did (`no-pid`, `not-ours`, `terminated`, `killed`).
+ */
+export function killJobCommand(name: string, graceSeconds = 10): string {
+  return [
+    `d=${jobDir(name)}`,
+    'pid=$(cat "$d/pid" 2>/dev/null)',
+    `case "$pid" in ''|*[!0-9]*) echo no-pid; exit 0 ;; esac`,
+    `if ! tr '\\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF ${sh`${cmdlineMarker(name)}`}; then echo not-ours; exit 0; fi`,
+    'kill -TERM -- "-$pid" 2>/dev/null',
+    `i=0; while kill -0 -- "-$pid" 2>/dev/null && [ $i -lt ${Math.round(graceSeconds * 10)} ]; do sleep 0.1; i=$((i + 1)); done`,
+    'if kill -0 -- "-$pid" 2>/dev/null; then kill -KILL -- "-$pid" 2>/dev/null; echo killed; else echo terminated; fi',
+  ].join("\n");
+}
+
+/** After a fail: the status files go, so a Retry is a first visit. The log stays for reading. */
+export function clearJobCommand(name: string): string {
+  return `d=${jobDir(name)}; rm -f "$d/state" "$d/pid" "$d/exit"`;
+}
+
+/** No record in the run context: whatever status exists was left by an earlier run. */
+export function decideWithoutRecord(status: JobStatus): JobDecision {
+  // running | alive → adopt it: it does the same work; never start a second apt beside it.
+  if (status.state === "running" && status.alive) return { kind: "adopt" };
+  // anything else → start. An `ok` from an earlier run answers no question this run asked.
+  return { kind: "start" };
+}
+
+/** Record in the run context: the status files are this run's. */
+export function decideWithRecord(
+  status: JobStatus,
+  record: JobRecord,
+  now: Date,
+  what: string,
+): JobDecision {
+  switch (status.state) {
+    // none → fail: the start did not take (never an endless restart loop).
+    case null:
+      return { kind: "fail", reason: `${what} did not start on the host (no status written)` };
+    // running | alive → poll, until the job's own deadline; running | dead → fail at once.
+    case "running":
+      if (!status.alive)
+        return {
+          kind: "fail",
+          reason: `${what} died without reporting a result${record.phase ? ` (last output: ${record.phase})` : ""}`,
+        };
+      return now.getTime() > Date.parse(record.deadlineAt) ? { kind: "give-up" } : { kind: "poll" };
+    // ok → the caller checks the goal: the job saying done is not proof.
+    case "ok":
+      return { kind: "ended-ok" };
+    // failed → fail with the exit status; the caller adds the last log lines.
+    case "failed":
+      return {
+        kind: "fail",
+        reason: `${what} failed (exit ${status.exitCode ?? "unknown"})`,
+      };
+  }
+}
+
+/** The phase line: the job's last meaningful output line, short. */
+export function phaseFromLines(lines: readonly string[], previous: string | null): string | null {
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const line = lines[i]!.replace(/\s+/g, " ").trim();
+    if (line) return line.length > 120 ? `${line.slice(0, 119)}…` : line;
+  }
+  return previous;
+}
+
+export type GoalCheck = { holds: true; detail: string } | { holds: false; missing: string };
+
+/** A long step's work, described for {@link visitRemoteJob}. */
+export type RemoteJob<Facts> = {
+  /** `jobs/<name>` on the host, and the run-context key. */
+  name: string;
+  /** For reasons: "installing proxmox-default-kernel". */
+  what: string;
+  deadlineSeconds: number;
+  /** Reads the goal's facts; runs in the same round trip, after the status read. */
+  probe: string;
+  parse(stdout: string): Facts;
+  goal(facts: Facts): GoalCheck;
+  /** The job's bash body, or a refusal (the step fails) when starting would do harm. */
+  body(facts: Facts): { body: string } | { refuse: string };
+};
+
+export function contextKey(name: string): string {
+  return `remoteJob:${name}`;
+}
+
+const STATUS_MARK = `echo ${SEPARATOR}`;
+
+/**
+ * One visit of a step whose work is a remote job. Order: read job status and goal facts in one
+ * round trip; a job this run started is judged by its status first (a half-done apt can make
+ * the goal look reached); without a record, a live job is adopted before the goal is trusted,
+ * then the goal, then a start.
+ */
+export async function visitRemoteJob<Facts>(
+  ctx: StepContext<HostServices>,
+  job: RemoteJob<Facts>,
+  now: () => Date = () => new Date(),
+): Promise<Outcome> {
+  const key = contextKey(job.name);
+  const record = ctx.context.get<JobRecord>(key) ?? null;
+  // Status first, goal facts after it: a job that ended before the status read has also
+  // ended before the probe, so "ok" is never judged on facts from before its last action.
+  const result = await ctx.services.exec(
+    `${readJobCommand(job.name, record?.logOffset ?? 0)}\n${STATUS_MARK}\n${job.probe}`,
+    { timeoutMs: 60_000, signal: ctx.signal },
+  );
+  const cut = result.stdout.lastIndexOf(`\n${SEPARATOR}\n`);
+  if (cut < 0) {
+    throw new Error(
+      `reading the state of ${job.what} failed (exit ${result.code}): ${result.stderr.trim()}`,
+    );
+  }
+  const status = parseJobStatus(result.stdout.slice(0, cut + 1));
+  const facts = job.parse(result.stdout.slice(cut + SEPARATOR.length + 2));
+  const pollSeconds = ctx.services.config.pollSeconds;
+
+  if (record !== null) {
+    const phase = phaseFromLines(status.newLines, record.phase);
+    const decision = decideWithRecord(status, record, now(), job.what);
+    switch (decision.kind) {
+      case "poll":
+        ctx.context.set(key, { ...record, logOffset: status.logLines, phase });
+        return poll(pollSeconds, phase ?? job.what);
+      case "give-up": {
+        const kill = await killJob(ctx, job.name);
+        ctx.context.delete(key);
+        const waited = Math.round((now().getTime() - Date.parse(record.startedAt)) / 1000);
+        return fail(
+          `gave up on ${job.what} after ${waited} s (its deadline is ${job.deadlineSeconds} s); ` +
+            `last output: ${phase ?? "none"}; the job's process group was ${kill}. Check the host (network, apt mirrors) and Retry`,
+        );
+      }
+      case "ended-ok": {
+        ctx.context.delete(key);
+        const goal = job.goal(facts);
+        if (goal.holds) return advance(goal.detail);
+        await clearJob(ctx, job.name);
+        return fail(`${job.what} reported success, but ${goal.missing}`);
+      }
+      case "fail": {
+        ctx.context.delete(key);
+        const tail = await lastLogLines(ctx, job.name);
+        await clearJob(ctx, job.name);
+        return fail(`${decision.reason}${tail ? `: ${tail}` : ""}`);
+      }
+      case "adopt":
+      case "start":
+        throw new Error(`unexpected decision ${decision.kind} for a job of this run`);
+    }
+  }
+
+  const startedAt = now();
+  const newRecord = (logOffset: number, phase: string | null): JobRecord => ({
+    startedAt: startedAt.toISOString(),
+    deadlineAt: new Date(startedAt.getTime() + job.deadlineSeconds * 1000).toISOString(),
+    logOffset,
+    phase,
+  });
+  if (decideWithoutRecord(status).kind === "adopt") {
+    const phase = phaseFromLines(status.newLines, null);
+    ctx.log(`adopting ${job.what}, still running on the host from an earlier run`);
+    ctx.context.set(key, newRecord(status.logLines, phase));
+    return poll(pollSeconds, phase ?? job.what);
+  }
+  const goal = job.goal(facts);
+  if (goal.holds) return advance(goal.detail);
+  const plan = job.body(facts);
+  if ("refuse" in plan) return fail(plan.refuse);
+  const started = await ctx.services.exec(startJobCommand(job.name), {
+    stdin: plan.body,
+    timeoutMs: 60_000,
+    signal: ctx.signal,
+  });
+  if (started.code !== 0) {
+    throw new Error(`starting ${job.what} failed (exit ${started.code}): ${started.stderr.trim()}`);
+  }
+  ctx.log(`started ${job.what} as a detached job (PID ${started.stdout.trim() || "unknown"})`);
+  ctx.context.set(key, newRecord(0, null));
+  return poll(pollSeconds, job.what);
+}
+
+/** Operator abort: kill the job's process group (after the cmdline check), forget it. */
+export async function abortRemoteJob(
+  ctx: StepContext<HostServices>,
+  name: string,
+): Promise<string> {
+  const what = await killJob(ctx, name);
+  await clearJob(ctx, name);
+  ctx.context.delete(contextKey(name));
+  return what;
+}
+
+async function killJob(ctx: StepContext<HostServices>, name: string): Promise<string> {
+  const result = await ctx.services.exec(killJobCommand(name), { timeoutMs: 30_000 });
+  const said = result.stdout.trim().split("\n").pop() ?? "";
+  switch (said) {
+    case "terminated":
+      return "terminated";
+    case "killed":
+      return "killed after it ignored TERM";
+    case "not-ours":
+      return "already gone (its PID belongs to another process now)";
+    default:
+      return "already gone";
+  }
+}
+
+async function clearJob(ctx: StepContext<HostServices>, name: string): Promise<void> {
+  await ctx.services.exec(clearJobCommand(name), { timeoutMs: 30_000 });
+}
+
+async function lastLogLines(ctx: StepContext<HostServices>, name: string): Promise<string> {
+  const result = await ctx.services.exec(`tail -n 5 ${jobDir(name)}/log 2>/dev/null`, {
+    timeoutMs: 30_000,
+  });
+  return result.stdout
+    .split("\n")
+    .map((line) => line.trim())
+    .filter(Boolean)
+    .join(" ⏎ ");
+}

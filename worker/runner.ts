@@ -11,6 +11,11 @@ import {
 import { TICK_TASK } from "@/lib/pipeline/schedule";
 import type { AnyPipeline } from "@/lib/pipeline/step";
 import { createRunTickTask } from "./tasks/run-tick";
+import {
+  createVmTemplateCheckTask,
+  VM_TEMPLATE_CHECK_CRONTAB,
+  VM_TEMPLATE_CHECK_TASK,
+} from "./tasks/vm-template-check";
 
 export type WorkerOptions = {
   connectionString: string;
@@ -21,6 +26,12 @@ export type WorkerOptions = {
   engine?: Omit<EngineOptions, "db" | "pipelines">;
   recoveryIntervalMs?: number;
   log?: (line: string) => void;
+  /**
+   * Periodic checks on graphile-worker's crontab (the pre-sale VmTemplateCheck every 15 min).
+   * Default on; tests that count API requests may turn them off. The task itself is always
+   * registered, so a queued check runs either way.
+   */
+  periodicChecks?: boolean;
   /** graphile-worker's event emitter, for callers that measure (benchmarks). */
   events?: WorkerEvents;
 };
@@ -56,7 +67,11 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
     concurrency,
     noHandleSignals: true,
     pollInterval: options.pollIntervalMs ?? 1000,
-    taskList: { [TICK_TASK]: createRunTickTask(engine) },
+    taskList: {
+      [TICK_TASK]: createRunTickTask(engine),
+      [VM_TEMPLATE_CHECK_TASK]: createVmTemplateCheckTask(db),
+    },
+    crontab: options.periodicChecks === false ? "" : VM_TEMPLATE_CHECK_CRONTAB,
     events,
     // Per-job INFO lines would drown the console's own output; warnings and errors pass.
     logger: new Logger(() => (level, message) => {

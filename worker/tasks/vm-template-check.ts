@@ -1,0 +1,122 @@
+import { eq, inArray, sql } from "drizzle-orm";
+import type { Task } from "graphile-worker";
+import { z } from "zod";
+import {
+  requiredTemplateVmids,
+  type RequiredTemplates,
+} from "@/lib/catalog/required-template-vmids";
+import type { Database } from "@/lib/db/client";
+import { hosts } from "@/lib/db/schema";
+import { proxmoxClientForHost } from "@/lib/hosts/proxmox-client";
+import { notifyLive } from "@/lib/pipeline/schedule";
+import { findMissingTemplates, missingTemplatesText } from "@/lib/steps/host/verify-vm-template";
+
+export const VM_TEMPLATE_CHECK_TASK = "vm-template-check";
+
+/**
+ * Every 15 minutes, at most one attempt (the next slot is the retry). graphile-worker's crontab
+ * rather than a job that re-schedules itself: the schedule lives in the worker's code and
+ * `known_crontabs`, so exactly one job per slot is created however many workers run, a worker
+ * restart neither loses the chain nor doubles it, and a failed check cannot break the cycle.
+ */
+export const VM_TEMPLATE_CHECK_CRONTAB = `*/15 * * * * ${VM_TEMPLATE_CHECK_TASK} ?max=1`;
+
+/** How the failure text begins when the host could not be asked: never read as "missing". */
+export const COULD_NOT_CHECK = "could not check templates";
+export const TEMPLATES_MISSING = "templates missing";
+
+/** Hosts checked at once: each check is a handful of API requests with a 15 s timeout. */
+const PARALLEL_HOSTS = 4;
+
+type HostRecord = typeof hosts.$inferSelect;
+
+/** Whatever the cron job carries (`_cron: { ts, backfilled }`); nothing in it is needed. */
+const ZVmTemplateCheckPayload = z.object({}).loose();
+
+export type TemplateCheckOutcome =
+  { kind: "ok" } | { kind: "missing"; text: string } | { kind: "unknown"; error: string };
+
+/** What hosts.templateCheckFailure says: null when the host carries what the catalog requires. */
+export function templateCheckFailure(outcome: TemplateCheckOutcome): string | null {
+  switch (outcome.kind) {
+    case "ok":
+      return null;
+    case "missing":
+      return `${TEMPLATES_MISSING}: ${outcome.text}`;
+    case "unknown":
+      return `${COULD_NOT_CHECK}: ${outcome.error}`;
+  }
+}
+
+/**
+ * One host against the catalog, by `isTemplate` (through findMissingTemplates, the same code
+ * VerifyVmTemplate uses). Any failure to get an answer — network, 5xx, a refused token, a
+ * changed certificate, no token yet — is "could not check", never "missing".
+ */
+export async function checkHostTemplates(
+  db: Database,
+  host: HostRecord,
+  required: RequiredTemplates,
+): Promise<TemplateCheckOutcome> {
+  if (!required.catalogPublished || required.vmids.length === 0) return { kind: "ok" };
+  try {
+    const client = await proxmoxClientForHost(db, host);
+    const missing = await findMissingTemplates(client, required.vmids);
+    return missing.length === 0
+      ? { kind: "ok" }
+      : { kind: "missing", text: missingTemplatesText(missing) };
+  } catch (error) {
+    return { kind: "unknown", error: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+/** Active hosts: those whose latest run succeeded (a host's state is never stored twice). */
+export async function activeHosts(db: Database): Promise<HostRecord[]> {
+  const result = await db.execute<{ id: string }>(sql`
+    select h.id from hosts h
+    join lateral (
+      select status from runs where runs.host_id = h.id order by runs.created_at desc limit 1
+    ) r on true
+    where r.status = 'succeeded'`);
+  const ids = result.rows.map((row) => row.id);
+  if (ids.length === 0) return [];
+  return db.select().from(hosts).where(inArray(hosts.id, ids));
+}
+
+/**
+ * The pre-sale check: every active host against `requiredTemplateVmids()`; the result recorded
+ * on the host (templateCheckFailure, templateCheckedAt) and announced to the UI.
+ */
+export async function runVmTemplateCheck(
+  db: Database,
+  now: () => Date = () => new Date(),
+): Promise<Map<string, string | null>> {
+  const required = await requiredTemplateVmids(db, now());
+  const queue = await activeHosts(db);
+  const results = new Map<string, string | null>();
+  const worker = async () => {
+    for (let host = queue.shift(); host; host = queue.shift()) {
+      const failure = templateCheckFailure(await checkHostTemplates(db, host, required));
+      const hostId = host.id;
+      await db.transaction(async (tx) => {
+        await tx
+          .update(hosts)
+          .set({ templateCheckFailure: failure, templateCheckedAt: now() })
+          .where(eq(hosts.id, hostId));
+        await notifyLive(tx, { type: "host", hostId });
+      });
+      results.set(hostId, failure);
+    }
+  };
+  await Promise.all(Array.from({ length: PARALLEL_HOSTS }, worker));
+  return results;
+}
+
+export function createVmTemplateCheckTask(db: Database): Task {
+  return async (payload, helpers) => {
+    ZVmTemplateCheckPayload.parse(payload ?? {});
+    const results = await runVmTemplateCheck(db);
+    const flagged = [...results.values()].filter((failure) => failure !== null).length;
+    helpers.logger.debug(`vm-template-check: ${results.size} active hosts, ${flagged} flagged`);
+  };
+}

@@ -1,0 +1,97 @@
+import { describe, expect, it } from "vitest";
+import {
+  bridgeApplied,
+  bridgeConfigured,
+  bridgeInterfaces,
+  parseNetworkProbe,
+} from "./configure-proxmox";
+
+const DEBIAN = `# This file describes the network interfaces available on your system
+source /etc/network/interfaces.d/*
+
+# The loopback network interface
+auto lo
+iface lo inet loopback
+
+# The primary network interface
+allow-hotplug eno1
+iface eno1 inet static
+	address 192.0.2.10/24
+	gateway 192.0.2.1
+	dns-nameservers 192.0.2.53
+
+iface eno1 inet6 static
+	address 2001:db8::10/64
+	gateway 2001:db8::1
+
+auto eno2
+iface eno2 inet dhcp
+`;
+
+const probe = (route: string, addr: string, link: string, interfaces = DEBIAN) =>
+  [route, addr, link, interfaces, "ifreload=yes\n", "", ""].join("--clupilot--\n");
+
+describe("ConfigureProxmox", () => {
+  it("moves the primary interface's stanzas onto vmbr0 and keeps every other line", () => {
+    const result = bridgeInterfaces(DEBIAN, "eno1");
+    expect("content" in result && result.content)
+      .toBe(`# This file describes the network interfaces available on your system
+source /etc/network/interfaces.d/*
+
+# The loopback network interface
+auto lo
+iface lo inet loopback
+
+# The primary network interface
+iface eno1 inet manual
+
+auto vmbr0
+iface vmbr0 inet static
+	address 192.0.2.10/24
+	gateway 192.0.2.1
+	dns-nameservers 192.0.2.53
+	bridge-ports eno1
+	bridge-stp off
+	bridge-fd 0
+
+iface vmbr0 inet6 static
+	address 2001:db8::10/64
+	gateway 2001:db8::1
+
+
+auto eno2
+iface eno2 inet dhcp
+`);
+    expect(bridgeConfigured("content" in result ? result.content : "")).toBe(true);
+    expect(bridgeConfigured(DEBIAN)).toBe(false);
+  });
+
+  it("refuses when the primary interface is configured outside the file", () => {
+    expect(bridgeInterfaces(DEBIAN, "enp3s0")).toEqual({
+      refuse: expect.stringMatching(
+        /^enp3s0 \(the interface of the default route\) has no "iface enp3s0 inet" stanza/,
+      ) as string,
+    });
+  });
+
+  it("the bridge is live only with the default route, an address and a port on it", () => {
+    const live = parseNetworkProbe(
+      probe(
+        '[{"dst":"default","gateway":"192.0.2.1","dev":"vmbr0"}]\n',
+        '[{"ifname":"vmbr0","addr_info":[{"family":"inet","local":"192.0.2.10","prefixlen":24,"scope":"global"}]}]\n',
+        '[{"ifname":"eno1","master":"vmbr0"},{"ifname":"vmbr0"}]\n',
+      ),
+    );
+    expect(live.addresses.get("vmbr0")).toEqual(["192.0.2.10/24"]);
+    expect(bridgeApplied(live)).toBe(true);
+    const notYet = parseNetworkProbe(
+      probe(
+        '[{"dst":"default","gateway":"192.0.2.1","dev":"eno1"}]\n',
+        '[{"ifname":"eno1","addr_info":[{"family":"inet","local":"192.0.2.10","prefixlen":24,"scope":"global"}]}]\n',
+        '[{"ifname":"eno1"}]\n',
+      ),
+    );
+    expect(notYet.defaultDev).toBe("eno1");
+    expect(bridgeApplied(notYet)).toBe(false);
+  });
+});

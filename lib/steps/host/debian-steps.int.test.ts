@@ -1,0 +1,292 @@
+import { createHash } from "node:crypto";
+import { readdir, readFile } from "node:fs/promises";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eq } from "drizzle-orm";
+import { createDb, type Database } from "@/lib/db/client";
+import { runs } from "@/lib/db/schema";
+import { createHost } from "@/lib/hosts/create-host";
+import { ABORT_REASON } from "@/lib/pipeline/engine";
+import { definePipeline, type Pipeline, type Step } from "@/lib/pipeline/step";
+import { abortRun } from "@/lib/runs/abort-run";
+import { startRun } from "@/lib/runs/start-run";
+import { isProcessAlive, startImageServer, startLab, type ImageServer, type LabNode } from "@/lab";
+import { PVE_KERNEL } from "@/lab/debian/catalog";
+import { markInstalled } from "@/lab/debian/dpkg-status";
+import { writeNextKernel } from "@/lab/debian/lab-state";
+import { createTestDatabase } from "@/test/db";
+import { waitFor } from "@/test/worker-process";
+import { startWorker, type WorkerHandle } from "@/worker/runner";
+import { checkOperatingSystem } from "./check-operating-system";
+import { onboardingConfigFromEnv, type OnboardingConfig } from "./config";
+import { configureProxmox } from "./configure-proxmox";
+import { connectHost } from "./connect-host";
+import { installProxmoxKernel } from "./install-proxmox-kernel";
+import { installProxmoxRepository } from "./install-proxmox-repository";
+import { installProxmoxVe } from "./install-proxmox-ve";
+import { prepareHostname } from "./prepare-hostname";
+import { rebootIntoPveKernel } from "./reboot-into-pve-kernel";
+import { createHostServices, type HostServices } from "./services";
+
+let db: Database;
+let worker: WorkerHandle;
+let image: ImageServer;
+let cleanup: () => Promise<void>;
+const labs: LabNode[] = [];
+
+let config: OnboardingConfig;
+const pipelines: Record<string, Pipeline<HostServices>> = {};
+
+function pipeline(name: string, steps: Step<HostServices>[], cfg = config) {
+  const p = definePipeline<HostServices>({
+    name,
+    steps,
+    services: (run, database) => createHostServices(database, run, cfg),
+  });
+  pipelines[name] = p;
+  return p;
+}
+
+let full: Pipeline<HostServices>;
+let repositoryOnly: Pipeline<HostServices>;
+let rebootOnly: Pipeline<HostServices>;
+let kernelOnly: Pipeline<HostServices>;
+
+beforeAll(async () => {
+  image = await startImageServer({ imageSizeBytes: 64 * 1024 });
+  config = {
+    ...onboardingConfigFromEnv({} as NodeJS.ProcessEnv),
+    minMemoryMiB: 256,
+    minFreeDiskGiB: 1,
+    proxmoxKeyringUrl: image.keyringUrl,
+    pollSeconds: 0.2,
+    rebootDeadlineSeconds: 60,
+  };
+  full = pipeline("test-debian-steps", [
+    connectHost,
+    checkOperatingSystem(config),
+    prepareHostname,
+    installProxmoxRepository(config),
+    installProxmoxKernel(),
+    rebootIntoPveKernel(config),
+    installProxmoxVe(),
+    configureProxmox,
+  ]);
+  repositoryOnly = pipeline("test-debian-repository", [
+    connectHost,
+    installProxmoxRepository(config),
+  ]);
+  const shortReboot = { ...config, rebootDeadlineSeconds: 3 };
+  rebootOnly = pipeline(
+    "test-debian-reboot-deadline",
+    [connectHost, rebootIntoPveKernel(shortReboot)],
+    shortReboot,
+  );
+  kernelOnly = pipeline("test-debian-kernel", [
+    connectHost,
+    installProxmoxRepository(config),
+    installProxmoxKernel(),
+  ]);
+
+  const database = await createTestDatabase();
+  const handle = createDb(database.url, 4);
+  db = handle.db;
+  // Only these pipelines: the onboard-host run createHost starts fails at once without
+  // touching the host ("not known to this worker"), leaving the host to the test's own runs.
+  worker = await startWorker({
+    connectionString: database.url,
+    pipelines,
+    concurrency: 4,
+    pollIntervalMs: 200,
+    engine: { backoffSeconds: () => 0.5, maxTransientErrors: 3 },
+    log: () => {},
+  });
+  cleanup = async () => {
+    await worker.stop();
+    await Promise.all(labs.map((lab) => lab.stop()));
+    await image.stop();
+    await handle.pool.end();
+    await database.drop();
+  };
+});
+afterAll(() => cleanup());
+
+async function lab(options: Parameters<typeof startLab>[0] = {}) {
+  const node = await startLab({ timeScale: 0.01, ...options });
+  labs.push(node);
+  return node;
+}
+
+let counter = 0;
+async function addHost(node: LabNode): Promise<string> {
+  const { hostId, runId } = await createHost(
+    db,
+    {
+      name: `debian-${++counter}`,
+      address: node.ssh.host,
+      sshPort: node.ssh.port,
+      apiPort: 8006,
+      sshUser: node.ssh.username,
+      authMethod: "password",
+      password: node.ssh.password,
+    },
+    "test",
+  );
+  await settled(runId);
+  return hostId;
+}
+
+async function run(p: Pipeline<HostServices>, hostId: string) {
+  return db.transaction((tx) => startRun(tx, { pipeline: p, hostId, actor: "test" }));
+}
+
+async function settled(runId: string, timeoutMs = 60_000) {
+  return waitFor(
+    `run ${runId} to stop running`,
+    async () => {
+      const [row] = await db.select().from(runs).where(eq(runs.id, runId));
+      return row && row.status !== "running" && row;
+    },
+    timeoutMs,
+  );
+}
+
+/** Every file under the lab root with its SHA-256, logs left out (they grow by design). */
+async function snapshot(root: string): Promise<Map<string, string>> {
+  const files = new Map<string, string>();
+  const walk = async (dir: string) => {
+    for (const entry of await readdir(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      const rel = path.relative(root, full);
+      if (entry.isDirectory()) await walk(full);
+      else if (entry.isFile() && !/(^|\/)[^/]*log$|\.log$/.test(rel))
+        files.set(
+          rel,
+          createHash("sha256")
+            .update(await readFile(full))
+            .digest("hex"),
+        );
+    }
+  };
+  await walk(root);
+  return files;
+}
+
+const read = (node: LabNode, file: string) => readFile(path.join(node.root, file), "utf8");
+
+describe("Debian-side onboarding steps against a fresh lab node over real SSH", () => {
+  it("a fresh Debian 13 node goes through every step to a Proxmox host with vmbr0; a second run changes nothing", async () => {
+    const node = await lab();
+    const hostId = await addHost(node);
+    const first = await settled(await run(full, hostId), 120_000);
+    expect(first.failureReason ?? "").toBe("");
+    expect(first).toMatchObject({ status: "succeeded", currentStep: "ConfigureProxmox" });
+
+    // PrepareHostname: the 127.0.1.1 line became the host's own address, the rest stayed.
+    const hosts = await read(node, "etc/hosts");
+    expect(hosts).toContain("192.0.2.10\tpve1.lab.internal\tpve1\n");
+    expect(hosts).not.toContain("127.0.1.1");
+    expect(hosts).toContain("127.0.0.1\tlocalhost\n");
+    expect(hosts).toContain("ff02::2 ip6-allrouters");
+    // InstallProxmoxRepository: deb822 source, keyring, index fetched.
+    expect(await read(node, "etc/apt/sources.list.d/pve-install-repo.sources")).toContain(
+      "Signed-By: /usr/share/keyrings/proxmox-archive-keyring.gpg",
+    );
+    expect(
+      (await readFile(path.join(node.root, "usr/share/keyrings/proxmox-archive-keyring.gpg")))[0],
+    ).toBe(0x99);
+    // Kernel, reboot, Proxmox VE: one reboot, Proxmox kernel running, Debian kernel gone.
+    expect(node.power.history).toHaveLength(1);
+    expect(node.power.history[0]!.kernelAfter).toBe(PVE_KERNEL.release);
+    const dpkg = await read(node, "var/lib/dpkg/status");
+    for (const name of ["proxmox-ve", "postfix", "open-iscsi", "chrony", "proxmox-default-kernel"])
+      expect(dpkg).toContain(`Package: ${name}\n`);
+    for (const name of ["linux-image-amd64", "linux-image-6.12.57+deb13-amd64", "os-prober"])
+      expect(dpkg).not.toContain(`Package: ${name}\n`);
+    expect(await read(node, "etc/postfix/main.cf")).toContain("inet_interfaces = loopback-only");
+    // ConfigureProxmox: vmbr0 carries the address, the old file is kept as a backup.
+    const interfaces = await read(node, "etc/network/interfaces");
+    expect(interfaces).toContain(
+      "iface eno1 inet manual\n\nauto vmbr0\niface vmbr0 inet static\n\taddress 192.0.2.10/24\n\tgateway 192.0.2.1\n\tbridge-ports eno1\n",
+    );
+    expect(interfaces).toContain("auto lo\niface lo inet loopback\n");
+    expect(await read(node, "etc/network/interfaces.clupilot-bak")).toContain(
+      "auto eno1\niface eno1 inet static",
+    );
+    expect(await read(node, ".lab/network-applied")).toBe(interfaces);
+
+    // Again on the finished node: every step's goal holds, nothing is touched, no reboot.
+    const before = await snapshot(node.root);
+    const second = await settled(await run(full, hostId), 60_000);
+    expect(second.failureReason ?? "").toBe("");
+    expect(second.status).toBe("succeeded");
+    expect(node.power.history).toHaveLength(1);
+    const after = await snapshot(node.root);
+    const changed = [...new Set([...before.keys(), ...after.keys()])].filter(
+      (file) => before.get(file) !== after.get(file),
+    );
+    expect(changed).toEqual([]);
+  });
+
+  it("apt cannot reach its mirrors: InstallProxmoxRepository fails with apt's reason, not a silent exit 0", async () => {
+    const node = await lab();
+    node.setDebianFaults({ aptNetworkDown: true });
+    const hostId = await addHost(node);
+    const failed = await settled(await run(repositoryOnly, hostId));
+    expect(failed).toMatchObject({ status: "failed", failedStep: "InstallProxmoxRepository" });
+    expect(failed.failureReason).toMatch(
+      /^apt-get update failed: Failed to fetch http:\/\/\S+ +Temporary failure resolving '[^']+'.*check the host's DNS/,
+    );
+  });
+
+  it("a reboot that never returns fails after the step's own deadline, saying how long it waited and what it saw", async () => {
+    const node = await lab();
+    markInstalled(node.root, [
+      { name: "proxmox-default-kernel", version: "2.0.0", architecture: "all" },
+    ]);
+    writeNextKernel(node.root, PVE_KERNEL);
+    node.setDebianFaults({ rebootNeverReturns: true });
+    const hostId = await addHost(node);
+    const failed = await settled(await run(rebootOnly, hostId));
+    expect(failed).toMatchObject({
+      status: "failed",
+      failedStep: "RebootIntoPveKernel",
+      errorCount: 0,
+    });
+    expect(failed.failureReason).toMatch(
+      /^the host did not come back with a Proxmox kernel within 3 s of the reboot \(waited [3-9] s\); last seen: connection refused\./,
+    );
+    expect(node.power.history).toHaveLength(1);
+  });
+
+  it("Abort during a long apt job kills the job's whole process group on the host", async () => {
+    const node = await lab({ timeScale: 0.3 });
+    const hostId = await addHost(node);
+    const runId = await run(kernelOnly, hostId);
+    const pidFile = path.join(node.root, "var/lib/clupilot/jobs/install-proxmox-kernel/pid");
+    const pid = await waitFor(
+      "the kernel job to run",
+      async () => {
+        const [row] = await db.select().from(runs).where(eq(runs.id, runId));
+        if (row?.status !== "running" || row.currentStep !== "InstallProxmoxKernel") return null;
+        const text = await readFile(pidFile, "utf8").catch(() => "");
+        return Number(text.trim()) || null;
+      },
+      60_000,
+    );
+    expect(isProcessAlive(pid)).toBe(true);
+    await abortRun(db, { runId, actor: "test" });
+    const failed = await settled(runId);
+    expect(failed).toMatchObject({
+      status: "failed",
+      failureReason: ABORT_REASON,
+      failedStep: "InstallProxmoxKernel",
+    });
+    expect(isProcessAlive(pid)).toBe(false);
+    // Nothing of the group is left (apt-get and its children died with the shell).
+    expect(() => process.kill(-pid, 0)).toThrow();
+    expect(await read(node, "var/lib/dpkg/status")).not.toContain(
+      "Package: proxmox-default-kernel\n",
+    );
+  });
+});

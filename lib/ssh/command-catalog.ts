@@ -12,6 +12,38 @@ import {
   watchStatusCommand,
 } from "@/lib/steps/host/build-vm-template/commands";
 import { ACCESS_PROBE, accessCommand, type AccessAction } from "@/lib/steps/host/create-api-token";
+import {
+  HOSTNAME_PROBE,
+  VERIFY_COMMAND,
+  writeHostsCommand,
+} from "@/lib/steps/host/prepare-hostname";
+import {
+  APT_UPDATE,
+  fetchKeyringCommand,
+  removeSourceCommand,
+  repositoryProbe,
+  writeSourceCommand,
+} from "@/lib/steps/host/install-proxmox-repository";
+import {
+  JOB_WRAPPER,
+  clearJobCommand,
+  killJobCommand,
+  readJobCommand,
+  startJobCommand,
+} from "@/lib/steps/host/remote-job";
+import {
+  KERNEL_JOB_BODY,
+  KERNEL_PROBE,
+  packageStatesCommand,
+} from "@/lib/steps/host/install-proxmox-kernel";
+import { PVE_PROBE, planPveJob } from "@/lib/steps/host/install-proxmox-ve";
+import { REBOOT_COMMAND, REBOOT_PROBE } from "@/lib/steps/host/reboot-into-pve-kernel";
+import {
+  CLEAR_APPLY_RESULT,
+  NETWORK_PROBE,
+  RESTORE_NETWORK,
+  applyNetworkCommand,
+} from "@/lib/steps/host/configure-proxmox";
 import { killGroupCommand, uploadCommand, withGroupMarker } from "./commands";
 import { sh } from "./quote";
 
@@ -165,6 +197,79 @@ export const commandCatalog: readonly CommandCatalogEntry[] = [
       const commands = [ACCESS_PROBE, ...actions.map(accessCommand)];
       return [...commands, ...commands.map((command) => asRoot("admin", command))];
     },
+  },
+  {
+    name: "steps/host/remote-job",
+    samples: () => [
+      JOB_WRAPPER,
+      startJobCommand("install-proxmox-kernel"),
+      readJobCommand("install-proxmox-ve", 0),
+      readJobCommand("install-proxmox-ve", 1234),
+      killJobCommand("install-proxmox-kernel"),
+      killJobCommand("install-proxmox-kernel", 0.5),
+      clearJobCommand("install-proxmox-ve"),
+    ],
+  },
+  {
+    name: "steps/host/PrepareHostname",
+    samples: () => [
+      HOSTNAME_PROBE,
+      VERIFY_COMMAND,
+      writeHostsCommand("0".repeat(64)),
+      asRoot("admin", HOSTNAME_PROBE),
+      asRoot("admin", writeHostsCommand("0".repeat(64))),
+    ],
+  },
+  {
+    name: "steps/host/InstallProxmoxRepository",
+    samples: () => [
+      APT_UPDATE,
+      ...HOSTILE_VALUES.flatMap((value) => [
+        repositoryProbe(`http://example.test/${value}`),
+        fetchKeyringCommand(value),
+      ]),
+      ...["pve-install-repo.sources", "pve-enterprise.list", "sources.list"].flatMap((name) => [
+        writeSourceCommand(name),
+        removeSourceCommand(name),
+      ]),
+      asRoot("admin", repositoryProbe("http://download.proxmox.com/debian/pve")),
+    ],
+  },
+  {
+    name: "steps/host/InstallProxmoxKernel+InstallProxmoxVe",
+    samples: () => [
+      KERNEL_PROBE,
+      KERNEL_JOB_BODY,
+      PVE_PROBE,
+      packageStatesCommand(HOSTILE_VALUES),
+      ...HOSTILE_VALUES.map((value) => {
+        const plan = planPveJob({
+          // Package names come from the host's dpkg: hostile ones must stay words.
+          states: new Map([
+            [`linux-image-6.12${value}`, "installed"],
+            ["os-prober", "installed"],
+          ]),
+          runningKernel: "6.17.2-1-pve",
+          fqdn: value,
+        });
+        return "body" in plan ? plan.body : "false";
+      }),
+    ],
+  },
+  {
+    name: "steps/host/RebootIntoPveKernel",
+    samples: () => [REBOOT_PROBE, REBOOT_COMMAND, asRoot("admin", REBOOT_COMMAND)],
+  },
+  {
+    name: "steps/host/ConfigureProxmox",
+    samples: () => [
+      NETWORK_PROBE,
+      applyNetworkCommand(null),
+      applyNetworkCommand({ expectedSha256: "0".repeat(64) }),
+      RESTORE_NETWORK,
+      CLEAR_APPLY_RESULT,
+      asRoot("admin", applyNetworkCommand({ expectedSha256: "0".repeat(64) })),
+    ],
   },
   {
     name: "ssh/withGroupMarker+killGroupCommand",

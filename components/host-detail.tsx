@@ -40,6 +40,34 @@ export function HostDetailView({ initialHost }: { initialHost: HostDetail }) {
             </dd>
           </div>
           <div className="fact-wide">
+            <dt>Template check</dt>
+            <dd data-testid="host-template-check">
+              {host.templateCheck.state === "unchecked" ? (
+                <span className="muted">
+                  not checked yet — checked every 15 minutes once active
+                </span>
+              ) : (
+                <p
+                  className={
+                    host.templateCheck.state === "ok"
+                      ? undefined
+                      : `notice ${host.templateCheck.state === "missing" ? "notice-error" : "notice-warning"}`
+                  }
+                >
+                  {host.templateCheck.failure ?? "every template the catalog requires is present"}
+                  {host.templateCheck.checkedAt && (
+                    <span className="muted small">
+                      {" · checked "}
+                      <time dateTime={host.templateCheck.checkedAt} suppressHydrationWarning>
+                        {formatDateTime(host.templateCheck.checkedAt)}
+                      </time>
+                    </span>
+                  )}
+                </p>
+              )}
+            </dd>
+          </div>
+          <div className="fact-wide">
             <dt>Pinned host key</dt>
             <dd data-testid="host-key-fingerprint">
               {host.hostKeySha256 ? (

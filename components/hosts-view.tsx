@@ -70,6 +70,21 @@ export function HostsView({ initialHosts }: { initialHosts: HostSummary[] }) {
                 </td>
                 <td>
                   <StateBadge state={host.state} />
+                  {(host.templateCheck.state === "missing" ||
+                    host.templateCheck.state === "unknown") && (
+                    <>
+                      {" "}
+                      <span
+                        className={`badge ${host.templateCheck.state === "missing" ? "badge-failed" : "badge-onboarding"}`}
+                        title={host.templateCheck.failure ?? undefined}
+                        data-testid={`template-check-${host.name}`}
+                      >
+                        {host.templateCheck.state === "missing"
+                          ? "templates missing"
+                          : "templates: could not check"}
+                      </span>
+                    </>
+                  )}
                 </td>
                 <td>
                   <PhaseLine run={host.run} testId={`phase-line-${host.name}`} />

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
+import { templateCheckState, type TemplateCheckState } from "@/lib/steps/host/verify-vm-template";
 import { hostStateOf } from "./host-state";
 
 export type RunSummary = {
@@ -24,6 +25,11 @@ export type HostSummary = {
   hostKeySha256: string | null;
   state: ReturnType<typeof hostStateOf>;
   run: RunSummary | null;
+  /**
+   * The periodic pre-sale VmTemplateCheck (worker/tasks/vm-template-check.ts): `failure` names
+   * missing templates, or says the host could not be checked; null when it carries them all.
+   */
+  templateCheck: { state: TemplateCheckState; failure: string | null; checkedAt: string | null };
 };
 
 type Row = {
@@ -34,6 +40,8 @@ type Row = {
   ssh_user: string;
   auth_method: "password" | "private_key";
   host_key_sha256: string | null;
+  template_check_failure: string | null;
+  template_checked_at: Date | null;
   run_id: string | null;
   run_status: RunSummary["status"] | null;
   current_step: string | null;
@@ -52,6 +60,7 @@ export async function listHosts(
 ): Promise<HostSummary[]> {
   const result = await db.execute<Row>(sql`
     select h.id, h.name, h.address, h.ssh_port, h.ssh_user, c.kind as auth_method, h.host_key_sha256,
+           h.template_check_failure, h.template_checked_at,
            r.id as run_id, r.status as run_status, r.current_step, r.phase, r.step_started_at,
            r.failure_reason, r.failed_step, r.created_at as run_created_at, r.finished_at
     from hosts h
@@ -79,6 +88,11 @@ function toSummary(row: Row): HostSummary {
     authMethod: row.auth_method,
     hostKeySha256: row.host_key_sha256,
     state: hostStateOf(row.run_status),
+    templateCheck: {
+      state: templateCheckState(row.template_check_failure, row.template_checked_at),
+      failure: row.template_check_failure,
+      checkedAt: iso(row.template_checked_at),
+    },
     run: row.run_id
       ? {
           id: row.run_id,

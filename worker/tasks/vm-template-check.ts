@@ -9,7 +9,12 @@ import type { Database } from "@/lib/db/client";
 import { hosts } from "@/lib/db/schema";
 import { proxmoxClientForHost } from "@/lib/hosts/proxmox-client";
 import { notifyLive } from "@/lib/pipeline/schedule";
-import { findMissingTemplates, missingTemplatesText } from "@/lib/steps/host/verify-vm-template";
+import {
+  COULD_NOT_CHECK,
+  findMissingTemplates,
+  missingTemplatesText,
+  TEMPLATES_MISSING,
+} from "@/lib/steps/host/verify-vm-template";
 
 export const VM_TEMPLATE_CHECK_TASK = "vm-template-check";
 
@@ -20,10 +25,6 @@ export const VM_TEMPLATE_CHECK_TASK = "vm-template-check";
  * restart neither loses the chain nor doubles it, and a failed check cannot break the cycle.
  */
 export const VM_TEMPLATE_CHECK_CRONTAB = `*/15 * * * * ${VM_TEMPLATE_CHECK_TASK} ?max=1`;
-
-/** How the failure text begins when the host could not be asked: never read as "missing". */
-export const COULD_NOT_CHECK = "could not check templates";
-export const TEMPLATES_MISSING = "templates missing";
 
 /** Hosts checked at once: each check is a handful of API requests with a 15 s timeout. */
 const PARALLEL_HOSTS = 4;

@@ -8,6 +8,24 @@ import type { HostServices } from "./services";
 export type MissingTemplate = { vmid: number; why: string };
 
 /**
+ * How a recorded template check failure (hosts.templateCheckFailure) begins: templates that
+ * are missing, or a host that could not be asked — which must never read as "missing".
+ */
+export const TEMPLATES_MISSING = "templates missing";
+export const COULD_NOT_CHECK = "could not check templates";
+
+export type TemplateCheckState = "unchecked" | "ok" | "missing" | "unknown";
+
+/** The state of a recorded check, for the UI. */
+export function templateCheckState(
+  failure: string | null,
+  checkedAt: Date | string | null,
+): TemplateCheckState {
+  if (failure === null) return checkedAt === null ? "unchecked" : "ok";
+  return failure.startsWith(COULD_NOT_CHECK) ? "unknown" : "missing";
+}
+
+/**
  * Why `vmid` is not a usable template, for the operator. Asked only after `isTemplate` said
  * false; if this second look fails, the plain verdict stands (the decision was isTemplate's).
  */

@@ -175,7 +175,7 @@ async function snapshot(root: string): Promise<Map<string, string>> {
 const read = (node: LabNode, file: string) => readFile(path.join(node.root, file), "utf8");
 
 describe("Debian-side onboarding steps against a fresh lab node over real SSH", () => {
-  it("a fresh Debian 13 node goes through every step to a Proxmox host with vmbr0; a second run changes nothing", async () => {
+  it("a fresh Debian 13 node goes through every step to a Proxmox host with vmbr0; a second run changes nothing and does not reboot again", async () => {
     const node = await lab();
     const hostId = await addHost(node);
     const first = await settled(await run(full, hostId), 120_000);
@@ -288,5 +288,33 @@ describe("Debian-side onboarding steps against a fresh lab node over real SSH", 
     expect(await read(node, "var/lib/dpkg/status")).not.toContain(
       "Package: proxmox-default-kernel\n",
     );
+  });
+
+  it("a live apt job left by an earlier run is adopted, not started a second time", async () => {
+    const node = await lab({ timeScale: 0.3 });
+    const hostId = await addHost(node);
+    const first = await run(kernelOnly, hostId);
+    const pidFile = path.join(node.root, "var/lib/clupilot/jobs/install-proxmox-kernel/pid");
+    const pid = await waitFor(
+      "the kernel job to run",
+      async () => {
+        const text = await readFile(pidFile, "utf8").catch(() => "");
+        return Number(text.trim()) || null;
+      },
+      60_000,
+    );
+    // The earlier run goes away while its job lives on (as after a console crash and a new run).
+    await db
+      .update(runs)
+      .set({ status: "failed", failureReason: "test: run lost", finishedAt: new Date() })
+      .where(eq(runs.id, first));
+    const second = await settled(await run(kernelOnly, hostId), 60_000);
+    expect(second.failureReason ?? "").toBe("");
+    expect(second.status).toBe("succeeded");
+    expect(
+      Number((await read(node, "var/lib/clupilot/jobs/install-proxmox-kernel/pid")).trim()),
+    ).toBe(pid);
+    expect(await read(node, "var/lib/clupilot/jobs/install-proxmox-kernel/state")).toBe("ok\n");
+    expect(await read(node, "var/lib/dpkg/status")).toContain("Package: proxmox-default-kernel\n");
   });
 });

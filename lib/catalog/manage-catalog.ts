@@ -10,12 +10,19 @@ export async function createPlan(db: Database, input: TCreatePlan, actor: string
       slug: ["Taken; choose another."],
     });
   return db.transaction(async (tx) => {
-    const [taken] = await tx.select({ id: plans.id }).from(plans).where(eq(plans.slug, input.slug));
-    if (taken)
-      throw new AppError("conflict", `A plan ${input.slug} exists already.`, {
-        slug: ["Taken; choose another."],
+    const [existing] = await tx
+      .select({ id: plans.id })
+      .from(plans)
+      .where(eq(plans.slug, input.slug));
+    if (existing) throw taken();
+    const [plan] = await tx
+      .insert(plans)
+      .values(input)
+      .returning({ id: plans.id })
+      .catch((error: unknown) => {
+        // A concurrent request took the slug between the check and the insert.
+        throw isUniqueViolation(error) ? taken() : error;
       });
-    const [plan] = await tx.insert(plans).values(input).returning({ id: plans.id });
     await tx
       .insert(events)
       .values({ kind: "catalog.plan_created", actor, message: `plan ${input.slug} created` });

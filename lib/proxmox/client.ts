@@ -200,6 +200,9 @@ export class ProxmoxClient {
             },
             createConnection: () => socket,
             agent: false,
+            // The socket's certificate was just checked against the pin; without this, the
+            // request re-verifies it against the CA store and refuses Proxmox's self-signed one.
+            rejectUnauthorized: false,
           },
           (res) => {
             let body = "";

@@ -1,0 +1,381 @@
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { eq } from "drizzle-orm";
+import { requiredTemplateVmids } from "@/lib/catalog/required-template-vmids";
+import { getDb, type Database } from "@/lib/db/client";
+import { runAbortRequests } from "@/lib/db/schema";
+import { tailIntoRunLog, type RemoteExec } from "@/lib/logs/tail-remote-file";
+import {
+  advance,
+  fail,
+  poll,
+  type Outcome,
+  type Step,
+  type StepContext,
+} from "@/lib/pipeline/step";
+import type { ProxmoxClient } from "@/lib/proxmox/client";
+import { SshCommandTimeoutError } from "@/lib/ssh";
+import type { OnboardingConfig } from "../config";
+import { asRoot, type HostServices } from "../services";
+import { withPermanentSshFailures } from "../ssh-failure";
+import {
+  buildEnvFile,
+  CLEAR_STATUS,
+  DRIVER_NAME,
+  installUploadCommand,
+  killBuildCommand,
+  parseStatus,
+  READ_STATUS,
+  RESOLVE_BUILD_DIR,
+  startBuildCommand,
+  watchStatusCommand,
+  type ParsedStatus,
+} from "./commands";
+import { decideWithDeadline, decideWithoutDeadline } from "./decide";
+
+export const BUILD_VM_TEMPLATE = "BuildVmTemplate";
+
+/** Run-context keys. The deadline (epoch ms) says "this chain started or adopted a build". */
+export const DEADLINE_KEY = "buildVmTemplate.deadline";
+/** The host's absolute build dir, resolved once when the build is started or adopted. */
+export const BUILD_DIR_KEY = "buildVmTemplate.buildDir";
+
+/** The scripts uploaded byte for byte, with their modes on the host. */
+export const SCRIPTS = [
+  { name: "template.sh", mode: 0o644 },
+  { name: DRIVER_NAME, mode: 0o755 },
+] as const;
+
+export const DEFAULT_SCRIPTS_DIR = path.resolve(
+  path.dirname(fileURLToPath(import.meta.url)),
+  "../../../../deploy/bootstrap/lib",
+);
+
+export type BuildVmTemplateOptions = {
+  /**
+   * The console's database, for the catalog (`requiredTemplateVmids`), the build.log tail and
+   * the abort check during a watch. HostServices carry no database, so the step takes it here;
+   * default: the process-wide database (`DATABASE_URL`), which the worker has.
+   */
+  db?: () => Database;
+  /**
+   * Wait on the host for the build's state or phase to change (one command per poll, up to
+   * `pollSeconds`) instead of reading the status once and sleeping. Default true; false is the
+   * plain poll, kept for the benchmark's baseline.
+   */
+  watch?: boolean;
+  /** Where template.sh and template-run.sh are read from. Default: deploy/bootstrap/lib. */
+  scriptsDir?: string;
+};
+
+/** SSH commands a poll-rate command may take beyond its own waiting. */
+const COMMAND_SLACK_MS = 30_000;
+/** How often a watching visit looks for an operator's Abort (one primary-key lookup). */
+const ABORT_CHECK_MS = 1000;
+
+/**
+ * BuildVmTemplate: every VMID the catalog requires is a template (spec: onboarding.md). Builds
+ * only the missing VMIDs by running deploy/bootstrap/lib/template-run.sh detached on the host,
+ * then follows it through its status files. Needs a host with Proxmox installed and the
+ * console's API token and certificate pin stored (CreateApiToken, VerifyProxmoxApi).
+ */
+export function buildVmTemplate(
+  config: OnboardingConfig,
+  options: BuildVmTemplateOptions = {},
+): Step<HostServices> {
+  const database = options.db ?? getDb;
+  const watch = options.watch ?? true;
+  const scriptsDir = options.scriptsDir ?? DEFAULT_SCRIPTS_DIR;
+  type Ctx = StepContext<HostServices>;
+
+  /** Root-wrapped and unlogged: poll-rate reads would drown the run log in identical lines. */
+  const quietRemote = async (ctx: Ctx): Promise<RemoteExec> => {
+    const host = await ctx.services.host();
+    const session = await ctx.services.ssh();
+    return { exec: (command, opts) => session.exec(asRoot(host.sshUser, command), opts) };
+  };
+
+  const readStatus = async (remote: RemoteExec): Promise<ParsedStatus> => {
+    const result = await remote.exec(READ_STATUS, { timeoutMs: COMMAND_SLACK_MS });
+    if (result.code !== 0)
+      throw new Error(`reading the template build's status failed: ${result.stderr.trim()}`);
+    return parseStatus(result.stdout);
+  };
+
+  /**
+   * One watching command; returns null when the operator's Abort arrived meanwhile (the abort
+   * tick needs this visit to end: it waits for the run row this visit holds).
+   */
+  const watchStatus = async (ctx: Ctx, remote: RemoteExec): Promise<ParsedStatus | null> => {
+    const stop = new AbortController();
+    const timer = setInterval(() => {
+      void database()
+        .select({ runId: runAbortRequests.runId })
+        .from(runAbortRequests)
+        .where(eq(runAbortRequests.runId, ctx.runId))
+        .then(
+          (rows) => rows.length > 0 && stop.abort(),
+          () => {},
+        );
+    }, ABORT_CHECK_MS);
+    try {
+      const result = await remote.exec(watchStatusCommand(config.pollSeconds), {
+        timeoutMs: config.pollSeconds * 1000 + COMMAND_SLACK_MS,
+        signal: AbortSignal.any([stop.signal, ctx.signal]),
+      });
+      if (result.code !== 0)
+        throw new Error(`watching the template build failed: ${result.stderr.trim()}`);
+      return parseStatus(result.stdout);
+    } catch (error) {
+      if (error instanceof SshCommandTimeoutError && error.aborted && stop.signal.aborted)
+        return null;
+      throw error;
+    } finally {
+      clearInterval(timer);
+    }
+  };
+
+  /** The host's build.log into the run log by byte offset. Never fails the visit. */
+  const tailLog = async (ctx: Ctx, remote: RemoteExec, buildDir: string, finish = false) => {
+    try {
+      await tailIntoRunLog({
+        db: database(),
+        session: remote,
+        runId: ctx.runId,
+        step: BUILD_VM_TEMPLATE,
+        path: `${buildDir}/build.log`,
+        finish,
+      });
+      return true;
+    } catch (error) {
+      ctx.log(`could not copy the host's build.log into this log now: ${message(error)}`);
+      return false;
+    }
+  };
+
+  const resolveBuildDir = async (remote: RemoteExec): Promise<string> => {
+    const result = await remote.exec(RESOLVE_BUILD_DIR, { timeoutMs: COMMAND_SLACK_MS });
+    const dir = result.stdout.trim();
+    if (result.code !== 0 || !dir.startsWith("/"))
+      throw new Error(`resolving the build dir on the host failed: ${result.stderr.trim()}`);
+    return dir;
+  };
+
+  const forget = (ctx: Ctx) => {
+    ctx.context.delete(DEADLINE_KEY);
+    ctx.context.delete(BUILD_DIR_KEY);
+  };
+
+  /** Kill (with the cmdline evidence), then clear: never clear beside a build that still runs. */
+  const stopBuild = async (ctx: Ctx): Promise<string> => {
+    const killed = await ctx.services.exec(killBuildCommand(), { timeoutMs: 60_000 });
+    const what = killed.stdout.trim().split("\n").pop() ?? "";
+    if (killed.code !== 0 || what === "" || what === "survived") {
+      throw new Error(
+        `stopping the template build on the host failed (${what || `exit ${killed.code}`}); its status was left as it is — retrying`,
+      );
+    }
+    return what;
+  };
+
+  const clearStatus = async (ctx: Ctx) => {
+    const cleared = await ctx.services.exec(CLEAR_STATUS, { timeoutMs: COMMAND_SLACK_MS });
+    if (cleared.code !== 0)
+      throw new Error(`clearing the template build's status failed: ${cleared.stderr.trim()}`);
+  };
+
+  /** fail(): the status files and the deadline go, so a Retry is a first visit again. */
+  const failBuild = async (
+    ctx: Ctx,
+    remote: RemoteExec,
+    buildDir: string,
+    status: ParsedStatus,
+    reason: string,
+  ): Promise<Outcome> => {
+    const tailed = await tailLog(ctx, remote, buildDir, true);
+    if (!tailed) for (const line of status.logTail) ctx.log(`build.log: ${line}`);
+    await clearStatus(ctx);
+    forget(ctx);
+    return fail(`${reason}. Retry starts a new build; a verified image on the host is reused.`);
+  };
+
+  const start = async (ctx: Ctx, remote: RemoteExec, missing: number[]): Promise<Outcome> => {
+    const buildDir = await resolveBuildDir(remote);
+    const session = await ctx.services.ssh();
+    const host = await ctx.services.host();
+    for (const script of SCRIPTS) {
+      const bytes = await readFile(path.join(scriptsDir, script.name));
+      await upload(ctx, session, host.sshUser, `${buildDir}/${script.name}`, bytes, script.mode);
+    }
+    const env = buildEnvFile({
+      vmids: missing,
+      imageUrl: config.cloudImageUrl,
+      sha512sumsUrl: config.cloudImageSumsUrl,
+    });
+    await upload(ctx, session, host.sshUser, `${buildDir}/build.env`, Buffer.from(env), 0o600);
+    const started = await ctx.services.exec(startBuildCommand(buildDir), { timeoutMs: 60_000 });
+    if (started.code !== 0)
+      throw new Error(`starting the template build failed: ${started.stderr.trim()}`);
+    const pid = started.stdout.trim();
+    ctx.context.set(DEADLINE_KEY, Date.now() + config.templateBuildDeadlineSeconds * 1000);
+    ctx.context.set(BUILD_DIR_KEY, buildDir);
+    ctx.log(
+      pid
+        ? `template build for VMID ${missing.join(", ")} started (driver pid ${pid}, detached)`
+        : `template build for VMID ${missing.join(", ")} started, but no pid file appeared within 15 s`,
+    );
+    return poll(watch ? 0 : config.pollSeconds, "template build started");
+  };
+
+  return {
+    name: BUILD_VM_TEMPLATE,
+    // The own deadline (config.templateBuildDeadlineSeconds, 45 min) lives in the run context and
+    // gives up first; this is only the engine's backstop above it.
+    maxDuration: () => 3600,
+
+    visit: (ctx) =>
+      withPermanentSshFailures(async () => {
+        // 1. No published catalog → advance, nothing uploaded.
+        const required = await requiredTemplateVmids(database());
+        if (!required.catalogPublished) {
+          forget(ctx);
+          return advance("no published catalog: no template required yet");
+        }
+        // 2. Ask for the attribute, not existence. isTemplate throws when it cannot ask, and a
+        //    thrown visit is retried: "could not ask" never reads as "missing".
+        const proxmox = await ctx.services.proxmox();
+        const missing = await missingTemplates(proxmox, required.vmids);
+        if (missing.length === 0) {
+          forget(ctx);
+          return advance(
+            required.vmids.length === 0
+              ? "the catalog requires no template now"
+              : `VMID ${required.vmids.join(", ")} ${required.vmids.length === 1 ? "is a template" : "are templates"}`,
+          );
+        }
+
+        const remote = await quietRemote(ctx);
+        // 4. Did THIS chain start anything? A deadline from an earlier chain (a failure the
+        //    engine declared, or a crash before our own clean-up) answers no question of this one.
+        let deadline = ctx.context.get<number>(DEADLINE_KEY);
+        if (ctx.visit === 1 && deadline !== undefined) {
+          forget(ctx);
+          deadline = undefined;
+        }
+
+        if (deadline === undefined) {
+          const status = await readStatus(remote);
+          const decision = decideWithoutDeadline(status);
+          if (decision.kind === "adopt") {
+            const buildDir = await resolveBuildDir(remote);
+            ctx.context.set(DEADLINE_KEY, Date.now() + config.templateBuildDeadlineSeconds * 1000);
+            ctx.context.set(BUILD_DIR_KEY, buildDir);
+            ctx.log(
+              `a template build is already running on the host (phase: ${status.phase ?? "unknown"}); adopting it instead of starting a second one`,
+            );
+            await tailLog(ctx, remote, buildDir);
+            return poll(watch ? 0 : config.pollSeconds, phaseLine(status));
+          }
+          // 3. Build only the missing list: the build destroys a VMID before creating it.
+          return start(ctx, remote, missing);
+        }
+
+        const buildDir = ctx.context.get<string>(BUILD_DIR_KEY) ?? (await resolveBuildDir(remote));
+        if (Date.now() >= deadline) {
+          const status = await readStatus(remote);
+          const stopped = await stopBuild(ctx);
+          return failBuild(
+            ctx,
+            remote,
+            buildDir,
+            status,
+            `the template build did not finish within ${deadlineText(config.templateBuildDeadlineSeconds)} (last phase: ${status.phase ?? "unknown"}); it was stopped (${stopped})`,
+          );
+        }
+
+        const watchStarted = Date.now();
+        const status = watch ? await watchStatus(ctx, remote) : await readStatus(remote);
+        if (status === null) return poll(0, "abort requested"); // the abort tick follows
+        if (status.state === "ok") {
+          // The watch may have seen the driver finish after step 2 asked: ask the API again.
+          const still = await missingTemplates(proxmox, missing);
+          if (still.length === 0) {
+            await tailLog(ctx, remote, buildDir, true);
+            forget(ctx);
+            return advance(`built VMID ${missing.join(", ")}`);
+          }
+        }
+        const decision = decideWithDeadline(status);
+        if (decision.kind === "fail")
+          return failBuild(ctx, remote, buildDir, status, decision.reason);
+        await tailLog(ctx, remote, buildDir);
+        // A watch that waited its full time polls again at once; one that ended early (a new
+        // phase) too, but never in a tight loop should the host return at once every time.
+        const waited = (Date.now() - watchStarted) / 1000;
+        const next = !watch
+          ? config.pollSeconds
+          : waited >= config.pollSeconds - 0.5
+            ? 0
+            : Math.min(0.25, config.pollSeconds);
+        return poll(next, phaseLine(status));
+      }),
+
+    async abort(ctx) {
+      // Kill first (only a process whose cmdline is our driver), then clean up: clearing the
+      // files alone would let the old build grind on beside the next one.
+      const stopped = await stopBuild(ctx);
+      ctx.log(`template build on the host: ${stopped}`);
+      const buildDir = ctx.context.get<string>(BUILD_DIR_KEY);
+      if (buildDir) await tailLog(ctx, await quietRemote(ctx), buildDir, true);
+      await clearStatus(ctx);
+      forget(ctx);
+    },
+  };
+}
+
+/** The required VMIDs that are not usable templates, in order; throws when it cannot ask. */
+async function missingTemplates(proxmox: ProxmoxClient, vmids: number[]): Promise<number[]> {
+  const missing: number[] = [];
+  for (const vmid of vmids) if (!(await proxmox.isTemplate(vmid))) missing.push(vmid);
+  return missing;
+}
+
+function deadlineText(seconds: number): string {
+  return seconds >= 120 && seconds % 60 === 0 ? `${seconds / 60} minutes` : `${seconds} s`;
+}
+
+function phaseLine(status: ParsedStatus): string {
+  return status.phase ?? "template build running";
+}
+
+/**
+ * Atomic, SHA-256-checked upload. For a non-root SSH user the file is received into its own
+ * temporary dir and moved into place as root, so the bytes are still checked on the host.
+ */
+async function upload(
+  ctx: StepContext<HostServices>,
+  session: Awaited<ReturnType<HostServices["ssh"]>>,
+  sshUser: string,
+  remotePath: string,
+  bytes: Buffer,
+  mode: number,
+): Promise<void> {
+  if (sshUser === "root") {
+    await session.upload(remotePath, bytes, { mode });
+  } else {
+    const staging = `/tmp/clupilot-upload-${process.pid}-${Date.now()}-${path.posix.basename(remotePath)}`;
+    await session.upload(staging, bytes, { mode });
+    const moved = await ctx.services.exec(installUploadCommand(staging, remotePath));
+    if (moved.code !== 0)
+      throw new Error(`moving ${remotePath} into place failed: ${moved.stderr.trim()}`);
+  }
+  ctx.log(
+    `uploaded ${remotePath} (${bytes.length} bytes, sha256 ${createHash("sha256").update(bytes).digest("hex")}, verified on the host)`,
+  );
+}
+
+function message(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).split("\n")[0] ?? "";
+}

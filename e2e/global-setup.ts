@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { startImageServer } from "../lab/image/server";
 import { freePort } from "../lib/db/embedded-postgres";
 
 /**
@@ -15,11 +16,20 @@ export default async function globalSetup() {
   fs.chmodSync(dataDir, 0o755);
   const port = await freePort();
   const pgPort = await freePort();
+  // The lab's stand-in for cloud.debian.org and Proxmox's keyring download; the console is
+  // pointed at it exactly as an operator would point it at a mirror.
+  const images = await startImageServer();
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     CLUPILOT_DATA_DIR: dataDir,
     PORT: String(port),
     CLUPILOT_PG_PORT: String(pgPort),
+    CLUPILOT_CLOUD_IMAGE_URL: images.imageUrl,
+    CLUPILOT_CLOUD_IMAGE_SUMS_URL: images.sumsUrl,
+    CLUPILOT_PROXMOX_KEYRING_URL: images.keyringUrl,
+    // Lab hosts run on compressed time: poll them as often.
+    CLUPILOT_POLL_SECONDS: "0.5",
+    CLUPILOT_REBOOT_DEADLINE_SECONDS: "120",
   };
   delete env.DATABASE_URL;
   const child = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts"], {
@@ -78,6 +88,7 @@ export default async function globalSetup() {
         resolve();
       });
     });
+    await images.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   };
 }

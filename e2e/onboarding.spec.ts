@@ -31,11 +31,15 @@ async function expectNoReload(page: Page) {
   ).toBe(true);
 }
 
+/** The lab's API listens on a free port, not 8006: the form's API port field says where. */
+const apiPort = (node: LabNode) => (node.api ? new URL(node.api.url).port : "8006");
+
 async function addHost(page: Page, name: string, node: LabNode) {
   await page.goto(`${base()}/hosts/new`);
   await page.getByLabel("Name").fill(name);
   await page.getByLabel("Address").fill(node.ssh.host);
   await page.getByLabel("SSH port").fill(String(node.ssh.port));
+  await page.getByLabel("Proxmox API port").fill(apiPort(node));
   await page.getByLabel("SSH user").fill(node.ssh.username);
   await page.getByLabel("SSH password").fill(node.ssh.password);
   await page.getByTestId("submit-host").click();
@@ -57,7 +61,8 @@ test("the add-host form shows field errors and keeps the input", async ({ page }
 test("a host is added, its key is pinned, and the phase line finishes live without reload", async ({
   page,
 }, testInfo) => {
-  const node = await lab();
+  // Proxmox already installed: every step's goal holds or is quick, so the run ends in seconds.
+  const node = await lab({ state: "onboarded", storage: "lvm-thin", timeScale: 0.01 });
   await page.goto(`${base()}/hosts`);
   await markNoReload(page);
   // Add the host through the API in the background while the list is open: the row must appear live.
@@ -66,6 +71,7 @@ test("a host is added, its key is pinned, and the phase line finishes live witho
       name: "pve-live",
       address: node.ssh.host,
       sshPort: node.ssh.port,
+      apiPort: apiPort(node),
       sshUser: node.ssh.username,
       authMethod: "password",
       password: node.ssh.password,
@@ -103,7 +109,7 @@ test("a host is added, its key is pinned, and the phase line finishes live witho
 test("a failure shows its one-line reason; Retry after fixing the host succeeds", async ({
   page,
 }) => {
-  const node = await lab({ os: "debian12" });
+  const node = await lab({ os: "debian12", timeScale: 0.01 });
   await addHost(page, "pve-bookworm", node);
   await markNoReload(page);
   await expect(page.getByTestId("state-badge")).toHaveAttribute("data-state", "failed", {
@@ -125,9 +131,10 @@ test("a failure shows its one-line reason; Retry after fixing the host succeeds"
 
   await node.setOs("debian13");
   await page.getByTestId("retry-button").click();
-  await expect(page.getByTestId("state-badge")).toHaveAttribute("data-state", "active", {
-    timeout: 30_000,
-  });
+  // The retried step passes and the run moves on (the rest of the chain: full-onboarding.spec).
+  await expect(
+    page.getByTestId("step-CheckOperatingSystem").getByTestId("step-state"),
+  ).toContainText(/done/i, { timeout: 30_000 });
   await expectNoReload(page);
 });
 

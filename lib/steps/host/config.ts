@@ -19,7 +19,9 @@ export type OnboardingConfig = {
   rebootDeadlineSeconds: number;
 };
 
-export function onboardingConfigFromEnv(env: NodeJS.ProcessEnv = process.env): OnboardingConfig {
+export function onboardingConfigFromEnv(
+  env: Record<string, string | undefined> = process.env,
+): OnboardingConfig {
   const number = (name: string, fallback: number) => {
     const value = env[name];
     if (value === undefined || value === "") return fallback;

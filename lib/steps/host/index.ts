@@ -1,16 +1,50 @@
-import { definePipeline } from "@/lib/pipeline/step";
+import { definePipeline, type Step } from "@/lib/pipeline/step";
+import { buildVmTemplate } from "./build-vm-template";
 import { checkOperatingSystem } from "./check-operating-system";
 import { onboardingConfigFromEnv, type OnboardingConfig } from "./config";
+import { configureProxmox } from "./configure-proxmox";
 import { connectHost } from "./connect-host";
+import { createApiToken } from "./create-api-token";
+import { installProxmoxKernel } from "./install-proxmox-kernel";
+import { installProxmoxRepository } from "./install-proxmox-repository";
+import { installProxmoxVe } from "./install-proxmox-ve";
+import { prepareHostname } from "./prepare-hostname";
+import { rebootIntoPveKernel } from "./reboot-into-pve-kernel";
+import { registerCapacity } from "./register-capacity";
 import { createHostServices, type HostServices } from "./services";
+import { verifyProxmoxApi } from "./verify-proxmox-api";
+import { verifyVmTemplate } from "./verify-vm-template";
 
 export const ONBOARD_HOST = "onboard-host";
 
-/** THE onboarding order: the one place it lives. */
-export function createOnboardHostPipeline(config: OnboardingConfig) {
+/** THE onboarding order (spec: onboarding.md, "Steps, in order"): the one place it lives. */
+export function onboardingSteps(config: OnboardingConfig): Step<HostServices>[] {
+  return [
+    connectHost,
+    checkOperatingSystem(config),
+    prepareHostname,
+    installProxmoxRepository(config),
+    installProxmoxKernel(),
+    rebootIntoPveKernel(config),
+    installProxmoxVe(),
+    configureProxmox,
+    createApiToken,
+    verifyProxmoxApi,
+    // After VerifyProxmoxApi (it asks the API), before VerifyVmTemplate and RegisterCapacity
+    // (its storage fix must have happened before capacity is counted).
+    buildVmTemplate(config),
+    verifyVmTemplate,
+    registerCapacity,
+  ];
+}
+
+export function createOnboardHostPipeline(
+  config: OnboardingConfig,
+  options: { steps?: Step<HostServices>[] } = {},
+) {
   return definePipeline<HostServices>({
     name: ONBOARD_HOST,
-    steps: [connectHost, checkOperatingSystem(config)],
+    steps: options.steps ?? onboardingSteps(config),
     services: (run, db) => createHostServices(db, run, config),
   });
 }

@@ -11,8 +11,18 @@ import { generateClientKey, startLab, type LabNode } from "@/lab";
 import { createTestDatabase } from "@/test/db";
 import { waitFor } from "@/test/worker-process";
 import { startWorker, type WorkerHandle } from "@/worker/runner";
-import { onboardHostPipeline } from ".";
-import { pipelines } from "../pipelines";
+import { createOnboardHostPipeline } from ".";
+import { checkOperatingSystem } from "./check-operating-system";
+import { onboardingConfigFromEnv } from "./config";
+import { connectHost } from "./connect-host";
+
+// The foundation's steps alone: what ConnectHost and CheckOperatingSystem do with a host; the
+// whole chain is proven in debian-steps, api-steps and the end-to-end tests.
+const config = onboardingConfigFromEnv({});
+const onboardHostPipeline = createOnboardHostPipeline(config, {
+  steps: [connectHost, checkOperatingSystem(config)],
+});
+const pipelines = { [onboardHostPipeline.name]: onboardHostPipeline };
 
 let db: Database;
 let worker: WorkerHandle;

@@ -44,6 +44,8 @@ export type HostServices = {
   /** Stores the console's API token for this host; the secret is sealed like every secret. */
   storeApiToken(tokenId: string, secret: string): Promise<void>;
   config: OnboardingConfig;
+  /** The tick's database (catalog reads, log tailing, abort checks). */
+  db: Database;
 };
 
 export type HostFacts = Partial<
@@ -167,6 +169,7 @@ export function createHostServices(
       exec,
       proxmox,
       requiredTemplates,
+      db,
       updateHost,
       storeApiToken,
       config,

@@ -4,7 +4,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { eq } from "drizzle-orm";
 import { requiredTemplateVmids } from "@/lib/catalog/required-template-vmids";
-import { getDb, type Database } from "@/lib/db/client";
+import type { Database } from "@/lib/db/client";
 import { runAbortRequests } from "@/lib/db/schema";
 import { tailIntoRunLog, type RemoteExec } from "@/lib/logs/tail-remote-file";
 import {
@@ -55,9 +55,7 @@ export const DEFAULT_SCRIPTS_DIR = path.resolve(
 
 export type BuildVmTemplateOptions = {
   /**
-   * The console's database, for the catalog (`requiredTemplateVmids`), the build.log tail and
-   * the abort check during a watch. HostServices carry no database, so the step takes it here;
-   * default: the process-wide database (`DATABASE_URL`), which the worker has.
+   * Another database than the tick's (services.db), for tests that drive the step directly.
    */
   db?: () => Database;
   /**
@@ -85,10 +83,10 @@ export function buildVmTemplate(
   config: OnboardingConfig,
   options: BuildVmTemplateOptions = {},
 ): Step<HostServices> {
-  const database = options.db ?? getDb;
+  type Ctx = StepContext<HostServices>;
+  const database = (ctx: Ctx) => options.db?.() ?? ctx.services.db;
   const watch = options.watch ?? true;
   const scriptsDir = options.scriptsDir ?? DEFAULT_SCRIPTS_DIR;
-  type Ctx = StepContext<HostServices>;
 
   /** Root-wrapped and unlogged: poll-rate reads would drown the run log in identical lines. */
   const quietRemote = async (ctx: Ctx): Promise<RemoteExec> => {
@@ -111,7 +109,7 @@ export function buildVmTemplate(
   const watchStatus = async (ctx: Ctx, remote: RemoteExec): Promise<ParsedStatus | null> => {
     const stop = new AbortController();
     const timer = setInterval(() => {
-      void database()
+      void database(ctx)
         .select({ runId: runAbortRequests.runId })
         .from(runAbortRequests)
         .where(eq(runAbortRequests.runId, ctx.runId))
@@ -141,7 +139,7 @@ export function buildVmTemplate(
   const tailLog = async (ctx: Ctx, remote: RemoteExec, buildDir: string, finish = false) => {
     try {
       await tailIntoRunLog({
-        db: database(),
+        db: database(ctx),
         session: remote,
         runId: ctx.runId,
         step: BUILD_VM_TEMPLATE,
@@ -238,7 +236,7 @@ export function buildVmTemplate(
     visit: (ctx) =>
       withPermanentSshFailures(async () => {
         // 1. No published catalog → advance, nothing uploaded.
-        const required = await requiredTemplateVmids(database());
+        const required = await requiredTemplateVmids(database(ctx));
         if (!required.catalogPublished) {
           forget(ctx);
           return advance("no published catalog: no template required yet");

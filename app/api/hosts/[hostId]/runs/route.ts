@@ -1,0 +1,25 @@
+import { currentActor } from "@/lib/actions/actor";
+import { json, parseId, respondError } from "@/lib/api/respond";
+import { getDb } from "@/lib/db/client";
+import { reonboardHost } from "@/lib/hosts/reonboard-host";
+import { ZHostId } from "@/lib/hosts/schemas";
+
+export const dynamic = "force-dynamic";
+export const runtime = "nodejs";
+
+/**
+ * Onboards the host again: 201 `{ runId }` for the new run; 404 for an unknown host; 409 while
+ * its latest run is still running.
+ */
+export async function POST(
+  _request: Request,
+  { params }: { params: Promise<{ hostId: string }> },
+): Promise<Response> {
+  try {
+    const actor = await currentActor();
+    const hostId = parseId(ZHostId, (await params).hostId, "hostId");
+    return json(await reonboardHost(getDb(), { hostId, actor }), 201);
+  } catch (error) {
+    return respondError(error, "POST /api/hosts/[hostId]/runs");
+  }
+}

@@ -1,0 +1,56 @@
+import { desc, eq } from "drizzle-orm";
+import type { Database } from "@/lib/db/client";
+import { events, hosts, runs } from "@/lib/db/schema";
+import { AppError } from "@/lib/errors";
+import { startRun } from "@/lib/runs/start-run";
+import { onboardHostPipeline } from "@/lib/steps/host";
+
+/**
+ * Starts a new onboarding run for a host that already has one (after a reinstall, after the
+ * catalog gained a template, or to re-check a host). Every step checks its goal first, so on a
+ * healthy host the run changes nothing and its log says so.
+ *
+ * Refused while the latest run is still running: two runs working the same host at once would
+ * race each other's apt jobs, token rotation and template build. The host row is locked first,
+ * so two concurrent requests cannot both see "no running run" and both start one.
+ */
+export async function reonboardHost(
+  db: Database,
+  input: { hostId: string; actor: string },
+): Promise<{ runId: string }> {
+  return db.transaction(async (tx) => {
+    const [host] = await tx
+      .select({ id: hosts.id, name: hosts.name })
+      .from(hosts)
+      .where(eq(hosts.id, input.hostId))
+      .for("update");
+    if (!host) throw new AppError("not_found", `Host ${input.hostId} does not exist.`);
+    const [latest] = await tx
+      .select({ id: runs.id, status: runs.status, currentStep: runs.currentStep })
+      .from(runs)
+      .where(eq(runs.hostId, host.id))
+      .orderBy(desc(runs.createdAt))
+      .limit(1);
+    if (latest?.status === "running") {
+      throw new AppError(
+        "conflict",
+        `${host.name} is being onboarded right now (at ${latest.currentStep}); wait for that run to end, or abort it, before starting another.`,
+      );
+    }
+    const runId = await startRun(tx, {
+      pipeline: onboardHostPipeline,
+      hostId: host.id,
+      actor: input.actor,
+    });
+    await tx.insert(events).values({
+      hostId: host.id,
+      runId,
+      kind: "host.reonboarded",
+      actor: input.actor,
+      message: latest
+        ? `onboarding of ${host.name} started again; the previous run ${latest.id} ${latest.status}`
+        : `onboarding of ${host.name} started`,
+    });
+    return { runId };
+  });
+}

@@ -5,11 +5,23 @@ import type { HostDetail } from "@/lib/hosts/get-host";
 import { formatDateTime } from "./format";
 import { PhaseLine } from "./phase-line";
 import { useHost } from "./queries";
+import { ReonboardControl } from "./reonboard-control";
 import { RunControls } from "./run-controls";
 import { LogViewer } from "./log-viewer/log-viewer";
 import { RunEvents } from "./run-log";
 import { StateBadge } from "./state-badge";
 import { StepTimeline } from "./step-timeline";
+
+/**
+ * A certificate fingerprint (`AB:CD:…`, 32 bytes) short enough to read at a glance:
+ * `AB:CD:EF:01…9A:BC`. The full value is in the element's title.
+ */
+function shortCertFingerprint(fingerprint: string): string {
+  const bytes = fingerprint.split(":");
+  return bytes.length > 8
+    ? `${bytes.slice(0, 4).join(":")}…${bytes.slice(-2).join(":")}`
+    : fingerprint;
+}
 
 /** One host: identity and pinned key, live phase line, step timeline, controls, events, log. */
 export function HostDetailView({ initialHost }: { initialHost: HostDetail }) {
@@ -37,6 +49,54 @@ export function HostDetailView({ initialHost }: { initialHost: HostDetail }) {
             <dt>SSH user</dt>
             <dd className="mono" data-testid="host-ssh-user">
               {host.sshUser} ({host.authMethod === "password" ? "password" : "private key"})
+            </dd>
+          </div>
+          <div>
+            <dt>Node name</dt>
+            <dd className="mono" data-testid="host-node-name">
+              {host.proxmox.nodeName ?? <span className="muted">not verified yet</span>}
+            </dd>
+          </div>
+          <div>
+            <dt>Proxmox API</dt>
+            <dd className="mono" data-testid="host-api-port">
+              port {host.proxmox.apiPort}
+            </dd>
+          </div>
+          <div>
+            <dt>API certificate</dt>
+            <dd data-testid="host-api-cert">
+              {host.proxmox.apiCertSha256 ? (
+                <span className="mono" title={`SHA-256 ${host.proxmox.apiCertSha256}`}>
+                  {shortCertFingerprint(host.proxmox.apiCertSha256)}
+                </span>
+              ) : (
+                <span className="muted">not pinned yet</span>
+              )}
+            </dd>
+          </div>
+          <div>
+            <dt>API token</dt>
+            <dd className="mono" data-testid="host-api-token">
+              {host.proxmox.apiTokenId ?? <span className="muted">not created yet</span>}
+            </dd>
+          </div>
+          <div>
+            <dt>Capacity</dt>
+            <dd data-testid="host-capacity">
+              {host.capacity ? (
+                <>
+                  <span data-testid="host-capacity-cores">{host.capacity.cores}</span> cores ·{" "}
+                  <span data-testid="host-capacity-memory" title={`${host.capacity.memoryMib} MiB`}>
+                    {(host.capacity.memoryMib / 1024).toFixed(1)}
+                  </span>{" "}
+                  GiB memory ·{" "}
+                  <span data-testid="host-capacity-images">{host.capacity.imageStorageGib}</span>{" "}
+                  GiB for disk images
+                </>
+              ) : (
+                <span className="muted">not registered yet</span>
+              )}
             </dd>
           </div>
           <div className="fact-wide">
@@ -93,7 +153,12 @@ export function HostDetailView({ initialHost }: { initialHost: HostDetail }) {
           <section className="panel" aria-labelledby="run-heading">
             <div className="panel-head">
               <h2 id="run-heading">Onboarding</h2>
-              <RunControls hostId={host.id} hostName={host.name} run={run} />
+              <div style={{ display: "flex", gap: "0.75rem", alignItems: "flex-start" }}>
+                <RunControls hostId={host.id} hostName={host.name} run={run} />
+                {(host.state === "active" || host.state === "failed") && (
+                  <ReonboardControl hostId={host.id} hostName={host.name} />
+                )}
+              </div>
             </div>
             <p className="phase">
               <PhaseLine run={run} testId={`phase-line-${host.name}`} />

@@ -30,6 +30,22 @@ export type HostSummary = {
    * missing templates, or says the host could not be checked; null when it carries them all.
    */
   templateCheck: { state: TemplateCheckState; failure: string | null; checkedAt: string | null };
+  /** What onboarding found and pinned (null until the step that records it has run). */
+  proxmox: {
+    nodeName: string | null;
+    apiPort: number;
+    /** SHA-256 of the API's TLS certificate, `AB:CD:…`. */
+    apiCertSha256: string | null;
+    /** `user@realm!tokenid`; the secret never leaves the credentials table. */
+    apiTokenId: string | null;
+  };
+  /** What RegisterCapacity recorded; null before it first ran. */
+  capacity: {
+    cores: number;
+    memoryMib: number;
+    imageStorageGib: number;
+    registeredAt: string;
+  } | null;
 };
 
 type Row = {
@@ -42,6 +58,14 @@ type Row = {
   host_key_sha256: string | null;
   template_check_failure: string | null;
   template_checked_at: Date | null;
+  node_name: string | null;
+  api_port: number;
+  api_cert_sha256: string | null;
+  api_token_id: string | null;
+  capacity_cores: number | null;
+  capacity_memory_mib: number | null;
+  capacity_image_storage_gib: number | null;
+  capacity_registered_at: Date | null;
   run_id: string | null;
   run_status: RunSummary["status"] | null;
   current_step: string | null;
@@ -61,6 +85,9 @@ export async function listHosts(
   const result = await db.execute<Row>(sql`
     select h.id, h.name, h.address, h.ssh_port, h.ssh_user, c.kind as auth_method, h.host_key_sha256,
            h.template_check_failure, h.template_checked_at,
+           h.node_name, h.api_port, h.api_cert_sha256, h.api_token_id,
+           h.capacity_cores, h.capacity_memory_mib, h.capacity_image_storage_gib,
+           h.capacity_registered_at,
            r.id as run_id, r.status as run_status, r.current_step, r.phase, r.step_started_at,
            r.failure_reason, r.failed_step, r.created_at as run_created_at, r.finished_at
     from hosts h
@@ -93,6 +120,24 @@ function toSummary(row: Row): HostSummary {
       failure: row.template_check_failure,
       checkedAt: iso(row.template_checked_at),
     },
+    proxmox: {
+      nodeName: row.node_name,
+      apiPort: row.api_port,
+      apiCertSha256: row.api_cert_sha256,
+      apiTokenId: row.api_token_id,
+    },
+    capacity:
+      row.capacity_registered_at !== null &&
+      row.capacity_cores !== null &&
+      row.capacity_memory_mib !== null &&
+      row.capacity_image_storage_gib !== null
+        ? {
+            cores: row.capacity_cores,
+            memoryMib: row.capacity_memory_mib,
+            imageStorageGib: row.capacity_image_storage_gib,
+            registeredAt: iso(row.capacity_registered_at)!,
+          }
+        : null,
     run: row.run_id
       ? {
           id: row.run_id,

@@ -1,0 +1,324 @@
+/**
+ * `npm run bench:onboard -- --hosts 50 [--time-scale 0.02] [--concurrency 4]`: fresh Debian 13
+ * lab nodes onboarded at once, the whole order (createOnboardHostPipeline), by ONE worker.
+ *
+ * - The worker is `startWorker` (worker/runner.ts) with the real pipeline, run in a child
+ *   process of this one (this file with `--worker`): the lab's SSH and Proxmox API servers live
+ *   in this process, and their CPU (ssh2's server side, TLS) must not count as the worker's.
+ * - Baseline in the same run: ONE host onboarded alone, same lab timing, same worker settings,
+ *   its own worker process. Its wall time is the critical path this bench divides by: the lab's
+ *   simulated durations of one host (apt, reboot) plus what the product needs per step at best
+ *   (SSH handshakes, poll intervals). The goal, wall(N) ÷ wall(1) ≤ 1.10, says onboarding N
+ *   hosts at once takes about as long as one.
+ * - One template is published (VMID 9000, as `npm start` operators do before adding hosts): with
+ *   no catalog a fresh host can never become active — Proxmox over Debian leaves `local`
+ *   without disk images, the storage fix lives in BuildVmTemplate, and RegisterCapacity refuses
+ *   image capacity 0. So every host really builds its template (small 256 KiB image).
+ * - Postgres queries are counted on the wire: every `pg.Client#query` of the worker process
+ *   (drizzle, graphile-worker's polling and heartbeats included), ÷ tick jobs it ran.
+ * - SSH connections per host: accepted authentications seen by the lab node's SSH server (every
+ *   connection authenticates exactly once).
+ */
+import { fork } from "node:child_process";
+import { EventEmitter } from "node:events";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { inArray } from "drizzle-orm";
+import pg from "pg";
+import type { WorkerEvents } from "graphile-worker";
+import { startImageServer, startLab, type ImageServer, type LabNode } from "@/lab";
+import { createDb, type Database } from "@/lib/db/client";
+import { startEmbeddedPostgres } from "@/lib/db/embedded-postgres";
+import { migrateDatabase } from "@/lib/db/migrate";
+import { runs } from "@/lib/db/schema";
+import { createHost } from "@/lib/hosts/create-host";
+import type { OnboardingConfig } from "@/lib/steps/host/config";
+import { setCatalog } from "@/test/fixtures/build-vm-template";
+
+const USAGE = `Usage: npm run bench:onboard -- [--hosts N] [--time-scale S] [--concurrency C]
+  --hosts N         fresh lab nodes onboarded at once (default 50)
+  --time-scale S    lab time scale: 1 = realistic apt and reboot durations (default 0.02)
+  --concurrency C   worker ticks at once (default 4, the worker's production default)`;
+
+const TEMPLATE_VMID = 9000;
+
+type WorkerReport = { cpuSeconds: number; queries: number; ticks: number };
+
+function report(label: string, value: number, unit: string) {
+  const text = Number.isFinite(value)
+    ? Number.isInteger(value)
+      ? String(value)
+      : value.toFixed(2)
+    : "n/a";
+  console.log(`${label}: ${text} ${unit}`);
+}
+
+/** The lab-friendly configuration: the image server for downloads, polls as often as the lab moves. */
+async function labConfig(image: ImageServer): Promise<OnboardingConfig> {
+  const { onboardingConfigFromEnv } = await import("@/lib/steps/host/config");
+  return {
+    ...onboardingConfigFromEnv({}),
+    cloudImageUrl: image.imageUrl,
+    cloudImageSumsUrl: image.sumsUrl,
+    proxmoxKeyringUrl: image.keyringUrl,
+    pollSeconds: 0.5,
+    rebootDeadlineSeconds: 300,
+  };
+}
+
+// ---- the worker process -------------------------------------------------------------------
+
+async function workerMain() {
+  const { url, config, concurrency } = JSON.parse(process.env.BENCH_WORKER!) as {
+    url: string;
+    config: OnboardingConfig;
+    concurrency: number;
+  };
+  // Count before any pool exists: every query any client of this process sends.
+  let queries = 0;
+  const query = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    queries++;
+    return (query as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof query;
+
+  const { createOnboardHostPipeline } = await import("@/lib/steps/host");
+  const { TICK_TASK } = await import("@/lib/pipeline/schedule");
+  const { startWorker } = await import("@/worker/runner");
+  const pipeline = createOnboardHostPipeline(config);
+  const events: WorkerEvents = new EventEmitter();
+  let ticks = 0;
+  events.on("job:start", ({ job }) => {
+    if (job.task_identifier === TICK_TASK) ticks++;
+  });
+  const worker = await startWorker({
+    connectionString: url,
+    pipelines: { [pipeline.name]: pipeline },
+    concurrency,
+    periodicChecks: false,
+    events,
+    log: () => {},
+  });
+  const cpu0 = process.cpuUsage();
+  const queries0 = queries;
+  process.send!({ ready: true });
+  process.on("message", (message: { stop?: boolean }) => {
+    if (!message.stop) return;
+    void worker.stop().then(() => {
+      const cpu = process.cpuUsage(cpu0);
+      const result: WorkerReport = {
+        cpuSeconds: (cpu.user + cpu.system) / 1e6,
+        queries: queries - queries0,
+        ticks,
+      };
+      process.send!(result, () => process.exit(0));
+    });
+  });
+}
+
+type WorkerChild = { stop(): Promise<WorkerReport>; kill(): void };
+
+async function startWorkerProcess(
+  url: string,
+  config: OnboardingConfig,
+  concurrency: number,
+): Promise<WorkerChild> {
+  const child = fork(fileURLToPath(import.meta.url), ["--worker"], {
+    execArgv: ["--import", "tsx"],
+    env: { ...process.env, BENCH_WORKER: JSON.stringify({ url, config, concurrency }) },
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  const exited = new Promise<never>((_, reject) =>
+    child.once("exit", (code) => reject(new Error(`the worker process exited (${code})`))),
+  );
+  exited.catch(() => {});
+  await Promise.race([
+    new Promise<void>((resolve) => child.once("message", () => resolve())),
+    exited,
+  ]);
+  return {
+    async stop() {
+      const result = new Promise<WorkerReport>((resolve) =>
+        child.once("message", (m) => resolve(m as WorkerReport)),
+      );
+      child.send({ stop: true });
+      return Promise.race([result, exited]);
+    },
+    kill() {
+      if (child.exitCode === null) child.kill("SIGKILL");
+    },
+  };
+}
+
+// ---- one round: N fresh nodes, one worker ------------------------------------------------
+
+type Round = {
+  wallSeconds: number;
+  failed: string[];
+  worker: WorkerReport;
+  sshConnections: number;
+  sshAuthAttempts: number;
+  hostCommands: number;
+};
+
+async function settledAll(db: Database, runIds: string[], timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const rows = await db.select().from(runs).where(inArray(runs.id, runIds));
+    if (rows.every((r) => r.status !== "running")) return rows;
+    if (Date.now() > deadline) {
+      const left = rows.filter((r) => r.status === "running");
+      throw new Error(
+        `${left.length} runs still running after ${timeoutMs / 1000} s, e.g. at ${left[0]?.currentStep}`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function round(options: {
+  label: string;
+  hosts: number;
+  timeScale: number;
+  url: string;
+  config: OnboardingConfig;
+  concurrency: number;
+  labs: LabNode[];
+}): Promise<Round> {
+  const nodes = await Promise.all(
+    Array.from({ length: options.hosts }, (_, i) =>
+      startLab({ name: `${options.label}${i + 1}`, timeScale: options.timeScale }),
+    ),
+  );
+  options.labs.push(...nodes);
+  const worker = await startWorkerProcess(options.url, options.config, options.concurrency);
+  const { db, pool } = createDb(options.url, 4);
+  try {
+    await setCatalog(db, [TEMPLATE_VMID]);
+    const started = performance.now();
+    // One transaction per host, as the form does; all of them before the worker can finish one.
+    const created = await Promise.all(
+      nodes.map((node) =>
+        createHost(
+          db,
+          {
+            name: node.name,
+            address: node.ssh.host,
+            sshPort: node.ssh.port,
+            apiPort: Number(new URL(node.api.url).port),
+            sshUser: node.ssh.username,
+            authMethod: "password",
+            password: node.ssh.password,
+          },
+          "bench",
+        ),
+      ),
+    );
+    const rows = await settledAll(
+      db,
+      created.map((c) => c.runId),
+      // Generous: a whole onboarding is ~10 nominal minutes of apt and reboot per host.
+      Math.max(120_000, 20 * 600_000 * options.timeScale),
+    );
+    const wallSeconds = (performance.now() - started) / 1000;
+    const stats = await worker.stop();
+    return {
+      wallSeconds,
+      failed: rows
+        .filter((r) => r.status !== "succeeded")
+        .map((r) => `${r.failedStep}: ${r.failureReason}`),
+      worker: stats,
+      sshConnections: nodes.reduce(
+        (n, node) => n + node.authAttempts.filter((a) => a.accepted).length,
+        0,
+      ),
+      sshAuthAttempts: nodes.reduce((n, node) => n + node.authAttempts.length, 0),
+      hostCommands: nodes.reduce((n, node) => n + node.commands.length, 0),
+    };
+  } finally {
+    worker.kill();
+    await pool.end();
+  }
+}
+
+async function main() {
+  const { values } = parseArgs({
+    options: {
+      hosts: { type: "string", default: "50" },
+      "time-scale": { type: "string", default: "0.02" },
+      concurrency: { type: "string", default: "4" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) {
+    console.log(USAGE);
+    return;
+  }
+  const hosts = Number(values.hosts);
+  const timeScale = Number(values["time-scale"]);
+  const concurrency = Number(values.concurrency);
+  if (!Number.isInteger(hosts) || hosts < 1) throw new Error(`--hosts: a whole number ≥ 1\n${USAGE}`);
+  if (!(timeScale > 0)) throw new Error(`--time-scale: a positive number\n${USAGE}`);
+  if (!Number.isInteger(concurrency) || concurrency < 1)
+    throw new Error(`--concurrency: a whole number ≥ 1\n${USAGE}`);
+
+  const benchStarted = performance.now();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "clupilot-bench-onboard-"));
+  fs.chmodSync(dir, 0o755);
+  const pgServer = await startEmbeddedPostgres({ dir: path.join(dir, "db") });
+  const image = await startImageServer({ imageSizeBytes: 256 * 1024 });
+  const labs: LabNode[] = [];
+  try {
+    const config = await labConfig(image);
+    const common = { timeScale, config, concurrency, labs };
+
+    const baselineUrl = await pgServer.createDatabase("baseline");
+    await migrateDatabase(baselineUrl);
+    const one = await round({ ...common, label: "solo", hosts: 1, url: baselineUrl });
+    if (one.failed.length) throw new Error(`the baseline host failed: ${one.failed[0]}`);
+
+    const fleetUrl = await pgServer.createDatabase("fleet");
+    await migrateDatabase(fleetUrl);
+    const many = await round({ ...common, label: "pve", hosts, url: fleetUrl });
+
+    report("hosts", hosts, "hosts");
+    report("lab time scale", timeScale, "×");
+    report("worker concurrency", concurrency, "ticks");
+    report("baseline: one host alone, wall time (the critical path)", one.wallSeconds, "s");
+    report(`${hosts} hosts at once, wall time`, many.wallSeconds, "s");
+    report(`${hosts} hosts succeeded`, hosts - many.failed.length, "hosts");
+    report("wall time ÷ critical path (goal ≤ 1.10)", many.wallSeconds / one.wallSeconds, "×");
+    report("worker CPU, baseline (one host)", one.worker.cpuSeconds, "s");
+    report(`worker CPU, ${hosts} hosts`, many.worker.cpuSeconds, "s");
+    report("worker CPU per host", many.worker.cpuSeconds / hosts, "s");
+    report("SSH connections opened per host, baseline", one.sshConnections, "connections");
+    report("SSH connections opened per host", many.sshConnections / hosts, "connections");
+    report("SSH authentication attempts per host", many.sshAuthAttempts / hosts, "attempts");
+    report("SSH commands per host", many.hostCommands / hosts, "commands");
+    report("ticks per host", many.worker.ticks / hosts, "ticks");
+    report("Postgres queries per tick, baseline", one.worker.queries / one.worker.ticks, "queries");
+    report("Postgres queries per tick", many.worker.queries / many.worker.ticks, "queries");
+    for (const reason of [...new Set(many.failed)].slice(0, 5)) console.log(`failed: ${reason}`);
+    report("benchmark took", (performance.now() - benchStarted) / 1000, "s");
+    if (many.failed.length) process.exitCode = 1;
+  } finally {
+    await Promise.allSettled(labs.map((node) => node.stop()));
+    await image.stop();
+    await pgServer.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const entry = process.argv.includes("--worker") ? workerMain() : main();
+entry.then(
+  () => {
+    if (!process.argv.includes("--worker")) process.exit(process.exitCode ?? 0);
+  },
+  (error: Error) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

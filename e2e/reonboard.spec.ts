@@ -1,0 +1,110 @@
+import os from "node:os";
+import { expect, test, type Page } from "@playwright/test";
+import { startLab, type LabNode } from "../lab";
+
+/**
+ * Issue 5's second run and issue 8's re-onboarding, in the browser: a host that is active shows
+ * what onboarding found; "Run onboarding again" on it, with a fault injected, shows the failed
+ * step's reason live; Retry after removing the fault brings it back to active. No reload.
+ */
+
+const base = () => {
+  const url = process.env.E2E_BASE_URL;
+  if (!url)
+    throw new Error("E2E_BASE_URL is not set: run through playwright.config.ts (global setup)");
+  return url;
+};
+
+let node: LabNode | undefined;
+test.afterAll(async () => {
+  await node?.stop();
+});
+
+async function markNoReload(page: Page) {
+  await page.evaluate(() => ((window as unknown as { __noReload: boolean }).__noReload = true));
+}
+async function expectNoReload(page: Page) {
+  expect(
+    await page.evaluate(() => (window as unknown as { __noReload?: boolean }).__noReload),
+  ).toBe(true);
+}
+
+test("an active host shows its facts; onboarding again with a fault shows the reason live, Retry makes it active again", async ({
+  page,
+}) => {
+  // Proxmox already installed: every step's goal holds, so each run ends in seconds.
+  node = await startLab({ state: "onboarded", storage: "lvm-thin", timeScale: 0.01 });
+  const apiPort = new URL(node.api.url).port;
+  await page.goto(`${base()}/hosts/new`);
+  await page.getByLabel("Name").fill("pve-again");
+  await page.getByLabel("Address").fill(node.ssh.host);
+  await page.getByLabel("SSH port").fill(String(node.ssh.port));
+  await page.getByLabel("Proxmox API port").fill(apiPort);
+  await page.getByLabel("SSH user").fill(node.ssh.username);
+  await page.getByLabel("SSH password").fill(node.ssh.password);
+  await page.getByTestId("submit-host").click();
+  await expect(page).toHaveURL(/\/hosts\/[0-9a-f-]{36}$/);
+  await markNoReload(page);
+
+  const badge = page.getByTestId("state-badge");
+  await expect(badge).toHaveAttribute("data-state", "active", { timeout: 60_000 });
+  // What onboarding found, as the lab reports it.
+  await expect(page.getByTestId("host-node-name")).toHaveText("pve1");
+  await expect(page.getByTestId("host-api-port")).toContainText(apiPort);
+  await expect(page.getByTestId("host-api-cert").locator("[title]")).toHaveAttribute(
+    "title",
+    `SHA-256 ${node.api.certSha256}`,
+  );
+  await expect(page.getByTestId("host-api-token")).toContainText("!");
+  await expect(page.getByTestId("host-capacity-cores")).toHaveText(String(os.cpus().length));
+  await expect(page.getByTestId("host-capacity-memory")).toHaveAttribute(
+    "title",
+    `${Math.floor(os.totalmem() / 1024 ** 2)} MiB`,
+  );
+  await expect(page.getByTestId("host-capacity-images")).toHaveText(/^[1-9]\d*$/);
+
+  // The fault: the machine now reports Debian 12, as after a wrong reinstall.
+  await node.setOs("debian12");
+  await page.getByTestId("reonboard-button").click();
+  const dialog = page.getByTestId("reonboard-dialog");
+  await expect(dialog).toBeVisible();
+  await expect(dialog).toContainText("Runs every onboarding step against pve-again again");
+  await expect(dialog).toContainText("Steps whose goal already holds change nothing");
+  // Escape cancels: nothing starts.
+  await page.keyboard.press("Escape");
+  await expect(dialog).toBeHidden();
+  await expect(badge).toHaveAttribute("data-state", "active");
+
+  await page.getByTestId("reonboard-button").click();
+  await page.getByTestId("reonboard-dialog-confirm").click();
+  await expect(dialog).toBeHidden();
+  await expect(badge).toHaveAttribute("data-state", "failed", { timeout: 30_000 });
+  await expect(page.getByTestId("failure-reason").first()).toContainText(
+    "found Debian GNU/Linux 12 (bookworm); CluPilot onboards Debian 13 (trixie) only",
+  );
+  await expect(
+    page.getByTestId("step-CheckOperatingSystem").getByTestId("step-state"),
+  ).toContainText(/failed/i);
+  // The facts from the first run are still shown while the host is failed.
+  await expect(page.getByTestId("host-node-name")).toHaveText("pve1");
+  await expect(page.getByTestId("reonboard-button")).toBeVisible();
+  await expectNoReload(page);
+
+  await node.setOs("debian13");
+  await page.getByTestId("retry-button").click();
+  await expect(badge).toHaveAttribute("data-state", "active", { timeout: 60_000 });
+  for (const step of ["CheckOperatingSystem", "CreateApiToken", "RegisterCapacity"]) {
+    await expect(page.getByTestId(`step-${step}`).getByTestId("step-state")).toContainText(/done/i);
+  }
+  await expect(page.getByTestId("host-node-name")).toHaveText("pve1");
+  await expectNoReload(page);
+
+  // The API says the same: a second request while nothing runs starts a run; while it runs, 409.
+  const hostId = new URL(page.url()).pathname.split("/").pop()!;
+  const again = await page.request.post(`${base()}/api/hosts/${hostId}/runs`);
+  expect(again.status()).toBe(201);
+  const refused = await page.request.post(`${base()}/api/hosts/${hostId}/runs`);
+  expect(refused.status()).toBe(409);
+  await expect(badge).toHaveAttribute("data-state", "active", { timeout: 60_000 });
+  await expectNoReload(page);
+});

@@ -25,6 +25,12 @@ export type DebianFaults = {
    * many free 1 KiB blocks on every filesystem. null = the machine's real free space.
    */
   diskAvailableKb: number | null;
+  /**
+   * The kernel cannot make Linux bridges (no `bridge` module, as on some VPS kernels): `ifreload -a`
+   * fails on any configuration with `bridge-ports`, after its checks pass, as ifupdown2 does
+   * when `ip link add … type bridge` fails. A configuration without a bridge still applies.
+   */
+  ifreloadRejectsBridges: boolean;
 };
 
 export const DEFAULT_DEBIAN_FAULTS: DebianFaults = {
@@ -34,6 +40,7 @@ export const DEFAULT_DEBIAN_FAULTS: DebianFaults = {
   rebootTakesMs: null,
   rebootNeverReturns: false,
   diskAvailableKb: null,
+  ifreloadRejectsBridges: false,
 };
 
 export type LabTiming = {

@@ -34,6 +34,13 @@ export function registerDebianSwitches(
     )
     .register(
       bool(
+        "ifreloadRejectsBridges",
+        "debian.ifreloadRejectsBridges",
+        "The kernel cannot make bridges: ifreload -a fails on any configuration with bridge-ports (exit 1).",
+      ),
+    )
+    .register(
+      bool(
         "virtCustomizeSkipsInstall",
         "debian.virtCustomizeSkipsInstall",
         "virt-customize --install reports success but installs nothing.",

@@ -1,3 +1,4 @@
+import { readDebianFaults } from "../lab-state";
 import { checkInterfaces, writeApplied } from "../network";
 
 /** Simulated ifupdown2 `ifreload -a`: validate, then apply (record) or fail and keep the old config. */
@@ -12,6 +13,15 @@ export function ifreload(root: string, argv: string[]): number {
     return 1;
   }
   if (argv.includes("-n") || argv.includes("--no-act")) return 0;
+  // Fault `ifreloadRejectsBridges`: the file is valid, but creating the bridge fails in the
+  // kernel; ifupdown2 reports the failed `ip` command and the running config stays as it was.
+  const bridge = applied.ifaces.find((iface) => iface.bridgePorts !== null);
+  if (bridge !== undefined && readDebianFaults(root).ifreloadRejectsBridges) {
+    process.stderr.write(
+      `error: ${bridge.name}: cmd '/bin/ip link add name ${bridge.name} type bridge' failed: returned 2 (Error: Unknown device type.\n)\n`,
+    );
+    return 1;
+  }
   writeApplied(root, applied);
   return 0;
 }

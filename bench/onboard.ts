@@ -162,7 +162,20 @@ type Round = {
   sshConnections: number;
   sshAuthAttempts: number;
   hostCommands: number;
+  /** Everything the round cost on this machine: lab, its tools, the worker, Postgres excluded. */
+  treeCpuSeconds: number;
 };
+
+/**
+ * CPU seconds of this process and its reaped children (the lab's tool processes: bash, the
+ * simulated apt/qm/virt-*, and the worker process once it exited), from /proc/self/stat.
+ */
+function processTreeCpuSeconds(): number {
+  const fields = fs.readFileSync("/proc/self/stat", "utf8").split(") ")[1]!.split(" ");
+  // utime, stime, cutime, cstime are fields 14–17 of stat(5); [0] here is field 3.
+  const ticks = [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0);
+  return ticks / 100;
+}
 
 async function settledAll(db: Database, runIds: string[], timeoutMs: number) {
   const deadline = Date.now() + timeoutMs;
@@ -194,6 +207,7 @@ async function round(options: {
     ),
   );
   options.labs.push(...nodes);
+  const cpu0 = processTreeCpuSeconds();
   const worker = await startWorkerProcess(options.url, options.config, options.concurrency);
   const { db, pool } = createDb(options.url, 4);
   try {
@@ -225,6 +239,8 @@ async function round(options: {
     );
     const wallSeconds = (performance.now() - started) / 1000;
     const stats = await worker.stop();
+    // Let the worker process be reaped, so its CPU lands in cutime.
+    await new Promise((resolve) => setTimeout(resolve, 200));
     return {
       wallSeconds,
       failed: rows
@@ -237,6 +253,7 @@ async function round(options: {
       ),
       sshAuthAttempts: nodes.reduce((n, node) => n + node.authAttempts.length, 0),
       hostCommands: nodes.reduce((n, node) => n + node.commands.length, 0),
+      treeCpuSeconds: processTreeCpuSeconds() - cpu0,
     };
   } finally {
     worker.kill();
@@ -294,6 +311,12 @@ async function main() {
     report("worker CPU, baseline (one host)", one.worker.cpuSeconds, "s");
     report(`worker CPU, ${hosts} hosts`, many.worker.cpuSeconds, "s");
     report("worker CPU per host", many.worker.cpuSeconds / hosts, "s");
+    report(
+      "lab CPU per host (SSH/API servers and simulated tools)",
+      (many.treeCpuSeconds - many.worker.cpuSeconds) / hosts,
+      "s",
+    );
+    report("machine cores", os.availableParallelism(), "cores");
     report("SSH connections opened per host, baseline", one.sshConnections, "connections");
     report("SSH connections opened per host", many.sshConnections / hosts, "connections");
     report("SSH authentication attempts per host", many.sshAuthAttempts / hosts, "attempts");

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import os from "node:os";
 import { expect, test, type Page } from "@playwright/test";
 import { startLab, type LabNode } from "../lab";
@@ -19,6 +20,14 @@ let node: LabNode | undefined;
 test.afterAll(async () => {
   await node?.stop();
 });
+
+/** A command on the lab node, as its administrator would run it in a root shell. */
+function onNode(lab: LabNode, command: string, args: string[]): string {
+  return execFileSync(command, args, {
+    env: { ...lab.env } as NodeJS.ProcessEnv,
+    cwd: lab.root,
+  }).toString();
+}
 
 async function markNoReload(page: Page) {
   await page.evaluate(() => ((window as unknown as { __noReload: boolean }).__noReload = true));
@@ -63,8 +72,9 @@ test("an active host shows its facts; onboarding again with a fault shows the re
   );
   await expect(page.getByTestId("host-capacity-images")).toHaveText(/^[1-9]\d*$/);
 
-  // The fault: the machine now reports Debian 12, as after a wrong reinstall.
-  await node.setOs("debian12");
+  // The fault: an administrator disabled the only storage that takes disk images. Every other
+  // step's goal still holds; RegisterCapacity must refuse to call the host active.
+  onNode(node, "pvesm", ["set", "local-lvm", "--disable", "1"]);
   await page.getByTestId("reonboard-button").click();
   const dialog = page.getByTestId("reonboard-dialog");
   await expect(dialog).toBeVisible();
@@ -79,20 +89,26 @@ test("an active host shows its facts; onboarding again with a fault shows the re
   await page.getByTestId("reonboard-dialog-confirm").click();
   await expect(dialog).toBeHidden();
   await expect(badge).toHaveAttribute("data-state", "failed", { timeout: 30_000 });
-  await expect(page.getByTestId("failure-reason").first()).toContainText(
-    "found Debian GNU/Linux 12 (bookworm); CluPilot onboards Debian 13 (trixie) only",
+  const reason = page.getByTestId("failure-reason").first();
+  await expect(page.getByTestId("phase-line-pve-again")).toContainText("RegisterCapacity");
+  await expect(reason).toContainText("disk images");
+  await expect(reason).toContainText("pve1");
+  await expect(page.getByTestId("step-RegisterCapacity").getByTestId("step-state")).toContainText(
+    /failed/i,
   );
-  await expect(
-    page.getByTestId("step-CheckOperatingSystem").getByTestId("step-state"),
-  ).toContainText(/failed/i);
-  // The facts from the first run are still shown while the host is failed.
+  await expect(page.getByTestId("step-CreateApiToken").getByTestId("step-state")).toContainText(
+    /done/i,
+  );
+  // What the failed run recorded is on the page at once: no image capacity.
+  await expect(page.getByTestId("host-capacity-images")).toHaveText("0");
   await expect(page.getByTestId("host-node-name")).toHaveText("pve1");
   await expect(page.getByTestId("reonboard-button")).toBeVisible();
   await expectNoReload(page);
 
-  await node.setOs("debian13");
+  onNode(node, "pvesm", ["set", "local-lvm", "--disable", "0"]);
   await page.getByTestId("retry-button").click();
   await expect(badge).toHaveAttribute("data-state", "active", { timeout: 60_000 });
+  await expect(page.getByTestId("host-capacity-images")).toHaveText(/^[1-9]\d*$/);
   for (const step of ["CheckOperatingSystem", "CreateApiToken", "RegisterCapacity"]) {
     await expect(page.getByTestId(`step-${step}`).getByTestId("step-state")).toContainText(/done/i);
   }

@@ -288,7 +288,7 @@ export const configureProxmox: Step<HostServices> = {
       if (facts.leftoverResult === "rolled-back" || facts.leftoverResult === "failed") {
         await exec(CLEAR_APPLY_RESULT);
         return fail(
-          `ifreload -a refused the ${BRIDGE} configuration (the old one was restored): ${logTail(facts.leftoverLog)}`,
+          `ifreload -a refused the ${BRIDGE} configuration (the old one was restored): ${logTail(facts.leftoverLog)} — check that the host's kernel supports Linux bridges and that ${BRIDGE} is free, then Retry`,
         );
       }
       if (!facts.ifreload)
@@ -321,7 +321,7 @@ export const configureProxmox: Step<HostServices> = {
         await exec(CLEAR_APPLY_RESULT);
         return fail(
           result.trim() === "rolled-back"
-            ? `ifreload -a refused the ${BRIDGE} configuration, so the old one was restored: ${logTail(log)}`
+            ? `ifreload -a refused the ${BRIDGE} configuration, so the old one was restored: ${logTail(log)} — check that the host's kernel supports Linux bridges and that ${BRIDGE} is free, then Retry`
             : result.trim() === "failed"
               ? `ifreload -a refused /etc/network/interfaces: ${logTail(log)}; fix the file and Retry`
               : "applying the network configuration gave no result within 2 minutes; check the host's console",

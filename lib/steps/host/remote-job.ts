@@ -298,7 +298,9 @@ export async function visitRemoteJob<Facts>(
         ctx.context.delete(key);
         const tail = await lastLogLines(ctx, job.name);
         await clearJob(ctx, job.name);
-        return fail(`${decision.reason}${tail ? `: ${tail}` : ""}`);
+        return fail(
+          `${decision.reason}${tail ? `: ${tail}` : ""} — fix what the output names on the host (a running apt, the network, the mirrors), then Retry`,
+        );
       }
       case "adopt":
       case "start":

@@ -246,6 +246,15 @@ export function buildVmTemplate(
         const proxmox = await ctx.services.proxmox();
         const missing = await missingTemplates(proxmox, required.vmids);
         if (missing.length === 0) {
+          // Proxmox reports the templates before our driver has finished its own checks: while
+          // the driver we started still lives, wait for it, so no later build ever starts
+          // beside it (two drivers would share the status files).
+          if (ctx.context.get<number>(DEADLINE_KEY) !== undefined && ctx.visit > 1) {
+            const status = await readStatus(await quietRemote(ctx));
+            if (status.state === "running" && status.driverAlive) {
+              return poll(Math.min(config.pollSeconds, 1), phaseLine(status));
+            }
+          }
           forget(ctx);
           return advance(
             required.vmids.length === 0

@@ -234,8 +234,8 @@ async function round(options: {
     const rows = await settledAll(
       db,
       created.map((c) => c.runId),
-      // Generous: a whole onboarding is ~10 nominal minutes of apt and reboot per host.
-      Math.max(120_000, 20 * 600_000 * options.timeScale),
+      // Generous: the lab's tools cost ~15 CPU seconds per host on top of the simulated time.
+      120_000 + options.hosts * 30_000 + 20 * 600_000 * options.timeScale,
     );
     const wallSeconds = (performance.now() - started) / 1000;
     const stats = await worker.stop();
@@ -277,7 +277,8 @@ async function main() {
   const hosts = Number(values.hosts);
   const timeScale = Number(values["time-scale"]);
   const concurrency = Number(values.concurrency);
-  if (!Number.isInteger(hosts) || hosts < 1) throw new Error(`--hosts: a whole number ≥ 1\n${USAGE}`);
+  if (!Number.isInteger(hosts) || hosts < 1)
+    throw new Error(`--hosts: a whole number ≥ 1\n${USAGE}`);
   if (!(timeScale > 0)) throw new Error(`--time-scale: a positive number\n${USAGE}`);
   if (!Number.isInteger(concurrency) || concurrency < 1)
     throw new Error(`--concurrency: a whole number ≥ 1\n${USAGE}`);

@@ -21,6 +21,7 @@ import path from "node:path";
 import { StringDecoder } from "node:string_decoder";
 import { chromium, type Page } from "playwright-core";
 import { startLab } from "@/lab";
+import { labSession } from "@/lab/test-helpers";
 import { createDb, type Database } from "@/lib/db/client";
 import { freePort, startEmbeddedPostgres } from "@/lib/db/embedded-postgres";
 import { migrateDatabase } from "@/lib/db/migrate";
@@ -30,7 +31,6 @@ import type { LogEntry } from "@/lib/logs/chunks";
 import { LineSplitter } from "@/lib/logs/line-splitter";
 import { readLogHead } from "@/lib/logs/read";
 import { createRunLogWriter } from "@/lib/logs/writer";
-import { connectSsh } from "@/lib/ssh";
 
 const root = path.resolve(import.meta.dirname, "..");
 const LINES = Number(process.env.BENCH_LOG_LINES ?? 100_000);
@@ -257,13 +257,7 @@ async function main() {
     await page.close();
 
     // 2 + 3. Host write → browser, through the path command output takes.
-    const session = await connectSsh({
-      host: lab.ssh.host,
-      port: lab.ssh.port,
-      username: lab.ssh.username,
-      auth: { kind: "password", password: lab.ssh.password },
-      pinnedHostKey: null,
-    });
+    const session = await labSession(lab);
     const live = async (label: string, script: string, expectLines: number) => {
       const target = await seedHost(db, `bench-${crypto.randomBytes(3).toString("hex")}`);
       const viewer = await browser.newPage({ viewport: { width: 1400, height: 1000 } });

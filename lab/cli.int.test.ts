@@ -5,8 +5,9 @@ import path from "node:path";
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { connectSsh } from "@/lib/ssh/client";
 import { SshConnectError } from "@/lib/ssh/errors";
+
+import { labSession } from "./test-helpers";
 
 const REPO = path.resolve(import.meta.dirname, "..");
 
@@ -111,11 +112,7 @@ describe("npm run lab (lab/cli.ts as a real child process)", () => {
         expect(Object.keys(node.ssh).sort()).toEqual(
           ["host", "hostKeySha256", "password", "port", "username"].sort(),
         );
-        const session = await connectSsh({
-          host: node.ssh.host,
-          port: node.ssh.port,
-          username: node.ssh.username,
-          auth: { kind: "password", password: node.ssh.password },
+        const session = await labSession(node, {
           pinnedHostKey: node.ssh.hostKeySha256,
           readyTimeoutMs: 5000,
         });
@@ -141,11 +138,7 @@ describe("npm run lab (lab/cli.ts as a real child process)", () => {
         body: JSON.stringify({ "ssh.refuseConnections": true }),
       });
       expect(flip.status).toBe(200);
-      const refused = await connectSsh({
-        host: pve1.ssh.host,
-        port: pve1.ssh.port,
-        username: pve1.ssh.username,
-        auth: { kind: "password", password: pve1.ssh.password },
+      const refused = await labSession(pve1, {
         pinnedHostKey: pve1.ssh.hostKeySha256,
         readyTimeoutMs: 5000,
       }).catch((error: unknown) => error);

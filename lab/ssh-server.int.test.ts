@@ -6,32 +6,16 @@ import path from "node:path";
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { connectSsh, type SshSession } from "@/lib/ssh/client";
 import { fingerprintSha256 } from "@/lib/ssh/host-key";
 
 import { isProcessAlive, startLab, waitUntil, type LabNode } from "./index";
+import { labExecOk, labSession } from "./test-helpers";
 
-function connect(lab: LabNode, pinnedHostKey: string | null = null): Promise<SshSession> {
-  return connectSsh({
-    host: lab.ssh.host,
-    port: lab.ssh.port,
-    username: lab.ssh.username,
-    auth: { kind: "password", password: lab.ssh.password },
-    pinnedHostKey,
-    readyTimeoutMs: 5000,
-  });
-}
+const connect = (lab: LabNode, pinnedHostKey: string | null = null) =>
+  labSession(lab, { pinnedHostKey, readyTimeoutMs: 5000 });
 
-async function run(lab: LabNode, command: string): Promise<string> {
-  const session = await connect(lab);
-  try {
-    const result = await session.exec(command);
-    if (result.code !== 0) throw new Error(`${command} → ${String(result.code)}: ${result.stderr}`);
-    return result.stdout;
-  } finally {
-    session.close();
-  }
-}
+const run = (lab: LabNode, command: string) =>
+  labExecOk(lab, command, { readyTimeoutMs: 5000, timeoutMs: 60_000 });
 
 async function readPid(file: string): Promise<number> {
   await waitUntil(() => existsSync(file), { what: file });

@@ -4,31 +4,11 @@ import path from "node:path";
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { connectSsh, type ExecResult } from "@/lib/ssh/client";
-
 import { isProcessAlive, startLab, waitUntil, type LabNode } from "../index";
+import { labExec, labSession } from "../test-helpers";
 import { isInstalled, readInstalled } from "./dpkg-status";
 import { LAB_PROXMOX_KEYRING } from "./apt-sources";
 import { PVE_INSTALL_REPO_SOURCES } from "./seed";
-
-async function sh(lab: LabNode, command: string, stdin?: string): Promise<ExecResult> {
-  const session = await connectSsh({
-    host: lab.ssh.host,
-    port: lab.ssh.port,
-    username: lab.ssh.username,
-    auth: { kind: "password", password: lab.ssh.password },
-    pinnedHostKey: null,
-    readyTimeoutMs: 5000,
-  });
-  try {
-    return await session.exec(command, {
-      timeoutMs: 30_000,
-      ...(stdin === undefined ? {} : { stdin }),
-    });
-  } finally {
-    session.close();
-  }
-}
 
 async function addProxmoxRepo(lab: LabNode, key = true): Promise<void> {
   await writeFile(
@@ -55,13 +35,13 @@ describe("lab apt/dpkg on a fresh Debian 13 host", () => {
     const installed = readInstalled(lab.root);
     expect(installed.has("linux-image-amd64")).toBe(true);
     expect(installed.has("proxmox-ve")).toBe(false);
-    const r = await sh(lab, "apt-get update");
+    const r = await labExec(lab, "apt-get update");
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("Hit:1 http://deb.debian.org/debian trixie InRelease");
   });
 
   it("cannot install Proxmox packages before the Proxmox repository is configured", async () => {
-    const r = await sh(
+    const r = await labExec(
       lab,
       "DEBIAN_FRONTEND=noninteractive apt-get install -y proxmox-default-kernel",
     );
@@ -71,13 +51,13 @@ describe("lab apt/dpkg on a fresh Debian 13 host", () => {
 
   it("update fails while the repository's signing key is missing, and succeeds once it is there", async () => {
     await addProxmoxRepo(lab, false);
-    const without = await sh(lab, "apt-get update");
+    const without = await labExec(lab, "apt-get update");
     expect(without.code).toBe(100);
     expect(without.stderr).toContain(
       "E: The repository 'http://download.proxmox.com/debian/pve trixie InRelease' is not signed.",
     );
     expect(without.stdout).toContain("Missing key");
-    const still = await sh(lab, "apt-get install -y proxmox-default-kernel");
+    const still = await labExec(lab, "apt-get install -y proxmox-default-kernel");
     expect(still.stderr).toContain("Unable to locate package");
 
     // An HTML error page saved as the keyring is no key either.
@@ -85,17 +65,17 @@ describe("lab apt/dpkg on a fresh Debian 13 host", () => {
       path.join(lab.root, "usr/share/keyrings/proxmox-archive-keyring.gpg"),
       "<html>",
     );
-    expect((await sh(lab, "apt-get update")).code).toBe(100);
+    expect((await labExec(lab, "apt-get update")).code).toBe(100);
 
     await addProxmoxRepo(lab, true);
-    const withKey = await sh(lab, "apt-get update");
+    const withKey = await labExec(lab, "apt-get update");
     expect(withKey.code).toBe(0);
     expect(withKey.stdout).toContain("trixie/pve-no-subscription amd64 Packages");
   });
 
   it("installs proxmox-default-kernel taking simulated time, records it in dpkg status, sets the next-boot kernel", async () => {
     const started = Date.now();
-    const r = await sh(
+    const r = await labExec(
       lab,
       "DEBIAN_FRONTEND=noninteractive apt-get install -y proxmox-default-kernel",
     );
@@ -109,32 +89,26 @@ describe("lab apt/dpkg on a fresh Debian 13 host", () => {
       "6.17.2-1-pve",
     );
     // The running kernel only changes with a reboot.
-    expect((await sh(lab, "uname -r")).stdout.trim()).toBe("6.12.57+deb13-amd64");
-    const q = await sh(
+    expect((await labExec(lab, "uname -r")).stdout.trim()).toBe("6.12.57+deb13-amd64");
+    const q = await labExec(
       lab,
       "dpkg-query -W -f='${Status}' proxmox-default-kernel; echo; dpkg-query -W -f='${Status}' proxmox-ve; echo \" rc=$?\"",
     );
     expect(q.stdout).toBe("install ok installed\n rc=1\n");
     expect(q.stderr).toContain("dpkg-query: no packages found matching proxmox-ve");
-    const again = await sh(lab, "apt-get install -y proxmox-default-kernel");
+    const again = await labExec(lab, "apt-get install -y proxmox-default-kernel");
     expect(again.stdout).toContain("proxmox-default-kernel is already the newest version (2.0.0).");
   });
 
   it("without -y, an install that pulls in more packages aborts like apt without a terminal", async () => {
-    const r = await sh(lab, "apt-get install chrony open-iscsi postfix");
+    const r = await labExec(lab, "apt-get install chrony open-iscsi postfix");
     expect(r.code).toBe(1);
     expect(r.stdout).toContain("Do you want to continue? [Y/n] Abort.");
     expect(isInstalled(lab.root, "postfix")).toBe(false);
   });
 
   it("postfix waits on its debconf question unless noninteractive or preseeded", async () => {
-    const session = await connectSsh({
-      host: lab.ssh.host,
-      port: lab.ssh.port,
-      username: lab.ssh.username,
-      auth: { kind: "password", password: lab.ssh.password },
-      pinnedHostKey: null,
-    });
+    const session = await labSession(lab);
     // apt-get waits on the debconf question; lib/ssh gives up after its timeout and stops the
     // command's process group, so no abandoned apt-get keeps holding the dpkg lock.
     try {
@@ -150,7 +124,7 @@ describe("lab apt/dpkg on a fresh Debian 13 host", () => {
       () => !existsSync(lockFile) || !isProcessAlive(Number(readFileSync(lockFile, "utf8").trim())),
       { what: "the given-up apt-get to be stopped" },
     );
-    const seeded = await sh(
+    const seeded = await labExec(
       lab,
       "echo 'postfix postfix/main_mailer_type select Local only' | debconf-set-selections && apt-get install -y postfix",
     );
@@ -162,7 +136,7 @@ describe("lab apt/dpkg on a fresh Debian 13 host", () => {
   });
 
   it("proxmox-ve pulls its dependency set, replaces ifupdown with ifupdown2", async () => {
-    const r = await sh(
+    const r = await labExec(
       lab,
       "DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends proxmox-ve open-iscsi chrony",
     );
@@ -181,18 +155,18 @@ describe("lab apt/dpkg on a fresh Debian 13 host", () => {
   });
 
   it("refuses to remove the running Debian kernel; removes os-prober and the meta package", async () => {
-    const r = await sh(
+    const r = await labExec(
       lab,
       "DEBIAN_FRONTEND=noninteractive apt-get remove -y linux-image-amd64 'linux-image-6.12*'",
     );
     expect(r.code).toBe(100);
     expect(r.stderr).toContain("E: Sub-process /usr/bin/dpkg returned an error code (1)");
     expect(isInstalled(lab.root, "linux-image-6.12.57+deb13-amd64")).toBe(true);
-    const p = await sh(lab, "apt-get purge -y os-prober && apt-get remove -y os-prober");
+    const p = await labExec(lab, "apt-get purge -y os-prober && apt-get remove -y os-prober");
     expect(p.code).toBe(0);
     expect(p.stdout).toContain("Package 'os-prober' is not installed, so not removed");
     expect(isInstalled(lab.root, "os-prober")).toBe(false);
-    const l = await sh(lab, "dpkg -l 'proxmox-*' | tail -n +6");
+    const l = await labExec(lab, "dpkg -l 'proxmox-*' | tail -n +6");
     expect(l.stdout).toMatch(/^ii {2}proxmox-default-kernel +2\.0\.0 +all /m);
   });
 
@@ -201,38 +175,38 @@ describe("lab apt/dpkg on a fresh Debian 13 host", () => {
     const stanza =
       "Types: deb\nURIs: https://enterprise.proxmox.com/debian/pve\nSuites: trixie\nComponents: pve-enterprise\nSigned-By: /usr/share/keyrings/proxmox-archive-keyring.gpg\n";
     await writeFile(file, stanza);
-    const r = await sh(lab, "apt-get update");
+    const r = await labExec(lab, "apt-get update");
     expect(r.code).toBe(100);
     expect(r.stdout).toContain("401  Unauthorized");
     expect(r.stderr).toContain(
       "E: Failed to fetch https://enterprise.proxmox.com/debian/pve/dists/trixie/InRelease  401  Unauthorized",
     );
     await writeFile(file, `${stanza}Enabled: false\n`);
-    expect((await sh(lab, "apt-get update")).code).toBe(0);
+    expect((await labExec(lab, "apt-get update")).code).toBe(0);
     await rm(file);
   });
 
   it("fault aptNetworkDown: update only warns (exit 0) and keeps lists, --error-on=any fails, installs fail", async () => {
     lab.setDebianFaults({ aptNetworkDown: true });
     try {
-      const u = await sh(lab, "apt-get update");
+      const u = await labExec(lab, "apt-get update");
       expect(u.code).toBe(0);
       expect(u.stderr).toContain("W: Some index files failed to download.");
-      expect((await sh(lab, "apt-get update --error-on=any")).code).toBe(100);
-      const i = await sh(lab, "apt-get install -y jq");
+      expect((await labExec(lab, "apt-get update --error-on=any")).code).toBe(100);
+      const i = await labExec(lab, "apt-get install -y jq");
       expect(i.code).toBe(100);
       expect(i.stderr).toContain("Temporary failure resolving");
       expect(isInstalled(lab.root, "jq")).toBe(false);
     } finally {
       lab.setDebianFaults({ aptNetworkDown: false });
     }
-    expect((await sh(lab, "apt-get install -y jq")).code).toBe(0);
+    expect((await labExec(lab, "apt-get install -y jq")).code).toBe(0);
   });
 
   it("fault aptLocked: every apt-get fails at once with the dpkg lock message", async () => {
     lab.setDebianFaults({ aptLocked: true });
     try {
-      const r = await sh(lab, "apt-get install -y bridge-utils");
+      const r = await labExec(lab, "apt-get install -y bridge-utils");
       expect(r.code).toBe(100);
       expect(r.stderr).toContain("E: Could not get lock /var/lib/dpkg/lock-frontend");
     } finally {
@@ -241,7 +215,7 @@ describe("lab apt/dpkg on a fresh Debian 13 host", () => {
     expect(lab.switches.get("debian.aptLocked")).toBe(false);
     await lab.switches.apply({ "debian.aptLocked": true });
     expect(lab.debianFaults.aptLocked).toBe(true);
-    expect((await sh(lab, "apt-get update")).code).toBe(100);
+    expect((await labExec(lab, "apt-get update")).code).toBe(100);
     await lab.switches.apply({ "debian.aptLocked": false });
   });
 });

@@ -3,26 +3,9 @@ import path from "node:path";
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { connectSsh, type ExecResult } from "@/lib/ssh/client";
-
 import { startLab, type LabNode } from "../index";
+import { labExec } from "../test-helpers";
 import { markInstalled } from "./dpkg-status";
-
-async function sh(lab: LabNode, command: string): Promise<ExecResult> {
-  const session = await connectSsh({
-    host: lab.ssh.host,
-    port: lab.ssh.port,
-    username: lab.ssh.username,
-    auth: { kind: "password", password: lab.ssh.password },
-    pinnedHostKey: null,
-    readyTimeoutMs: 5000,
-  });
-  try {
-    return await session.exec(command, { timeoutMs: 20_000 });
-  } finally {
-    session.close();
-  }
-}
 
 const BRIDGE = `auto lo
 iface lo inet loopback
@@ -52,24 +35,24 @@ describe("lab hostname and ifreload", () => {
       path.join(lab.root, "etc/hosts"),
       "127.0.0.1\tlocalhost\n192.0.2.10\tpve7.example.com\tpve7\n",
     );
-    const r = await sh(
+    const r = await labExec(
       lab,
       "hostnamectl set-hostname pve7 && hostname && hostname -f && hostname -i && hostname -I && uname -n",
     );
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toBe("pve7\npve7.example.com\n192.0.2.10 \n192.0.2.10 \npve7\n");
     expect(await readFile(path.join(lab.root, "etc/hostname"), "utf8")).toBe("pve7\n");
-    expect((await sh(lab, "hostnamectl set-hostname 'bad name!'")).code).toBe(1);
+    expect((await labExec(lab, "hostnamectl set-hostname 'bad name!'")).code).toBe(1);
   });
 
   it("ifreload exists only with ifupdown2 installed", async () => {
-    expect((await sh(lab, "ifreload -a")).code).toBe(127);
+    expect((await labExec(lab, "ifreload -a")).code).toBe(127);
     markInstalled(lab.root, [{ name: "ifupdown2", version: "3.3.0-1+pmx10", architecture: "all" }]);
   });
 
   it("a valid vmbr0 bridge is applied and recorded", async () => {
     await writeFile(path.join(lab.root, "etc/network/interfaces"), BRIDGE);
-    const r = await sh(lab, "ifreload -a");
+    const r = await labExec(lab, "ifreload -a");
     expect(r.code, r.stderr).toBe(0);
     expect(await readFile(path.join(lab.root, ".lab/network-applied"), "utf8")).toBe(BRIDGE);
     const applied = JSON.parse(
@@ -98,7 +81,7 @@ describe("lab hostname and ifreload", () => {
     ["an unknown keyword", `${BRIDGE}\tbridge-potrs eno1\n`, "unsupported keyword (bridge-potrs)"],
   ])("an invalid file (%s) fails and leaves the old config", async (_what, text, message) => {
     await writeFile(path.join(lab.root, "etc/network/interfaces"), text);
-    const r = await sh(lab, "ifreload -a");
+    const r = await labExec(lab, "ifreload -a");
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(message);
     expect(await readFile(path.join(lab.root, ".lab/network-applied"), "utf8")).toBe(BRIDGE);

@@ -3,34 +3,20 @@ import path from "node:path";
 
 import { afterEach, describe, expect, it } from "vitest";
 
-import { connectSsh, type SshSession } from "@/lib/ssh/client";
 import { SshConnectError } from "@/lib/ssh/errors";
 
 import { isProcessAlive, startLab, waitUntil, type LabNode } from "../index";
+import { labExecOk, labSession } from "../test-helpers";
 import { writeNextKernel } from "./lab-state";
 import { PVE_KERNEL } from "./catalog";
 
-function connect(lab: LabNode, pinnedHostKey: string | null = null): Promise<SshSession> {
-  return connectSsh({
-    host: lab.ssh.host,
-    port: lab.ssh.port,
-    username: lab.ssh.username,
-    auth: { kind: "password", password: lab.ssh.password },
-    pinnedHostKey,
-    readyTimeoutMs: 3000,
-  });
-}
+// A short handshake timeout: the polls below wait for SSH to refuse while the node goes down.
+const READY_TIMEOUT_MS = 3000;
 
-async function run(lab: LabNode, command: string, pinned: string | null = null): Promise<string> {
-  const session = await connect(lab, pinned);
-  try {
-    const r = await session.exec(command, { timeoutMs: 20_000 });
-    if (r.code !== 0) throw new Error(`${command} → ${String(r.code)}: ${r.stderr}`);
-    return r.stdout;
-  } finally {
-    session.close();
-  }
-}
+const connect = (lab: LabNode) => labSession(lab, { readyTimeoutMs: READY_TIMEOUT_MS });
+
+const run = (lab: LabNode, command: string, pinnedHostKey: string | null = null) =>
+  labExecOk(lab, command, { pinnedHostKey, readyTimeoutMs: READY_TIMEOUT_MS, timeoutMs: 20_000 });
 
 async function connectError(lab: LabNode): Promise<SshConnectError | null> {
   try {

@@ -3,26 +3,9 @@ import path from "node:path";
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { connectSsh, type ExecResult } from "@/lib/ssh/client";
-
 import { startImageServer, startLab, type ImageServer, type LabNode } from "../index";
+import { labExec } from "../test-helpers";
 import { markInstalled } from "../debian/dpkg-status";
-
-async function sh(lab: LabNode, command: string): Promise<ExecResult> {
-  const session = await connectSsh({
-    host: lab.ssh.host,
-    port: lab.ssh.port,
-    username: lab.ssh.username,
-    auth: { kind: "password", password: lab.ssh.password },
-    pinnedHostKey: null,
-    readyTimeoutMs: 5000,
-  });
-  try {
-    return await session.exec(command, { timeoutMs: 30_000 });
-  } finally {
-    session.close();
-  }
-}
 
 const DIR = "var/lib/clupilot/images";
 const IMG = `${DIR}/debian-13-genericcloud-amd64.qcow2`;
@@ -41,7 +24,7 @@ describe("lab image server and libguestfs subset", () => {
   });
 
   const fetchAndCheck = (lab: LabNode, images: ImageServer) =>
-    sh(
+    labExec(
       lab,
       `cd ${DIR} && rm -f debian-13-genericcloud-amd64.qcow2 SHA512SUMS && ` +
         `curl -fsSL -o SHA512SUMS '${images.sumsUrl}' && curl -fsSL -o debian-13-genericcloud-amd64.qcow2 '${images.imageUrl}' && ` +
@@ -53,14 +36,14 @@ describe("lab image server and libguestfs subset", () => {
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     expect(r.stdout).toBe("debian-13-genericcloud-amd64.qcow2: OK\n");
-    const size = await sh(lab, `stat -c %s ${IMG}`);
+    const size = await labExec(lab, `stat -c %s ${IMG}`);
     expect(Number(size.stdout.trim())).toBe(4 * 1024 * 1024);
   });
 
   it("libguestfs tools are missing until libguestfs-tools is installed", async () => {
-    const r = await sh(lab, `virt-filesystems -a ${IMG} --all --long`);
+    const r = await labExec(lab, `virt-filesystems -a ${IMG} --all --long`);
     expect(r.code).toBe(127);
-    const i = await sh(
+    const i = await labExec(
       lab,
       "DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libguestfs-tools",
     );
@@ -68,7 +51,7 @@ describe("lab image server and libguestfs subset", () => {
   });
 
   it("virt-filesystems shows the cloud image's layout (sda1 ext4, sda14 BIOS boot, sda15 vfat)", async () => {
-    const r = await sh(lab, `virt-filesystems -a ${IMG} --all --long -h`);
+    const r = await labExec(lab, `virt-filesystems -a ${IMG} --all --long -h`);
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.trimEnd().split("\n");
     expect(lines[0]).toMatch(/^Name +Type +VFS +Label +MBR +Size +Parent$/);
@@ -76,12 +59,12 @@ describe("lab image server and libguestfs subset", () => {
     expect(r.stdout).toMatch(/^\/dev\/sda15 +filesystem +vfat /m);
     expect(r.stdout).toMatch(/^\/dev\/sda14 +partition +- +- +- +3\.0M +\/dev\/sda$/m);
     expect(r.stdout).toMatch(/^\/dev\/sda +device +- +- +- +3\.0G +-$/m);
-    const plain = await sh(lab, `virt-filesystems -a ${IMG}`);
+    const plain = await labExec(lab, `virt-filesystems -a ${IMG}`);
     expect(plain.stdout).toBe("/dev/sda1\n/dev/sda15\n");
   });
 
   it("virt-ls / virt-cat / guestfish read the image: no guest agent, empty machine-id, user debian", async () => {
-    const r = await sh(
+    const r = await labExec(
       lab,
       `virt-ls -a ${IMG} /home; virt-cat -a ${IMG} /etc/machine-id | wc -c; guestfish --ro -a ${IMG} -i cat /etc/passwd | grep ^debian; virt-cat -a ${IMG} /var/lib/dpkg/status`,
     );
@@ -90,10 +73,10 @@ describe("lab image server and libguestfs subset", () => {
     for (const p of ["cloud-init", "cloud-guest-utils", "iputils-ping", "openssh-server", "curl"])
       expect(r.stdout).toContain(`Package: ${p}\nStatus: install ok installed`);
     expect(r.stdout).not.toContain("qemu-guest-agent");
-    const missing = await sh(lab, `virt-cat -a ${IMG} /etc/nope`);
+    const missing = await labExec(lab, `virt-cat -a ${IMG} /etc/nope`);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain("No such file or directory");
-    const info = await sh(
+    const info = await labExec(
       lab,
       `apt-get install -y qemu-utils >/dev/null && qemu-img info --output=json ${IMG}`,
     );
@@ -105,7 +88,7 @@ describe("lab image server and libguestfs subset", () => {
 
   it("virt-customize --install then virt-cat shows the packages; --truncate empties the file", async () => {
     await copyFile(path.join(lab.root, IMG), path.join(lab.root, DIR, "work.qcow2"));
-    const r = await sh(
+    const r = await labExec(
       lab,
       `virt-customize -a ${DIR}/work.qcow2 --install qemu-guest-agent,cloud-guest-utils,iputils-ping --truncate /etc/machine-id && virt-cat -a ${DIR}/work.qcow2 /var/lib/dpkg/status`,
     );
@@ -114,7 +97,7 @@ describe("lab image server and libguestfs subset", () => {
       "Installing packages: qemu-guest-agent cloud-guest-utils iputils-ping",
     );
     expect(r.stdout).toContain("Package: qemu-guest-agent\nStatus: install ok installed");
-    const bad = await sh(lab, `virt-customize -a ${DIR}/work.qcow2 --install no-such-package`);
+    const bad = await labExec(lab, `virt-customize -a ${DIR}/work.qcow2 --install no-such-package`);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain("Unable to locate package no-such-package");
   });
@@ -123,7 +106,7 @@ describe("lab image server and libguestfs subset", () => {
     await copyFile(path.join(lab.root, IMG), path.join(lab.root, DIR, "work2.qcow2"));
     lab.setDebianFaults({ virtCustomizeSkipsInstall: true });
     try {
-      const r = await sh(
+      const r = await labExec(
         lab,
         `virt-customize -a ${DIR}/work2.qcow2 --install qemu-guest-agent; echo rc=$?; virt-cat -a ${DIR}/work2.qcow2 /var/lib/dpkg/status | grep -c qemu-guest-agent`,
       );
@@ -148,7 +131,7 @@ describe("lab image server and libguestfs subset", () => {
   it("fault cutOffAfterBytes: curl fails mid-body (exit 18) and a kept partial file is a corrupt image", async () => {
     images.faults.cutOffAfterBytes = 1024 * 1024;
     try {
-      const r = await sh(
+      const r = await labExec(
         lab,
         `curl -fsS -o ${DIR}/cut.qcow2 '${images.imageUrl}'; echo rc=$?; stat -c %s ${DIR}/cut.qcow2; virt-filesystems -a ${DIR}/cut.qcow2; echo rc=$?`,
       );
@@ -163,7 +146,7 @@ describe("lab image server and libguestfs subset", () => {
     images.faults.bytesPerSecond = 4 * 1024 * 1024;
     try {
       const started = Date.now();
-      const r = await sh(lab, `curl -fsS -o /dev/null '${images.imageUrl}'`);
+      const r = await labExec(lab, `curl -fsS -o /dev/null '${images.imageUrl}'`);
       expect(r.code).toBe(0);
       expect(Date.now() - started).toBeGreaterThan(800);
     } finally {
@@ -173,7 +156,7 @@ describe("lab image server and libguestfs subset", () => {
 
   it("a missing image fails like libguestfs", async () => {
     markInstalled(lab.root, [{ name: "libguestfs-tools", version: "1:1.56.1-1" }]);
-    const r = await sh(lab, `virt-ls -a ${DIR}/none.qcow2 /`);
+    const r = await labExec(lab, `virt-ls -a ${DIR}/none.qcow2 /`);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("No such file or directory");
   });

@@ -9,6 +9,7 @@ import { connectSsh, type SshSession } from "@/lib/ssh/client";
 import { uploadCommand } from "@/lib/ssh/commands";
 
 import { LAB_TOOLS_BIN, isProcessAlive, startLab, waitUntil, type LabNode } from "../index";
+import { labSession } from "../test-helpers";
 import { startOpenSshPeer, type OpenSshPeer } from "./sshd";
 
 /**
@@ -39,15 +40,7 @@ async function labPeer(): Promise<Peer> {
   return {
     name: "lab",
     lab,
-    connect: () =>
-      connectSsh({
-        host: lab.ssh.host,
-        port: lab.ssh.port,
-        username: lab.ssh.username,
-        auth: { kind: "password", password: lab.ssh.password },
-        pinnedHostKey: lab.ssh.hostKeySha256,
-        readyTimeoutMs: 5000,
-      }),
+    connect: () => labSession(lab, { pinnedHostKey: lab.ssh.hostKeySha256, readyTimeoutMs: 5000 }),
     stop: () => lab.stop(),
   };
 }

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { startLab, type LabNode } from "../index";
-import { apiGet, sshOk, tokenAuth } from "./test-helpers";
+import { labExecOk } from "../test-helpers";
+import { apiGet, tokenAuth } from "./test-helpers";
 
 /**
  * The simulated Proxmox API of an onboarded lab node: answers from the same state the tools
@@ -23,7 +24,7 @@ describe("lab Proxmox API on an onboarded node", () => {
     });
     console_ = tokenAuth(lab.pve.token!);
     // A user who may audit VMs, with one token of each kind.
-    const out = await sshOk(
+    const out = await labExecOk(
       lab,
       "pveum user add audit@pve && pveum acl modify /vms -user audit@pve -role PVEAuditor" +
         " && pveum user token add audit@pve sep --privsep 1 --output-format json" +
@@ -59,7 +60,7 @@ describe("lab Proxmox API on an onboarded node", () => {
   });
 
   it("lists templates with template: 1 and normal VMs without the key", async () => {
-    await sshOk(lab, "qm create 100 --name web --memory 1024");
+    await labExecOk(lab, "qm create 100 --name web --memory 1024");
     const res = await apiGet(lab, "/nodes/pve1/qemu", console_);
     const list = res.json?.data as Array<Record<string, unknown>>;
     expect(list.find((v) => v.vmid === 9000)).toMatchObject({ template: 1, status: "stopped" });
@@ -72,7 +73,7 @@ describe("lab Proxmox API on an onboarded node", () => {
   });
 
   it("answers HTTP 500 with Proxmox's message for the config of a missing VM (also after qm destroy)", async () => {
-    await sshOk(lab, "qm create 555 --name doomed && qm destroy 555 --purge");
+    await labExecOk(lab, "qm create 555 --name doomed && qm destroy 555 --purge");
     const res = await apiGet(lab, "/nodes/pve1/qemu/555/config", console_);
     expect(res.status).toBe(500);
     expect(JSON.parse(res.body)).toEqual({
@@ -154,7 +155,7 @@ describe("lab Proxmox API on an onboarded node", () => {
   });
 
   it("pvesh answers from the same routes as root", async () => {
-    const out = await sshOk(
+    const out = await labExecOk(
       lab,
       "pvesh get /nodes/pve1/storage --content images --output-format json",
     );

@@ -1,36 +1,9 @@
 import https from "node:https";
 import type { TLSSocket } from "node:tls";
 
-import { connectSsh, type ExecResult } from "@/lib/ssh/client";
-
 import type { LabNode } from "../index";
 
-/** Test helpers: commands over the lab's real SSH (as the console runs them) and API calls. */
-
-export async function ssh(lab: LabNode, command: string): Promise<ExecResult> {
-  const session = await connectSsh({
-    host: lab.ssh.host,
-    port: lab.ssh.port,
-    username: lab.ssh.username,
-    auth: { kind: "password", password: lab.ssh.password },
-    pinnedHostKey: null,
-    readyTimeoutMs: 5000,
-  });
-  try {
-    return await session.exec(command, { timeoutMs: 30_000 });
-  } finally {
-    session.close();
-  }
-}
-
-/** Like ssh() but throws unless the command exits 0; returns stdout. */
-export async function sshOk(lab: LabNode, command: string): Promise<string> {
-  const result = await ssh(lab, command);
-  if (result.code !== 0) {
-    throw new Error(`${command} → ${String(result.code)}: ${result.stderr}${result.stdout}`);
-  }
-  return result.stdout;
-}
+/** Test helpers: calls to the lab node's Proxmox VE API (SSH commands: lab/test-helpers.ts). */
 
 export type ApiResponse = {
   status: number;

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { markInstalled } from "../debian/dpkg-status";
 import { startLab, type LabNode, type PveStorageLayout } from "../index";
-import { apiGet, ssh, sshOk } from "./test-helpers";
+import { labExec, labExecOk } from "../test-helpers";
+import { apiGet } from "./test-helpers";
 
 /**
  * The simulated Proxmox tools over the lab's real SSH, the way the console's scripts run them.
@@ -32,15 +33,15 @@ function configOf(text: string): Record<string, string> {
 }
 
 async function buildTemplate(lab: LabNode, vmid: number, storage: string, format = "") {
-  await sshOk(
+  await labExecOk(
     lab,
     `qm create ${vmid} --name t${vmid} --memory 1024 --net0 virtio,bridge=vmbr0 --scsihw virtio-scsi-pci` +
       ` && qm set ${vmid} --scsi0 ${storage}:0,import-from=${IMAGE}${format}` +
       ` && qm set ${vmid} --ide2 ${storage}:cloudinit --boot order=scsi0 --serial0 socket --vga serial0`,
   );
-  const before = configOf(await sshOk(lab, `qm config ${vmid}`));
-  await sshOk(lab, `qm template ${vmid}`);
-  const after = configOf(await sshOk(lab, `qm config ${vmid}`));
+  const before = configOf(await labExecOk(lab, `qm config ${vmid}`));
+  await labExecOk(lab, `qm template ${vmid}`);
+  const after = configOf(await labExecOk(lab, `qm config ${vmid}`));
   return { before, after };
 }
 
@@ -129,33 +130,33 @@ describe("qm and pvesm on Proxmox installed over Debian (local without images)",
   });
 
   it("refuses an import onto a storage without images content", async () => {
-    await sshOk(lab, "qm create 9000 --name t --memory 512");
-    const result = await ssh(lab, `qm set 9000 --scsi0 local:0,import-from=${IMAGE}`);
+    await labExecOk(lab, "qm create 9000 --name t --memory 512");
+    const result = await labExec(lab, `qm set 9000 --scsi0 local:0,import-from=${IMAGE}`);
     expect(result.code).toBe(255);
     expect(result.stderr).toContain("storage 'local' does not support vm images");
-    expect((await sshOk(lab, "pvesm status --content images")).split("\n")[1]).toBe("");
+    expect((await labExecOk(lab, "pvesm status --content images")).split("\n")[1]).toBe("");
   });
 
   it("pvesm set --content replaces the whole list and drops unknown types with a warning", async () => {
     const cfg = () => fs.readFileSync(path.join(lab.root, "etc/pve/storage.cfg"), "utf8");
-    const set = await ssh(lab, "pvesm set local --content iso,vztmpl,backup,images,bogus");
+    const set = await labExec(lab, "pvesm set local --content iso,vztmpl,backup,images,bogus");
     expect(set.code).toBe(0);
     expect(set.stderr).toContain("'bogus'");
     expect(cfg()).toBe("dir: local\n\tpath /var/lib/vz\n\tcontent iso,vztmpl,backup,images\n");
-    expect(await sshOk(lab, "pvesm status --content images")).toMatch(/^local\s+dir\s+active/m);
+    expect(await labExecOk(lab, "pvesm status --content images")).toMatch(/^local\s+dir\s+active/m);
 
-    await sshOk(lab, "pvesm set local --content images");
+    await labExecOk(lab, "pvesm set local --content images");
     expect(cfg()).toContain("\tcontent images\n");
     expect(cfg()).not.toContain("iso");
   });
 
   it("qm template can write the flag and fail the conversion while exiting 0 (fault)", async () => {
-    await sshOk(lab, `qm set 9000 --scsi0 local:0,import-from=${IMAGE}`);
+    await labExecOk(lab, `qm set 9000 --scsi0 local:0,import-from=${IMAGE}`);
     lab.pve.setToolFaults({ templateConversionFails: true });
     try {
-      const result = await ssh(lab, "qm template 9000");
+      const result = await labExec(lab, "qm template 9000");
       expect(result.code).toBe(0);
-      const conf = configOf(await sshOk(lab, "qm config 9000"));
+      const conf = configOf(await labExecOk(lab, "qm config 9000"));
       expect(conf.template).toBe("1");
       expect(conf.scsi0).toBe("local:9000/vm-9000-disk-0.raw,size=2M");
     } finally {
@@ -164,35 +165,35 @@ describe("qm and pvesm on Proxmox installed over Debian (local without images)",
   });
 
   it("qm destroy refuses a running or protected VM, then removes config and disks", async () => {
-    await sshOk(lab, "qm create 101 --name run --memory 512 --scsi0 local:1 && qm start 101");
-    const running = await ssh(lab, "qm destroy 101 --purge");
+    await labExecOk(lab, "qm create 101 --name run --memory 512 --scsi0 local:1 && qm start 101");
+    const running = await labExec(lab, "qm destroy 101 --purge");
     expect(running.code).toBe(255);
     expect(running.stderr).toBe("VM 101 is running - destroy failed\n");
-    await sshOk(lab, "qm stop 101 && qm set 101 --protection 1");
-    const protectedVm = await ssh(lab, "qm destroy 101 --purge");
+    await labExecOk(lab, "qm stop 101 && qm set 101 --protection 1");
+    const protectedVm = await labExec(lab, "qm destroy 101 --purge");
     expect(protectedVm.stderr).toBe("can't remove VM 101 - protection mode enabled\n");
-    await sshOk(lab, "qm set 101 --protection 0 && qm destroy 101 --purge");
+    await labExecOk(lab, "qm set 101 --protection 0 && qm destroy 101 --purge");
     expect(fs.existsSync(path.join(lab.root, "var/lib/vz/images/101"))).toBe(false);
-    const gone = await ssh(lab, "qm config 101");
+    const gone = await labExec(lab, "qm config 101");
     expect(gone.code).toBe(255);
     expect(gone.stderr).toBe(
       "Configuration file 'nodes/pve1/qemu-server/101.conf' does not exist\n",
     );
-    expect(await sshOk(lab, "qm list")).not.toMatch(/^\s+101 /m);
+    expect(await labExecOk(lab, "qm list")).not.toMatch(/^\s+101 /m);
   });
 
   it("pveum rejects a role naming VM.Monitor (removed in PVE 9) and accepts VM.GuestAgent.Audit", async () => {
-    const bad = await ssh(lab, 'pveum role add Console -privs "VM.Audit VM.Monitor"');
+    const bad = await labExec(lab, 'pveum role add Console -privs "VM.Audit VM.Monitor"');
     expect(bad.code).toBe(255);
     expect(bad.stderr).toBe("create role failed: invalid privilege 'VM.Monitor'\n");
-    await sshOk(lab, 'pveum role add Console -privs "VM.Audit VM.GuestAgent.Audit"');
+    await labExecOk(lab, 'pveum role add Console -privs "VM.Audit VM.GuestAgent.Audit"');
     expect(fs.readFileSync(path.join(lab.root, "etc/pve/user.cfg"), "utf8")).toContain(
       "role:Console:VM.Audit,VM.GuestAgent.Audit:",
     );
   });
 
   it("pveversion reports pve-manager and the running Proxmox kernel", async () => {
-    expect(await sshOk(lab, "pveversion")).toMatch(
+    expect(await labExecOk(lab, "pveversion")).toMatch(
       /^pve-manager\/9\.1\.\d+\/[0-9a-f]+ \(running kernel: 6\.17\.2-1-pve\)\n$/,
     );
   });
@@ -208,7 +209,7 @@ describe("a fresh Debian node", () => {
   });
 
   it("has no Proxmox tools and no API yet", async () => {
-    const result = await ssh(lab, "qm list");
+    const result = await labExec(lab, "qm list");
     expect(result.code).toBe(127);
     expect(result.stderr).toContain("qm: command not found");
     expect(lab.pve.token).toBeNull();
@@ -222,7 +223,7 @@ describe("a fresh Debian node", () => {
       { name: "proxmox-ve", version: "9.1.0", architecture: "all" },
       { name: "pve-manager", version: "9.1.1" },
     ]);
-    const status = await sshOk(lab, "pvesm status --content images");
+    const status = await labExecOk(lab, "pvesm status --content images");
     expect(status.trim().split("\n")).toHaveLength(1);
     expect(fs.readFileSync(path.join(lab.root, "etc/pve/storage.cfg"), "utf8")).toBe(
       "dir: local\n\tpath /var/lib/vz\n\tcontent iso,vztmpl,backup\n",

@@ -3,9 +3,10 @@ import path from "node:path";
 import { and, asc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLab, type LabNode } from "@/lab";
+import { labSession } from "@/lab/test-helpers";
 import { createDb, type Database } from "@/lib/db/client";
 import { runLogChunks, runs } from "@/lib/db/schema";
-import { connectSsh, shQuote, type SshSession } from "@/lib/ssh";
+import { shQuote, type SshSession } from "@/lib/ssh";
 import { createTestDatabase } from "@/test/db";
 import { readSourcePosition } from "./append";
 import { RECREATED_MARKER, tailIntoRunLog } from "./tail-remote-file";
@@ -28,14 +29,7 @@ beforeAll(async () => {
 });
 afterAll(() => cleanup());
 
-const connect = () =>
-  connectSsh({
-    host: lab.ssh.host,
-    port: lab.ssh.port,
-    username: lab.ssh.username,
-    auth: { kind: "password", password: lab.ssh.password },
-    pinnedHostKey: lab.ssh.hostKeySha256,
-  });
+const connect = () => labSession(lab, { pinnedHostKey: lab.ssh.hostKeySha256 });
 
 async function newRun(): Promise<string> {
   const [run] = await db

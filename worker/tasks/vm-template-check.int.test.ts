@@ -4,11 +4,11 @@ import { sql } from "drizzle-orm";
 import { createDb, type Database } from "@/lib/db/client";
 import { listHosts } from "@/lib/hosts/list-hosts";
 import { LIVE_CHANNEL } from "@/lib/pipeline/schedule";
-import { connectSsh } from "@/lib/ssh";
 import { connectHost } from "@/lib/steps/host/connect-host";
 import { createApiToken } from "@/lib/steps/host/create-api-token";
 import { verifyVmTemplate } from "@/lib/steps/host/verify-vm-template";
 import { startLab, type LabNode } from "@/lab";
+import { labSession } from "@/lab/test-helpers";
 import { createTestDatabase } from "@/test/db";
 import {
   apiTestPipeline,
@@ -85,13 +85,7 @@ describe("VmTemplateCheck (the periodic pre-sale check)", () => {
   it("flags a host whose template was destroyed, not one whose API is flapping ('could not check'); the UI hears of both", async () => {
     const [a, b] = nodes as [LabNode, LabNode];
     const [hostA, hostB] = hostIds as [string, string];
-    const session = await connectSsh({
-      host: a.ssh.host,
-      port: a.ssh.port,
-      username: a.ssh.username,
-      auth: { kind: "password", password: a.ssh.password },
-      pinnedHostKey: a.ssh.hostKeySha256,
-    });
+    const session = await labSession(a, { pinnedHostKey: a.ssh.hostKeySha256 });
     try {
       expect((await session.exec("qm destroy 9000 --purge")).code).toBe(0);
     } finally {

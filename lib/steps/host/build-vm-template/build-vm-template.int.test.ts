@@ -10,10 +10,10 @@ import path from "node:path";
 import { and, asc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startImageServer, startLab, type ImageServer, type LabNode } from "@/lab";
+import { labSession } from "@/lab/test-helpers";
 import { createDb, type Database } from "@/lib/db/client";
 import { runLogChunks, stepVisits } from "@/lib/db/schema";
 import { retryRun } from "@/lib/runs/retry-run";
-import { connectSsh, type SshSession } from "@/lib/ssh";
 import { createTestDatabase } from "@/test/db";
 import {
   buildTemplatePipeline,
@@ -113,15 +113,7 @@ const starts = (node: LabNode, since = 0) =>
 const uploads = (node: LabNode, since = 0) =>
   node.commands.slice(since).filter((c) => c.command.includes("clupilot-tmp"));
 
-async function ssh(node: LabNode): Promise<SshSession> {
-  return connectSsh({
-    host: node.ssh.host,
-    port: node.ssh.port,
-    username: node.ssh.username,
-    auth: { kind: "password", password: node.ssh.password },
-    pinnedHostKey: node.ssh.hostKeySha256,
-  });
-}
+const ssh = (node: LabNode) => labSession(node, { pinnedHostKey: node.ssh.hostKeySha256 });
 
 async function run(hostId: string, vmids: number[] | null, p = pipeline) {
   await setCatalog(db, vmids);

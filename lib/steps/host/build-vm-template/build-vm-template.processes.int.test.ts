@@ -8,6 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startImageServer, startLab, type ImageServer, type LabNode } from "@/lab";
+import { labSession } from "@/lab/test-helpers";
 import { openSshAvailable, startOpenSshPeer } from "@/lab/openssh/sshd";
 import { createDb, type Database } from "@/lib/db/client";
 import { ABORT_REASON } from "@/lib/pipeline/engine";
@@ -142,13 +143,7 @@ async function uploadBuild(session: SshSession, vmids: number[]) {
 
 describe("the driver survives the SSH channel closing", () => {
   it("against the lab: started through real SSH, then the connection is dropped", async () => {
-    const session = await connectSsh({
-      host: node.ssh.host,
-      port: node.ssh.port,
-      username: node.ssh.username,
-      auth: { kind: "password", password: node.ssh.password },
-      pinnedHostKey: node.ssh.hostKeySha256,
-    });
+    const session = await labSession(node, { pinnedHostKey: node.ssh.hostKeySha256 });
     await uploadBuild(session, [9200]);
     const started = await session.exec(startBuildCommand(buildDir()));
     const pid = Number(started.stdout.trim());
@@ -202,13 +197,7 @@ describe("BuildVmTemplate process semantics", () => {
     fs.writeFileSync(path.join(buildDir(), "pid"), `${pid}\n`);
 
     // Giving up on a build whose pid is not our driver signals nothing.
-    const session = await connectSsh({
-      host: node.ssh.host,
-      port: node.ssh.port,
-      username: node.ssh.username,
-      auth: { kind: "password", password: node.ssh.password },
-      pinnedHostKey: node.ssh.hostKeySha256,
-    });
+    const session = await labSession(node, { pinnedHostKey: node.ssh.hostKeySha256 });
     const kill = await session.exec(killBuildCommand(1));
     session.close();
     expect(kill.stdout.trim()).toBe("not-ours");

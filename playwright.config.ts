@@ -1,5 +1,7 @@
 import { defineConfig } from "@playwright/test";
 
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from "./test/chromium";
+
 /**
  * End-to-end tests drive Debian's Chromium (browsers cannot be downloaded here). The console
  * under test is started by e2e/global-setup.ts exactly as a user starts it (`npm start`'s
@@ -20,16 +22,8 @@ export default defineConfig({
     screenshot: "only-on-failure",
     trace: "retain-on-failure",
     launchOptions: {
-      executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        "--disable-quic",
-      ],
+      executablePath: CHROMIUM_PATH,
+      args: CHROMIUM_ARGS,
     },
   },
 });

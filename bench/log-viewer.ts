@@ -22,6 +22,7 @@ import { StringDecoder } from "node:string_decoder";
 import { chromium, type Page } from "playwright-core";
 import { startLab } from "@/lab";
 import { labSession } from "@/lab/test-helpers";
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from "@/test/chromium";
 import { createDb, type Database } from "@/lib/db/client";
 import { freePort, startEmbeddedPostgres } from "@/lib/db/embedded-postgres";
 import { migrateDatabase } from "@/lib/db/migrate";
@@ -135,16 +136,8 @@ async function main() {
   );
   const lab = await startLab();
   const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run",
-      "--disable-quic",
-    ],
+    executablePath: CHROMIUM_PATH,
+    args: CHROMIUM_ARGS,
   });
   try {
     for (let i = 0; i < 200; i++) {

@@ -5,6 +5,7 @@ import { parseArgs } from "node:util";
 
 import { startControlServer, type ControlServer } from "./control/server";
 import { MAX_FLEET_NODES, startFleet, type LabFleet, type StartFleetOptions } from "./fleet";
+import { startImageServer, type ImageServer } from "./image/server";
 import type { LabNode } from "./index";
 import type { PveState, PveStorageLayout } from "./pve/seed";
 
@@ -25,7 +26,8 @@ export const USAGE = `Usage: npm run lab -- [options]
   --control-port N          port of the control page and API (default: a free port)
   -h, --help                show this help
 
-Prints {"nodes":[{"name","ssh":{…},"api":{…}}],"control":"http://127.0.0.1:PORT"} on stdout.
+Prints {"nodes":[{"name","ssh":{…},"api":{…}}],"control":"http://127.0.0.1:PORT","consoleEnv":{…}}
+on stdout; consoleEnv is what the console needs to onboard a fresh node from the lab's image server.
 `;
 
 export const STATES = ["fresh", "proxmox", "onboarded"] as const satisfies readonly PveState[];
@@ -166,6 +168,8 @@ export async function registerNodes(
       name: node.name,
       address: node.ssh.host,
       sshPort: node.ssh.port,
+      // The lab's API listens on a free port, not Proxmox's 8006.
+      apiPort: Number(new URL(node.api.url).port),
       sshUser: node.ssh.username,
       authMethod: "password",
       password: node.ssh.password,
@@ -230,6 +234,7 @@ export async function main(argv: readonly string[]): Promise<void> {
 
   let fleet: LabFleet | null = null;
   let control: ControlServer | null = null;
+  let images: ImageServer | null = null;
   let stoppingSince: number | null = null;
   const stop = async (signal: string) => {
     if (stoppingSince !== null) {
@@ -244,6 +249,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     try {
       await control?.stop();
       await fleet?.stop();
+      await images?.stop();
       log("stopped");
       process.exit(0);
     } catch (error) {
@@ -256,6 +262,9 @@ export async function main(argv: readonly string[]): Promise<void> {
 
   try {
     fleet = await startFleet(startOptions);
+    // The lab's stand-in for cloud.debian.org and Proxmox's keyring: the console must be
+    // pointed at it (printed below) to onboard a fresh node without internet.
+    images = await startImageServer();
     const nodes = fleet.nodes;
     control = await startControlServer({
       nodes: () => nodes,
@@ -265,12 +274,21 @@ export async function main(argv: readonly string[]): Promise<void> {
     log(`could not start: ${error instanceof Error ? error.message : String(error)}`);
     await control?.stop();
     await fleet?.stop();
+    await images?.stop();
     process.exitCode = 1;
     return;
   }
   if (stoppingSince !== null) return;
 
-  process.stdout.write(`${JSON.stringify(describeLab(fleet.nodes, control.url))}\n`);
+  const consoleEnv = {
+    CLUPILOT_CLOUD_IMAGE_URL: images!.imageUrl,
+    CLUPILOT_CLOUD_IMAGE_SUMS_URL: images!.sumsUrl,
+    CLUPILOT_PROXMOX_KEYRING_URL: images!.keyringUrl,
+    CLUPILOT_POLL_SECONDS: "2",
+  };
+  process.stdout.write(
+    `${JSON.stringify({ ...describeLab(fleet.nodes, control.url), consoleEnv })}\n`,
+  );
   for (const node of fleet.nodes) {
     log(
       `${node.name}: ssh ${node.ssh.username}@${node.ssh.host} -p ${node.ssh.port} ` +
@@ -278,6 +296,11 @@ export async function main(argv: readonly string[]): Promise<void> {
     );
   }
   log(`control page: ${control.url}`);
+  log(
+    `start the console with: ${Object.entries(consoleEnv)
+      .map(([key, value]) => `${key}=${value}`)
+      .join(" ")} npm start`,
+  );
   if (options.register !== undefined) await registerNodes(options.register, fleet.nodes, log);
   log("running; Ctrl-C stops");
 }

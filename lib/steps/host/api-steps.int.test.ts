@@ -3,12 +3,11 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq, sql } from "drizzle-orm";
-import { createDb, type Database } from "@/lib/db/client";
+import type { Database } from "@/lib/db/client";
 import { credentials, hosts } from "@/lib/db/schema";
 import { unseal } from "@/lib/secrets/seal";
-import { startLab, type LabNode } from "@/lab";
+import type { LabNode, StartLabOptions } from "@/lab";
 import { parseUserCfg } from "@/lab/pve/access";
-import { createTestDatabase } from "@/test/db";
 import {
   apiTestPipeline,
   hostRow,
@@ -16,7 +15,7 @@ import {
   onNode,
   runToEnd,
 } from "@/test/fixtures/api-steps";
-import { startWorker, type WorkerHandle } from "@/worker/runner";
+import { startStepHarness, type StepHarness } from "@/test/fixtures/step-harness";
 import { connectHost } from "./connect-host";
 import { CONSOLE_PRIVILEGE_NAMES, CONSOLE_TOKEN_ID, createApiToken } from "./create-api-token";
 import { registerCapacity } from "./register-capacity";
@@ -35,39 +34,22 @@ const verifyOnly = apiTestPipeline("test-verify-proxmox-api", [verifyProxmoxApi]
 const capacityOnly = apiTestPipeline("test-register-capacity", [registerCapacity]);
 
 let db: Database;
-let worker: WorkerHandle;
-let cleanup: () => Promise<void>;
-const labs: LabNode[] = [];
+let harness: StepHarness;
 
 beforeAll(async () => {
-  const database = await createTestDatabase();
-  const handle = createDb(database.url, 4);
-  db = handle.db;
-  worker = await startWorker({
-    connectionString: database.url,
+  harness = await startStepHarness({
     pipelines: Object.fromEntries(
       [onboard, tokenOnly, verifyOnly, capacityOnly].map((p) => [p.name, p]),
     ),
-    concurrency: 2,
-    pollIntervalMs: 200,
-    engine: { backoffSeconds: () => 0.3, maxTransientErrors: 2 },
-    log: () => {},
+    worker: { concurrency: 2, engine: { backoffSeconds: () => 0.3, maxTransientErrors: 2 } },
+    // A short 401 delay: refused tokens are part of these tests.
+    lab: { timeScale: 0.01, pve: { apiAuthFailureDelayMs: 50 } },
   });
-  cleanup = async () => {
-    await worker.stop();
-    await Promise.all(labs.map((lab) => lab.stop()));
-    await handle.pool.end();
-    await database.drop();
-  };
+  db = harness.db;
 });
-afterAll(() => cleanup());
+afterAll(() => harness.stop());
 
-async function lab(options: Parameters<typeof startLab>[0] = {}) {
-  // A short 401 delay: refused tokens are part of these tests.
-  const node = await startLab({ timeScale: 0.01, ...options, pve: { apiAuthFailureDelayMs: 50 } });
-  labs.push(node);
-  return node;
-}
+const lab = (options?: StartLabOptions) => harness.lab(options);
 
 const userCfg = (node: LabNode) =>
   fs.readFileSync(path.join(node.root, "etc/pve/user.cfg"), "utf8");

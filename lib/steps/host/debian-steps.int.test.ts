@@ -3,20 +3,25 @@ import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
-import { createDb, type Database } from "@/lib/db/client";
+import type { Database } from "@/lib/db/client";
 import { runs } from "@/lib/db/schema";
 import { createHost } from "@/lib/hosts/create-host";
 import { ABORT_REASON } from "@/lib/pipeline/engine";
 import { definePipeline, type Pipeline, type Step } from "@/lib/pipeline/step";
 import { abortRun } from "@/lib/runs/abort-run";
 import { startRun } from "@/lib/runs/start-run";
-import { isProcessAlive, startImageServer, startLab, type ImageServer, type LabNode } from "@/lab";
+import {
+  isProcessAlive,
+  startImageServer,
+  type ImageServer,
+  type LabNode,
+  type StartLabOptions,
+} from "@/lab";
 import { PVE_KERNEL } from "@/lab/debian/catalog";
 import { markInstalled } from "@/lab/debian/dpkg-status";
 import { writeNextKernel } from "@/lab/debian/lab-state";
-import { createTestDatabase } from "@/test/db";
+import { startStepHarness, type StepHarness } from "@/test/fixtures/step-harness";
 import { waitFor } from "@/test/worker-process";
-import { startWorker, type WorkerHandle } from "@/worker/runner";
 import { checkOperatingSystem } from "./check-operating-system";
 import { onboardingConfigFromEnv, type OnboardingConfig } from "./config";
 import { configureProxmox } from "./configure-proxmox";
@@ -29,10 +34,9 @@ import { rebootIntoPveKernel } from "./reboot-into-pve-kernel";
 import { createHostServices, type HostServices } from "./services";
 
 let db: Database;
-let worker: WorkerHandle;
+let harness: StepHarness;
 let image: ImageServer;
 let cleanup: () => Promise<void>;
-const labs: LabNode[] = [];
 
 let config: OnboardingConfig;
 const pipelines: Record<string, Pipeline<HostServices>> = {};
@@ -88,34 +92,18 @@ beforeAll(async () => {
     installProxmoxKernel(),
   ]);
 
-  const database = await createTestDatabase();
-  const handle = createDb(database.url, 4);
-  db = handle.db;
   // Only these pipelines: the onboard-host run createHost starts fails at once without
   // touching the host ("not known to this worker"), leaving the host to the test's own runs.
-  worker = await startWorker({
-    connectionString: database.url,
-    pipelines,
-    concurrency: 4,
-    pollIntervalMs: 200,
-    engine: { backoffSeconds: () => 0.5, maxTransientErrors: 3 },
-    log: () => {},
-  });
+  harness = await startStepHarness({ pipelines, lab: { timeScale: 0.01 } });
+  db = harness.db;
   cleanup = async () => {
-    await worker.stop();
-    await Promise.all(labs.map((lab) => lab.stop()));
+    await harness.stop();
     await image.stop();
-    await handle.pool.end();
-    await database.drop();
   };
 });
 afterAll(() => cleanup());
 
-async function lab(options: Parameters<typeof startLab>[0] = {}) {
-  const node = await startLab({ timeScale: 0.01, ...options });
-  labs.push(node);
-  return node;
-}
+const lab = (options?: StartLabOptions) => harness.lab(options);
 
 let counter = 0;
 async function addHost(node: LabNode): Promise<string> {

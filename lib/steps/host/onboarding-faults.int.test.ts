@@ -4,21 +4,26 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
-import { createDb, type Database } from "@/lib/db/client";
+import type { Database } from "@/lib/db/client";
 import { hosts, runs } from "@/lib/db/schema";
 import { createHost } from "@/lib/hosts/create-host";
 import { hostStateOf } from "@/lib/hosts/host-state";
 import { definePipeline, type Pipeline, type Step } from "@/lib/pipeline/step";
 import { retryRun } from "@/lib/runs/retry-run";
 import { startRun } from "@/lib/runs/start-run";
-import { isProcessAlive, startImageServer, startLab, type ImageServer, type LabNode } from "@/lab";
+import {
+  isProcessAlive,
+  startImageServer,
+  type ImageServer,
+  type LabNode,
+  type StartLabOptions,
+} from "@/lab";
 import { PVE_KERNEL } from "@/lab/debian/catalog";
 import { markInstalled } from "@/lab/debian/dpkg-status";
 import { readKernel, writeNextKernel } from "@/lab/debian/lab-state";
-import { createTestDatabase } from "@/test/db";
 import { setCatalog } from "@/test/fixtures/build-vm-template";
+import { startStepHarness, type StepHarness } from "@/test/fixtures/step-harness";
 import { waitFor } from "@/test/worker-process";
-import { startWorker, type WorkerHandle } from "@/worker/runner";
 import { onboardingConfigFromEnv, type OnboardingConfig } from "./config";
 import { configureProxmox } from "./configure-proxmox";
 import { connectHost } from "./connect-host";
@@ -36,10 +41,9 @@ import { createHostServices, type HostServices } from "./services";
 
 let db: Database;
 let dbUrl: string;
-let worker: WorkerHandle;
+let harness: StepHarness;
 let image: ImageServer;
 let cleanup: () => Promise<void>;
-const labs: LabNode[] = [];
 const children: ChildProcess[] = [];
 
 let config: OnboardingConfig;
@@ -78,38 +82,25 @@ beforeAll(async () => {
   rebootOnly = pipeline("test-faults-reboot", [connectHost, rebootIntoPveKernel(config)]);
   networkOnly = pipeline("test-faults-network", [connectHost, configureProxmox]);
 
-  const database = await createTestDatabase();
-  dbUrl = database.url;
-  const handle = createDb(database.url, 4);
-  db = handle.db;
   // Only the test pipelines: the onboard-host run createHost starts fails at once ("not known
   // to this worker") without touching the host, leaving it to the test's own runs. The crash
   // test stops this worker and runs onboard-host in real worker processes.
-  worker = await startWorker({
-    connectionString: database.url,
+  harness = await startStepHarness({
     pipelines,
-    concurrency: 4,
-    pollIntervalMs: 200,
-    engine: { backoffSeconds: () => 0.5, maxTransientErrors: 3 },
-    periodicChecks: false,
-    log: () => {},
+    worker: { periodicChecks: false },
+    lab: { timeScale: 0.01 },
   });
+  db = harness.db;
+  dbUrl = harness.databaseUrl;
   cleanup = async () => {
     for (const child of children) if (child.exitCode === null) child.kill("SIGKILL");
-    await worker.stop();
-    await Promise.all(labs.map((lab) => lab.stop()));
+    await harness.stop();
     await image.stop();
-    await handle.pool.end();
-    await database.drop();
   };
 });
 afterAll(() => cleanup());
 
-async function lab(options: Parameters<typeof startLab>[0] = {}) {
-  const node = await startLab({ timeScale: 0.01, ...options });
-  labs.push(node);
-  return node;
-}
+const lab = (options?: StartLabOptions) => harness.lab(options);
 
 let counter = 0;
 async function addHost(node: LabNode): Promise<{ hostId: string; runId: string }> {
@@ -306,7 +297,7 @@ describe("onboarding failure paths against the lab's faults", () => {
 describe("worker kill -9 during the whole onboarding", () => {
   it("killed while the host is down for the reboot, and again while apt installs Proxmox VE: the next worker finishes the run, the host is active, one reboot, one apt job", async () => {
     // From here on only real worker processes run onboard-host.
-    await worker.stop();
+    await harness.worker.stop();
     await setCatalog(db, [9100]); // BuildVmTemplate builds one template (and enables images on local)
     const node = await lab();
     // The host stays down 3 s (real) after the reboot: time to kill the worker meanwhile.

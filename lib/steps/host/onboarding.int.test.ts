@@ -1,16 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
-import { createDb, type Database } from "@/lib/db/client";
+import type { Database } from "@/lib/db/client";
 import { credentials, hosts, runs } from "@/lib/db/schema";
 import { createHost } from "@/lib/hosts/create-host";
 import { abortRun } from "@/lib/runs/abort-run";
 import { retryRun } from "@/lib/runs/retry-run";
 import { startRun } from "@/lib/runs/start-run";
 import { ABORT_REASON } from "@/lib/pipeline/engine";
-import { generateClientKey, startLab, type LabNode } from "@/lab";
-import { createTestDatabase } from "@/test/db";
+import { generateClientKey, type LabNode, type StartLabOptions } from "@/lab";
+import { startStepHarness, type StepHarness } from "@/test/fixtures/step-harness";
 import { waitFor } from "@/test/worker-process";
-import { startWorker, type WorkerHandle } from "@/worker/runner";
 import { createOnboardHostPipeline } from ".";
 import { checkOperatingSystem } from "./check-operating-system";
 import { onboardingConfigFromEnv } from "./config";
@@ -25,36 +24,15 @@ const onboardHostPipeline = createOnboardHostPipeline(config, {
 const pipelines = { [onboardHostPipeline.name]: onboardHostPipeline };
 
 let db: Database;
-let worker: WorkerHandle;
-let cleanup: () => Promise<void>;
-const labs: LabNode[] = [];
+let harness: StepHarness;
 
 beforeAll(async () => {
-  const database = await createTestDatabase();
-  const handle = createDb(database.url, 4);
-  db = handle.db;
-  worker = await startWorker({
-    connectionString: database.url,
-    pipelines,
-    concurrency: 4,
-    pollIntervalMs: 200,
-    engine: { backoffSeconds: () => 0.5, maxTransientErrors: 3 },
-    log: () => {},
-  });
-  cleanup = async () => {
-    await worker.stop();
-    await Promise.all(labs.map((lab) => lab.stop()));
-    await handle.pool.end();
-    await database.drop();
-  };
+  harness = await startStepHarness({ pipelines });
+  db = harness.db;
 });
-afterAll(() => cleanup());
+afterAll(() => harness.stop());
 
-async function lab(options: Parameters<typeof startLab>[0] = {}) {
-  const node = await startLab(options);
-  labs.push(node);
-  return node;
-}
+const lab = (options?: StartLabOptions) => harness.lab(options);
 
 let counter = 0;
 async function addHost(node: LabNode, auth: { password?: string; privateKey?: string } = {}) {

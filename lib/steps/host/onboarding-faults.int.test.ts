@@ -178,7 +178,7 @@ describe("onboarding failure paths against the lab's faults", () => {
     // What happened (the install, apt's exit status, who holds the lock) and what to do
     // (apt's own hint: another process is using it), on one line.
     expect(failed.failureReason).toMatch(
-      /^installing proxmox-default-kernel failed \(exit 100\): E: Could not get lock \/var\/lib\/dpkg\/lock-frontend\. It is held by process \d+ \(apt-get\) ⏎ E: Unable to acquire the dpkg frontend lock \(\/var\/lib\/dpkg\/lock-frontend\), is another process using it\?$/,
+      /^installing proxmox-default-kernel failed \(exit 100\): E: Could not get lock \/var\/lib\/dpkg\/lock-frontend\. It is held by process \d+ \(apt-get\) ⏎ E: Unable to acquire the dpkg frontend lock \(\/var\/lib\/dpkg\/lock-frontend\), is another process using it\? — fix what the output names on the host .*, then Retry$/,
     );
     expect(await read(node, "var/lib/dpkg/status")).not.toContain(
       "Package: proxmox-default-kernel\n",
@@ -280,6 +280,7 @@ describe("onboarding failure paths against the lab's faults", () => {
     expect(failed.failureReason).toMatch(
       /^ifreload -a refused the vmbr0 configuration, so the old one was restored: error: vmbr0: cmd '\/bin\/ip link add name vmbr0 type bridge' failed: returned 2 \(Error: Unknown device type\./,
     );
+    expect(failed.failureReason).toMatch(/then Retry$/);
     expect(failed.failureReason).not.toContain("\n");
     expect(await read(node, "etc/network/interfaces")).toBe(interfacesBefore);
     expect(await read(node, ".lab/network-applied")).toBe(appliedBefore);

@@ -115,11 +115,13 @@ export function readJobCommand(name: string, offset: number): string {
   return [
     `d=${jobDir(name)}`,
     `off=${offset}`,
-    'state=$(cat "$d/state" 2>/dev/null)',
-    'ex=$(cat "$d/exit" 2>/dev/null)',
     'pid=$(cat "$d/pid" 2>/dev/null)',
     "alive=no",
     `case "$pid" in ''|*[!0-9]*) ;; *) if kill -0 "$pid" 2>/dev/null && tr '\\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF ${sh`${cmdlineMarker(name)}`}; then alive=yes; fi ;; esac`,
+    // Liveness first, the state after: a job that writes its result and exits between the two
+    // reads must read as finished, not as "running but dead".
+    'state=$(cat "$d/state" 2>/dev/null)',
+    'ex=$(cat "$d/exit" 2>/dev/null)',
     'lines=$(wc -l < "$d/log" 2>/dev/null || echo 0)',
     'if [ "$lines" -lt "$off" ]; then off=0; fi',
     `echo "${HEADER} state=\${state:-none} alive=$alive exit=\${ex:-none} lines=$lines"`,

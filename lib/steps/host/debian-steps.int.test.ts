@@ -9,7 +9,6 @@ import { createHost } from "@/lib/hosts/create-host";
 import { ABORT_REASON } from "@/lib/pipeline/engine";
 import { definePipeline, type Pipeline, type Step } from "@/lib/pipeline/step";
 import { abortRun } from "@/lib/runs/abort-run";
-import { startRun } from "@/lib/runs/start-run";
 import {
   isProcessAlive,
   startImageServer,
@@ -32,6 +31,7 @@ import { installProxmoxVe } from "./install-proxmox-ve";
 import { prepareHostname } from "./prepare-hostname";
 import { rebootIntoPveKernel } from "./reboot-into-pve-kernel";
 import { createHostServices, type HostServices } from "./services";
+import { settled as settledRun, startTestRun } from "@/test/runs";
 
 let db: Database;
 let harness: StepHarness;
@@ -124,20 +124,9 @@ async function addHost(node: LabNode): Promise<string> {
   return hostId;
 }
 
-async function run(p: Pipeline<HostServices>, hostId: string) {
-  return db.transaction((tx) => startRun(tx, { pipeline: p, hostId, actor: "test" }));
-}
+const run = (p: Pipeline<HostServices>, hostId: string) => startTestRun(db, p, hostId);
 
-async function settled(runId: string, timeoutMs = 60_000) {
-  return waitFor(
-    `run ${runId} to stop running`,
-    async () => {
-      const [row] = await db.select().from(runs).where(eq(runs.id, runId));
-      return row && row.status !== "running" && row;
-    },
-    timeoutMs,
-  );
-}
+const settled = (runId: string, timeoutMs?: number) => settledRun(db, runId, timeoutMs);
 
 /** Every file under the lab root with its SHA-256, logs left out (they grow by design). */
 async function snapshot(root: string): Promise<Map<string, string>> {

@@ -5,12 +5,11 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
-import { hosts, runs } from "@/lib/db/schema";
+import { hosts } from "@/lib/db/schema";
 import { createHost } from "@/lib/hosts/create-host";
 import { hostStateOf } from "@/lib/hosts/host-state";
 import { definePipeline, type Pipeline, type Step } from "@/lib/pipeline/step";
 import { retryRun } from "@/lib/runs/retry-run";
-import { startRun } from "@/lib/runs/start-run";
 import {
   isProcessAlive,
   startImageServer,
@@ -31,6 +30,7 @@ import { installProxmoxKernel } from "./install-proxmox-kernel";
 import { installProxmoxRepository } from "./install-proxmox-repository";
 import { REBOOT_COMMAND, rebootIntoPveKernel } from "./reboot-into-pve-kernel";
 import { createHostServices, type HostServices } from "./services";
+import { runRow as runRowOf, settled as settledRun, startTestRun } from "@/test/runs";
 
 /**
  * The onboarding chain against the lab's faults (issue 5, "Tests"): each failure stops the run
@@ -126,30 +126,16 @@ async function addTestHost(node: LabNode): Promise<string> {
   return hostId;
 }
 
-async function run(p: Pipeline<HostServices>, hostId: string) {
-  return db.transaction((tx) => startRun(tx, { pipeline: p, hostId, actor: "test" }));
-}
+const run = (p: Pipeline<HostServices>, hostId: string) => startTestRun(db, p, hostId);
 
-async function runRow(runId: string) {
-  const [row] = await db.select().from(runs).where(eq(runs.id, runId));
-  return row!;
-}
+const runRow = (runId: string) => runRowOf(db, runId);
 
 async function hostRow(hostId: string) {
   const [row] = await db.select().from(hosts).where(eq(hosts.id, hostId));
   return row!;
 }
 
-async function settled(runId: string, timeoutMs = 60_000) {
-  return waitFor(
-    `run ${runId} to stop running`,
-    async () => {
-      const row = await runRow(runId);
-      return row.status !== "running" && row;
-    },
-    timeoutMs,
-  );
-}
+const settled = (runId: string, timeoutMs?: number) => settledRun(db, runId, timeoutMs);
 
 const read = (node: LabNode, file: string) => readFile(path.join(node.root, file), "utf8");
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
-import { credentials, hosts, runs } from "@/lib/db/schema";
+import { credentials, runs } from "@/lib/db/schema";
 import { createHost } from "@/lib/hosts/create-host";
 import { abortRun } from "@/lib/runs/abort-run";
 import { retryRun } from "@/lib/runs/retry-run";
@@ -14,6 +14,7 @@ import { createOnboardHostPipeline } from ".";
 import { checkOperatingSystem } from "./check-operating-system";
 import { onboardingConfigFromEnv } from "./config";
 import { connectHost } from "./connect-host";
+import { hostRow, settled as settledRun } from "@/test/runs";
 
 // The foundation's steps alone: what ConnectHost and CheckOperatingSystem do with a host; the
 // whole chain is proven in debian-steps, api-steps and the end-to-end tests.
@@ -52,21 +53,9 @@ async function addHost(node: LabNode, auth: { password?: string; privateKey?: st
   );
 }
 
-async function settled(runId: string, timeoutMs = 30_000) {
-  return waitFor(
-    `run ${runId} to stop running`,
-    async () => {
-      const [run] = await db.select().from(runs).where(eq(runs.id, runId));
-      return run && run.status !== "running" && run;
-    },
-    timeoutMs,
-  );
-}
+const settled = (runId: string, timeoutMs = 30_000) => settledRun(db, runId, timeoutMs);
 
-async function host(hostId: string) {
-  const [row] = await db.select().from(hosts).where(eq(hosts.id, hostId));
-  return row!;
-}
+const host = (hostId: string) => hostRow(db, hostId);
 
 describe("onboarding against a lab host over real SSH", () => {
   it("a Debian 13 host passes ConnectHost and CheckOperatingSystem and pins its host key", async () => {

@@ -1,0 +1,35 @@
+import { eq } from "drizzle-orm";
+import type { Database } from "@/lib/db/client";
+import { hosts, runs } from "@/lib/db/schema";
+import { startRun } from "@/lib/runs/start-run";
+import type { AnyPipeline } from "@/lib/pipeline/step";
+import { waitFor } from "./worker-process";
+
+/** Run and host rows, starting a run, and waiting for it to end: what every run test needs. */
+
+export async function runRow(db: Database, runId: string) {
+  const [run] = await db.select().from(runs).where(eq(runs.id, runId));
+  return run!;
+}
+
+export async function hostRow(db: Database, hostId: string) {
+  const [host] = await db.select().from(hosts).where(eq(hosts.id, hostId));
+  return host!;
+}
+
+export function startTestRun(db: Database, pipeline: AnyPipeline, hostId: string): Promise<string> {
+  return db.transaction((tx) => startRun(tx, { pipeline, hostId, actor: "test" }));
+}
+
+/** The run's row once it has stopped running. */
+export async function settled(db: Database, runId: string, timeoutMs = 60_000) {
+  return waitFor(
+    `run ${runId} to stop running`,
+    async () => {
+      const run = await runRow(db, runId);
+      return run.status !== "running" && run;
+    },
+    timeoutMs,
+    50,
+  );
+}

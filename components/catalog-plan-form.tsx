@@ -1,9 +1,15 @@
 "use client";
 
 import { useRouter } from "next/navigation";
-import { startTransition, useActionState, useEffect, useRef } from "react";
+import { useActionState, useEffect, useRef } from "react";
 import { createPlanAction, type CreatePlanResult } from "@/lib/actions/create-plan";
-import { errorsOf, FormError, TextField, useFocusFirstInvalid } from "./catalog-form-fields";
+import {
+  errorsOf,
+  FormError,
+  submitKeepingInput,
+  TextField,
+  useFocusFirstInvalid,
+} from "./form-fields";
 
 /** Field order of the form: the first invalid one in this order gets the focus. */
 const FIELDS = ["slug", "name"] as const;
@@ -33,13 +39,7 @@ export function CatalogPlanForm() {
       className="form"
       action={formAction}
       noValidate
-      // Submitting through a transition ourselves keeps what the operator typed (React resets
-      // a form after an action passed to `action`); without JavaScript, `action` still works.
-      onSubmit={(event) => {
-        event.preventDefault();
-        const data = new FormData(event.currentTarget);
-        startTransition(() => formAction(data));
-      }}
+      onSubmit={submitKeepingInput(formAction)}
       data-testid="plan-form"
     >
       {state && !state.ok && <FormError state={state} fields={FIELDS} ref={formErrorRef} />}

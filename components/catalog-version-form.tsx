@@ -1,12 +1,18 @@
 "use client";
 
 import { useRouter } from "next/navigation";
-import { startTransition, useActionState, useEffect, useRef } from "react";
+import { useActionState, useEffect, useRef } from "react";
 import {
   createPlanVersionAction,
   type CreatePlanVersionResult,
 } from "@/lib/actions/create-plan-version";
-import { errorsOf, FormError, TextField, useFocusFirstInvalid } from "./catalog-form-fields";
+import {
+  errorsOf,
+  FormError,
+  submitKeepingInput,
+  TextField,
+  useFocusFirstInvalid,
+} from "./form-fields";
 
 /** Field order of the form: the first invalid one in this order gets the focus. */
 const FIELDS = [
@@ -51,17 +57,12 @@ export function CatalogVersionForm({
       className="form"
       action={formAction}
       noValidate
-      // Submitting through a transition ourselves keeps what the operator typed (React resets
-      // a form after an action passed to `action`); without JavaScript, `action` still works.
-      onSubmit={(event) => {
-        event.preventDefault();
-        const data = new FormData(event.currentTarget);
+      onSubmit={submitKeepingInput(formAction, (data) => {
         for (const field of SALE_WINDOW) {
           const value = data.get(field);
           if (typeof value === "string" && value) data.set(field, `${value}Z`);
         }
-        startTransition(() => formAction(data));
-      }}
+      })}
       data-testid="version-form"
     >
       {state && !state.ok && <FormError state={state} fields={FIELDS} ref={formErrorRef} />}

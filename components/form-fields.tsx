@@ -1,12 +1,19 @@
 "use client";
 
-import { useEffect, type InputHTMLAttributes, type ReactNode, type RefObject } from "react";
+import {
+  startTransition,
+  useEffect,
+  type FormEvent,
+  type InputHTMLAttributes,
+  type ReactNode,
+  type RefObject,
+} from "react";
 import type { ActionResult } from "@/lib/actions/action-result";
 
 /*
- * The pieces the catalog forms share: labelled fields whose error is tied to the control
- * (aria-invalid + aria-describedby), the form-level error notice, and moving the focus to the
- * first invalid field after a failed submit. Same markup and classes as the add-host form.
+ * The pieces every console form shares: labelled fields whose error is tied to the control
+ * (aria-invalid + aria-describedby), the form-level error notice, moving the focus to the first
+ * invalid field after a failed submit, and submitting without losing what was typed.
  */
 
 type Failure = Extract<ActionResult, { ok: false }>;
@@ -98,14 +105,36 @@ export function Field({
           {hint}
         </p>
       )}
-      {error && (
-        <p id={`${name}-error`} className="field-error" data-testid={`error-${name}`}>
-          <span aria-hidden="true">✕ </span>
-          {error}
-        </p>
-      )}
+      <FieldError field={name} error={error} />
     </div>
   );
+}
+
+/** A field's error, for controls that are not a single labelled input (radio groups). */
+export function FieldError({ field, error }: { field: string; error: string | undefined }) {
+  if (!error) return null;
+  return (
+    <p id={`${field}-error`} className="field-error" data-testid={`error-${field}`}>
+      <span aria-hidden="true">✕ </span>
+      {error}
+    </p>
+  );
+}
+
+/**
+ * Submits through a transition ourselves: React resets a form after an action passed to
+ * `action`, which would throw away what the operator typed. Without JavaScript, `action` works.
+ */
+export function submitKeepingInput(
+  formAction: (data: FormData) => void,
+  prepare?: (data: FormData) => void,
+) {
+  return (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const data = new FormData(event.currentTarget);
+    prepare?.(data);
+    startTransition(() => formAction(data));
+  };
 }
 
 export function TextField({

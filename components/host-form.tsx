@@ -1,16 +1,17 @@
 "use client";
 
 import { useRouter } from "next/navigation";
-import {
-  startTransition,
-  useActionState,
-  useEffect,
-  useRef,
-  useState,
-  type InputHTMLAttributes,
-  type ReactNode,
-} from "react";
+import { useActionState, useEffect, useRef, useState } from "react";
 import { createHostAction, type CreateHostResult } from "@/lib/actions/create-host";
+import {
+  errorsOf,
+  Field,
+  FieldError,
+  FormError,
+  submitKeepingInput,
+  TextField,
+  useFocusFirstInvalid,
+} from "./form-fields";
 
 /** Field order of the form: the first invalid one in this order gets the focus. */
 const FIELDS = [
@@ -40,24 +41,13 @@ export function HostForm() {
   const formRef = useRef<HTMLFormElement>(null);
   const formErrorRef = useRef<HTMLDivElement>(null);
 
+  useFocusFirstInvalid(state, FIELDS, formRef, formErrorRef);
   useEffect(() => {
-    if (!state) return;
-    if (state.ok) {
-      router.push(`/hosts/${state.hostId}`);
-      return;
-    }
-    const first = FIELDS.find((field) => state.fieldErrors[field]?.length);
-    const target = first
-      ? formRef.current?.querySelector<HTMLElement>(`[name="${first}"]`)
-      : formErrorRef.current;
-    target?.focus();
+    if (state?.ok) router.push(`/hosts/${state.hostId}`);
   }, [state, router]);
 
-  const errors = state && !state.ok ? state.fieldErrors : {};
+  const errors = errorsOf(state);
   const errorOf = (field: FieldName) => errors[field]?.[0];
-  const unknownFieldErrors = Object.entries(errors).filter(
-    ([field]) => !(FIELDS as readonly string[]).includes(field),
-  );
 
   return (
     <form
@@ -65,31 +55,10 @@ export function HostForm() {
       className="form"
       action={formAction}
       noValidate
-      // Submitting through a transition ourselves keeps what the operator typed (React resets
-      // a form after an action passed to `action`); without JavaScript, `action` still works.
-      onSubmit={(event) => {
-        event.preventDefault();
-        const data = new FormData(event.currentTarget);
-        startTransition(() => formAction(data));
-      }}
+      onSubmit={submitKeepingInput(formAction)}
       data-testid="host-form"
     >
-      {state && !state.ok && (
-        <div
-          ref={formErrorRef}
-          className="notice notice-error"
-          role="alert"
-          tabIndex={-1}
-          data-testid="form-error"
-        >
-          <p>{state.message}</p>
-          {unknownFieldErrors.map(([field, messages]) => (
-            <p key={field}>
-              {field}: {messages[0]}
-            </p>
-          ))}
-        </div>
-      )}
+      {state && !state.ok && <FormError state={state} fields={FIELDS} ref={formErrorRef} />}
 
       <TextField
         name="name"
@@ -216,74 +185,5 @@ export function HostForm() {
         </button>
       </div>
     </form>
-  );
-}
-
-type ControlProps = {
-  id: string;
-  name: string;
-  "aria-invalid": true | undefined;
-  "aria-describedby": string | undefined;
-};
-
-function Field({
-  name,
-  label,
-  error,
-  hint,
-  children,
-}: {
-  name: FieldName;
-  label: string;
-  error: string | undefined;
-  hint?: string;
-  children: (props: ControlProps) => ReactNode;
-}) {
-  const describedBy = [hint && `${name}-hint`, error && `${name}-error`].filter(Boolean).join(" ");
-  return (
-    <div className={`field${error ? " field-invalid" : ""}`}>
-      <label htmlFor={name}>{label}</label>
-      {children({
-        id: name,
-        name,
-        "aria-invalid": error ? true : undefined,
-        "aria-describedby": describedBy || undefined,
-      })}
-      {hint && (
-        <p id={`${name}-hint`} className="field-hint">
-          {hint}
-        </p>
-      )}
-      <FieldError field={name} error={error} />
-    </div>
-  );
-}
-
-function FieldError({ field, error }: { field: FieldName; error: string | undefined }) {
-  if (!error) return null;
-  return (
-    <p id={`${field}-error`} className="field-error" data-testid={`error-${field}`}>
-      <span aria-hidden="true">✕ </span>
-      {error}
-    </p>
-  );
-}
-
-function TextField({
-  name,
-  label,
-  error,
-  hint,
-  ...input
-}: {
-  name: FieldName;
-  label: string;
-  error: string | undefined;
-  hint?: string;
-} & Omit<InputHTMLAttributes<HTMLInputElement>, "name" | "id">) {
-  return (
-    <Field name={name} label={label} error={error} hint={hint}>
-      {(props) => <input type="text" {...input} {...props} />}
-    </Field>
   );
 }

@@ -64,8 +64,8 @@ async function main() {
     const { db, pool } = createDb(url, 8);
     const config = labBuildConfig(image, { pollSeconds: POLL_SECONDS });
     const modes = {
-      watch: buildTemplatePipeline("bench-template-watch", config, { db: () => db, watch: true }),
-      plain: buildTemplatePipeline("bench-template-plain", config, { db: () => db, watch: false }),
+      watch: buildTemplatePipeline("bench-template-watch", config, { watch: true }),
+      plain: buildTemplatePipeline("bench-template-plain", config, { watch: false }),
     };
     const worker = await startWorker({
       connectionString: url,

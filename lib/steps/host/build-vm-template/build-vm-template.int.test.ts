@@ -52,7 +52,7 @@ beforeAll(async () => {
   db = handle.db;
   image = await startImageServer({ imageSizeBytes: 256 * 1024 });
   config = labBuildConfig(image);
-  pipeline = buildTemplatePipeline("test-build-vm-template", config, { db: () => db });
+  pipeline = buildTemplatePipeline("test-build-vm-template", config);
   // A driver that writes its pid and dies before it writes any state: the start "did not take".
   const brokenDir = path.join(scratch, "broken");
   fs.mkdirSync(brokenDir);
@@ -65,7 +65,6 @@ beforeAll(async () => {
     '#!/bin/bash\nd="${CLUPILOT_STATE_DIR:-/var/lib/clupilot}/template-build"\necho "$$" > "$d/pid"\nexit 1\n',
   );
   brokenDriver = buildTemplatePipeline("test-build-vm-template-broken", config, {
-    db: () => db,
     scriptsDir: brokenDir,
   });
   worker = await startWorker({

@@ -46,7 +46,7 @@ beforeAll(async () => {
   const handle = createDb(database.url, 6);
   db = handle.db;
   image = await startImageServer({ imageSizeBytes: 256 * 1024 });
-  pipeline = buildTemplatePipeline(PIPELINE, labBuildConfig(image), { db: () => db });
+  pipeline = buildTemplatePipeline(PIPELINE, labBuildConfig(image));
   worker = await startWorker({
     connectionString: database.url,
     pipelines: { [pipeline.name]: pipeline },

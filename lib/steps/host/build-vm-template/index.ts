@@ -4,7 +4,6 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { eq } from "drizzle-orm";
 import { requiredTemplateVmids } from "@/lib/catalog/required-template-vmids";
-import type { Database } from "@/lib/db/client";
 import { runAbortRequests } from "@/lib/db/schema";
 import { tailIntoRunLog, type RemoteExec } from "@/lib/logs/tail-remote-file";
 import {
@@ -55,10 +54,6 @@ export const DEFAULT_SCRIPTS_DIR = path.resolve(
 
 export type BuildVmTemplateOptions = {
   /**
-   * Another database than the tick's (services.db), for tests that drive the step directly.
-   */
-  db?: () => Database;
-  /**
    * Wait on the host for the build's state or phase to change (one command per poll, up to
    * `pollSeconds`) instead of reading the status once and sleeping. Default true; false is the
    * plain poll, kept for the benchmark's baseline.
@@ -84,7 +79,7 @@ export function buildVmTemplate(
   options: BuildVmTemplateOptions = {},
 ): Step<HostServices> {
   type Ctx = StepContext<HostServices>;
-  const database = (ctx: Ctx) => options.db?.() ?? ctx.services.db;
+  const database = (ctx: Ctx) => ctx.services.db;
   const watch = options.watch ?? true;
   const scriptsDir = options.scriptsDir ?? DEFAULT_SCRIPTS_DIR;
 

@@ -1,6 +1,16 @@
-export type AppErrorCode = "not_found" | "conflict" | "invalid_input" | "unavailable";
+export type AppErrorCode =
+  | "unauthenticated"
+  | "forbidden"
+  | "not_found"
+  | "conflict"
+  | "invalid_input"
+  | "rate_limited"
+  | "unavailable";
 
 const HTTP_STATUS: Record<AppErrorCode, number> = {
+  unauthenticated: 401,
+  forbidden: 403,
+  rate_limited: 429,
   not_found: 404,
   conflict: 409,
   invalid_input: 400,

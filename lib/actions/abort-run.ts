@@ -18,7 +18,7 @@ export async function abortRunAction(
   input: FormData | { runId: string },
 ): Promise<ActionResult<{ runId: string }>> {
   try {
-    const actor = await currentActor();
+    const actor = (await currentActor("operator")).name;
     const { runId } = ZAbortRun.parse(inputObject(input));
     await abortRun(getDb(), { runId, actor });
     revalidatePath("/hosts", "layout");

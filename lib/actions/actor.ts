@@ -1,7 +1,17 @@
+import type { Role } from "@/lib/auth/roles";
+
+/** The signed-in user (or API token owner) an action or request runs as. */
+export type Actor = { userId: string | null; name: string; role: Role };
+
 /**
- * Who is acting, as recorded in events. There are no users yet; when authentication arrives,
- * this is the one place that learns to read the session (and to refuse when there is none).
+ * Who is acting, checked against the role the action needs: throws AppError "unauthenticated"
+ * (401) without a valid session or API token, "forbidden" (403) when the role is too low.
+ * Works in server actions and route handlers alike (it reads the request's cookies and
+ * Authorization header through next/headers).
+ *
+ * TEMPORARY until issue 7's session layer lands in this file: everyone is an admin.
  */
-export async function currentActor(): Promise<string> {
-  return "operator";
+export async function currentActor(required: Role): Promise<Actor> {
+  void required;
+  return { userId: null, name: "operator", role: "admin" };
 }

@@ -18,7 +18,7 @@ export async function createHostAction(
   input: FormData | Record<string, unknown>,
 ): Promise<CreateHostResult> {
   try {
-    const actor = await currentActor();
+    const actor = (await currentActor("operator")).name;
     const parsed = ZCreateHost.parse(inputObject(input));
     const { hostId, runId } = await createHost(getDb(), parsed, actor);
     revalidatePath("/hosts");

@@ -15,7 +15,7 @@ export async function createPlanVersionAction(
   input: FormData | Record<string, unknown>,
 ): Promise<CreatePlanVersionResult> {
   try {
-    const actor = await currentActor();
+    const actor = (await currentActor("admin")).name;
     const parsed = ZCreatePlanVersion.parse(inputObject(input));
     const planVersionId = await createPlanVersion(getDb(), parsed, actor);
     revalidatePath("/catalog", "layout");

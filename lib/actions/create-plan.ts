@@ -15,7 +15,7 @@ export async function createPlanAction(
   input: FormData | Record<string, unknown>,
 ): Promise<CreatePlanResult> {
   try {
-    const actor = await currentActor();
+    const actor = (await currentActor("admin")).name;
     const parsed = ZCreatePlan.parse(inputObject(input));
     const planId = await createPlan(getDb(), parsed, actor);
     revalidatePath("/catalog", "layout");

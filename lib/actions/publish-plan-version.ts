@@ -15,7 +15,7 @@ export async function publishPlanVersionAction(
   input: FormData | { planVersionId: string },
 ): Promise<ActionResult<{ planVersionId: string }>> {
   try {
-    const actor = await currentActor();
+    const actor = (await currentActor("admin")).name;
     const { planVersionId } = ZPublishPlanVersion.parse(inputObject(input));
     await publishPlanVersion(getDb(), planVersionId, actor);
     revalidatePath("/catalog", "layout");

@@ -15,7 +15,7 @@ export async function reonboardHostAction(
   input: FormData | { hostId: string },
 ): Promise<ActionResult<{ runId: string }>> {
   try {
-    const actor = await currentActor();
+    const actor = (await currentActor("operator")).name;
     const { hostId } = ZReonboardHost.parse(inputObject(input));
     const { runId } = await reonboardHost(getDb(), { hostId, actor });
     revalidatePath("/hosts", "layout");

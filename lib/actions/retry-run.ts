@@ -15,7 +15,7 @@ export async function retryRunAction(
   input: FormData | { runId: string },
 ): Promise<ActionResult<{ runId: string }>> {
   try {
-    const actor = await currentActor();
+    const actor = (await currentActor("operator")).name;
     const { runId } = ZRetryRun.parse(inputObject(input));
     await retryRun(getDb(), { runId, actor });
     revalidatePath("/hosts", "layout");

@@ -20,7 +20,7 @@ export async function GET(): Promise<Response> {
 /** Adds a host and starts its onboarding: 201 `{ hostId, runId }`. */
 export async function POST(request: Request): Promise<Response> {
   try {
-    const actor = await currentActor();
+    const actor = (await currentActor("operator")).name;
     const input = ZCreateHost.parse(await readJson(request));
     return json(await createHost(getDb(), input, actor), 201);
   } catch (error) {

@@ -6,3 +6,4 @@ export * from "./events";
 export * from "./worker-heartbeats";
 export * from "./run-log-chunks";
 export * from "./catalog";
+export * from "./audit";

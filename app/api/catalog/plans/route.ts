@@ -10,7 +10,7 @@ export const runtime = "nodejs";
 /** Adds a plan: 201 `{ planId }`; 409 with a `slug` field error when the slug is taken. */
 export async function POST(request: Request): Promise<Response> {
   try {
-    const actor = await currentActor();
+    const actor = (await currentActor("admin")).name;
     const input = ZCreatePlan.parse(await readJson(request));
     return json({ planId: await createPlan(getDb(), input, actor) }, 201);
   } catch (error) {

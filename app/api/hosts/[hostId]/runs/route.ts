@@ -16,7 +16,7 @@ export async function POST(
   { params }: { params: Promise<{ hostId: string }> },
 ): Promise<Response> {
   try {
-    const actor = await currentActor();
+    const actor = (await currentActor("operator")).name;
     const hostId = parseId(ZHostId, (await params).hostId, "hostId");
     return json(await reonboardHost(getDb(), { hostId, actor }), 201);
   } catch (error) {

@@ -16,7 +16,7 @@ export async function POST(
   { params }: { params: Promise<{ runId: string }> },
 ): Promise<Response> {
   try {
-    const actor = await currentActor();
+    const actor = (await currentActor("operator")).name;
     const runId = parseId(ZRunId, (await params).runId, "runId");
     await abortRun(getDb(), { runId, actor });
     return json({ runId }, 202);

@@ -17,7 +17,7 @@ export async function POST(
   { params }: { params: Promise<{ planId: string }> },
 ): Promise<Response> {
   try {
-    const actor = await currentActor();
+    const actor = (await currentActor("admin")).name;
     const body = await readJson(request);
     // A body that is not an object (an array, a number) then fails on every field: 400.
     const fields = typeof body === "object" && body !== null && !Array.isArray(body) ? body : {};

@@ -16,7 +16,7 @@ export async function POST(
   { params }: { params: Promise<{ versionId: string }> },
 ): Promise<Response> {
   try {
-    const actor = await currentActor();
+    const actor = (await currentActor("admin")).name;
     const { planVersionId } = ZPublishPlanVersion.parse({
       planVersionId: (await params).versionId,
     });

@@ -1,0 +1,31 @@
+import { z } from "zod";
+
+/** Every audited action, named `<subject>.<verb>`; the audit page filters on these. */
+export const AUDIT_ACTIONS = [
+  "auth.setup",
+  "auth.sign_in",
+  "auth.sign_out",
+  "user.create",
+  "user.role_change",
+  "user.disable",
+  "user.enable",
+  "user.password_change",
+  "token.create",
+  "token.revoke",
+  "host.create",
+  "host.edit",
+  "host.clear_pin",
+  "host.reonboard",
+  "host.decommission",
+  "host.delete",
+  "run.retry",
+  "run.abort",
+  "catalog.plan_create",
+  "catalog.version_create",
+  "catalog.version_publish",
+  "console_key.rotate",
+  "secrets.rotate",
+] as const;
+
+export const ZAuditAction = z.enum(AUDIT_ACTIONS);
+export type AuditAction = z.infer<typeof ZAuditAction>;

@@ -1,0 +1,60 @@
+import type { Database } from "@/lib/db/client";
+import { auditLog } from "@/lib/db/schema";
+import { AppError } from "@/lib/errors";
+import type { AuditAction } from "./actions";
+
+export type AuditActor = { userId: string | null; name: string };
+export type AuditEntry = {
+  actor: AuditActor;
+  action: AuditAction;
+  /** What was acted on, e.g. `host:<uuid>`, `user:alice`; null when there is no single target. */
+  target: string | null;
+  outcome: "success" | "failure" | "denied";
+  detail?: Record<string, unknown>;
+};
+
+/** The one write path into the audit log (it is append-only: nothing updates or deletes). */
+export async function recordAudit(db: Database, entry: AuditEntry): Promise<void> {
+  await db.insert(auditLog).values({
+    actorUserId: entry.actor.userId,
+    actorName: entry.actor.name,
+    action: entry.action,
+    target: entry.target,
+    outcome: entry.outcome,
+    detail: entry.detail ?? null,
+  });
+}
+
+/**
+ * Runs an audited action and records how it ended: success, or failure with the user-facing
+ * reason (an AppError's message; never the text of an unexpected error, which may carry
+ * parameters). The action's own error is rethrown unchanged.
+ */
+export async function audited<T>(
+  db: Database,
+  entry: Omit<AuditEntry, "outcome" | "target"> & {
+    target: string | null | ((result: T) => string | null);
+  },
+  action: () => Promise<T>,
+): Promise<T> {
+  const targetOf = (result?: T) =>
+    typeof entry.target === "function"
+      ? result === undefined
+        ? null
+        : entry.target(result)
+      : entry.target;
+  try {
+    const result = await action();
+    await recordAudit(db, { ...entry, target: targetOf(result), outcome: "success" });
+    return result;
+  } catch (error) {
+    const reason = error instanceof AppError ? error.message : "unexpected error";
+    await recordAudit(db, {
+      ...entry,
+      target: targetOf(),
+      outcome: "failure",
+      detail: { ...entry.detail, reason },
+    }).catch(() => undefined);
+    throw error;
+  }
+}

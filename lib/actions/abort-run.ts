@@ -5,7 +5,7 @@ import { z } from "zod";
 import { getDb } from "@/lib/db/client";
 import { ZRunId } from "@/lib/hosts/schemas";
 import { abortRun } from "@/lib/runs/abort-run";
-import { currentActor } from "./actor";
+import { currentActor } from "@/lib/auth/actor";
 import { actionFailure, inputObject, type ActionResult } from "./action-result";
 
 const ZAbortRun = z.object({ runId: ZRunId });

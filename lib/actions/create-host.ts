@@ -4,7 +4,7 @@ import { revalidatePath } from "next/cache";
 import { getDb } from "@/lib/db/client";
 import { createHost } from "@/lib/hosts/create-host";
 import { ZCreateHost } from "@/lib/hosts/schemas";
-import { currentActor } from "./actor";
+import { currentActor } from "@/lib/auth/actor";
 import { actionFailure, inputObject, type ActionResult } from "./action-result";
 
 export type CreateHostResult = ActionResult<{ hostId: string; runId: string }>;

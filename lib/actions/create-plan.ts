@@ -4,7 +4,7 @@ import { revalidatePath } from "next/cache";
 import { createPlan } from "@/lib/catalog/manage-catalog";
 import { ZCreatePlan } from "@/lib/catalog/schemas";
 import { getDb } from "@/lib/db/client";
-import { currentActor } from "./actor";
+import { currentActor } from "@/lib/auth/actor";
 import { actionFailure, inputObject, type ActionResult } from "./action-result";
 
 export type CreatePlanResult = ActionResult<{ planId: string }>;

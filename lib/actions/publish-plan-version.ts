@@ -4,7 +4,7 @@ import { revalidatePath } from "next/cache";
 import { publishPlanVersion } from "@/lib/catalog/manage-catalog";
 import { ZPublishPlanVersion } from "@/lib/catalog/schemas";
 import { getDb } from "@/lib/db/client";
-import { currentActor } from "./actor";
+import { currentActor } from "@/lib/auth/actor";
 import { actionFailure, inputObject, type ActionResult } from "./action-result";
 
 /**

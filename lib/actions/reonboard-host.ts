@@ -5,7 +5,7 @@ import { z } from "zod";
 import { getDb } from "@/lib/db/client";
 import { reonboardHost } from "@/lib/hosts/reonboard-host";
 import { ZHostId } from "@/lib/hosts/schemas";
-import { currentActor } from "./actor";
+import { currentActor } from "@/lib/auth/actor";
 import { actionFailure, inputObject, type ActionResult } from "./action-result";
 
 const ZReonboardHost = z.object({ hostId: ZHostId });

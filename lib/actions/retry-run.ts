@@ -5,7 +5,7 @@ import { z } from "zod";
 import { getDb } from "@/lib/db/client";
 import { ZRunId } from "@/lib/hosts/schemas";
 import { retryRun } from "@/lib/runs/retry-run";
-import { currentActor } from "./actor";
+import { currentActor } from "@/lib/auth/actor";
 import { actionFailure, inputObject, type ActionResult } from "./action-result";
 
 const ZRetryRun = z.object({ runId: ZRunId });

@@ -1,4 +1,4 @@
-import { currentActor } from "@/lib/actions/actor";
+import { requestActor } from "@/lib/auth/actor";
 import { json, readJson, respondError } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
 import { createHost } from "@/lib/hosts/create-host";
@@ -20,7 +20,7 @@ export async function GET(): Promise<Response> {
 /** Adds a host and starts its onboarding: 201 `{ hostId, runId }`. */
 export async function POST(request: Request): Promise<Response> {
   try {
-    const actor = (await currentActor("operator")).name;
+    const actor = (await requestActor(request, "operator")).name;
     const input = ZCreateHost.parse(await readJson(request));
     return json(await createHost(getDb(), input, actor), 201);
   } catch (error) {

@@ -1,4 +1,4 @@
-import { currentActor } from "@/lib/actions/actor";
+import { requestActor } from "@/lib/auth/actor";
 import { json, readJson, respondError } from "@/lib/api/respond";
 import { createPlan } from "@/lib/catalog/manage-catalog";
 import { ZCreatePlan } from "@/lib/catalog/schemas";
@@ -10,7 +10,7 @@ export const runtime = "nodejs";
 /** Adds a plan: 201 `{ planId }`; 409 with a `slug` field error when the slug is taken. */
 export async function POST(request: Request): Promise<Response> {
   try {
-    const actor = (await currentActor("admin")).name;
+    const actor = (await requestActor(request, "admin")).name;
     const input = ZCreatePlan.parse(await readJson(request));
     return json({ planId: await createPlan(getDb(), input, actor) }, 201);
   } catch (error) {

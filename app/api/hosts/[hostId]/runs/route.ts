@@ -1,4 +1,4 @@
-import { currentActor } from "@/lib/actions/actor";
+import { requestActor } from "@/lib/auth/actor";
 import { json, parseId, respondError } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
 import { reonboardHost } from "@/lib/hosts/reonboard-host";
@@ -12,11 +12,11 @@ export const runtime = "nodejs";
  * its latest run is still running.
  */
 export async function POST(
-  _request: Request,
+  request: Request,
   { params }: { params: Promise<{ hostId: string }> },
 ): Promise<Response> {
   try {
-    const actor = (await currentActor("operator")).name;
+    const actor = (await requestActor(request, "operator")).name;
     const hostId = parseId(ZHostId, (await params).hostId, "hostId");
     return json(await reonboardHost(getDb(), { hostId, actor }), 201);
   } catch (error) {

@@ -1,4 +1,4 @@
-import { currentActor } from "@/lib/actions/actor";
+import { requestActor } from "@/lib/auth/actor";
 import { json, readJson, respondError } from "@/lib/api/respond";
 import { createPlanVersion } from "@/lib/catalog/manage-catalog";
 import { ZCreatePlanVersion } from "@/lib/catalog/schemas";
@@ -17,7 +17,7 @@ export async function POST(
   { params }: { params: Promise<{ planId: string }> },
 ): Promise<Response> {
   try {
-    const actor = (await currentActor("admin")).name;
+    const actor = (await requestActor(request, "admin")).name;
     const body = await readJson(request);
     // A body that is not an object (an array, a number) then fails on every field: 400.
     const fields = typeof body === "object" && body !== null && !Array.isArray(body) ? body : {};

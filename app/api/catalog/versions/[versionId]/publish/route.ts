@@ -1,4 +1,4 @@
-import { currentActor } from "@/lib/actions/actor";
+import { requestActor } from "@/lib/auth/actor";
 import { json, respondError } from "@/lib/api/respond";
 import { publishPlanVersion } from "@/lib/catalog/manage-catalog";
 import { ZPublishPlanVersion } from "@/lib/catalog/schemas";
@@ -12,11 +12,11 @@ export const runtime = "nodejs";
  * 404 for an unknown version; 409 when it is published already.
  */
 export async function POST(
-  _request: Request,
+  request: Request,
   { params }: { params: Promise<{ versionId: string }> },
 ): Promise<Response> {
   try {
-    const actor = (await currentActor("admin")).name;
+    const actor = (await requestActor(request, "admin")).name;
     const { planVersionId } = ZPublishPlanVersion.parse({
       planVersionId: (await params).versionId,
     });

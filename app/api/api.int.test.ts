@@ -76,7 +76,7 @@ describe("JSON API", () => {
   });
 
   it("GET /api/hosts lists hosts without secrets", async () => {
-    const response = await hostsRoute.GET();
+    const response = await hostsRoute.GET(new Request("http://test/api/hosts"));
     expect(response.status).toBe(200);
     const text = await response.text();
     expect(text).toContain("pve-01");

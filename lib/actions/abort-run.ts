@@ -6,6 +6,7 @@ import { getDb } from "@/lib/db/client";
 import { ZRunId } from "@/lib/hosts/schemas";
 import { abortRun } from "@/lib/runs/abort-run";
 import { currentActor } from "@/lib/auth/actor";
+import { audited } from "@/lib/audit/record-audit";
 import { actionFailure, inputObject, type ActionResult } from "./action-result";
 
 const ZAbortRun = z.object({ runId: ZRunId });
@@ -18,9 +19,12 @@ export async function abortRunAction(
   input: FormData | { runId: string },
 ): Promise<ActionResult<{ runId: string }>> {
   try {
-    const actor = (await currentActor("operator")).name;
+    const actor = await currentActor("operator");
     const { runId } = ZAbortRun.parse(inputObject(input));
-    await abortRun(getDb(), { runId, actor });
+    const db = getDb();
+    await audited(db, { actor, action: "run.abort", target: `run:${runId}` }, () =>
+      abortRun(db, { runId, actor: actor.name }),
+    );
     revalidatePath("/hosts", "layout");
     return { ok: true, runId };
   } catch (error) {

@@ -5,6 +5,7 @@ import { createPlanVersion } from "@/lib/catalog/manage-catalog";
 import { ZCreatePlanVersion } from "@/lib/catalog/schemas";
 import { getDb } from "@/lib/db/client";
 import { currentActor } from "@/lib/auth/actor";
+import { audited } from "@/lib/audit/record-audit";
 import { actionFailure, inputObject, type ActionResult } from "./action-result";
 
 export type CreatePlanVersionResult = ActionResult<{ planVersionId: string }>;
@@ -15,9 +16,19 @@ export async function createPlanVersionAction(
   input: FormData | Record<string, unknown>,
 ): Promise<CreatePlanVersionResult> {
   try {
-    const actor = (await currentActor("admin")).name;
+    const actor = await currentActor("admin");
     const parsed = ZCreatePlanVersion.parse(inputObject(input));
-    const planVersionId = await createPlanVersion(getDb(), parsed, actor);
+    const db = getDb();
+    const planVersionId = await audited(
+      db,
+      {
+        actor,
+        action: "catalog.version_create",
+        target: (id) => `plan_version:${id}`,
+        detail: { planId: parsed.planId },
+      },
+      () => createPlanVersion(db, parsed, actor.name),
+    );
     revalidatePath("/catalog", "layout");
     return { ok: true, planVersionId };
   } catch (error) {

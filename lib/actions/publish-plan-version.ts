@@ -5,6 +5,7 @@ import { publishPlanVersion } from "@/lib/catalog/manage-catalog";
 import { ZPublishPlanVersion } from "@/lib/catalog/schemas";
 import { getDb } from "@/lib/db/client";
 import { currentActor } from "@/lib/auth/actor";
+import { audited } from "@/lib/audit/record-audit";
 import { actionFailure, inputObject, type ActionResult } from "./action-result";
 
 /**
@@ -15,9 +16,14 @@ export async function publishPlanVersionAction(
   input: FormData | { planVersionId: string },
 ): Promise<ActionResult<{ planVersionId: string }>> {
   try {
-    const actor = (await currentActor("admin")).name;
+    const actor = await currentActor("admin");
     const { planVersionId } = ZPublishPlanVersion.parse(inputObject(input));
-    await publishPlanVersion(getDb(), planVersionId, actor);
+    const db = getDb();
+    await audited(
+      db,
+      { actor, action: "catalog.version_publish", target: `plan_version:${planVersionId}` },
+      () => publishPlanVersion(db, planVersionId, actor.name),
+    );
     revalidatePath("/catalog", "layout");
     return { ok: true, planVersionId };
   } catch (error) {

@@ -6,6 +6,7 @@ import { getDb } from "@/lib/db/client";
 import { reonboardHost } from "@/lib/hosts/reonboard-host";
 import { ZHostId } from "@/lib/hosts/schemas";
 import { currentActor } from "@/lib/auth/actor";
+import { audited } from "@/lib/audit/record-audit";
 import { actionFailure, inputObject, type ActionResult } from "./action-result";
 
 const ZReonboardHost = z.object({ hostId: ZHostId });
@@ -15,9 +16,14 @@ export async function reonboardHostAction(
   input: FormData | { hostId: string },
 ): Promise<ActionResult<{ runId: string }>> {
   try {
-    const actor = (await currentActor("operator")).name;
+    const actor = await currentActor("operator");
     const { hostId } = ZReonboardHost.parse(inputObject(input));
-    const { runId } = await reonboardHost(getDb(), { hostId, actor });
+    const db = getDb();
+    const { runId } = await audited(
+      db,
+      { actor, action: "host.reonboard", target: `host:${hostId}` },
+      () => reonboardHost(db, { hostId, actor: actor.name }),
+    );
     revalidatePath("/hosts", "layout");
     return { ok: true, runId };
   } catch (error) {

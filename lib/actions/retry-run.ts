@@ -6,6 +6,7 @@ import { getDb } from "@/lib/db/client";
 import { ZRunId } from "@/lib/hosts/schemas";
 import { retryRun } from "@/lib/runs/retry-run";
 import { currentActor } from "@/lib/auth/actor";
+import { audited } from "@/lib/audit/record-audit";
 import { actionFailure, inputObject, type ActionResult } from "./action-result";
 
 const ZRetryRun = z.object({ runId: ZRunId });
@@ -15,9 +16,12 @@ export async function retryRunAction(
   input: FormData | { runId: string },
 ): Promise<ActionResult<{ runId: string }>> {
   try {
-    const actor = (await currentActor("operator")).name;
+    const actor = await currentActor("operator");
     const { runId } = ZRetryRun.parse(inputObject(input));
-    await retryRun(getDb(), { runId, actor });
+    const db = getDb();
+    await audited(db, { actor, action: "run.retry", target: `run:${runId}` }, () =>
+      retryRun(db, { runId, actor: actor.name }),
+    );
     revalidatePath("/hosts", "layout");
     return { ok: true, runId };
   } catch (error) {

@@ -43,7 +43,7 @@ const unknownId = "0b7c6f1e-8d2a-4c1b-9f3e-2a5d6c7b8e9f";
 const version = { templateVmid: 9001, cores: 2, memoryMib: 2048, diskGib: 40 };
 
 async function catalog(): Promise<Catalog> {
-  const response = await catalogRoute.GET();
+  const response = await catalogRoute.GET(new Request("http://test/api/catalog"));
   expect(response.status).toBe(200);
   return (await response.json()) as Catalog;
 }

@@ -1,3 +1,4 @@
+import { requestActor } from "@/lib/auth/actor";
 import { respondError } from "@/lib/api/respond";
 import { getLiveListener, type LiveEvent, type LiveListener } from "@/lib/live/listener";
 
@@ -14,6 +15,7 @@ const HEARTBEAT_MS = 15_000;
 export async function GET(request: Request): Promise<Response> {
   let listener: LiveListener;
   try {
+    await requestActor(request, "viewer");
     listener = getLiveListener();
   } catch (error) {
     return respondError(error, "GET /api/live");

@@ -1,3 +1,4 @@
+import { requestActor } from "@/lib/auth/actor";
 import { json, parseId, respondError } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
@@ -9,10 +10,11 @@ export const runtime = "nodejs";
 
 /** One host with its latest run: timeline, events and log tail. */
 export async function GET(
-  _request: Request,
+  request: Request,
   { params }: { params: Promise<{ hostId: string }> },
 ): Promise<Response> {
   try {
+    await requestActor(request, "viewer");
     const hostId = parseId(ZHostId, (await params).hostId, "hostId");
     const host = await getHost(getDb(), hostId);
     if (!host) throw new AppError("not_found", `Host ${hostId} does not exist.`);

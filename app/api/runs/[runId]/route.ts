@@ -1,3 +1,4 @@
+import { requestActor } from "@/lib/auth/actor";
 import { json, parseId, respondError } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
@@ -10,10 +11,11 @@ export const runtime = "nodejs";
 
 /** One run: timeline, events and log tail. */
 export async function GET(
-  _request: Request,
+  request: Request,
   { params }: { params: Promise<{ runId: string }> },
 ): Promise<Response> {
   try {
+    await requestActor(request, "viewer");
     const runId = parseId(ZRunId, (await params).runId, "runId");
     const run = await getRun(getDb(), runId, pipelines);
     if (!run) throw new AppError("not_found", `Run ${runId} does not exist.`);

@@ -1,5 +1,6 @@
 import { requestActor } from "@/lib/auth/actor";
 import { json, parseId, respondError } from "@/lib/api/respond";
+import { audited } from "@/lib/audit/record-audit";
 import { getDb } from "@/lib/db/client";
 import { reonboardHost } from "@/lib/hosts/reonboard-host";
 import { ZHostId } from "@/lib/hosts/schemas";
@@ -16,9 +17,15 @@ export async function POST(
   { params }: { params: Promise<{ hostId: string }> },
 ): Promise<Response> {
   try {
-    const actor = (await requestActor(request, "operator")).name;
+    const actor = await requestActor(request, "operator");
     const hostId = parseId(ZHostId, (await params).hostId, "hostId");
-    return json(await reonboardHost(getDb(), { hostId, actor }), 201);
+    const db = getDb();
+    const started = await audited(
+      db,
+      { actor, action: "host.reonboard", target: `host:${hostId}` },
+      () => reonboardHost(db, { hostId, actor: actor.name }),
+    );
+    return json(started, 201);
   } catch (error) {
     return respondError(error, "POST /api/hosts/[hostId]/runs");
   }

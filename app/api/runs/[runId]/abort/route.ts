@@ -1,5 +1,6 @@
 import { requestActor } from "@/lib/auth/actor";
 import { json, parseId, respondError } from "@/lib/api/respond";
+import { audited } from "@/lib/audit/record-audit";
 import { getDb } from "@/lib/db/client";
 import { ZRunId } from "@/lib/hosts/schemas";
 import { abortRun } from "@/lib/runs/abort-run";
@@ -16,9 +17,12 @@ export async function POST(
   { params }: { params: Promise<{ runId: string }> },
 ): Promise<Response> {
   try {
-    const actor = (await requestActor(request, "operator")).name;
+    const actor = await requestActor(request, "operator");
     const runId = parseId(ZRunId, (await params).runId, "runId");
-    await abortRun(getDb(), { runId, actor });
+    const db = getDb();
+    await audited(db, { actor, action: "run.abort", target: `run:${runId}` }, () =>
+      abortRun(db, { runId, actor: actor.name }),
+    );
     return json({ runId }, 202);
   } catch (error) {
     return respondError(error, "POST /api/runs/[runId]/abort");

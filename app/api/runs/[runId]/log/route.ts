@@ -1,4 +1,5 @@
 import { eq } from "drizzle-orm";
+import { requestActor } from "@/lib/auth/actor";
 import { parseId, respondError } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
 import { runs } from "@/lib/db/schema";
@@ -21,6 +22,7 @@ export async function GET(
   { params }: { params: Promise<{ runId: string }> },
 ): Promise<Response> {
   try {
+    await requestActor(request, "viewer");
     const runId = parseId(ZRunId, (await params).runId, "runId");
     const db = getDb();
     const [run] = await db.select({ id: runs.id }).from(runs).where(eq(runs.id, runId));

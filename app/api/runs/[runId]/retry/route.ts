@@ -1,5 +1,6 @@
 import { requestActor } from "@/lib/auth/actor";
 import { json, parseId, respondError } from "@/lib/api/respond";
+import { audited } from "@/lib/audit/record-audit";
 import { getDb } from "@/lib/db/client";
 import { ZRunId } from "@/lib/hosts/schemas";
 import { retryRun } from "@/lib/runs/retry-run";
@@ -13,9 +14,12 @@ export async function POST(
   { params }: { params: Promise<{ runId: string }> },
 ): Promise<Response> {
   try {
-    const actor = (await requestActor(request, "operator")).name;
+    const actor = await requestActor(request, "operator");
     const runId = parseId(ZRunId, (await params).runId, "runId");
-    await retryRun(getDb(), { runId, actor });
+    const db = getDb();
+    await audited(db, { actor, action: "run.retry", target: `run:${runId}` }, () =>
+      retryRun(db, { runId, actor: actor.name }),
+    );
     return json({ runId });
   } catch (error) {
     return respondError(error, "POST /api/runs/[runId]/retry");

@@ -2,6 +2,7 @@ import { requestActor } from "@/lib/auth/actor";
 import { json, readJson, respondError } from "@/lib/api/respond";
 import { createPlanVersion } from "@/lib/catalog/manage-catalog";
 import { ZCreatePlanVersion } from "@/lib/catalog/schemas";
+import { audited } from "@/lib/audit/record-audit";
 import { getDb } from "@/lib/db/client";
 
 export const dynamic = "force-dynamic";
@@ -17,12 +18,23 @@ export async function POST(
   { params }: { params: Promise<{ planId: string }> },
 ): Promise<Response> {
   try {
-    const actor = (await requestActor(request, "admin")).name;
+    const actor = await requestActor(request, "admin");
     const body = await readJson(request);
     // A body that is not an object (an array, a number) then fails on every field: 400.
     const fields = typeof body === "object" && body !== null && !Array.isArray(body) ? body : {};
     const input = ZCreatePlanVersion.parse({ ...fields, planId: (await params).planId });
-    return json({ planVersionId: await createPlanVersion(getDb(), input, actor) }, 201);
+    const db = getDb();
+    const planVersionId = await audited(
+      db,
+      {
+        actor,
+        action: "catalog.version_create",
+        target: (id) => `plan_version:${id}`,
+        detail: { planId: input.planId },
+      },
+      () => createPlanVersion(db, input, actor.name),
+    );
+    return json({ planVersionId }, 201);
   } catch (error) {
     return respondError(error, "POST /api/catalog/plans/[planId]/versions");
   }

@@ -2,6 +2,7 @@ import { requestActor } from "@/lib/auth/actor";
 import { json, respondError } from "@/lib/api/respond";
 import { publishPlanVersion } from "@/lib/catalog/manage-catalog";
 import { ZPublishPlanVersion } from "@/lib/catalog/schemas";
+import { audited } from "@/lib/audit/record-audit";
 import { getDb } from "@/lib/db/client";
 
 export const dynamic = "force-dynamic";
@@ -16,11 +17,16 @@ export async function POST(
   { params }: { params: Promise<{ versionId: string }> },
 ): Promise<Response> {
   try {
-    const actor = (await requestActor(request, "admin")).name;
+    const actor = await requestActor(request, "admin");
     const { planVersionId } = ZPublishPlanVersion.parse({
       planVersionId: (await params).versionId,
     });
-    await publishPlanVersion(getDb(), planVersionId, actor);
+    const db = getDb();
+    await audited(
+      db,
+      { actor, action: "catalog.version_publish", target: `plan_version:${planVersionId}` },
+      () => publishPlanVersion(db, planVersionId, actor.name),
+    );
     return json({ planVersionId });
   } catch (error) {
     return respondError(error, "POST /api/catalog/versions/[versionId]/publish");

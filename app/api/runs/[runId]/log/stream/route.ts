@@ -1,4 +1,5 @@
 import { eq } from "drizzle-orm";
+import { requestActor } from "@/lib/auth/actor";
 import { parseId, respondError } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
 import { runs } from "@/lib/db/schema";
@@ -20,6 +21,7 @@ export async function GET(
   { params }: { params: Promise<{ runId: string }> },
 ): Promise<Response> {
   try {
+    await requestActor(request, "viewer");
     const runId = parseId(ZRunId, (await params).runId, "runId");
     const resume =
       request.headers.get("last-event-id") ?? new URL(request.url).searchParams.get("after");

@@ -21,6 +21,7 @@ import type { PveApi } from "./pve/api";
 import { registerPveSwitches, startPveNode, type LabPve, type LabPveOptions } from "./pve/node";
 import {
   LabSshServer,
+  NO_SSH_FAULTS,
   type LabSshAuthAttempt,
   type LabSshCommand,
   type LabSshFaults,
@@ -51,7 +52,10 @@ export type StartLabOptions = {
   name?: string;
   username?: string;
   password?: string;
+  /** Lines written into the user's `~/.ssh/authorized_keys` at start. */
   authorizedKeys?: string[];
+  /** false = `PasswordAuthentication no`: only a key in authorized_keys gets in. Default true. */
+  passwordAuthentication?: boolean;
   /** Default: a random free port on 127.0.0.1. */
   port?: number;
   /** Proxmox side at first start: `fresh` (default), `proxmox` or `onboarded` (lab/pve). */
@@ -79,8 +83,12 @@ export type LabNode = {
     hostKeySha256: string;
   };
   setOs(os: LabOs): Promise<void>;
+  /** The user's authorized_keys file, read by the SSH server on every public-key attempt. */
+  authorizedKeysPath: string;
+  /** Appends the line to authorized_keys (unless there), as an operator pasting it would. */
   authorizeKey(publicKeyOpenSsh: string): void;
-  rotateHostKey(): Promise<void>;
+  /** A new SSH host key (as a reinstall would make); returns its `SHA256:…` fingerprint. */
+  rotateHostKey(): Promise<string>;
   /** Switches read live by the SSH server. */
   faults: LabSshFaults;
   /** Every fault switch and action of the node's parts, for the control API (`ssh.*`, …). */
@@ -143,14 +151,17 @@ export async function startLab(options: StartLabOptions = {}): Promise<LabNode> 
     CLUPILOT_IMAGE_DIR: path.join(paths.stateDir, "images"),
   };
 
+  const authorizedKeysPath = path.join(paths.home, ".ssh", "authorized_keys");
   const server = await LabSshServer.start({
     root,
     hostKeyPath: paths.hostKeyPath,
     ...(options.port === undefined ? {} : { port: options.port }),
     username,
     password,
+    authorizedKeysFile: authorizedKeysPath,
     authorizedKeys: options.authorizedKeys ?? [],
     env,
+    faults: { ...NO_SSH_FAULTS, refusePasswords: options.passwordAuthentication === false },
   });
   const { api, pve } = await startPveNode(root, name, {
     ...options.pve,
@@ -182,6 +193,7 @@ export async function startLab(options: StartLabOptions = {}): Promise<LabNode> 
       },
     },
     setOs: (nextOs) => writeOs(root, nextOs),
+    authorizedKeysPath,
     authorizeKey: (line) => server.authorizeKey(line),
     rotateHostKey: () => server.rotateHostKey(),
     faults: server.faults,

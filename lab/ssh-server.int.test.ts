@@ -6,9 +6,10 @@ import path from "node:path";
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
+import { connectSsh, type SshAuth } from "@/lib/ssh/client";
 import { fingerprintSha256 } from "@/lib/ssh/host-key";
 
-import { isProcessAlive, startLab, waitUntil, type LabNode } from "./index";
+import { generateClientKey, isProcessAlive, startLab, waitUntil, type LabNode } from "./index";
 import { labExecOk, labSession } from "./test-helpers";
 
 const connect = (lab: LabNode, pinnedHostKey: string | null = null) =>
@@ -187,11 +188,83 @@ describe("lab v0: host key and lifecycle", () => {
         keygen = null; // ssh-keygen not installed: the blob check above still holds
       }
       if (keygen !== null) expect(keygen.split(" ")[1]).toBe(lab.ssh.hostKeySha256);
-      await lab.rotateHostKey();
+      const rotated = await lab.rotateHostKey();
+      expect(rotated).toBe(lab.ssh.hostKeySha256);
       expect(lab.ssh.hostKeySha256).not.toBe(fingerprintSha256(blob));
       const session = await connect(lab);
       expect(session.hostKeySha256).toBe(lab.ssh.hostKeySha256);
       session.close();
+    } finally {
+      await lab.stop();
+    }
+  });
+
+  it("reads authorized_keys on every attempt, can refuse passwords and one given key", async () => {
+    const first = generateClientKey("first");
+    const second = generateClientKey("second");
+    const lab = await startLab({
+      authorizedKeys: [first.publicKey],
+      passwordAuthentication: false,
+    });
+    const login = async (auth: SshAuth) => {
+      try {
+        const session = await connectSsh({
+          host: lab.ssh.host,
+          port: lab.ssh.port,
+          username: lab.ssh.username,
+          auth,
+          pinnedHostKey: null,
+          readyTimeoutMs: 5000,
+        });
+        session.close();
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const key = (pair: { privateKey: string }): SshAuth => ({
+      kind: "private_key",
+      privateKey: pair.privateKey,
+    });
+    try {
+      expect(await readFile(lab.authorizedKeysPath, "utf8")).toBe(`${first.publicKey.trim()}\n`);
+      expect(await login({ kind: "password", password: lab.ssh.password })).toBe(false);
+      expect(await login(key(first))).toBe(true);
+      expect(await login(key(second))).toBe(false);
+
+      // Appended over SSH (as the console does) → accepted at once; comments, blanks and
+      // lines with options are skipped (an option-restricted key is not accepted unrestricted).
+      const quoted = (line: string) => `'${line.trim()}'`;
+      const session = await connectSsh({
+        host: lab.ssh.host,
+        port: lab.ssh.port,
+        username: lab.ssh.username,
+        auth: key(first),
+        pinnedHostKey: null,
+      });
+      await session.exec(
+        `printf '%s\\n' '# a comment' '' ${quoted(second.publicKey)} >> ~/.ssh/authorized_keys`,
+      );
+      expect(await login(key(second))).toBe(true);
+
+      // The fault: the second key refused by fingerprint although it is in the file.
+      const secondBlob = Buffer.from(second.publicKey.split(" ")[1] ?? "", "base64");
+      lab.faults.refusePublicKeys = [fingerprintSha256(secondBlob)];
+      expect(await login(key(second))).toBe(false);
+      expect(await login(key(first))).toBe(true);
+      lab.faults.refusePublicKeys = [];
+
+      // Removed over SSH → refused at once; an options line for the same key is not enough.
+      await session.exec(
+        `grep -vxF ${quoted(second.publicKey)} ~/.ssh/authorized_keys > ~/.ssh/ak.tmp; ` +
+          `echo ${quoted(`restrict ${second.publicKey.trim()}`)} >> ~/.ssh/ak.tmp; ` +
+          "mv ~/.ssh/ak.tmp ~/.ssh/authorized_keys",
+      );
+      session.close();
+      expect(await login(key(second))).toBe(false);
+
+      lab.faults.refusePasswords = false;
+      expect(await login({ kind: "password", password: lab.ssh.password })).toBe(true);
     } finally {
       await lab.stop();
     }

@@ -1,7 +1,15 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHash, timingSafeEqual } from "node:crypto";
-import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  writeFileSync,
+} from "node:fs";
 import net from "node:net";
+import path from "node:path";
 
 import ssh2 from "ssh2";
 import type {
@@ -34,6 +42,21 @@ export type LabSshFaults = {
   refuseConnections: boolean;
   /** Every command's connection is cut (TCP destroyed, no SSH goodbye) this long after it starts. */
   dropAfterMs: number | null;
+  /** Password authentication is off (`PasswordAuthentication no`): only keys get in. */
+  refusePasswords: boolean;
+  /**
+   * Public keys (SHA-256 fingerprints, `SHA256:…`) refused even when they are in
+   * authorized_keys: a host where a newly installed key does not work (a wrong file, a
+   * `from=` restriction, a policy the console cannot see).
+   */
+  refusePublicKeys: string[];
+};
+
+export const NO_SSH_FAULTS: Readonly<LabSshFaults> = {
+  refuseConnections: false,
+  dropAfterMs: null,
+  refusePasswords: false,
+  refusePublicKeys: [],
 };
 
 export type LabSshAuthAttempt = {
@@ -64,6 +87,12 @@ export type LabSshServerOptions = {
   port?: number;
   username: string;
   password: string;
+  /**
+   * The user's `authorized_keys` file (`~/.ssh/authorized_keys` inside the host root). Read on
+   * every public-key attempt, like sshd: a key appended or removed over SSH counts at once.
+   */
+  authorizedKeysFile: string;
+  /** Lines appended to the authorized_keys file at start unless already there. */
   authorizedKeys?: readonly string[];
   /** Complete environment of every command (nothing is inherited from the lab's process). */
   env: Readonly<Record<string, string>>;
@@ -90,7 +119,6 @@ export class LabSshServer {
   private ssh: SshServer;
   private listener: net.Server | null = null;
   private readonly sockets = new Set<net.Socket>();
-  private readonly authorized: ParsedKey[] = [];
   private readonly running = new Set<RunningCommand>();
   /** Every process group this server started; emptied by stop(). */
   private readonly groups = new Set<number>();
@@ -99,7 +127,7 @@ export class LabSshServer {
 
   private constructor(options: LabSshServerOptions) {
     this.options = options;
-    this.faults = options.faults ?? { refuseConnections: false, dropAfterMs: null };
+    this.faults = options.faults ?? { ...NO_SSH_FAULTS, refusePublicKeys: [] };
     for (const line of options.authorizedKeys ?? []) this.authorizeKey(line);
     this.hostKey = loadOrCreateHostKey(options.hostKeyPath);
     this.ssh = this.createSshServer();
@@ -120,21 +148,32 @@ export class LabSshServer {
     return this.hostKey.sha256;
   }
 
-  /** Adds an `ssh-ed25519 AAAA… comment` line to the user's authorized keys. */
+  /**
+   * Appends an `ssh-ed25519 AAAA… comment` line to the user's authorized_keys file (as an
+   * operator pasting it would), unless the exact line is already there.
+   */
   authorizeKey(publicKeyOpenSsh: string): void {
-    const parsed = utils.parseKey(publicKeyOpenSsh.trim());
+    const line = publicKeyOpenSsh.trim();
+    const parsed = utils.parseKey(line);
     if (parsed instanceof Error)
       throw new Error(`lab: cannot parse authorized key: ${parsed.message}`);
-    this.authorized.push(Array.isArray(parsed) ? (parsed[0] as ParsedKey) : parsed);
+    const file = this.options.authorizedKeysFile;
+    mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    const current = existsSync(file) ? readFileSync(file, "utf8") : "";
+    if (current.split("\n").some((existing) => existing.trim() === line)) return;
+    const separator = current === "" || current.endsWith("\n") ? "" : "\n";
+    appendFileSync(file, `${separator}${line}\n`, { mode: 0o600 });
   }
 
   /**
    * New host key on disk, used for every connection from now on (open sessions keep theirs,
    * as after an sshd reload). What a reinstalled host, or an interception, looks like.
+   * Returns the new key's SHA-256 fingerprint.
    */
-  async rotateHostKey(): Promise<void> {
+  async rotateHostKey(): Promise<string> {
     this.hostKey = generateHostKey(this.options.hostKeyPath);
     this.ssh = this.createSshServer();
+    return this.hostKey.sha256;
   }
 
   /** Closes the listener and every connection, kills every process the lab host runs. */
@@ -220,13 +259,17 @@ export class LabSshServer {
     let signed: boolean | undefined;
     switch (ctx.method) {
       case "password":
-        accepted = safeEqual(ctx.password, this.options.password) && userOk;
+        accepted =
+          !this.faults.refusePasswords && safeEqual(ctx.password, this.options.password) && userOk;
         break;
       case "publickey": {
         signed = ctx.signature !== undefined;
-        const key = this.authorized.find((candidate) =>
-          candidate.getPublicSSH().equals(ctx.key.data),
-        );
+        const refused = this.faults.refusePublicKeys.includes(sha256OfBlob(ctx.key.data));
+        const key = refused
+          ? undefined
+          : readAuthorizedKeys(this.options.authorizedKeysFile).find((candidate) =>
+              candidate.getPublicSSH().equals(ctx.key.data),
+            );
         // Without a signature the client only asks whether the key would do; with one,
         // the signature over the session data must verify against the authorized key.
         accepted =
@@ -247,7 +290,7 @@ export class LabSshServer {
       at: new Date(),
     });
     if (accepted) ctx.accept();
-    else ctx.reject(["password", "publickey"]);
+    else ctx.reject(this.faults.refusePasswords ? ["publickey"] : ["password", "publickey"]);
   }
 
   private onSession(
@@ -419,12 +462,42 @@ function safeEqual(given: string, expected: string): boolean {
   return timingSafeEqual(a.length === b.length ? a : b, b) && a.length === b.length;
 }
 
+/**
+ * The keys of an authorized_keys file, read afresh (sshd reads it on every attempt). Supported:
+ * one `type base64 [comment]` per line. Skipped: blank lines, `#` comments, lines that do not
+ * parse, and lines starting with options (`from="…"`, `command="…"`, `restrict`, …): the lab
+ * does not enforce options, and accepting such a key without its restriction would let in
+ * more than sshd does. A missing file means no keys.
+ */
+export function readAuthorizedKeys(file: string): ParsedKey[] {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch {
+    return [];
+  }
+  const keys: ParsedKey[] = [];
+  for (const raw of text.split("\n")) {
+    const line = raw.trim();
+    if (line === "" || line.startsWith("#")) continue;
+    const parsed = utils.parseKey(line);
+    if (parsed instanceof Error) continue;
+    const key = Array.isArray(parsed) ? parsed[0] : parsed;
+    if (key !== undefined) keys.push(key);
+  }
+  return keys;
+}
+
+function sha256OfBlob(blob: Buffer): string {
+  const digest = createHash("sha256").update(blob).digest("base64");
+  return `SHA256:${digest.replace(/=+$/, "")}`;
+}
+
 function sha256Fingerprint(pem: string): string {
   const parsed = utils.parseKey(pem);
   if (parsed instanceof Error) throw new Error(`lab: unreadable host key: ${parsed.message}`);
   const key = Array.isArray(parsed) ? (parsed[0] as ParsedKey) : parsed;
-  const digest = createHash("sha256").update(key.getPublicSSH()).digest("base64");
-  return `SHA256:${digest.replace(/=+$/, "")}`;
+  return sha256OfBlob(key.getPublicSSH());
 }
 
 function generateHostKey(file: string): HostKey {

@@ -6,10 +6,16 @@ import { SwitchRegistry, choiceSwitch, registerSshSwitches } from "./switches";
 
 function fakeNode(name: string) {
   const ssh = {
-    faults: { refuseConnections: false, dropAfterMs: null as number | null },
+    faults: {
+      refuseConnections: false,
+      dropAfterMs: null as number | null,
+      refusePasswords: false,
+      refusePublicKeys: [] as string[],
+    },
     rotations: 0,
     async rotateHostKey() {
       ssh.rotations += 1;
+      return "SHA256:new";
     },
     async restart() {},
   };
@@ -69,6 +75,8 @@ describe("lab control server", () => {
       switches: [
         { name: "ssh.refuseConnections", value: false, input: { type: "boolean" } },
         { name: "ssh.dropAfterMs", value: null, input: { type: "number", nullable: true } },
+        { name: "ssh.refusePasswords", value: false, input: { type: "boolean" } },
+        { name: "ssh.refusePublicKeys", value: [], input: { type: "json" } },
         { name: "api.mode", value: "ok", input: { type: "choice" } },
       ],
       actions: [{ name: "ssh.rotateHostKey" }, { name: "ssh.restart" }],
@@ -81,7 +89,17 @@ describe("lab control server", () => {
       JSON.stringify({ "ssh.refuseConnections": true, "ssh.dropAfterMs": 250, "api.mode": "slow" }),
     );
     expect(response.status).toBe(200);
-    expect(plain.ssh.faults).toEqual({ refuseConnections: true, dropAfterMs: 250 });
+    expect(plain.ssh.faults).toEqual({
+      refuseConnections: true,
+      dropAfterMs: 250,
+      refusePasswords: false,
+      refusePublicKeys: [],
+    });
+    const refused = `SHA256:${"A".repeat(43)}`;
+    expect((await put("pve1", JSON.stringify({ "ssh.refusePublicKeys": [refused] }))).status).toBe(
+      200,
+    );
+    expect(plain.ssh.faults.refusePublicKeys).toEqual([refused]);
     expect(plain.mode()).toBe("slow");
     expect(nasty.ssh.faults.refuseConnections).toBe(false);
     expect((await put("pve1", JSON.stringify({ "ssh.dropAfterMs": null }))).status).toBe(200);
@@ -106,6 +124,7 @@ describe("lab control server", () => {
       ['{"ssh.dropAfterMs":-5}', "ssh.dropAfterMs"],
       ['{"ssh.dropAfterMs":1.5}', "ssh.dropAfterMs"],
       ['{"api.mode":"sideways"}', "api.mode"],
+      ['{"ssh.refusePublicKeys":["MD5:ab"]}', "ssh.refusePublicKeys"],
       ['{"ssh.refuseConnections":true,"ssh.noSuchSwitch":1}', "ssh.noSuchSwitch"],
     ];
     for (const [body, field] of cases) {

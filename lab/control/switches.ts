@@ -172,8 +172,13 @@ export function choiceSwitch<T extends string>(init: {
 export function registerSshSwitches(
   registry: SwitchRegistry,
   ssh: {
-    faults: { refuseConnections: boolean; dropAfterMs: number | null };
-    rotateHostKey(): Promise<void>;
+    faults: {
+      refuseConnections: boolean;
+      dropAfterMs: number | null;
+      refusePasswords: boolean;
+      refusePublicKeys: string[];
+    };
+    rotateHostKey(): Promise<unknown>;
     restart(): Promise<void>;
   },
 ): SwitchRegistry {
@@ -202,10 +207,34 @@ export function registerSshSwitches(
         },
       }),
     )
+    .register(
+      booleanSwitch({
+        name: "ssh.refusePasswords",
+        description:
+          "Password authentication is off (PasswordAuthentication no): only keys get in.",
+        get: () => ssh.faults.refusePasswords,
+        set: (value) => {
+          ssh.faults.refusePasswords = value;
+        },
+      }),
+    )
+    .register({
+      name: "ssh.refusePublicKeys",
+      description:
+        'Public keys refused even when in authorized_keys: a JSON list of fingerprints ["SHA256:…"].',
+      input: { type: "json" },
+      schema: z.array(z.string().regex(/^SHA256:[A-Za-z0-9+/]{43}$/, "a SHA256:… fingerprint")),
+      get: () => ssh.faults.refusePublicKeys,
+      set: (value) => {
+        ssh.faults.refusePublicKeys = [...value];
+      },
+    })
     .registerAction({
       name: "ssh.rotateHostKey",
       description: "The host gets a new SSH host key (a reinstall, or an interception).",
-      run: () => ssh.rotateHostKey(),
+      run: async () => {
+        await ssh.rotateHostKey();
+      },
     })
     .registerAction({
       name: "ssh.restart",

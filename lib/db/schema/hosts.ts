@@ -2,8 +2,8 @@ import { pgTable, uuid, text, integer, timestamp } from "drizzle-orm/pg-core";
 import { credentials } from "./credentials";
 
 /**
- * A machine the console manages. Its state (onboarding, failed, active) is derived from its latest
- * run, never stored twice.
+ * A machine the console manages. Its state (onboarding, failed, active, decommissioning) is
+ * derived from its latest run, never stored twice; `retired` from `retired_at`.
  */
 export const hosts = pgTable("hosts", {
   id: uuid("id").primaryKey().defaultRandom(),
@@ -36,6 +36,11 @@ export const hosts = pgTable("hosts", {
   /** Set by the periodic pre-sale VmTemplateCheck when a required template is missing. */
   templateCheckFailure: text("template_check_failure"),
   templateCheckedAt: timestamp("template_checked_at", { withTimezone: true }),
+  /**
+   * Set by the decommission pipeline's last step. A retired host gets no new runs and no
+   * template checks; its runs, logs and events stay readable until an admin deletes it.
+   */
+  retiredAt: timestamp("retired_at", { withTimezone: true }),
   createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
 });

@@ -1,0 +1,1 @@
+ALTER TABLE "hosts" ADD COLUMN "retired_at" timestamp with time zone;

@@ -4,6 +4,8 @@ const LOOK: Record<HostState, { icon: string; label: string }> = {
   onboarding: { icon: "◐", label: "onboarding" },
   failed: { icon: "✕", label: "failed" },
   active: { icon: "✓", label: "active" },
+  decommissioning: { icon: "⏏", label: "decommissioning" },
+  retired: { icon: "▪", label: "retired" },
 };
 
 /** A host's state as icon + word (readable without colour) + colour. */

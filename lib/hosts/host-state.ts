@@ -1,15 +1,29 @@
 import type { runs } from "@/lib/db/schema";
+import { DECOMMISSION_HOST } from "@/lib/steps/host/decommission/name";
 
-export type HostState = "onboarding" | "failed" | "active";
+export type HostState = "onboarding" | "failed" | "active" | "decommissioning" | "retired";
 
-/** A host's state is its latest run's status; it is never stored twice. */
-export function hostStateOf(runStatus: (typeof runs.$inferSelect)["status"] | null): HostState {
+type RunStatus = (typeof runs.$inferSelect)["status"];
+
+/**
+ * A host's state is its latest run's status; it is never stored twice. Two facts refine it:
+ * `retired_at` (set by the decommission pipeline's last step) wins over everything, and a
+ * running decommission run reads `decommissioning`, not `onboarding`, so nobody mistakes a
+ * host being taken out of service for one being brought in.
+ */
+export function hostStateOf(
+  runStatus: RunStatus | null,
+  facts: { retiredAt?: Date | string | null; pipeline?: string | null } = {},
+): HostState {
+  if (facts.retiredAt) return "retired";
   switch (runStatus) {
     case "succeeded":
       return "active";
     case "failed":
       return "failed";
     default:
-      return "onboarding";
+      return facts.pipeline === DECOMMISSION_HOST && runStatus === "running"
+        ? "decommissioning"
+        : "onboarding";
   }
 }

@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { templateCheckState, type TemplateCheckState } from "@/lib/steps/host/verify-vm-template";
 import { hostStateOf } from "./host-state";
+import { attentionReasons, stalledSql, type AttentionReason } from "./needs-attention";
 
 export type RunSummary = {
   id: string;
@@ -24,6 +25,8 @@ export type HostSummary = {
   authMethod: "password" | "private_key";
   hostKeySha256: string | null;
   state: ReturnType<typeof hostStateOf>;
+  /** When the decommission pipeline retired the host; null while it is in service. */
+  retiredAt: string | null;
   run: RunSummary | null;
   /**
    * The periodic pre-sale VmTemplateCheck (worker/tasks/vm-template-check.ts): `failure` names
@@ -66,6 +69,8 @@ type Row = {
   capacity_memory_mib: number | null;
   capacity_image_storage_gib: number | null;
   capacity_registered_at: Date | null;
+  retired_at: Date | null;
+  run_pipeline: string | null;
   run_id: string | null;
   run_status: RunSummary["status"] | null;
   current_step: string | null;
@@ -75,29 +80,47 @@ type Row = {
   failed_step: string | null;
   run_created_at: Date | null;
   finished_at: Date | null;
+  stalled: boolean;
 };
 
-/** Hosts with their latest run, in one query (no request per host). Credentials never leave here. */
+/**
+ * Hosts with their latest run, in one query (no request per host), by name. `hostIds` keeps the
+ * given order (the fleet query picks and orders a page, this fills in the rows). Credentials
+ * never leave here.
+ */
 export async function listHosts(
   db: Database,
-  filter: { hostId?: string } = {},
+  filter: { hostId?: string; hostIds?: string[] } = {},
 ): Promise<HostSummary[]> {
+  if (filter.hostIds && filter.hostIds.length === 0) return [];
+  const where = filter.hostId
+    ? sql`where h.id = ${filter.hostId}`
+    : filter.hostIds
+      ? sql`where h.id in (${sql.join(
+          filter.hostIds.map((id) => sql`${id}`),
+          sql`, `,
+        )})`
+      : sql``;
   const result = await db.execute<Row>(sql`
     select h.id, h.name, h.address, h.ssh_port, h.ssh_user, c.kind as auth_method, h.host_key_sha256,
            h.template_check_failure, h.template_checked_at,
            h.node_name, h.api_port, h.api_cert_sha256, h.api_token_id,
            h.capacity_cores, h.capacity_memory_mib, h.capacity_image_storage_gib,
-           h.capacity_registered_at,
+           h.capacity_registered_at, h.retired_at, r.pipeline as run_pipeline,
            r.id as run_id, r.status as run_status, r.current_step, r.phase, r.step_started_at,
-           r.failure_reason, r.failed_step, r.created_at as run_created_at, r.finished_at
+           r.failure_reason, r.failed_step, r.created_at as run_created_at, r.finished_at,
+           ${stalledSql(sql`r.status`, sql`r.next_tick_at`)} as stalled
     from hosts h
     join credentials c on c.id = h.credential_id
     left join lateral (
       select * from runs where runs.host_id = h.id order by runs.created_at desc limit 1
     ) r on true
-    ${filter.hostId ? sql`where h.id = ${filter.hostId}` : sql``}
+    ${where}
     order by h.name`);
-  return result.rows.map(toSummary);
+  const summaries = result.rows.map(toSummary);
+  if (!filter.hostIds) return summaries;
+  const byId = new Map(summaries.map((host) => [host.id, host]));
+  return filter.hostIds.flatMap((id) => byId.get(id) ?? []);
 }
 
 function iso(value: Date | string | null): string | null {
@@ -106,6 +129,8 @@ function iso(value: Date | string | null): string | null {
 }
 
 function toSummary(row: Row): HostSummary {
+  const state = hostStateOf(row.run_status);
+  const templateCheck = templateCheckState(row.template_check_failure, row.template_checked_at);
   return {
     id: row.id,
     name: row.name,
@@ -114,7 +139,8 @@ function toSummary(row: Row): HostSummary {
     sshUser: row.ssh_user,
     authMethod: row.auth_method,
     hostKeySha256: row.host_key_sha256,
-    state: hostStateOf(row.run_status),
+    state: hostStateOf(row.run_status, { retiredAt: row.retired_at, pipeline: row.run_pipeline }),
+    retiredAt: iso(row.retired_at),
     templateCheck: {
       state: templateCheckState(row.template_check_failure, row.template_checked_at),
       failure: row.template_check_failure,

@@ -1,0 +1,2 @@
+/** The decommission pipeline's name as stored on its runs (a leaf module: host-state reads it). */
+export const DECOMMISSION_HOST = "decommission-host";

@@ -7,3 +7,4 @@ export * from "./worker-heartbeats";
 export * from "./run-log-chunks";
 export * from "./catalog";
 export * from "./audit";
+export * from "./auth";

@@ -204,7 +204,8 @@ async function loadHost(db: Database, hostId: string | null): Promise<HostRecord
   return record;
 }
 
-async function loadAuth(db: Database, credentialId: string): Promise<SshAuth> {
+/** The SSH login of a stored credential, unsealed (edit-host tests it with "keep current"). */
+export async function loadAuth(db: Database, credentialId: string): Promise<SshAuth> {
   const [credential] = await db.select().from(credentials).where(eq(credentials.id, credentialId));
   if (!credential)
     throw new Error("the host's credential is missing; edit the host and enter it again");

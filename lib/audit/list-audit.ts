@@ -1,0 +1,172 @@
+import { and, desc, eq, gte, ilike, lte, sql, type SQL } from "drizzle-orm";
+import { z } from "zod";
+import type { Database } from "@/lib/db/client";
+import { auditLog, auditOutcome } from "@/lib/db/schema";
+import { AUDIT_ACTIONS } from "./actions";
+
+export const AUDIT_PAGE_SIZE = 50;
+const MAX_PAGE_SIZE = 200;
+
+/** A query-string or form value left empty means "no filter", not "match the empty string". */
+const blankToUndefined = (value: unknown) =>
+  typeof value === "string" && value.trim() === "" ? undefined : value;
+
+const optionalText = (max: number, what: string) =>
+  z.preprocess(
+    blankToUndefined,
+    z.string().trim().max(max, `At most ${max} characters of ${what}.`).optional(),
+  );
+
+/**
+ * A point in time for the range filter. The page's `datetime-local` inputs send no offset; those
+ * are read as UTC (the page says so), so a URL means the same thing in every browser.
+ */
+const optionalInstant = z.preprocess(
+  blankToUndefined,
+  z.iso
+    .datetime({
+      local: true,
+      offset: true,
+      error: "Enter a date and time like 2026-11-30T05:30 (UTC) or with an offset.",
+    })
+    .transform((text) => new Date(/[zZ]|[+-]\d\d:?\d\d$/.test(text) ? text : `${text}Z`))
+    .optional(),
+);
+
+/** Where the previous page stopped: the last entry's exact time (microseconds) and id. */
+const ZAuditCursor = z.object({
+  at: z.string().regex(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/),
+  id: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+});
+type AuditCursor = z.infer<typeof ZAuditCursor>;
+
+const CURSOR_MESSAGE = "This page link is damaged or outdated. Open the audit log from the start.";
+
+function encodeCursor(cursor: AuditCursor): string {
+  return Buffer.from(JSON.stringify(cursor), "utf8").toString("base64url");
+}
+
+function decodeCursor(text: string, ctx: z.RefinementCtx): AuditCursor | typeof z.NEVER {
+  try {
+    const parsed = ZAuditCursor.safeParse(JSON.parse(Buffer.from(text, "base64url").toString()));
+    if (parsed.success) return parsed.data;
+  } catch {
+    // not base64url JSON: reported below like any other damaged cursor
+  }
+  ctx.addIssue({ code: "custom", message: CURSOR_MESSAGE });
+  return z.NEVER;
+}
+
+/**
+ * The audit log filter, shared by the page (its search params) and `GET /api/audit`. Every field
+ * is optional; text filters match anywhere, case-insensitively.
+ */
+export const ZAuditFilter = z
+  .object({
+    action: z.preprocess(
+      blankToUndefined,
+      z.enum(AUDIT_ACTIONS, { error: "Choose an action from the list." }).optional(),
+    ),
+    actor: optionalText(200, "a user name"),
+    target: optionalText(500, "a target"),
+    outcome: z.preprocess(
+      blankToUndefined,
+      z.enum(auditOutcome.enumValues, { error: "Choose success, failure or denied." }).optional(),
+    ),
+    from: optionalInstant,
+    to: optionalInstant,
+    cursor: z.preprocess(
+      blankToUndefined,
+      z.string().max(200, CURSOR_MESSAGE).transform(decodeCursor).optional(),
+    ),
+    limit: z.preprocess(
+      blankToUndefined,
+      z.coerce
+        .number({ error: "Enter a number of entries." })
+        .int("Enter a whole number of entries.")
+        .min(1, `Between 1 and ${MAX_PAGE_SIZE} entries.`)
+        .max(MAX_PAGE_SIZE, `Between 1 and ${MAX_PAGE_SIZE} entries.`)
+        .default(AUDIT_PAGE_SIZE),
+    ),
+  })
+  .superRefine((value, ctx) => {
+    if (value.from && value.to && value.from > value.to) {
+      ctx.addIssue({ code: "custom", path: ["to"], message: "The end is before the start." });
+    }
+  });
+export type TAuditFilter = z.infer<typeof ZAuditFilter>;
+
+export type AuditEntryView = {
+  id: number;
+  at: string;
+  actorName: string;
+  actorUserId: string | null;
+  action: string;
+  target: string | null;
+  outcome: "success" | "failure" | "denied";
+  detail: Record<string, unknown> | null;
+};
+
+export type AuditPage = {
+  entries: AuditEntryView[];
+  /** Pass back as `cursor` for the next (older) page; null on the last page. */
+  nextCursor: string | null;
+};
+
+/** `%`, `_` and `\` typed by the user are literal characters, not LIKE wildcards. */
+function containing(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
+}
+
+/**
+ * One page of the audit log, newest first, by keyset: each page continues strictly after the
+ * previous page's last (at, id), so entries recorded while someone pages are neither skipped nor
+ * shown twice, and deep pages cost the same as the first.
+ */
+export async function listAudit(db: Database, filter: TAuditFilter): Promise<AuditPage> {
+  const conditions: SQL[] = [];
+  if (filter.action) conditions.push(eq(auditLog.action, filter.action));
+  if (filter.actor) conditions.push(ilike(auditLog.actorName, containing(filter.actor)));
+  if (filter.target) conditions.push(ilike(auditLog.target, containing(filter.target)));
+  if (filter.outcome) conditions.push(eq(auditLog.outcome, filter.outcome));
+  if (filter.from) conditions.push(gte(auditLog.at, filter.from));
+  if (filter.to) conditions.push(lte(auditLog.at, filter.to));
+  if (filter.cursor) {
+    conditions.push(
+      sql`(${auditLog.at}, ${auditLog.id}) < (${filter.cursor.at}::timestamptz, ${filter.cursor.id})`,
+    );
+  }
+  const rows = await db
+    .select({
+      id: auditLog.id,
+      // Microseconds in UTC: a JS Date would round to milliseconds and break the keyset.
+      at: sql<string>`to_char(${auditLog.at} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`,
+      actorName: auditLog.actorName,
+      actorUserId: auditLog.actorUserId,
+      action: auditLog.action,
+      target: auditLog.target,
+      outcome: auditLog.outcome,
+      detail: auditLog.detail,
+    })
+    .from(auditLog)
+    .where(and(...conditions))
+    .orderBy(desc(auditLog.at), desc(auditLog.id))
+    .limit(filter.limit + 1);
+  const entries = rows.slice(0, filter.limit);
+  const last = entries.at(-1);
+  return {
+    entries,
+    nextCursor:
+      rows.length > filter.limit && last ? encodeCursor({ at: last.at, id: last.id }) : null,
+  };
+}
+
+/** A filter from URL search params (`?action=…&actor=…`), for the page and the route alike. */
+export function auditFilterInput(params: URLSearchParams): Record<string, string> {
+  const input: Record<string, string> = {};
+  for (const key of ["action", "actor", "target", "outcome", "from", "to", "cursor", "limit"]) {
+    const value = params.get(key);
+    if (value !== null) input[key] = value;
+  }
+  return input;
+}

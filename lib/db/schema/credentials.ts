@@ -1,6 +1,13 @@
 import { pgTable, uuid, text, timestamp, pgEnum } from "drizzle-orm/pg-core";
 
-export const credentialKind = pgEnum("credential_kind", ["password", "private_key", "api_token"]);
+export const credentialKind = pgEnum("credential_kind", [
+  "password",
+  "private_key",
+  "api_token",
+  // The host logs in with the console's own key (lib/console-key): no secret of its own, the key
+  // in use is recorded in console_key_credentials.
+  "console_key",
+]);
 
 /**
  * A secret the console uses to reach a host. `sealed` is the AES-256-GCM envelope produced by

@@ -8,3 +8,4 @@ export * from "./run-log-chunks";
 export * from "./catalog";
 export * from "./audit";
 export * from "./auth";
+export * from "./console-keys";

@@ -1,0 +1,227 @@
+import { desc, eq } from "drizzle-orm";
+import { z } from "zod";
+import type { Database } from "@/lib/db/client";
+import { credentials, events, hosts, runs } from "@/lib/db/schema";
+import { AppError } from "@/lib/errors";
+import type { SshAuth } from "@/lib/ssh";
+import { loadAuth } from "@/lib/steps/host/services";
+import { sealCredential } from "./credential-secret";
+import { ZCreateHost } from "./schemas";
+import { testConnection, type ConnectionTestResult, type CredentialField } from "./test-connection";
+
+/**
+ * The edit form and `PATCH /api/hosts/:id`: where and how the console logs in. The name, API
+ * port and pins are not edited here (the name is the host's identity in the fleet; the pins are
+ * facts the console found, changed only by "Clear pin" and first contact).
+ * `authMethod: "keep"` tests and keeps the stored credential.
+ */
+export const ZEditHost = z
+  .object({
+    address: ZCreateHost.shape.address,
+    sshPort: ZCreateHost.shape.sshPort,
+    sshUser: ZCreateHost.shape.sshUser,
+    authMethod: z.enum(["keep", "password", "private_key"], {
+      error: "Choose: keep the current credential, a new password, or a new private key.",
+    }),
+    password: ZCreateHost.shape.password,
+    privateKey: ZCreateHost.shape.privateKey,
+    passphrase: ZCreateHost.shape.passphrase,
+  })
+  .superRefine((value, ctx) => {
+    if (value.authMethod === "password" && !value.password) {
+      ctx.addIssue({ code: "custom", path: ["password"], message: "Enter the new SSH password." });
+    }
+    if (value.authMethod === "private_key") {
+      const key = value.privateKey?.trim() ?? "";
+      if (
+        !/^-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]+-----END [A-Z ]*PRIVATE KEY-----$/.test(key)
+      ) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["privateKey"],
+          message: key
+            ? "Paste the whole key, from -----BEGIN … PRIVATE KEY----- to -----END … PRIVATE KEY-----."
+            : "Paste the new private key.",
+        });
+      }
+    }
+  });
+export type TEditHost = z.infer<typeof ZEditHost>;
+
+type HostRow = typeof hosts.$inferSelect;
+
+export type EditHostResult = {
+  hostId: string;
+  /** What changed, in words (never a secret), as recorded in the host's events. */
+  changes: string[];
+  test: ConnectionTestResult;
+  /** True when the host had no pin and the test's key was pinned now (first contact). */
+  pinned: boolean;
+};
+
+/**
+ * Tests the new settings over SSH against the host's pin and saves them only if the test passed.
+ * A wrong password, a refused key, an unreachable address or a changed host key save nothing.
+ * Refused while a run is running (the run would switch settings halfway) and for a retired host.
+ */
+export async function editHost(
+  db: Database,
+  input: { hostId: string; actor: string; edit: TEditHost },
+): Promise<EditHostResult> {
+  const { edit } = input;
+  const host = await loadEditableHost(db, input.hostId);
+  const test = await testConnection(
+    {
+      address: edit.address,
+      sshPort: edit.sshPort,
+      sshUser: edit.sshUser,
+      auth: await authFor(db, host, edit),
+      pinnedHostKey: host.hostKeySha256,
+    },
+    credentialFieldOf(edit),
+  );
+
+  return db.transaction(async (tx) => {
+    // Checked again under the row lock: a run or another edit may have started meanwhile.
+    const [locked] = await tx.select().from(hosts).where(eq(hosts.id, host.id)).for("update");
+    if (!locked) throw notFound(host.id);
+    await refuseIfBusy(tx, locked);
+    if (locked.hostKeySha256 !== host.hostKeySha256) {
+      throw new AppError(
+        "conflict",
+        `The host key pin of ${locked.name} changed while the connection was tested; nothing was saved. Test again.`,
+      );
+    }
+
+    const changes: string[] = [];
+    const set: Partial<HostRow> = {};
+    if (edit.address !== locked.address) {
+      set.address = edit.address;
+      changes.push(`address ${locked.address} → ${edit.address}`);
+    }
+    if (edit.sshPort !== locked.sshPort) {
+      set.sshPort = edit.sshPort;
+      changes.push(`SSH port ${locked.sshPort} → ${edit.sshPort}`);
+    }
+    if (edit.sshUser !== locked.sshUser) {
+      set.sshUser = edit.sshUser;
+      changes.push(`SSH user ${locked.sshUser} → ${edit.sshUser}`);
+    }
+    let replacedCredential: string | null = null;
+    if (edit.authMethod !== "keep") {
+      const [credential] = await tx
+        .insert(credentials)
+        .values(sealCredential({ ...edit, authMethod: edit.authMethod }))
+        .returning({ id: credentials.id });
+      if (!credential) throw new Error("inserting the credential returned no row");
+      set.credentialId = credential.id;
+      replacedCredential = locked.credentialId;
+      changes.push(edit.authMethod === "password" ? "new SSH password" : "new SSH private key");
+    }
+    const pinned = locked.hostKeySha256 === null;
+    if (pinned) {
+      set.hostKeySha256 = test.hostKeySha256;
+      set.hostKeyPinnedAt = new Date();
+      changes.push(`host key ${test.hostKeySha256} pinned on first contact`);
+    }
+    if (changes.length > 0) {
+      await tx
+        .update(hosts)
+        .set({ ...set, updatedAt: new Date() })
+        .where(eq(hosts.id, locked.id));
+    }
+    // The old secret has no use left: keeping it would only keep a root credential around.
+    if (replacedCredential)
+      await tx.delete(credentials).where(eq(credentials.id, replacedCredential));
+    await tx.insert(events).values({
+      hostId: locked.id,
+      kind: "host.edited",
+      actor: input.actor,
+      message:
+        changes.length > 0
+          ? `connection settings of ${locked.name} changed (tested first): ${changes.join("; ")}`
+          : `connection settings of ${locked.name} tested and left as they were`,
+    });
+    return { hostId: locked.id, changes, test, pinned };
+  });
+}
+
+/**
+ * "Test connection" without saving: the stored host with the form's settings, against its pin.
+ * With no pin yet the offered key is only reported; it is pinned when the settings are saved (or
+ * by the next run), so a test of a mistyped address never pins a stranger's key.
+ */
+export async function testHostConnection(
+  db: Database,
+  input: { hostId: string; edit: TEditHost },
+): Promise<ConnectionTestResult> {
+  const [host] = await db.select().from(hosts).where(eq(hosts.id, input.hostId));
+  if (!host) throw notFound(input.hostId);
+  const { edit } = input;
+  return testConnection(
+    {
+      address: edit.address,
+      sshPort: edit.sshPort,
+      sshUser: edit.sshUser,
+      auth: await authFor(db, host, edit),
+      pinnedHostKey: host.hostKeySha256,
+    },
+    credentialFieldOf(edit),
+  );
+}
+
+async function loadEditableHost(db: Database, hostId: string): Promise<HostRow> {
+  const [host] = await db.select().from(hosts).where(eq(hosts.id, hostId));
+  if (!host) throw notFound(hostId);
+  await refuseIfBusy(db, host);
+  return host;
+}
+
+/** Settings change between runs only; a retired host is history. */
+export async function refuseIfBusy(db: Pick<Database, "select">, host: HostRow): Promise<void> {
+  if (host.retiredAt) {
+    throw new AppError(
+      "conflict",
+      `${host.name} is retired; its settings are kept as they were when it was decommissioned.`,
+    );
+  }
+  const [latest] = await db
+    .select({ id: runs.id, status: runs.status, currentStep: runs.currentStep })
+    .from(runs)
+    .where(eq(runs.hostId, host.id))
+    .orderBy(desc(runs.createdAt))
+    .limit(1);
+  if (latest?.status === "running") {
+    throw new AppError(
+      "conflict",
+      `${host.name} has a run in progress (at ${latest.currentStep}); nothing was saved. Wait for it to end, or abort it, then edit the host.`,
+    );
+  }
+}
+
+async function authFor(db: Database, host: HostRow, edit: TEditHost): Promise<SshAuth> {
+  switch (edit.authMethod) {
+    case "keep":
+      return loadAuth(db, host.credentialId);
+    case "password":
+      return { kind: "password", password: edit.password ?? "" };
+    case "private_key":
+      return {
+        kind: "private_key",
+        privateKey: `${edit.privateKey?.trim() ?? ""}\n`,
+        ...(edit.passphrase ? { passphrase: edit.passphrase } : {}),
+      };
+  }
+}
+
+function credentialFieldOf(edit: TEditHost): CredentialField {
+  return edit.authMethod === "password"
+    ? "password"
+    : edit.authMethod === "private_key"
+      ? "privateKey"
+      : "authMethod";
+}
+
+function notFound(hostId: string): AppError {
+  return new AppError("not_found", `Host ${hostId} does not exist.`);
+}

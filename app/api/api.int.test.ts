@@ -1,6 +1,7 @@
 import crypto from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getPool } from "@/lib/db/client";
+import { getDb, getPool } from "@/lib/db/client";
+import { createTestUser, type TestUser } from "@/test/auth";
 import { createTestDatabase } from "@/test/db";
 import * as hostRoute from "./hosts/[hostId]/route";
 import * as hostsRoute from "./hosts/route";
@@ -10,12 +11,16 @@ import * as retryRoute from "./runs/[runId]/retry/route";
 
 // The route handlers use the process-wide database from DATABASE_URL, as in production.
 let drop: () => Promise<void>;
+// Every call is made as a signed-in operator through a real API token.
+let signedIn: TestUser;
+const auth = (extra?: Record<string, string>) => signedIn.authHeaders(extra);
 
 beforeAll(async () => {
   const database = await createTestDatabase();
   process.env.DATABASE_URL = database.url;
   process.env.CLUPILOT_SECRET_KEY ??= crypto.randomBytes(32).toString("hex");
   drop = database.drop;
+  signedIn = await createTestUser(getDb(), "operator");
 });
 
 afterAll(async () => {
@@ -28,7 +33,7 @@ const params = <T>(value: T) => ({ params: Promise.resolve(value) });
 const post = (body: string) =>
   new Request("http://test/api/hosts", {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: auth({ "content-type": "application/json" }),
     body,
   });
 const validHost = {
@@ -76,7 +81,9 @@ describe("JSON API", () => {
   });
 
   it("GET /api/hosts lists hosts without secrets", async () => {
-    const response = await hostsRoute.GET(new Request("http://test/api/hosts"));
+    const response = await hostsRoute.GET(
+      new Request("http://test/api/hosts", { headers: auth() }),
+    );
     expect(response.status).toBe(200);
     const text = await response.text();
     expect(text).toContain("pve-01");
@@ -84,31 +91,53 @@ describe("JSON API", () => {
   });
 
   it("GET /api/hosts/[hostId]: the host, 404 for an unknown id, 400 for a malformed one", async () => {
-    const found = await hostRoute.GET(new Request("http://test"), params({ hostId }));
+    const found = await hostRoute.GET(
+      new Request("http://test", { headers: auth() }),
+      params({ hostId }),
+    );
     expect(found.status).toBe(200);
     const host = (await found.json()) as { latestRun: { id: string; timeline: unknown[] } };
     expect(host.latestRun.id).toBe(runId);
     expect(host.latestRun.timeline.length).toBeGreaterThan(0);
     expect(
-      (await hostRoute.GET(new Request("http://test"), params({ hostId: unknownId }))).status,
+      (
+        await hostRoute.GET(
+          new Request("http://test", { headers: auth() }),
+          params({ hostId: unknownId }),
+        )
+      ).status,
     ).toBe(404);
     expect(
-      (await hostRoute.GET(new Request("http://test"), params({ hostId: "x'; drop" }))).status,
+      (
+        await hostRoute.GET(
+          new Request("http://test", { headers: auth() }),
+          params({ hostId: "x'; drop" }),
+        )
+      ).status,
     ).toBe(400);
   });
 
   it("GET /api/runs/[runId]: the run, 404 unknown, 400 malformed", async () => {
-    expect((await runRoute.GET(new Request("http://test"), params({ runId }))).status).toBe(200);
     expect(
-      (await runRoute.GET(new Request("http://test"), params({ runId: unknownId }))).status,
+      (await runRoute.GET(new Request("http://test", { headers: auth() }), params({ runId })))
+        .status,
+    ).toBe(200);
+    expect(
+      (
+        await runRoute.GET(
+          new Request("http://test", { headers: auth() }),
+          params({ runId: unknownId }),
+        )
+      ).status,
     ).toBe(404);
-    expect((await runRoute.GET(new Request("http://test"), params({ runId: "42" }))).status).toBe(
-      400,
-    );
+    expect(
+      (await runRoute.GET(new Request("http://test", { headers: auth() }), params({ runId: "42" })))
+        .status,
+    ).toBe(400);
   });
 
   it("retry of a running run is a 409; abort is accepted (202); unknown run 404", async () => {
-    const request = new Request("http://test", { method: "POST" });
+    const request = new Request("http://test", { method: "POST", headers: auth() });
     expect((await retryRoute.POST(request, params({ runId }))).status).toBe(409);
     expect((await abortRoute.POST(request, params({ runId }))).status).toBe(202);
     expect((await abortRoute.POST(request, params({ runId: unknownId }))).status).toBe(404);

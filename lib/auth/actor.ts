@@ -1,28 +1,79 @@
-import type { Role } from "./roles";
+import { cookies } from "next/headers";
+import { redirect } from "next/navigation";
+import { NextRequest } from "next/server";
+import { getDb } from "@/lib/db/client";
+import { AppError } from "@/lib/errors";
+import { validateApiToken } from "./api-tokens";
+import { hasRole, type Role } from "./roles";
+import { validateSessionToken, type SessionUser } from "./session";
+import { SESSION_COOKIE } from "./session-cookie";
 
 /** The signed-in user (or API token owner) an action or request runs as. */
 export type Actor = { userId: string | null; name: string; role: Role };
+
+const SIGN_IN = () =>
+  new AppError("unauthenticated", "You are not signed in (or your session ended). Sign in again.");
+
+function authorize(user: SessionUser | null, required: Role): Actor {
+  if (!user) throw SIGN_IN();
+  if (!hasRole(user.role, required)) {
+    throw new AppError(
+      "forbidden",
+      `This needs the ${required} role; ${user.name} is a ${user.role}. Ask an admin if you need it.`,
+    );
+  }
+  return { userId: user.id, name: user.name, role: user.role };
+}
+
+async function userFromSessionToken(token: string | undefined): Promise<SessionUser | null> {
+  if (!token) return null;
+  return (await validateSessionToken(getDb(), token))?.user ?? null;
+}
 
 /**
  * Who is acting in a server action or a page, checked against the role it needs: throws
  * AppError "unauthenticated" (401) without a valid session, "forbidden" (403) when the role is
  * too low. Reads the session cookie through next/headers.
- *
- * TEMPORARY until issue 7's session layer lands in this file: everyone is an admin.
  */
 export async function currentActor(required: Role): Promise<Actor> {
-  void required;
-  return { userId: null, name: "operator", role: "admin" };
+  const token = (await cookies()).get(SESSION_COOKIE)?.value;
+  return authorize(await userFromSessionToken(token), required);
 }
 
 /**
  * The same check for a route handler, from the request itself: the session cookie, or an
  * `Authorization: Bearer <personal API token>` header (the token acts with its owner's role).
- *
- * TEMPORARY until issue 7's session layer lands in this file: everyone is an admin.
+ * A bearer header that is present but wrong is refused even when a cookie is valid: automation
+ * should learn its token is dead, not silently act as whoever's browser it runs in.
  */
 export async function requestActor(request: Request, required: Role): Promise<Actor> {
-  void request;
-  void required;
-  return { userId: null, name: "operator", role: "admin" };
+  const authorization = request.headers.get("authorization");
+  if (authorization) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    const user = match ? await validateApiToken(getDb(), match[1]!) : null;
+    if (!user) {
+      throw new AppError(
+        "unauthenticated",
+        "The API token is not valid (unknown, revoked, or its owner is disabled). Create a new one on your account page.",
+      );
+    }
+    return authorize(user, required);
+  }
+  const token = new NextRequest(request).cookies.get(SESSION_COOKIE)?.value;
+  return authorize(await userFromSessionToken(token), required);
+}
+
+/**
+ * For pages and layouts: the actor, or a redirect to the sign-in page (back to `path` after it)
+ * when nobody is signed in, or to /forbidden when the role is too low. Pages redirect rather
+ * than error: a person followed a link, and the sign-in form is what they need.
+ */
+export async function requirePageActor(required: Role, path?: string): Promise<Actor> {
+  try {
+    return await currentActor(required);
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    if (error.code === "forbidden") redirect(`/forbidden?need=${required}`);
+    redirect(path ? `/login?next=${encodeURIComponent(path)}` : "/login");
+  }
 }

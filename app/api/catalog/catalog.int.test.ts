@@ -1,6 +1,7 @@
 import crypto from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getPool } from "@/lib/db/client";
+import { getDb, getPool } from "@/lib/db/client";
+import { createTestUser, type TestUser } from "@/test/auth";
 import { createTestDatabase } from "@/test/db";
 import * as versionsRoute from "./plans/[planId]/versions/route";
 import * as plansRoute from "./plans/route";
@@ -9,11 +10,15 @@ import * as publishRoute from "./versions/[versionId]/publish/route";
 
 // The route handlers use the process-wide database from DATABASE_URL, as in production.
 let drop: () => Promise<void>;
+// Every call is made as a signed-in admin through a real API token.
+let signedIn: TestUser;
+const auth = (extra?: Record<string, string>) => signedIn.authHeaders(extra);
 
 beforeAll(async () => {
   const database = await createTestDatabase();
   process.env.DATABASE_URL = database.url;
   drop = database.drop;
+  signedIn = await createTestUser(getDb(), "admin");
 });
 
 afterAll(async () => {
@@ -36,14 +41,16 @@ const params = <T>(value: T) => ({ params: Promise.resolve(value) });
 const postJson = (body: unknown) =>
   new Request("http://test/api/catalog", {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: auth({ "content-type": "application/json" }),
     body: typeof body === "string" ? body : JSON.stringify(body),
   });
 const unknownId = "0b7c6f1e-8d2a-4c1b-9f3e-2a5d6c7b8e9f";
 const version = { templateVmid: 9001, cores: 2, memoryMib: 2048, diskGib: 40 };
 
 async function catalog(): Promise<Catalog> {
-  const response = await catalogRoute.GET(new Request("http://test/api/catalog"));
+  const response = await catalogRoute.GET(
+    new Request("http://test/api/catalog", { headers: auth() }),
+  );
   expect(response.status).toBe(200);
   return (await response.json()) as Catalog;
 }
@@ -55,7 +62,10 @@ async function createPlan(slug: string): Promise<string> {
 const createVersion = (planId: string, body: unknown) =>
   versionsRoute.POST(postJson(body), params({ planId }));
 const publish = (versionId: string) =>
-  publishRoute.POST(new Request("http://test", { method: "POST" }), params({ versionId }));
+  publishRoute.POST(
+    new Request("http://test", { method: "POST", headers: auth() }),
+    params({ versionId }),
+  );
 
 describe("catalog JSON API", () => {
   it("GET /api/catalog on a fresh installation: no plans, no published catalog, nothing required", async () => {

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb, getPool } from "@/lib/db/client";
 import { events, runs } from "@/lib/db/schema";
 import { listHosts } from "@/lib/hosts/list-hosts";
+import { createTestUser, type TestUser } from "@/test/auth";
 import { createTestDatabase } from "@/test/db";
 import * as hostsRoute from "../../route";
 import * as runsRoute from "./route";
@@ -11,12 +12,16 @@ import * as runsRoute from "./route";
 // The route handler uses the process-wide database from DATABASE_URL, as in production. No
 // worker runs here: a started run stays `running` until the test ends it in the database.
 let drop: () => Promise<void>;
+// Every call is made as a signed-in operator through a real API token.
+let signedIn: TestUser;
+const auth = (extra?: Record<string, string>) => signedIn.authHeaders(extra);
 
 beforeAll(async () => {
   const database = await createTestDatabase();
   process.env.DATABASE_URL = database.url;
   process.env.CLUPILOT_SECRET_KEY ??= crypto.randomBytes(32).toString("hex");
   drop = database.drop;
+  signedIn = await createTestUser(getDb(), "operator");
 });
 
 afterAll(async () => {
@@ -27,14 +32,14 @@ afterAll(async () => {
 
 const params = (hostId: string) => ({ params: Promise.resolve({ hostId }) });
 const reonboard = (hostId: string) =>
-  runsRoute.POST(new Request("http://test", { method: "POST" }), params(hostId));
+  runsRoute.POST(new Request("http://test", { method: "POST", headers: auth() }), params(hostId));
 const unknownId = "0b7c6f1e-8d2a-4c1b-9f3e-2a5d6c7b8e9f";
 
 async function addHost(name: string): Promise<{ hostId: string; runId: string }> {
   const response = await hostsRoute.POST(
     new Request("http://test/api/hosts", {
       method: "POST",
-      headers: { "content-type": "application/json" },
+      headers: auth({ "content-type": "application/json" }),
       body: JSON.stringify({
         name,
         address: "10.0.0.5",
@@ -102,7 +107,7 @@ describe("POST /api/hosts/[hostId]/runs", () => {
       .select()
       .from(events)
       .where(and(eq(events.runId, runId), eq(events.kind, "host.reonboarded")));
-    expect(event?.actor).toBe("operator");
+    expect(event?.actor).toBe(signedIn.user.name);
     expect(event?.message).toContain("failed");
     // The old run stays as it was: its history remains readable.
     const [old] = await getDb().select().from(runs).where(eq(runs.id, first));

@@ -1,0 +1,98 @@
+import { and, eq, lt, ne, or } from "drizzle-orm";
+import type { Database } from "@/lib/db/client";
+import { sessions, users } from "@/lib/db/schema";
+import type { Role } from "./roles";
+import { randomToken, sha256Hex } from "./secret-token";
+
+// The session recipe Lucia's authors now document instead of the library: a random token in the
+// cookie, its SHA-256 as the row id, validation = one indexed lookup joined to the user.
+
+/** A session ends this long after sign-in, however active it is. */
+export const SESSION_ABSOLUTE_MS = 7 * 24 * 60 * 60 * 1000;
+/** …or this long after its last request: a console left open on a shared screen signs out. */
+export const SESSION_IDLE_MS = 12 * 60 * 60 * 1000;
+/** `last_seen_at` is written at most this often, not on every request. */
+const LAST_SEEN_RESOLUTION_MS = 60 * 1000;
+
+export type SessionUser = { id: string; name: string; role: Role };
+export type ValidSession = { sessionId: string; expiresAt: Date; user: SessionUser };
+
+export async function createSession(
+  db: Database,
+  userId: string,
+  now = new Date(),
+): Promise<{ token: string; expiresAt: Date }> {
+  const token = randomToken();
+  const expiresAt = new Date(now.getTime() + SESSION_ABSOLUTE_MS);
+  await db
+    .insert(sessions)
+    .values({ id: sha256Hex(token), userId, createdAt: now, lastSeenAt: now, expiresAt });
+  return { token, expiresAt };
+}
+
+/**
+ * The session a cookie token names, or null when it is unknown, past its absolute expiry, idle
+ * too long, or its user is disabled. Role and name are read fresh each time, so a role change
+ * or a disable takes effect on the next request.
+ */
+export async function validateSessionToken(
+  db: Database,
+  token: string,
+  now = new Date(),
+): Promise<ValidSession | null> {
+  const sessionId = sha256Hex(token);
+  const [row] = await db
+    .select({
+      expiresAt: sessions.expiresAt,
+      lastSeenAt: sessions.lastSeenAt,
+      user: { id: users.id, name: users.name, role: users.role, disabled: users.disabled },
+    })
+    .from(sessions)
+    .innerJoin(users, eq(users.id, sessions.userId))
+    .where(eq(sessions.id, sessionId));
+  if (!row) return null;
+  const expired =
+    now.getTime() >= row.expiresAt.getTime() ||
+    now.getTime() - row.lastSeenAt.getTime() >= SESSION_IDLE_MS;
+  if (expired) {
+    await db.delete(sessions).where(eq(sessions.id, sessionId));
+    return null;
+  }
+  if (row.user.disabled) return null;
+  if (now.getTime() - row.lastSeenAt.getTime() >= LAST_SEEN_RESOLUTION_MS) {
+    await db.update(sessions).set({ lastSeenAt: now }).where(eq(sessions.id, sessionId));
+  }
+  const { id, name, role } = row.user;
+  return { sessionId, expiresAt: row.expiresAt, user: { id, name, role } };
+}
+
+export async function invalidateSessionToken(db: Database, token: string): Promise<void> {
+  await db.delete(sessions).where(eq(sessions.id, sha256Hex(token)));
+}
+
+/** Signs a user out everywhere (password reset), optionally keeping the session in use. */
+export async function invalidateUserSessions(
+  db: Database,
+  userId: string,
+  keepToken?: string,
+): Promise<void> {
+  await db
+    .delete(sessions)
+    .where(
+      keepToken
+        ? and(eq(sessions.userId, userId), ne(sessions.id, sha256Hex(keepToken)))
+        : eq(sessions.userId, userId),
+    );
+}
+
+/** Removes sessions nobody can use any more (called on sign-in, so the table stays small). */
+export async function pruneExpiredSessions(db: Database, now = new Date()): Promise<void> {
+  await db
+    .delete(sessions)
+    .where(
+      or(
+        lt(sessions.expiresAt, now),
+        lt(sessions.lastSeenAt, new Date(now.getTime() - SESSION_IDLE_MS)),
+      ),
+    );
+}

@@ -9,7 +9,9 @@ import path from "node:path";
 import { dataDir } from "../lib/config/paths";
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from "../lib/db/embedded-postgres";
 import { migrateDatabase } from "../lib/db/migrate";
+import { ensureConsoleKeyAt } from "../lib/console-key/ensure-at-start";
 import { loadSecretKey } from "../lib/secrets/key";
+import { issueFirstStartSetupToken } from "../lib/auth/first-start";
 
 const root = path.resolve(import.meta.dirname, "..");
 const port = Number(process.env.PORT ?? 3000);
@@ -36,6 +38,7 @@ async function main() {
   loadSecretKey(); // create .data/secret.key once, before two processes race for it
   say("applying migrations");
   await migrateDatabase(databaseUrl);
+  say(`console SSH key ${await ensureConsoleKeyAt(databaseUrl)}`);
 
   const env = { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), HOSTNAME: host };
   const nextBin = path.join(root, "node_modules", "next", "dist", "bin", "next");
@@ -43,6 +46,9 @@ async function main() {
     say("no production build yet: running next build (first start only)");
     await runToEnd(process.execPath, [nextBin, "build"], env);
   }
+
+  // While no user exists, a fresh one-time token for /setup (printed once the server is up).
+  const setupToken = await issueFirstStartSetupToken(databaseUrl);
 
   const children: ChildProcess[] = [];
   const tsx = path.join(root, "node_modules", "tsx", "dist", "cli.mjs");
@@ -59,6 +65,11 @@ async function main() {
   say(
     `console on http://${host === "0.0.0.0" ? "localhost" : host}:${port} — Ctrl-C stops everything`,
   );
+  if (setupToken) {
+    say(
+      `First start: open http://${host === "0.0.0.0" ? "localhost" : host}:${port}/setup and enter setup token ${setupToken}`,
+    );
+  }
 
   let stopping = false;
   const stop = async (why: string, code = 0) => {

@@ -1,14 +1,14 @@
 import { eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
-import { credentials, events, hosts } from "@/lib/db/schema";
+import { createHostCredential } from "@/lib/console-key/host-credential";
+import { events, hosts } from "@/lib/db/schema";
 import { AppError, isUniqueViolation } from "@/lib/errors";
 import { startRun } from "@/lib/runs/start-run";
-import { seal } from "@/lib/secrets/seal";
 import { onboardHostPipeline } from "@/lib/steps/host";
 import type { TCreateHost } from "./schemas";
 
 /**
- * Stores the host with its credential sealed, and starts its onboarding run, in one transaction:
+ * Stores the host with its credential (sealed, or a reference to the console's key), and starts its onboarding run, in one transaction:
  * there is never a host without its run, nor a run without its first tick.
  */
 export async function createHost(
@@ -16,13 +16,6 @@ export async function createHost(
   input: TCreateHost,
   actor: string,
 ): Promise<{ hostId: string; runId: string }> {
-  const secret =
-    input.authMethod === "password"
-      ? JSON.stringify({ password: input.password })
-      : JSON.stringify({
-          privateKey: input.privateKey?.trim() + "\n",
-          passphrase: input.passphrase || undefined,
-        });
   return db.transaction(async (tx) => {
     const taken = () =>
       new AppError("conflict", `A host named ${input.name} already exists.`, {
@@ -33,11 +26,7 @@ export async function createHost(
       .from(hosts)
       .where(eq(hosts.name, input.name));
     if (existing) throw taken();
-    const [credential] = await tx
-      .insert(credentials)
-      .values({ kind: input.authMethod, sealed: seal(secret) })
-      .returning({ id: credentials.id });
-    if (!credential) throw new Error("inserting the credential returned no row");
+    const credentialId = await createHostCredential(tx, input);
     const [host] = await tx
       .insert(hosts)
       .values({
@@ -46,7 +35,7 @@ export async function createHost(
         sshPort: input.sshPort,
         apiPort: input.apiPort,
         sshUser: input.sshUser,
-        credentialId: credential.id,
+        credentialId,
       })
       .returning({ id: hosts.id })
       .catch((error: unknown) => {

@@ -44,6 +44,12 @@ import {
   RESTORE_NETWORK,
   applyNetworkCommand,
 } from "@/lib/steps/host/configure-proxmox";
+import {
+  appendKeyCommand,
+  hasKeyCommand,
+  installKeyCommand,
+  removeKeyCommand,
+} from "@/lib/console-key/commands";
 import { killGroupCommand, uploadCommand, withGroupMarker } from "./commands";
 import { sh } from "./quote";
 
@@ -278,5 +284,15 @@ export const commandCatalog: readonly CommandCatalogEntry[] = [
       killGroupCommand(4242),
       killGroupCommand(2, 0),
     ],
+  },
+  {
+    name: "console-key/authorized_keys",
+    samples: () =>
+      HOSTILE_VALUES.flatMap((line) => [
+        appendKeyCommand(line),
+        removeKeyCommand(line),
+        hasKeyCommand(line),
+        installKeyCommand(line),
+      ]),
   },
 ];

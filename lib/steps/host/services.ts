@@ -1,7 +1,7 @@
 import { and, eq, isNull } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { credentials, events, hosts } from "@/lib/db/schema";
-import { unseal } from "@/lib/secrets/seal";
+import { loadCredentialAuth } from "@/lib/console-key/host-credential";
 import {
   connectSsh,
   sh,
@@ -204,22 +204,12 @@ async function loadHost(db: Database, hostId: string | null): Promise<HostRecord
   return record;
 }
 
-/** The SSH login of a stored credential, unsealed (edit-host tests it with "keep current"). */
+/**
+ * The SSH login of a stored credential, unsealed (edit-host tests it with "keep current").
+ * A host on the console's key gets the key proven for it (lib/console-key).
+ */
 export async function loadAuth(db: Database, credentialId: string): Promise<SshAuth> {
-  const [credential] = await db.select().from(credentials).where(eq(credentials.id, credentialId));
-  if (!credential)
-    throw new Error("the host's credential is missing; edit the host and enter it again");
-  const secret = JSON.parse(unseal(credential.sealed)) as {
-    password?: string;
-    privateKey?: string;
-    passphrase?: string;
-  };
-  if (credential.kind === "password") return { kind: "password", password: secret.password ?? "" };
-  return {
-    kind: "private_key",
-    privateKey: secret.privateKey ?? "",
-    passphrase: secret.passphrase,
-  };
+  return loadCredentialAuth(db, credentialId);
 }
 
 /**

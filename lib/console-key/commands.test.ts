@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -15,7 +15,7 @@ const file = () => path.join(home, ".ssh", "authorized_keys");
 const run = (command: string) =>
   spawnSync("/bin/sh", ["-c", command], {
     encoding: "utf8",
-    env: { PATH: process.env.PATH, HOME: home },
+    env: { ...process.env, HOME: home },
   });
 const contents = () => readFileSync(file(), "utf8");
 const mode = (p: string) => statSync(p).mode & 0o777;
@@ -43,18 +43,14 @@ describe("appendKeyCommand", () => {
   });
 
   it("never glues the key onto a last line without newline, keeps other lines", () => {
-    execFileSync("/bin/sh", ["-c", "mkdir -p ~/.ssh"], {
-      env: { HOME: home, PATH: process.env.PATH },
-    });
+    run("mkdir -p ~/.ssh");
     writeFileSync(file(), `# keys\n${OTHER}`);
     expect(run(appendKeyCommand(`  ${NEW}  `)).stdout).toBe("added\n");
     expect(contents()).toBe(`# keys\n${OTHER}\n${NEW}\n`);
   });
 
   it("treats a line that only contains the key (other comment, options) as not there", () => {
-    execFileSync("/bin/sh", ["-c", "mkdir -p ~/.ssh"], {
-      env: { HOME: home, PATH: process.env.PATH },
-    });
+    run("mkdir -p ~/.ssh");
     writeFileSync(file(), `restrict ${NEW}\n`);
     expect(run(appendKeyCommand(NEW)).stdout).toBe("added\n");
     expect(contents()).toBe(`restrict ${NEW}\n${NEW}\n`);
@@ -63,9 +59,7 @@ describe("appendKeyCommand", () => {
 
 describe("removeKeyCommand", () => {
   it("removes exactly the line, keeps every other byte and the file's mode", () => {
-    execFileSync("/bin/sh", ["-c", "mkdir -p ~/.ssh"], {
-      env: { HOME: home, PATH: process.env.PATH },
-    });
+    run("mkdir -p ~/.ssh");
     const before = `# keys\n${OTHER}\n${OLD}\n\n${NEW}\n${OLD}\n`;
     writeFileSync(file(), before);
     chmodSync(file(), 0o640);
@@ -86,9 +80,7 @@ describe("removeKeyCommand", () => {
   });
 
   it("does not touch a line that only contains the key with options or another comment", () => {
-    execFileSync("/bin/sh", ["-c", "mkdir -p ~/.ssh"], {
-      env: { HOME: home, PATH: process.env.PATH },
-    });
+    run("mkdir -p ~/.ssh");
     writeFileSync(file(), `from="10.0.0.1" ${OLD}\n`);
     expect(run(removeKeyCommand(OLD)).stdout).toBe("absent\n");
     expect(contents()).toBe(`from="10.0.0.1" ${OLD}\n`);

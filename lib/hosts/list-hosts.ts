@@ -28,6 +28,10 @@ export type HostSummary = {
   /** When the decommission pipeline retired the host; null while it is in service. */
   retiredAt: string | null;
   run: RunSummary | null;
+  /** Its running run's next tick is overdue (lib/hosts/needs-attention.ts). */
+  stalled: boolean;
+  /** Why an operator should look at it; empty when nothing is wrong. */
+  attention: AttentionReason[];
   /**
    * The periodic pre-sale VmTemplateCheck (worker/tasks/vm-template-check.ts): `failure` names
    * missing templates, or says the host could not be checked; null when it carries them all.
@@ -129,7 +133,10 @@ function iso(value: Date | string | null): string | null {
 }
 
 function toSummary(row: Row): HostSummary {
-  const state = hostStateOf(row.run_status);
+  const state = hostStateOf(row.run_status, {
+    retiredAt: row.retired_at,
+    pipeline: row.run_pipeline,
+  });
   const templateCheck = templateCheckState(row.template_check_failure, row.template_checked_at);
   return {
     id: row.id,
@@ -139,10 +146,12 @@ function toSummary(row: Row): HostSummary {
     sshUser: row.ssh_user,
     authMethod: row.auth_method,
     hostKeySha256: row.host_key_sha256,
-    state: hostStateOf(row.run_status, { retiredAt: row.retired_at, pipeline: row.run_pipeline }),
+    state,
     retiredAt: iso(row.retired_at),
+    stalled: row.stalled,
+    attention: attentionReasons({ state, templateCheckState: templateCheck, stalled: row.stalled }),
     templateCheck: {
-      state: templateCheckState(row.template_check_failure, row.template_checked_at),
+      state: templateCheck,
       failure: row.template_check_failure,
       checkedAt: iso(row.template_checked_at),
     },

@@ -5,6 +5,7 @@ import { credentials, events, hosts } from "@/lib/db/schema";
 import { AppError } from "@/lib/errors";
 import { definePipeline } from "@/lib/pipeline/step";
 import { unseal } from "@/lib/secrets/seal";
+import { ensureConsoleKey } from "@/lib/console-key/store";
 import { createOnboardHostPipeline } from "@/lib/steps/host";
 import { onboardingConfigFromEnv } from "@/lib/steps/host/config";
 import { connectHost } from "@/lib/steps/host/connect-host";
@@ -141,6 +142,32 @@ describe("editing a host: settings are saved only after a live connection test",
     expect(event).toMatchObject({ kind: "host.edited", actor: "alice" });
     expect(event!.message).toContain("new SSH private key");
     expect(event!.message).not.toContain("PRIVATE KEY");
+  });
+
+  it("switching to the console's key is tested with that key first: refused until it is installed, then saved", async () => {
+    const node = await harness.lab();
+    const hostId = await pinnedHost(node);
+    const key = await ensureConsoleKey(db);
+    const toConsoleKey = settings(node, { authMethod: "console_key", consoleKeyId: key.id });
+
+    const refused = await refusal(editHost(db, { hostId, actor: "test", edit: toConsoleKey }));
+    expect(refused.fieldErrors?.authMethod?.[0]).toMatch(/refused the console's key: install it/);
+    expect((await hostRow(db, hostId)).credentialId).toBe(
+      (await storedSecret(hostId)).credentialId,
+    );
+
+    node.authorizeKey(key.publicKey);
+    const saved = await editHost(db, { hostId, actor: "test", edit: toConsoleKey });
+    expect(saved.changes).toEqual(["now logs in with the console's key"]);
+    const [credential] = await db
+      .select()
+      .from(credentials)
+      .where(eq(credentials.id, (await hostRow(db, hostId)).credentialId));
+    expect(credential!.kind).toBe("console_key");
+    // "Keep" now logs in with the console's key.
+    expect(await testHostConnection(db, { hostId, edit: settings(node) })).toMatchObject({
+      privilege: "root",
+    });
   });
 
   it("a changed host key refuses the edit with what it can mean and a pointer to Clear pin; no credential is sent, nothing saved", async () => {

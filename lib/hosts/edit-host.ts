@@ -5,8 +5,9 @@ import { credentials, events, hosts, runs } from "@/lib/db/schema";
 import { AppError } from "@/lib/errors";
 import type { SshAuth } from "@/lib/ssh";
 import { loadAuth } from "@/lib/steps/host/services";
-import { sealCredential } from "./credential-secret";
-import { ZCreateHost } from "./schemas";
+import { createHostCredential } from "@/lib/console-key/host-credential";
+import { consoleKeyById, consoleKeyPrivate, ensureConsoleKey } from "@/lib/console-key/store";
+import { AUTH_METHODS, hostCredentialFields, refineHostCredential, ZCreateHost } from "./schemas";
 import { testConnection, type ConnectionTestResult, type CredentialField } from "./test-connection";
 
 /**
@@ -20,31 +21,15 @@ export const ZEditHost = z
     address: ZCreateHost.shape.address,
     sshPort: ZCreateHost.shape.sshPort,
     sshUser: ZCreateHost.shape.sshUser,
-    authMethod: z.enum(["keep", "password", "private_key"], {
-      error: "Choose: keep the current credential, a new password, or a new private key.",
+    ...hostCredentialFields,
+    authMethod: z.enum(["keep", ...AUTH_METHODS], {
+      error:
+        "Choose: keep the current credential, the console's key, a new password or a new private key.",
     }),
-    password: ZCreateHost.shape.password,
-    privateKey: ZCreateHost.shape.privateKey,
-    passphrase: ZCreateHost.shape.passphrase,
   })
   .superRefine((value, ctx) => {
-    if (value.authMethod === "password" && !value.password) {
-      ctx.addIssue({ code: "custom", path: ["password"], message: "Enter the new SSH password." });
-    }
-    if (value.authMethod === "private_key") {
-      const key = value.privateKey?.trim() ?? "";
-      if (
-        !/^-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]+-----END [A-Z ]*PRIVATE KEY-----$/.test(key)
-      ) {
-        ctx.addIssue({
-          code: "custom",
-          path: ["privateKey"],
-          message: key
-            ? "Paste the whole key, from -----BEGIN … PRIVATE KEY----- to -----END … PRIVATE KEY-----."
-            : "Paste the new private key.",
-        });
-      }
-    }
+    const { authMethod } = value;
+    if (authMethod !== "keep") refineHostCredential({ ...value, authMethod }, ctx);
   });
 export type TEditHost = z.infer<typeof ZEditHost>;
 
@@ -108,15 +93,11 @@ export async function editHost(
       changes.push(`SSH user ${locked.sshUser} → ${edit.sshUser}`);
     }
     let replacedCredential: string | null = null;
-    if (edit.authMethod !== "keep") {
-      const [credential] = await tx
-        .insert(credentials)
-        .values(sealCredential({ ...edit, authMethod: edit.authMethod }))
-        .returning({ id: credentials.id });
-      if (!credential) throw new Error("inserting the credential returned no row");
-      set.credentialId = credential.id;
+    const { authMethod } = edit;
+    if (authMethod !== "keep") {
+      set.credentialId = await createHostCredential(tx, { ...edit, authMethod });
       replacedCredential = locked.credentialId;
-      changes.push(edit.authMethod === "password" ? "new SSH password" : "new SSH private key");
+      changes.push(CREDENTIAL_CHANGE[authMethod]);
     }
     const pinned = locked.hostKeySha256 === null;
     if (pinned) {
@@ -199,10 +180,29 @@ export async function refuseIfBusy(db: Pick<Database, "select">, host: HostRow):
   }
 }
 
+const CREDENTIAL_CHANGE = {
+  password: "new SSH password",
+  private_key: "new SSH private key",
+  console_key: "now logs in with the console's key",
+} as const;
+
 async function authFor(db: Database, host: HostRow, edit: TEditHost): Promise<SshAuth> {
   switch (edit.authMethod) {
     case "keep":
       return loadAuth(db, host.credentialId);
+    case "console_key": {
+      // The key the operator installed (its id came with the form); saving checks it is still
+      // the active one (createHostCredential), so a host never moves to a key being replaced.
+      const key = edit.consoleKeyId
+        ? await consoleKeyById(db, edit.consoleKeyId)
+        : await ensureConsoleKey(db);
+      if (!key) {
+        throw new AppError("invalid_input", "That console key does not exist.", {
+          authMethod: ["Reload the page and install the console key it shows."],
+        });
+      }
+      return { kind: "private_key", privateKey: await consoleKeyPrivate(db, key.id) };
+    }
     case "password":
       return { kind: "password", password: edit.password ?? "" };
     case "private_key":
@@ -215,11 +215,10 @@ async function authFor(db: Database, host: HostRow, edit: TEditHost): Promise<Ss
 }
 
 function credentialFieldOf(edit: TEditHost): CredentialField {
-  return edit.authMethod === "password"
-    ? "password"
-    : edit.authMethod === "private_key"
-      ? "privateKey"
-      : "authMethod";
+  if (edit.authMethod === "password") return "password";
+  if (edit.authMethod === "private_key") return "privateKey";
+  if (edit.authMethod === "console_key") return "consoleKey";
+  return "storedCredential";
 }
 
 function notFound(hostId: string): AppError {

@@ -26,8 +26,23 @@ export type ConnectionTestResult = {
   privilege: "root" | "passwordless sudo";
 };
 
-/** Which form field a refused credential belongs to, so the error lands next to it. */
-export type CredentialField = "password" | "privateKey" | "authMethod";
+/** Which credential was tried, so a refusal lands next to the field the operator can fix. */
+export type CredentialField = "password" | "privateKey" | "storedCredential" | "consoleKey";
+
+const REFUSED_HINT: Record<CredentialField, string> = {
+  password: "The host refused this password.",
+  privateKey: "The host refused this key (is its public half in the user's authorized_keys?).",
+  storedCredential: "The host refused the stored credential; enter a new one.",
+  consoleKey:
+    "The host refused the console's key: install it with the command shown, then try again.",
+};
+
+const FORM_FIELD: Record<CredentialField, string> = {
+  password: "password",
+  privateKey: "privateKey",
+  storedCredential: "authMethod",
+  consoleKey: "authMethod",
+};
 
 /**
  * Logs in with the given settings against the host's pin and checks the console can act as
@@ -101,18 +116,14 @@ export function describeConnectionFailure(
     );
   }
   if (error instanceof SshAuthError) {
-    const hint =
-      error.reason === "key_unreadable"
-        ? "The key could not be read: check its format and passphrase."
-        : credentialField === "password"
-          ? "The host refused this password."
-          : credentialField === "privateKey"
-            ? "The host refused this key (is its public half in the user's authorized_keys?)."
-            : "The host refused the stored credential; enter a new one.";
-    const field = error.reason === "key_unreadable" ? "passphrase" : credentialField;
+    const unreadable = error.reason === "key_unreadable";
+    const hint = unreadable
+      ? "The key could not be read: check its format and passphrase."
+      : REFUSED_HINT[credentialField];
+    const field = unreadable ? "passphrase" : FORM_FIELD[credentialField];
     return new AppError("invalid_input", `${error.message} Nothing was saved.`, {
       [field]: [hint],
-      ...(error.reason === "key_unreadable" ? { privateKey: [hint] } : {}),
+      ...(unreadable ? { privateKey: [hint] } : {}),
     });
   }
   if (error instanceof SshConnectError) {

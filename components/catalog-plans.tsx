@@ -1,6 +1,7 @@
 import Link from "next/link";
 import type { CatalogView } from "@/lib/catalog/manage-catalog";
 import type { RequiredTemplates } from "@/lib/catalog/required-template-vmids";
+import { IfCan } from "./actor-context";
 import { formatSaleWindow, formatSize, type PublishEffect } from "./catalog-format";
 import { CatalogVersionState } from "./catalog-version-state";
 
@@ -83,14 +84,16 @@ export function CatalogPlan({
         <h2 id={titleId}>
           {plan.name} <span className="mono muted catalog-slug">{plan.slug}</span>
         </h2>
-        <Link
-          href={`/catalog/plans/${plan.id}/versions/new`}
-          className="button"
-          aria-label={`Add a version to ${plan.slug}`}
-          data-testid="add-version"
-        >
-          Add version
-        </Link>
+        <IfCan role="admin">
+          <Link
+            href={`/catalog/plans/${plan.id}/versions/new`}
+            className="button"
+            aria-label={`Add a version to ${plan.slug}`}
+            data-testid="add-version"
+          >
+            Add version
+          </Link>
+        </IfCan>
       </div>
       {plan.versions.length === 0 ? (
         <p className="muted">

@@ -8,6 +8,7 @@ import {
   type PublishEffect,
   type VersionForPublish,
 } from "./catalog-format";
+import { useCan } from "./actor-context";
 import { ConfirmDialog } from "./confirm-dialog";
 
 /** A version's state cell: "Published <when>", or "Draft" with a Publish button (confirmed). */
@@ -25,6 +26,7 @@ export function CatalogVersionState({
   const [pending, startTransition] = useTransition();
   const [justPublished, setJustPublished] = useState(false);
   const publishedRef = useRef<HTMLSpanElement>(null);
+  const canPublish = useCan("admin");
 
   // The Publish button (the dialog's opener) is gone once the version is published: keep the
   // focus in this row instead of letting it fall back to the page.
@@ -64,19 +66,21 @@ export function CatalogVersionState({
       <span className="badge badge-draft" data-testid="version-state" data-state="draft">
         <span aria-hidden="true">✎</span> Draft
       </span>
-      <button
-        type="button"
-        className="button"
-        onClick={() => {
-          setError(null);
-          setConfirming(true);
-        }}
-        disabled={pending}
-        aria-label={`Publish ${label}`}
-        data-testid="publish-button"
-      >
-        Publish
-      </button>
+      {canPublish && (
+        <button
+          type="button"
+          className="button"
+          onClick={() => {
+            setError(null);
+            setConfirming(true);
+          }}
+          disabled={pending}
+          aria-label={`Publish ${label}`}
+          data-testid="publish-button"
+        >
+          Publish
+        </button>
+      )}
       <ConfirmDialog
         open={confirming}
         title={`Publish ${label}`}

@@ -3,6 +3,7 @@
 import Link from "next/link";
 import type { HostState } from "@/lib/hosts/host-state";
 import type { HostSummary } from "@/lib/hosts/list-hosts";
+import { IfCan } from "./actor-context";
 import { shortFingerprint } from "./format";
 import { PhaseLine } from "./phase-line";
 import { useHosts } from "./queries";
@@ -21,9 +22,11 @@ export function HostsView({ initialHosts }: { initialHosts: HostSummary[] }) {
     <>
       <div className="page-head">
         <h1>Hosts</h1>
-        <Link href="/hosts/new" className="button button-primary" data-testid="add-host">
-          Add host
-        </Link>
+        <IfCan role="operator">
+          <Link href="/hosts/new" className="button button-primary" data-testid="add-host">
+            Add host
+          </Link>
+        </IfCan>
       </div>
       <ul className="counts" aria-label="Hosts per state">
         {STATES.map((state) => (

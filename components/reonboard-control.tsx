@@ -3,6 +3,7 @@
 import { useQueryClient } from "@tanstack/react-query";
 import { useState, useTransition } from "react";
 import { reonboardHostAction } from "@/lib/actions/reonboard-host";
+import { useCan } from "./actor-context";
 import { ConfirmDialog } from "./confirm-dialog";
 import { liveKeys } from "./live-keys";
 
@@ -16,6 +17,7 @@ export function ReonboardControl({ hostId, hostName }: { hostId: string; hostNam
   const [error, setError] = useState<string | null>(null);
   const [confirming, setConfirming] = useState(false);
   const [pending, startTransition] = useTransition();
+  const canAct = useCan("operator");
 
   const start = () =>
     startTransition(async () => {
@@ -28,6 +30,8 @@ export function ReonboardControl({ hostId, hostName }: { hostId: string; hostNam
         queryClient.invalidateQueries({ queryKey: liveKeys.hosts }),
       ]);
     });
+
+  if (!canAct) return null;
 
   return (
     <div className="run-controls">

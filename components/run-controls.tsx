@@ -5,6 +5,7 @@ import { useState, useTransition } from "react";
 import { abortRunAction } from "@/lib/actions/abort-run";
 import { retryRunAction } from "@/lib/actions/retry-run";
 import type { RunDetail } from "@/lib/runs/get-run";
+import { useCan } from "./actor-context";
 import { ConfirmDialog } from "./confirm-dialog";
 import { liveKeys } from "./live-keys";
 import { isAbortRequested } from "./run-state";
@@ -23,6 +24,7 @@ export function RunControls({
   const [error, setError] = useState<string | null>(null);
   const [confirming, setConfirming] = useState(false);
   const [pending, startTransition] = useTransition();
+  const canAct = useCan("operator");
 
   const refresh = () =>
     Promise.all([
@@ -47,6 +49,8 @@ export function RunControls({
       else setError(result.message);
       await refresh();
     });
+
+  if (!canAct) return null;
 
   if (run.status === "failed") {
     return (

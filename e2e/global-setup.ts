@@ -2,13 +2,20 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { chromium, expect } from "@playwright/test";
 import { startImageServer } from "../lab/image/server";
 import { freePort } from "../lib/db/embedded-postgres";
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../test/chromium";
+import { E2E_ADMIN, E2E_STORAGE_STATE } from "./auth-state";
 
 /**
  * Starts the console the way `npm start` does (scripts/start.ts: embedded Postgres, migrations,
  * worker, Next.js) on a fresh data folder and free ports, and stops it with one SIGINT, as a
  * Ctrl-C would. The production build must exist (`npm test` builds before the e2e tests).
+ *
+ * Then it does what an operator does on a first start: takes the setup token the console
+ * printed, creates the admin on /setup in the browser, and saves that signed-in browser state
+ * for every spec (playwright.config.ts `storageState`).
  */
 export default async function globalSetup() {
   const root = path.resolve(import.meta.dirname, "..");
@@ -53,8 +60,9 @@ export default async function globalSetup() {
   for (;;) {
     if (child.exitCode !== null) throw new Error(`the console exited during start-up:\n${output}`);
     try {
+      // Up and guarded: the API refuses a request without credentials.
       const response = await fetch(`${baseUrl}/api/hosts`);
-      if (response.ok) break;
+      if (response.status === 401) break;
     } catch {
       // not up yet
     }
@@ -65,6 +73,10 @@ export default async function globalSetup() {
   process.env.E2E_BASE_URL = baseUrl;
   process.env.E2E_DATA_DIR = dataDir;
   process.env.E2E_DATABASE_URL = `postgres://clupilot:clupilot-local@127.0.0.1:${pgPort}/clupilot`;
+
+  const printed = /First start: open (\S+)\/setup and enter setup token (\S+)/.exec(output);
+  if (!printed) throw new Error(`npm start printed no setup token line:\n${output}`);
+  await createFirstAdmin(baseUrl, printed[2]!);
 
   return async () => {
     // One Ctrl-C: SIGINT to the console's process group, like a terminal sends it.
@@ -91,4 +103,24 @@ export default async function globalSetup() {
     await images.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   };
+}
+
+/** First start in the browser: /hosts → /login → /setup, token + admin, signed in on /hosts. */
+async function createFirstAdmin(baseUrl: string, setupToken: string): Promise<void> {
+  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+  try {
+    const page = await browser.newPage();
+    await page.goto(`${baseUrl}/hosts`);
+    await expect(page).toHaveURL(/\/setup$/);
+    await page.getByLabel("Setup token").fill(setupToken);
+    await page.getByLabel("Admin user name").fill(E2E_ADMIN.name);
+    await page.getByLabel("Admin password").fill(E2E_ADMIN.password);
+    await page.getByRole("button", { name: "Create admin and sign in" }).click();
+    await expect(page).toHaveURL(/\/hosts$/, { timeout: 30_000 });
+    await expect(page.getByTestId("signed-in-user")).toHaveText(E2E_ADMIN.name);
+    fs.mkdirSync(path.dirname(E2E_STORAGE_STATE), { recursive: true, mode: 0o700 });
+    await page.context().storageState({ path: E2E_STORAGE_STATE });
+  } finally {
+    await browser.close();
+  }
 }

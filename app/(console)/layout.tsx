@@ -1,10 +1,18 @@
 import Link from "next/link";
 import type { ReactNode } from "react";
+import { ActorProvider } from "@/components/actor-context";
 import { LiveIndicator } from "@/components/live-provider";
+import { UserMenu } from "@/components/user-menu";
+import { requirePageActor } from "@/lib/auth/actor";
+import { hasRole } from "@/lib/auth/roles";
+import { AUDIT_READER_ROLE } from "@/lib/audit/access";
 
-export default function ConsoleLayout({ children }: { children: ReactNode }) {
+// Every console page needs a signed-in user. Each page checks its own role as well: a layout
+// is not re-rendered on every navigation, and server actions never pass through it.
+export default async function ConsoleLayout({ children }: { children: ReactNode }) {
+  const actor = await requirePageActor("viewer");
   return (
-    <>
+    <ActorProvider actor={actor}>
       <a href="#main" className="skip-link">
         Skip to content
       </a>
@@ -20,13 +28,24 @@ export default function ConsoleLayout({ children }: { children: ReactNode }) {
             <li>
               <Link href="/catalog">Catalog</Link>
             </li>
+            {hasRole(actor.role, AUDIT_READER_ROLE) && (
+              <li>
+                <Link href="/audit">Audit</Link>
+              </li>
+            )}
+            {hasRole(actor.role, "admin") && (
+              <li>
+                <Link href="/users">Users</Link>
+              </li>
+            )}
           </ul>
         </nav>
         <LiveIndicator />
+        <UserMenu actor={actor} />
       </header>
       <main id="main" className="main">
         {children}
       </main>
-    </>
+    </ActorProvider>
   );
 }

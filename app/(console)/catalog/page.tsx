@@ -1,5 +1,7 @@
 import type { Metadata } from "next";
 import Link from "next/link";
+import { requirePageActor } from "@/lib/auth/actor";
+import { hasRole } from "@/lib/auth/roles";
 import { CatalogPlan, CatalogRequiredTemplates } from "@/components/catalog-plans";
 import type { PublishEffect } from "@/components/catalog-format";
 import { listCatalog, type CatalogView } from "@/lib/catalog/manage-catalog";
@@ -15,6 +17,7 @@ export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Catalog" };
 
 export default async function CatalogPage() {
+  const actor = await requirePageActor("viewer", "/catalog");
   const db = getDb();
   const now = new Date();
   const [plans, required] = await Promise.all([listCatalog(db), requiredTemplateVmids(db, now)]);
@@ -24,9 +27,11 @@ export default async function CatalogPage() {
     <>
       <div className="page-head">
         <h1>Catalog</h1>
-        <Link href="/catalog/plans/new" className="button button-primary" data-testid="add-plan">
-          New plan
-        </Link>
+        {hasRole(actor.role, "admin") && (
+          <Link href="/catalog/plans/new" className="button button-primary" data-testid="add-plan">
+            New plan
+          </Link>
+        )}
       </div>
       <p className="lead">
         Plans are what is sold; each version names the golden template (by VMID) it is built from.

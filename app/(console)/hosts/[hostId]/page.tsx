@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
 import { cache } from "react";
+import { requirePageActor } from "@/lib/auth/actor";
 import { HostDetailView } from "@/components/host-detail";
 import { getDb } from "@/lib/db/client";
 import { getHost } from "@/lib/hosts/get-host";
@@ -19,12 +20,17 @@ const loadHost = cache(async (hostId: string) => {
 });
 
 export async function generateMetadata({ params }: Props): Promise<Metadata> {
-  const host = await loadHost((await params).hostId);
+  const { hostId } = await params;
+  // Metadata renders on its own: without the check a host's name could reach a stranger's tab.
+  await requirePageActor("viewer", `/hosts/${hostId}`);
+  const host = await loadHost(hostId);
   return { title: host ? host.name : "Host not found" };
 }
 
 export default async function HostPage({ params }: Props) {
-  const host = await loadHost((await params).hostId);
+  const { hostId } = await params;
+  await requirePageActor("viewer", `/hosts/${hostId}`);
+  const host = await loadHost(hostId);
   if (!host) notFound();
   return <HostDetailView initialHost={host} />;
 }

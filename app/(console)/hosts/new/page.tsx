@@ -1,10 +1,12 @@
 import type { Metadata } from "next";
 import Link from "next/link";
+import { requirePageActor } from "@/lib/auth/actor";
 import { HostForm } from "@/components/host-form";
 
 export const metadata: Metadata = { title: "Add host" };
 
-export default function NewHostPage() {
+export default async function NewHostPage() {
+  await requirePageActor("operator", "/hosts/new");
   return (
     <>
       <p className="breadcrumb">

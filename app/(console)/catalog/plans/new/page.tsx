@@ -1,10 +1,12 @@
 import type { Metadata } from "next";
 import Link from "next/link";
+import { requirePageActor } from "@/lib/auth/actor";
 import { CatalogPlanForm } from "@/components/catalog-plan-form";
 
 export const metadata: Metadata = { title: "New plan" };
 
-export default function NewPlanPage() {
+export default async function NewPlanPage() {
+  await requirePageActor("admin", "/catalog/plans/new");
   return (
     <>
       <p className="breadcrumb">

@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { notFound } from "next/navigation";
+import { requirePageActor } from "@/lib/auth/actor";
 import { CatalogVersionForm } from "@/components/catalog-version-form";
 import { listCatalog } from "@/lib/catalog/manage-catalog";
 import { getDb } from "@/lib/db/client";
@@ -15,6 +16,7 @@ export default async function NewPlanVersionPage({
   params: Promise<{ planId: string }>;
 }) {
   const { planId } = await params;
+  await requirePageActor("admin", `/catalog/plans/${planId}/versions/new`);
   const plan = (await listCatalog(getDb())).find((candidate) => candidate.id === planId);
   if (!plan) notFound();
   const latest = plan.versions[0];

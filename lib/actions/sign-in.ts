@@ -1,0 +1,52 @@
+"use server";
+
+import { redirect } from "next/navigation";
+import { actionClientAddress, safeNextPath, setSessionCookie } from "@/lib/auth/request-context";
+import { ZSignIn } from "@/lib/auth/schemas";
+import { signIn } from "@/lib/auth/sign-in";
+import { recordAudit } from "@/lib/audit/record-audit";
+import { getDb } from "@/lib/db/client";
+import { AppError } from "@/lib/errors";
+import { actionFailure, inputObject, type ActionResult } from "./action-result";
+
+export type SignInResult = ActionResult;
+
+/**
+ * Signs in with name and password and goes to `next` (or the hosts list). Every attempt is
+ * audited: success, failure (wrong name/password, disabled) or denied (rate limited).
+ */
+export async function signInAction(
+  _previous: SignInResult | null,
+  input: FormData | Record<string, unknown>,
+): Promise<SignInResult> {
+  let next: string;
+  try {
+    const parsed = ZSignIn.parse(inputObject(input));
+    next = safeNextPath(parsed.next);
+    const db = getDb();
+    const attempt = { userId: null, name: parsed.name };
+    try {
+      const session = await signIn(db, { ...parsed, address: await actionClientAddress() });
+      await setSessionCookie(session.token, session.expiresAt);
+      await recordAudit(db, {
+        actor: { userId: session.user.id, name: session.user.name },
+        action: "auth.sign_in",
+        target: `user:${session.user.name}`,
+        outcome: "success",
+      });
+    } catch (error) {
+      const limited = error instanceof AppError && error.code === "rate_limited";
+      await recordAudit(db, {
+        actor: attempt,
+        action: "auth.sign_in",
+        target: `user:${parsed.name}`,
+        outcome: limited ? "denied" : "failure",
+        detail: { reason: error instanceof AppError ? error.message : "unexpected error" },
+      });
+      throw error;
+    }
+  } catch (error) {
+    return actionFailure(error, "sign in");
+  }
+  redirect(next);
+}

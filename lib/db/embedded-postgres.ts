@@ -18,6 +18,11 @@ const USER = "clupilot";
 // keeps other local users out of it, not attackers on the network.
 const PASSWORD = "clupilot-local";
 
+/** The connection string of a database in the embedded cluster listening on `port`. */
+export function embeddedPostgresUrl(port: number, database: string): string {
+  return `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${encodeURIComponent(database)}`;
+}
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();

@@ -123,6 +123,17 @@ export function registerPveSwitches(
     )
     .register(
       booleanSwitch({
+        name: "pve.clusterFsDown",
+        description:
+          "pve-cluster (pmxcfs) is down: pveum fails with 'ipcc_send_rec … Connection refused'.",
+        get: () => pve.toolFaults.clusterFsDown === true,
+        set: (value) => {
+          pve.setToolFaults({ clusterFsDown: value });
+        },
+      }),
+    )
+    .register(
+      booleanSwitch({
         name: "pve.templateConversionFails",
         description: "qm template writes 'template: 1', leaves the disks 'vm-…' and still exits 0.",
         get: () => pve.toolFaults.templateConversionFails === true,

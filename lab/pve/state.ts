@@ -442,6 +442,11 @@ export function writeRunning(root: string, running: Set<number>): void {
 export type PveToolFaults = {
   /** `qm template` writes `template: 1`, then "fails" to convert the disks and still exits 0. */
   templateConversionFails?: boolean;
+  /**
+   * pve-cluster (pmxcfs) is down: `pveum` cannot reach it and dies as the real one does, so
+   * nothing about users or tokens can be read or changed.
+   */
+  clusterFsDown?: boolean;
 };
 
 export function toolFaultsPath(root: string): string {

@@ -20,11 +20,12 @@ export async function reonboardHost(
 ): Promise<{ runId: string }> {
   return db.transaction(async (tx) => {
     const [host] = await tx
-      .select({ id: hosts.id, name: hosts.name })
+      .select({ id: hosts.id, name: hosts.name, retiredAt: hosts.retiredAt })
       .from(hosts)
       .where(eq(hosts.id, input.hostId))
       .for("update");
     if (!host) throw new AppError("not_found", `Host ${input.hostId} does not exist.`);
+    if (host.retiredAt) throw retiredHostError(host.name);
     const [latest] = await tx
       .select({ id: runs.id, status: runs.status, currentStep: runs.currentStep })
       .from(runs)
@@ -53,4 +54,12 @@ export async function reonboardHost(
     });
     return { runId };
   });
+}
+
+/** A retired host gets no new runs: its token and key are gone, and it is history now. */
+export function retiredHostError(name: string): AppError {
+  return new AppError(
+    "conflict",
+    `${name} is retired and gets no new runs. To bring the machine back, delete the retired host and add it again.`,
+  );
 }

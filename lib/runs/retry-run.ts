@@ -1,6 +1,7 @@
 import { eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
-import { events, runAbortRequests, runs } from "@/lib/db/schema";
+import { events, hosts, runAbortRequests, runs } from "@/lib/db/schema";
+import { retiredHostError } from "@/lib/hosts/reonboard-host";
 import { AppError } from "@/lib/errors";
 import { notifyLive, scheduleTick } from "@/lib/pipeline/schedule";
 
@@ -20,6 +21,13 @@ export async function retryRun(
         "conflict",
         `Only a failed run can be retried; this run is ${run.status}.`,
       );
+    }
+    if (run.hostId) {
+      const [host] = await tx
+        .select({ name: hosts.name, retiredAt: hosts.retiredAt })
+        .from(hosts)
+        .where(eq(hosts.id, run.hostId));
+      if (host?.retiredAt) throw retiredHostError(host.name);
     }
     const now = new Date();
     await tx

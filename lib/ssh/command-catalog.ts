@@ -50,6 +50,11 @@ import {
   installKeyCommand,
   removeKeyCommand,
 } from "@/lib/console-key/commands";
+import {
+  tokenListCommand,
+  tokenRemoveCommand,
+  userListCommand,
+} from "@/lib/steps/host/decommission/remove-api-token";
 import { killGroupCommand, uploadCommand, withGroupMarker } from "./commands";
 import { sh } from "./quote";
 
@@ -275,6 +280,17 @@ export const commandCatalog: readonly CommandCatalogEntry[] = [
       RESTORE_NETWORK,
       CLEAR_APPLY_RESULT,
       asRoot("admin", applyNetworkCommand({ expectedSha256: "0".repeat(64) })),
+    ],
+  },
+  {
+    name: "steps/host/decommission/RemoveApiToken",
+    samples: () => [
+      userListCommand(),
+      ...HOSTILE_VALUES.flatMap((value) => [
+        tokenListCommand(value),
+        tokenRemoveCommand(value, value),
+        asRoot("admin", tokenRemoveCommand("clupilot@pve", value)),
+      ]),
     ],
   },
   {

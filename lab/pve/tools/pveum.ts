@@ -12,7 +12,7 @@ import {
   writeUserCfg,
   type UserCfg,
 } from "../access";
-import { withPveLock } from "../state";
+import { readToolFaults, withPveLock } from "../state";
 import {
   CliExit,
   boxTable,
@@ -56,6 +56,14 @@ const REALMS = new Set(["pam", "pve"]);
 
 function main(): void {
   const ctx = toolContext("pveum");
+  if (readToolFaults(ctx.root).clusterFsDown) {
+    // What pveum prints with pve-cluster stopped: the IPC to pmxcfs is refused three times.
+    throw new CliExit(
+      255,
+      "ipcc_send_rec[1] failed: Connection refused\nipcc_send_rec[2] failed: Connection refused\n" +
+        "ipcc_send_rec[3] failed: Connection refused\nUnable to load access control list: Connection refused\n",
+    );
+  }
   const argv = process.argv.slice(2);
   const [a, b, c] = argv;
   if (a === "user" && b === "token") return token(ctx, c, argv.slice(3));

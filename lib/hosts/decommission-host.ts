@@ -1,0 +1,61 @@
+import { desc, eq } from "drizzle-orm";
+import type { Database } from "@/lib/db/client";
+import { events, hosts, runs } from "@/lib/db/schema";
+import { AppError } from "@/lib/errors";
+import { startRun } from "@/lib/runs/start-run";
+import { DECOMMISSION_HOST, decommissionHostPipeline } from "@/lib/steps/host/decommission";
+
+/**
+ * Starts the decommission pipeline for a host (lib/steps/host/decommission): abort any running
+ * run, remove the console's API token and SSH key from the host (best effort, each result on
+ * the host page), mark it retired. Refused for a retired host and while a decommission is
+ * already running; a running onboarding is not a refusal — aborting it is the first step.
+ * The host row is locked, so two requests cannot start two decommissions.
+ */
+export async function decommissionHost(
+  db: Database,
+  input: { hostId: string; actor: string },
+): Promise<{ runId: string; abortsRunId: string | null }> {
+  return db.transaction(async (tx) => {
+    const [host] = await tx
+      .select({ id: hosts.id, name: hosts.name, retiredAt: hosts.retiredAt })
+      .from(hosts)
+      .where(eq(hosts.id, input.hostId))
+      .for("update");
+    if (!host) throw new AppError("not_found", `Host ${input.hostId} does not exist.`);
+    if (host.retiredAt) {
+      throw new AppError(
+        "conflict",
+        `${host.name} was already retired on ${host.retiredAt.toISOString()}; an admin can delete it from the host page.`,
+      );
+    }
+    const [latest] = await tx
+      .select({ id: runs.id, status: runs.status, pipeline: runs.pipeline })
+      .from(runs)
+      .where(eq(runs.hostId, host.id))
+      .orderBy(desc(runs.createdAt))
+      .limit(1);
+    if (latest?.status === "running" && latest.pipeline === DECOMMISSION_HOST) {
+      throw new AppError(
+        "conflict",
+        `${host.name} is being decommissioned already (run ${latest.id}); follow it on the host page.`,
+      );
+    }
+    const runId = await startRun(tx, {
+      pipeline: decommissionHostPipeline,
+      hostId: host.id,
+      actor: input.actor,
+    });
+    const abortsRunId = latest?.status === "running" ? latest.id : null;
+    await tx.insert(events).values({
+      hostId: host.id,
+      runId,
+      kind: "host.decommission_started",
+      actor: input.actor,
+      message:
+        `decommissioning of ${host.name} started` +
+        (abortsRunId ? `; run ${abortsRunId} will be aborted first` : ""),
+    });
+    return { runId, abortsRunId };
+  });
+}

@@ -1,7 +1,8 @@
 "use client";
 
 import { useQueryClient, type QueryKey } from "@tanstack/react-query";
-import { createContext, useContext, useEffect, useState, type ReactNode } from "react";
+import { createContext, useContext, useEffect, useRef, useState, type ReactNode } from "react";
+import type { LiveMessage } from "@/lib/pipeline/schedule";
 import { liveKeys } from "./live-keys";
 
 /**
@@ -13,16 +14,25 @@ export type LiveStatus = "connecting" | "live" | "reconnecting";
 
 const LiveContext = createContext<LiveStatus>("connecting");
 
+export type LiveMessageListener = (message: BrowserLiveMessage) => void;
+type Subscribe = (listener: LiveMessageListener) => () => void;
+const LiveMessagesContext = createContext<Subscribe>(() => () => {});
+
 /** How often queries poll while the live stream is down. */
 export const FALLBACK_POLL_MS = 3_000;
 /** Invalidations arriving within this window are coalesced into one refetch per key. */
 const COALESCE_MS = 150;
 
-type LiveMessage =
-  { type: "run"; runId: string; hostId: string | null } | { type: "host"; hostId: string };
+/** What /api/live relays (log messages stay on the log streams). */
+export type BrowserLiveMessage = Exclude<LiveMessage, { type: "log" }>;
 
-function keysFor(message: LiveMessage): QueryKey[] {
-  const keys: QueryKey[] = [liveKeys.hosts];
+/**
+ * The hosts list is not invalidated here: with a fleet changing phase every few seconds that
+ * would be a refetch per message. The fleet view patches its rows from the message itself and
+ * refreshes its counts with one coalesced request (components/fleet-live.ts).
+ */
+function keysFor(message: BrowserLiveMessage): QueryKey[] {
+  const keys: QueryKey[] = [];
   if (message.hostId) keys.push(liveKeys.host(message.hostId));
   if (message.type === "run") keys.push(liveKeys.run(message.runId));
   return keys;
@@ -36,7 +46,7 @@ function parse(data: unknown): unknown {
   }
 }
 
-function isLiveMessage(value: unknown): value is LiveMessage {
+function isLiveMessage(value: unknown): value is BrowserLiveMessage {
   if (typeof value !== "object" || value === null) return false;
   const v = value as Record<string, unknown>;
   return (
@@ -53,6 +63,13 @@ function isLiveMessage(value: unknown): value is LiveMessage {
 export function LiveProvider({ children }: { children: ReactNode }) {
   const queryClient = useQueryClient();
   const [status, setStatus] = useState<LiveStatus>("connecting");
+  const listeners = useRef(new Set<LiveMessageListener>());
+  const [subscribe] = useState<Subscribe>(() => (listener: LiveMessageListener) => {
+    listeners.current.add(listener);
+    return () => {
+      listeners.current.delete(listener);
+    };
+  });
 
   useEffect(() => {
     let source: EventSource | null = null;
@@ -104,7 +121,9 @@ export function LiveProvider({ children }: { children: ReactNode }) {
       });
       es.onmessage = (event) => {
         const message = parse(event.data);
-        if (isLiveMessage(message)) invalidate(keysFor(message));
+        if (!isLiveMessage(message)) return;
+        invalidate(keysFor(message));
+        for (const listener of listeners.current) listener(message);
       };
       es.onerror = () => {
         open = false;
@@ -130,7 +149,24 @@ export function LiveProvider({ children }: { children: ReactNode }) {
     };
   }, [queryClient]);
 
-  return <LiveContext.Provider value={status}>{children}</LiveContext.Provider>;
+  return (
+    <LiveContext.Provider value={status}>
+      <LiveMessagesContext.Provider value={subscribe}>{children}</LiveMessagesContext.Provider>
+    </LiveContext.Provider>
+  );
+}
+
+/**
+ * Calls `listener` with every live message while the caller is mounted (the tab's one stream).
+ * Keep the listener cheap: it runs once per message, and a busy fleet sends many.
+ */
+export function useLiveMessages(listener: LiveMessageListener): void {
+  const subscribe = useContext(LiveMessagesContext);
+  const latest = useRef(listener);
+  useEffect(() => {
+    latest.current = listener;
+  });
+  useEffect(() => subscribe((message) => latest.current(message)), [subscribe]);
 }
 
 export function useLiveStatus(): LiveStatus {

@@ -2,7 +2,6 @@
 
 import { useQuery } from "@tanstack/react-query";
 import type { HostDetail } from "@/lib/hosts/get-host";
-import type { HostSummary } from "@/lib/hosts/list-hosts";
 import { liveKeys } from "./live-keys";
 import { useFallbackRefetchInterval } from "./live-provider";
 
@@ -16,16 +15,6 @@ export async function fetchJson<T>(url: string): Promise<T> {
     );
   }
   return (await response.json()) as T;
-}
-
-export function useHosts(initialData: HostSummary[]) {
-  const refetchInterval = useFallbackRefetchInterval();
-  return useQuery({
-    queryKey: liveKeys.hosts,
-    queryFn: () => fetchJson<HostSummary[]>("/api/hosts"),
-    initialData,
-    refetchInterval,
-  });
 }
 
 export function useHost(hostId: string, initialData: HostDetail) {

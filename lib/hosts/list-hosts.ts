@@ -28,6 +28,8 @@ export type HostSummary = {
   /** When the decommission pipeline retired the host; null while it is in service. */
   retiredAt: string | null;
   run: RunSummary | null;
+  /** When its latest run last changed (the host row's own update time before any run). */
+  lastActivityAt: string;
   /** Its running run's next tick is overdue (lib/hosts/needs-attention.ts). */
   stalled: boolean;
   /** Why an operator should look at it; empty when nothing is wrong. */
@@ -85,6 +87,7 @@ type Row = {
   run_created_at: Date | null;
   finished_at: Date | null;
   stalled: boolean;
+  last_activity_at: Date;
 };
 
 /**
@@ -113,7 +116,8 @@ export async function listHosts(
            h.capacity_registered_at, h.retired_at, r.pipeline as run_pipeline,
            r.id as run_id, r.status as run_status, r.current_step, r.phase, r.step_started_at,
            r.failure_reason, r.failed_step, r.created_at as run_created_at, r.finished_at,
-           ${stalledSql(sql`r.status`, sql`r.next_tick_at`)} as stalled
+           ${stalledSql(sql`r.status`, sql`r.next_tick_at`)} as stalled,
+           coalesce(r.updated_at, h.updated_at) as last_activity_at
     from hosts h
     join credentials c on c.id = h.credential_id
     left join lateral (
@@ -148,6 +152,7 @@ function toSummary(row: Row): HostSummary {
     hostKeySha256: row.host_key_sha256,
     state,
     retiredAt: iso(row.retired_at),
+    lastActivityAt: iso(row.last_activity_at)!,
     stalled: row.stalled,
     attention: attentionReasons({ state, templateCheckState: templateCheck, stalled: row.stalled }),
     templateCheck: {

@@ -1,5 +1,8 @@
+import { sql } from "drizzle-orm";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createDb } from "@/lib/db/client";
+import { LIVE_PHASE_MAX, notifyLive } from "@/lib/pipeline/schedule";
 import { createTestDatabase } from "@/test/db";
 import { createLiveListener, type LiveEvent, type LiveListener } from "./listener";
 
@@ -109,6 +112,59 @@ describe("live listener", () => {
         message: runMessage,
       });
     } finally {
+      await listener.close();
+    }
+  });
+
+  it("a run message carries the run's committed facts, cut to stay small", async () => {
+    const listener = createLiveListener({ connectionString: db.url, log: () => {} });
+    const { db: drizzleDb, pool } = createDb(db.url, 1);
+    try {
+      const sub = collect(listener);
+      await sub.next((e) => e.kind === "status" && e.connected);
+      const {
+        rows: [run],
+      } = await admin.query<{ id: string }>(
+        `insert into runs (pipeline, current_step, phase) values ('onboard-host', 'InstallProxmoxVe', $1)
+         returning id`,
+        ["x".repeat(5000)],
+      );
+      await drizzleDb.transaction(async (tx) => {
+        await tx.execute(sql`
+          update runs set status = 'failed', failed_step = 'InstallProxmoxVe',
+                          failure_reason = 'dpkg was interrupted'
+          where id = ${run!.id}`);
+        await notifyLive(tx, { type: "run", runId: run!.id, hostId: null });
+      });
+      const event = await sub.next((e) => e.kind === "message");
+      expect(event).toMatchObject({
+        kind: "message",
+        message: {
+          type: "run",
+          runId: run!.id,
+          hostId: null,
+          status: "failed",
+          pipeline: "onboard-host",
+          step: "InstallProxmoxVe",
+          failedStep: "InstallProxmoxVe",
+          failureReason: "dpkg was interrupted",
+        },
+      });
+      const message = (event as { message: { phase: string; updatedAt: string } }).message;
+      expect(message.phase).toHaveLength(LIVE_PHASE_MAX);
+      expect(Number.isNaN(Date.parse(message.updatedAt))).toBe(false);
+
+      // A run that is not (or no longer) there still notifies, with what the caller knew.
+      const missing = "2b7c6f1e-8d2a-4c1b-9f3e-2a5d6c7b8e9f";
+      await drizzleDb.transaction((tx) =>
+        notifyLive(tx, { type: "run", runId: missing, hostId: null }),
+      );
+      expect(await sub.next((e) => e.kind === "message")).toEqual({
+        kind: "message",
+        message: { type: "run", runId: missing, hostId: null },
+      });
+    } finally {
+      await pool.end();
       await listener.close();
     }
   });

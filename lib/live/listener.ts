@@ -10,8 +10,9 @@ import { LIVE_CHANNEL, type LiveMessage } from "@/lib/pipeline/schedule";
  * - **listener**: the one `pg` connection per server process that runs `LISTEN clupilot_live`.
  *   Every open browser stream subscribes to it; a hundred open tabs are one database connection.
  * - **message**: what the worker (and the web server) `pg_notify` on every committed state
- *   change: `{type:"run", runId, hostId}` or `{type:"host", hostId}`. It only says *what*
- *   changed; subscribers re-read the state through the normal API.
+ *   change: `{type:"run", runId, hostId, status, step, phase, …}` or `{type:"host", hostId}`.
+ *   A run message carries the run's committed facts so the fleet view can patch a row in place;
+ *   everything else re-reads the state through the normal API.
  * - **status**: whether the listener is connected. While it is not, messages are lost, so when
  *   it comes back subscribers must re-read everything (the browser does on `connected: true`).
  */
@@ -30,7 +31,22 @@ export type LiveListener = {
 };
 
 export const ZLiveMessage = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("run"), runId: z.uuid(), hostId: z.uuid().nullable() }),
+  z.object({
+    type: z.literal("run"),
+    runId: z.uuid(),
+    hostId: z.uuid().nullable(),
+    // The run's committed facts (lib/pipeline/schedule.ts notifyLive), relayed for the fleet view.
+    status: z.enum(["running", "succeeded", "failed"]).optional(),
+    pipeline: z.string().optional(),
+    step: z.string().optional(),
+    phase: z.string().nullable().optional(),
+    stepStartedAt: z.string().optional(),
+    failedStep: z.string().nullable().optional(),
+    failureReason: z.string().nullable().optional(),
+    createdAt: z.string().optional(),
+    updatedAt: z.string().optional(),
+    finishedAt: z.string().nullable().optional(),
+  }),
   z.object({ type: z.literal("host"), hostId: z.uuid() }),
   z.object({ type: z.literal("log"), runId: z.uuid(), seq: z.number().int().positive() }),
 ]);

@@ -3,17 +3,25 @@ import { json, readJson, respondError } from "@/lib/api/respond";
 import { audited } from "@/lib/audit/record-audit";
 import { getDb } from "@/lib/db/client";
 import { createHost } from "@/lib/hosts/create-host";
-import { listHosts } from "@/lib/hosts/list-hosts";
+import { queryFleet } from "@/lib/hosts/fleet-query";
+import { fleetParamsObject, ZFleetQuery } from "@/lib/hosts/fleet-schemas";
 import { ZCreateHost } from "@/lib/hosts/schemas";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
 
-/** Every host with its latest run's summary (no secrets). */
+/**
+ * One page of the fleet (no secrets):
+ * `?q=&state=&failedStep=&attention=&sort=&dir=&page=&limit=` (lib/hosts/fleet-schemas.ts;
+ * `state` repeats or lists with commas) → `{ hosts, total, countsByState, attentionCount,
+ * failedSteps, page: { number, size, totalPages } }` (lib/hosts/fleet-query.ts). Without
+ * parameters: the first 50 hosts by name. A bad parameter is a 400 with field errors.
+ */
 export async function GET(request: Request): Promise<Response> {
   try {
     await requestActor(request, "viewer");
-    return json(await listHosts(getDb()));
+    const query = ZFleetQuery.parse(fleetParamsObject(new URL(request.url).searchParams));
+    return json(await queryFleet(getDb(), query));
   } catch (error) {
     return respondError(error, "GET /api/hosts");
   }

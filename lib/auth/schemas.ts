@@ -70,3 +70,15 @@ export const ZCreateToken = z.object({
     .max(80, "At most 80 characters."),
 });
 export const ZRevokeToken = z.object({ tokenId: ZTokenId });
+
+/** PATCH /api/users/:id: any of role, disabled, password (a reset), at least one. */
+export const ZUpdateUser = z
+  .object({
+    role: ZRole.optional(),
+    disabled: z.boolean({ error: "Say true or false." }).optional(),
+    password: ZNewPassword.optional(),
+  })
+  .strict()
+  .refine((change) => Object.keys(change).length > 0, {
+    message: "Send at least one of role, disabled, password.",
+  });

@@ -1,0 +1,34 @@
+import type { Metadata } from "next";
+import { CreateTokenForm, TokenTable } from "@/components/api-tokens-panel";
+import styles from "@/components/auth.module.css";
+import { ChangePasswordForm } from "@/components/change-password-form";
+import { tokenRows } from "@/components/token-rows";
+import { requirePageActor } from "@/lib/auth/actor";
+import { listApiTokens } from "@/lib/auth/api-tokens";
+import { getDb } from "@/lib/db/client";
+
+export const dynamic = "force-dynamic";
+export const metadata: Metadata = { title: "Your account" };
+
+export default async function AccountPage() {
+  const actor = await requirePageActor("viewer", "/account");
+  const tokens = actor.userId ? await listApiTokens(getDb(), actor.userId) : [];
+  return (
+    <>
+      <h1>Your account</h1>
+      <p className="lead">
+        Signed in as <strong>{actor.name}</strong> with the <strong>{actor.role}</strong> role.
+      </p>
+      <section className={styles.section} aria-labelledby="password-heading">
+        <h2 id="password-heading">Password</h2>
+        <ChangePasswordForm />
+      </section>
+      <section className={styles.section} aria-labelledby="tokens-heading">
+        <h2 id="tokens-heading">API tokens</h2>
+        <p>For scripts and automation: a token acts with your role ({actor.role}) until revoked.</p>
+        <CreateTokenForm />
+        <TokenTable tokens={tokenRows(tokens)} showOwner={false} />
+      </section>
+    </>
+  );
+}

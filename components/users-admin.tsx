@@ -1,0 +1,316 @@
+"use client";
+
+import { useRouter } from "next/navigation";
+import { useActionState, useEffect, useRef, useState, useTransition } from "react";
+import { changeUserRoleAction } from "@/lib/actions/change-user-role";
+import { createUserAction, type CreateUserResult } from "@/lib/actions/create-user";
+import {
+  resetUserPasswordAction,
+  type ResetPasswordResult,
+} from "@/lib/actions/reset-user-password";
+import { setUserDisabledAction } from "@/lib/actions/set-user-disabled";
+import { ROLES, type Role } from "@/lib/auth/roles";
+import styles from "./auth.module.css";
+import { formatUtc } from "./catalog-format";
+import { ConfirmDialog } from "./confirm-dialog";
+import {
+  errorsOf,
+  Field,
+  FormError,
+  submitKeepingInput,
+  TextField,
+  useFocusFirstInvalid,
+} from "./form-fields";
+
+export type UserRow = {
+  id: string;
+  name: string;
+  role: Role;
+  disabled: boolean;
+  createdAt: string;
+};
+
+const CREATE_FIELDS = ["name", "role", "password"] as const;
+
+/** Admin: a new user with a role and an initial password. */
+export function CreateUserForm() {
+  const router = useRouter();
+  const [state, formAction, pending] = useActionState<CreateUserResult | null, FormData>(
+    createUserAction,
+    null,
+  );
+  const formRef = useRef<HTMLFormElement>(null);
+  const formErrorRef = useRef<HTMLDivElement>(null);
+  useFocusFirstInvalid(state, CREATE_FIELDS, formRef, formErrorRef);
+  useEffect(() => {
+    if (state?.ok) {
+      formRef.current?.reset();
+      router.refresh();
+    }
+  }, [state, router]);
+  const errors = errorsOf(state);
+  return (
+    <form
+      ref={formRef}
+      className="form"
+      action={formAction}
+      noValidate
+      onSubmit={submitKeepingInput(formAction)}
+      data-testid="create-user-form"
+    >
+      {state && !state.ok && <FormError state={state} fields={CREATE_FIELDS} ref={formErrorRef} />}
+      {state?.ok && (
+        <p className="notice" role="status" data-testid="user-created">
+          Created {state.name}. Give them the initial password; they can change it on their account
+          page.
+        </p>
+      )}
+      <TextField
+        name="name"
+        label="New user name"
+        error={errors.name?.[0]}
+        autoComplete="off"
+        required
+      />
+      <Field name="role" label="Role" error={errors.role?.[0]}>
+        {(props) => (
+          <select {...props} defaultValue="viewer">
+            {ROLES.map((role) => (
+              <option key={role} value={role}>
+                {role}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <TextField
+        name="password"
+        type="password"
+        label="Initial password"
+        hint="At least 12 characters."
+        error={errors.password?.[0]}
+        autoComplete="new-password"
+        required
+      />
+      <div className="form-actions">
+        <button type="submit" className="button button-primary" disabled={pending}>
+          {pending ? "Creating…" : "Create user"}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+type Pending =
+  | { kind: "role"; user: UserRow; role: Role }
+  | { kind: "disable"; user: UserRow }
+  | { kind: "enable"; user: UserRow };
+
+/** Every user: role change, disable/enable (each confirmed) and password reset. */
+export function UsersTable({ users, selfId }: { users: UserRow[]; selfId: string | null }) {
+  const router = useRouter();
+  const [confirming, setConfirming] = useState<Pending | null>(null);
+  const [resetting, setResetting] = useState<UserRow | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [pending, startTransition] = useTransition();
+
+  const apply = (change: Pending) =>
+    startTransition(async () => {
+      setError(null);
+      const result =
+        change.kind === "role"
+          ? await changeUserRoleAction({ userId: change.user.id, role: change.role })
+          : await setUserDisabledAction({
+              userId: change.user.id,
+              disabled: change.kind === "disable",
+            });
+      if (result.ok) {
+        setConfirming(null);
+        router.refresh();
+      } else {
+        setError(result.message);
+      }
+    });
+
+  return (
+    <>
+      <table className={styles.table} data-testid="users-table">
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Role</th>
+            <th scope="col">State</th>
+            <th scope="col">Created</th>
+            <th scope="col">Actions</th>
+          </tr>
+        </thead>
+        <tbody>
+          {users.map((user) => (
+            <tr key={user.id} data-testid={`user-${user.name}`}>
+              <td>
+                {user.name}
+                {user.id === selfId && <span className="muted"> (you)</span>}
+              </td>
+              <td>
+                <select
+                  aria-label={`Role of ${user.name}`}
+                  value={user.role}
+                  disabled={pending}
+                  onChange={(event) => {
+                    setError(null);
+                    setConfirming({ kind: "role", user, role: event.target.value as Role });
+                  }}
+                >
+                  {ROLES.map((role) => (
+                    <option key={role} value={role}>
+                      {role}
+                    </option>
+                  ))}
+                </select>
+              </td>
+              <td>{user.disabled ? "disabled" : "enabled"}</td>
+              <td>{formatUtc(user.createdAt)}</td>
+              <td>
+                <div className={styles.rowActions}>
+                  <button
+                    type="button"
+                    className="button"
+                    onClick={() => setResetting(user)}
+                    aria-label={`Reset the password of ${user.name}`}
+                  >
+                    Reset password
+                  </button>
+                  {user.id !== selfId && (
+                    <button
+                      type="button"
+                      className={user.disabled ? "button" : "button button-danger"}
+                      onClick={() => {
+                        setError(null);
+                        setConfirming({ kind: user.disabled ? "enable" : "disable", user });
+                      }}
+                      aria-label={`${user.disabled ? "Enable" : "Disable"} ${user.name}`}
+                    >
+                      {user.disabled ? "Enable" : "Disable"}
+                    </button>
+                  )}
+                </div>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <ConfirmDialog
+        open={confirming !== null}
+        title={confirmTitle(confirming)}
+        confirmLabel={confirmTitle(confirming)}
+        pending={pending}
+        error={error}
+        onConfirm={() => confirming && apply(confirming)}
+        onCancel={() => setConfirming(null)}
+        testId="user-change-dialog"
+      >
+        <p>{confirming && consequence(confirming)}</p>
+      </ConfirmDialog>
+      {resetting && (
+        <ResetPasswordDialog
+          user={resetting}
+          onDone={() => {
+            setResetting(null);
+            router.refresh();
+          }}
+        />
+      )}
+    </>
+  );
+}
+
+function confirmTitle(change: Pending | null): string {
+  if (!change) return "";
+  if (change.kind === "role") return `Make ${change.user.name} ${article(change.role)}`;
+  return `${change.kind === "disable" ? "Disable" : "Enable"} ${change.user.name}`;
+}
+
+const article = (role: Role) => (role === "admin" ? "an admin" : `an ${role}`);
+
+/** Exactly what the confirmed change does, in the words of the roles table. */
+function consequence(change: Pending): string {
+  const name = change.user.name;
+  if (change.kind === "disable") {
+    return `${name} is signed out everywhere at once, cannot sign in, and their API tokens stop working until an admin enables the account again.`;
+  }
+  if (change.kind === "enable") {
+    return `${name} can sign in again with their current password; their unrevoked API tokens work again.`;
+  }
+  const can: Record<Role, string> = {
+    viewer: "sees hosts, runs, logs and the catalog, and cannot change anything",
+    operator: "can also add hosts, retry, abort and re-onboard runs, and read the audit log",
+    admin: "can do everything, including managing users, tokens and the catalog",
+  };
+  return `${name} goes from ${change.user.role} to ${change.role}: from their next click on, ${name} ${can[change.role]}.`;
+}
+
+const RESET_FIELDS = ["password"] as const;
+
+function ResetPasswordDialog({ user, onDone }: { user: UserRow; onDone: () => void }) {
+  const [state, formAction, pending] = useActionState<ResetPasswordResult | null, FormData>(
+    resetUserPasswordAction,
+    null,
+  );
+  const dialogRef = useRef<HTMLDialogElement>(null);
+  const formRef = useRef<HTMLFormElement>(null);
+  const formErrorRef = useRef<HTMLDivElement>(null);
+  useFocusFirstInvalid(state, RESET_FIELDS, formRef, formErrorRef);
+  useEffect(() => {
+    dialogRef.current?.showModal();
+  }, []);
+  useEffect(() => {
+    if (state?.ok) onDone();
+  }, [state, onDone]);
+  const errors = errorsOf(state);
+  return (
+    <dialog
+      ref={dialogRef}
+      className="dialog"
+      aria-labelledby="reset-title"
+      onCancel={(event) => {
+        event.preventDefault();
+        if (!pending) onDone();
+      }}
+      data-testid="reset-password-dialog"
+    >
+      <h2 id="reset-title">Reset the password of {user.name}</h2>
+      <p>
+        {user.name} is signed out everywhere and signs in with this password from now on. Tell them
+        over a channel you trust; they can change it on their account page.
+      </p>
+      <form
+        ref={formRef}
+        className="form"
+        action={formAction}
+        noValidate
+        onSubmit={submitKeepingInput(formAction)}
+      >
+        {state && !state.ok && <FormError state={state} fields={RESET_FIELDS} ref={formErrorRef} />}
+        <input type="hidden" name="userId" value={user.id} />
+        <TextField
+          name="password"
+          type="password"
+          label="New password"
+          hint="At least 12 characters."
+          error={errors.password?.[0]}
+          autoComplete="new-password"
+          autoFocus
+          required
+        />
+        <div className="dialog-actions">
+          <button type="button" className="button" onClick={onDone} disabled={pending}>
+            Cancel
+          </button>
+          <button type="submit" className="button button-danger" disabled={pending}>
+            {pending ? "Working…" : "Set new password"}
+          </button>
+        </div>
+      </form>
+    </dialog>
+  );
+}

@@ -1,0 +1,263 @@
+import { eq, sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createDb, type Database } from "@/lib/db/client";
+import { apiTokens, loginFailures, sessions, setupTokens, users } from "@/lib/db/schema";
+import { AppError } from "@/lib/errors";
+import { createTestUser } from "@/test/auth";
+import { createTestDatabase } from "@/test/db";
+import { createApiToken, revokeApiToken, validateApiToken } from "./api-tokens";
+import { LOGIN_FAILURE_WINDOW_MS, MAX_LOGIN_FAILURES } from "./login-rate-limit";
+import {
+  createSession,
+  SESSION_ABSOLUTE_MS,
+  SESSION_IDLE_MS,
+  validateSessionToken,
+} from "./session";
+import { completeSetup, issueSetupToken, setupOpen } from "./setup";
+import { signIn } from "./sign-in";
+import { sha256Hex } from "./secret-token";
+import { changeUserRole, createUser, setUserDisabled } from "./users";
+
+let db: Database;
+let end: () => Promise<void>;
+let drop: () => Promise<void>;
+
+beforeAll(async () => {
+  const database = await createTestDatabase();
+  const handle = createDb(database.url, 4);
+  db = handle.db;
+  end = () => handle.pool.end();
+  drop = database.drop;
+});
+
+afterAll(async () => {
+  await end();
+  await drop();
+});
+
+async function rejection(promise: Promise<unknown>): Promise<AppError> {
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(AppError);
+  return error as AppError;
+}
+
+// Setup first: it needs a database without users.
+describe("first start setup", () => {
+  it("the setup token works once, never again, and setup closes once an admin exists", async () => {
+    expect(await setupOpen(db)).toBe(true);
+    const stale = await issueSetupToken(db);
+    const token = await issueSetupToken(db);
+    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    // Only the hash is stored; an earlier printed token is void.
+    const rows = await db.select().from(setupTokens);
+    expect(rows.map((r) => r.tokenHash)).toEqual([sha256Hex(token!)]);
+    const wrong = await rejection(
+      completeSetup(db, { setupToken: stale!, name: "root-admin", password: "long enough pw" }),
+    );
+    expect(wrong.fieldErrors?.setupToken).toBeDefined();
+
+    // Two concurrent setups with the right token: exactly one admin.
+    const attempts = await Promise.allSettled(
+      ["first-admin", "second-admin"].map((name) =>
+        completeSetup(db, { setupToken: token!, name, password: "long enough pw" }),
+      ),
+    );
+    expect(attempts.filter((a) => a.status === "fulfilled")).toHaveLength(1);
+    const all = await db.select().from(users);
+    expect(all).toHaveLength(1);
+    expect(all[0]!.role).toBe("admin");
+    expect(all[0]!.passwordHash).toMatch(/^\$argon2id\$/);
+
+    const again = await rejection(
+      completeSetup(db, { setupToken: token!, name: "third", password: "long enough pw" }),
+    );
+    expect(again.message).toContain("Setup is done");
+    expect(await setupOpen(db)).toBe(false);
+    expect(await issueSetupToken(db)).toBeNull();
+  });
+});
+
+describe("sessions", () => {
+  it("a session token signs in; only its SHA-256 is stored", async () => {
+    const { user } = await createTestUser(db, "viewer");
+    const { token } = await createSession(db, user.id);
+    const stored = await db.select().from(sessions).where(eq(sessions.userId, user.id));
+    expect(stored.map((s) => s.id)).toContain(sha256Hex(token));
+    expect(JSON.stringify(stored)).not.toContain(token);
+    expect((await validateSessionToken(db, token))?.user.name).toBe(user.name);
+    expect(await validateSessionToken(db, "not-a-token")).toBeNull();
+  });
+
+  it("expires at the absolute limit even when used all along", async () => {
+    const { user } = await createTestUser(db, "viewer");
+    const start = new Date();
+    const { token } = await createSession(db, user.id, start);
+    // Used every 6 hours: never idle, but past 7 days it ends.
+    for (let at = 6 * 3600_000; at < SESSION_ABSOLUTE_MS; at += 6 * 3600_000) {
+      expect(await validateSessionToken(db, token, new Date(start.getTime() + at))).not.toBeNull();
+    }
+    expect(
+      await validateSessionToken(db, token, new Date(start.getTime() + SESSION_ABSOLUTE_MS)),
+    ).toBeNull();
+    // …and it is gone, not only refused.
+    expect(
+      await db
+        .select()
+        .from(sessions)
+        .where(eq(sessions.id, sha256Hex(token))),
+    ).toEqual([]);
+  });
+
+  it("expires after the idle timeout", async () => {
+    const { user } = await createTestUser(db, "viewer");
+    const start = new Date();
+    const { token } = await createSession(db, user.id, start);
+    const idle = new Date(start.getTime() + SESSION_IDLE_MS);
+    expect(await validateSessionToken(db, token, idle)).toBeNull();
+  });
+
+  it("a role change applies on the next request; a disabled user's session is refused", async () => {
+    await createTestUser(db, "admin"); // keeps an enabled admin besides the one changed below
+    const { user, sessionToken } = await createTestUser(db, "operator");
+    await changeUserRole(db, user.id, "viewer");
+    expect((await validateSessionToken(db, sessionToken))?.user.role).toBe("viewer");
+    await setUserDisabled(db, user.id, true);
+    expect(await validateSessionToken(db, sessionToken)).toBeNull();
+  });
+});
+
+describe("sign-in rate limit", () => {
+  const address = "192.0.2.10";
+
+  it("5 failures per name and address within 15 minutes → 429 that says when to retry", async () => {
+    const { user, password } = await createTestUser(db, "viewer");
+    for (let i = 0; i < MAX_LOGIN_FAILURES; i++) {
+      const wrong = await rejection(signIn(db, { name: user.name, password: "nope", address }));
+      expect(wrong.code).toBe("unauthenticated");
+    }
+    // Even the right password is refused now: the limit is checked before the password.
+    const limited = await rejection(signIn(db, { name: user.name, password, address }));
+    expect(limited.code).toBe("rate_limited");
+    expect(limited.httpStatus).toBe(429);
+    expect(limited.message).toMatch(/Try again in 15 minutes/);
+    // Another address, and the same name in other case from the same address, are counted apart
+    // from / together with it respectively.
+    await expect(
+      signIn(db, { name: user.name, password, address: "192.0.2.11" }),
+    ).resolves.toMatchObject({ user: { id: user.id } });
+    expect(
+      (await rejection(signIn(db, { name: user.name.toUpperCase(), password, address }))).code,
+    ).toBe("rate_limited");
+  });
+
+  it("the window slides: once the oldest failures are 15 minutes old, sign-in works again", async () => {
+    const { user, password } = await createTestUser(db, "viewer");
+    const old = new Date(Date.now() - LOGIN_FAILURE_WINDOW_MS - 1000);
+    await db.insert(loginFailures).values(
+      Array.from({ length: MAX_LOGIN_FAILURES }, () => ({
+        nameKey: user.name.toLowerCase(),
+        address,
+        at: old,
+      })),
+    );
+    const session = await signIn(db, { name: user.name, password, address });
+    expect(session.user.id).toBe(user.id);
+    // A success clears the pair's failures.
+    const left = await db
+      .select()
+      .from(loginFailures)
+      .where(eq(loginFailures.nameKey, user.name.toLowerCase()));
+    expect(left).toEqual([]);
+  });
+
+  it("an unknown name gets the same answer as a wrong password, after the same Argon2 work", async () => {
+    const { user } = await createTestUser(db, "viewer");
+    const time = async (name: string) => {
+      const started = performance.now();
+      const error = await rejection(signIn(db, { name, password: "nope", address: "192.0.2.20" }));
+      return { ms: performance.now() - started, message: error.message };
+    };
+    await time("warm-up-unknown");
+    const known = await time(user.name);
+    const unknown = await time("nobody-by-this-name");
+    expect(unknown.message).toBe(known.message);
+    // Both pay for one Argon2id verification (tens of ms); no 10× gap that tells them apart.
+    expect(unknown.ms).toBeGreaterThan(known.ms / 3);
+  });
+
+  it("a disabled account cannot sign in", async () => {
+    const { user, password } = await createTestUser(db, "viewer");
+    await setUserDisabled(db, user.id, true);
+    const error = await rejection(signIn(db, { name: user.name, password, address }));
+    expect(error.message).toContain("disabled");
+  });
+});
+
+describe("API tokens", () => {
+  it("stored as a hash with a visible prefix; revoked tokens and disabled owners stop working", async () => {
+    const { user } = await createTestUser(db, "operator");
+    const created = await createApiToken(db, user.id, "backup script");
+    expect(created.token).toMatch(/^clp_[A-Za-z0-9_-]{43}$/);
+    expect(created.prefix).toBe(created.token.slice(0, 12));
+    const [row] = await db.select().from(apiTokens).where(eq(apiTokens.id, created.id));
+    expect(row!.tokenHash).toBe(sha256Hex(created.token));
+    expect(JSON.stringify(row)).not.toContain(created.token);
+
+    expect((await validateApiToken(db, created.token))?.role).toBe("operator");
+    const [used] = await db.select().from(apiTokens).where(eq(apiTokens.id, created.id));
+    expect(used!.lastUsedAt).not.toBeNull();
+    expect(await validateApiToken(db, `${created.token}x`)).toBeNull();
+
+    await revokeApiToken(db, created.id, user.id);
+    expect(await validateApiToken(db, created.token)).toBeNull();
+
+    const second = await createApiToken(db, user.id, "other");
+    await db.update(users).set({ disabled: true }).where(eq(users.id, user.id));
+    expect(await validateApiToken(db, second.token)).toBeNull();
+  });
+
+  it("a user cannot revoke someone else's token (an admin, revoking as null owner, can)", async () => {
+    const alice = await createTestUser(db, "operator");
+    const bob = await createTestUser(db, "operator");
+    const token = await createApiToken(db, alice.user.id, "alice's");
+    expect((await rejection(revokeApiToken(db, token.id, bob.user.id))).code).toBe("not_found");
+    expect(await validateApiToken(db, token.token)).not.toBeNull();
+    await revokeApiToken(db, token.id, null);
+    expect(await validateApiToken(db, token.token)).toBeNull();
+  });
+});
+
+describe("users", () => {
+  it("names are unique case-insensitively", async () => {
+    await createUser(db, { name: "Carol", role: "viewer", password: "long enough pw" });
+    const error = await rejection(
+      createUser(db, { name: "carol", role: "viewer", password: "long enough pw" }),
+    );
+    expect(error.code).toBe("conflict");
+    expect(error.fieldErrors?.name).toBeDefined();
+  });
+
+  it("the last enabled admin cannot be demoted or disabled, even by two admins at once", async () => {
+    // Leave exactly two enabled admins in this database.
+    await db.update(users).set({ disabled: true }).where(eq(users.role, "admin"));
+    const a = await createTestUser(db, "admin");
+    const b = await createTestUser(db, "admin");
+    const results = await Promise.allSettled([
+      changeUserRole(db, a.user.id, "operator"),
+      changeUserRole(db, b.user.id, "operator"),
+    ]);
+    expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+    const [{ n }] = (await db
+      .select({ n: sql<number>`count(*)::int` })
+      .from(users)
+      .where(sql`role = 'admin' and not disabled`)) as [{ n: number }];
+    expect(n).toBe(1);
+    const last = results[0]!.status === "fulfilled" ? b : a;
+    expect((await rejection(setUserDisabled(db, last.user.id, true))).message).toContain(
+      "last enabled admin",
+    );
+  });
+});

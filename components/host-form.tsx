@@ -3,6 +3,8 @@
 import { useRouter } from "next/navigation";
 import { useActionState, useEffect, useRef, useState } from "react";
 import { createHostAction, type CreateHostResult } from "@/lib/actions/create-host";
+import type { AuthMethod } from "@/lib/hosts/schemas";
+import { CopyField } from "./copy-field";
 import {
   errorsOf,
   Field,
@@ -21,23 +23,35 @@ const FIELDS = [
   "sshUser",
   "apiPort",
   "authMethod",
+  "consoleKeyId",
   "password",
   "privateKey",
   "passphrase",
 ] as const;
 type FieldName = (typeof FIELDS)[number];
 
+/** What the form shows of the console's key (never the private half). */
+export type HostFormConsoleKey = {
+  id: string;
+  publicKey: string;
+  fingerprint: string;
+  installCommand: string;
+};
+
 /**
  * The add-host form. Submits through the `createHost` server action; field errors appear under
  * their fields, anything else above the form. On success it opens the new host's page.
+ *
+ * Password is preselected: a freshly installed Debian host accepts it as delivered, while the
+ * console's key first has to be installed on the host (the form shows the one-line command).
  */
-export function HostForm() {
+export function HostForm({ consoleKey }: { consoleKey: HostFormConsoleKey }) {
   const router = useRouter();
   const [state, formAction, pending] = useActionState<CreateHostResult | null, FormData>(
     createHostAction,
     null,
   );
-  const [authMethod, setAuthMethod] = useState<"password" | "private_key">("password");
+  const [authMethod, setAuthMethod] = useState<AuthMethod>("password");
   const formRef = useRef<HTMLFormElement>(null);
   const formErrorRef = useRef<HTMLDivElement>(null);
 
@@ -115,6 +129,16 @@ export function HostForm() {
             <input
               type="radio"
               name="authMethod"
+              value="console_key"
+              checked={authMethod === "console_key"}
+              onChange={() => setAuthMethod("console_key")}
+            />{" "}
+            Use the console&apos;s key
+          </label>
+          <label>
+            <input
+              type="radio"
+              name="authMethod"
               value="password"
               checked={authMethod === "password"}
               onChange={() => setAuthMethod("password")}
@@ -135,7 +159,29 @@ export function HostForm() {
         <FieldError field="authMethod" error={errorOf("authMethod")} />
       </fieldset>
 
-      {authMethod === "password" ? (
+      {authMethod === "console_key" ? (
+        <div data-testid="console-key-install">
+          <input type="hidden" name="consoleKeyId" value={consoleKey.id} />
+          <p className="field-hint">
+            Run this once on the host as the SSH user above; it adds the console&apos;s public key (
+            {consoleKey.fingerprint}) to <span className="mono">~/.ssh/authorized_keys</span>. The
+            console keeps the private key; nothing secret is typed here.
+          </p>
+          <CopyField
+            label="Install command"
+            value={consoleKey.installCommand}
+            rows={4}
+            testId="console-key-install-command"
+          />
+          <CopyField
+            label="Public key"
+            value={consoleKey.publicKey}
+            rows={2}
+            testId="console-key-public"
+          />
+          <FieldError field="consoleKeyId" error={errorOf("consoleKeyId")} />
+        </div>
+      ) : authMethod === "password" ? (
         <TextField
           name="password"
           label="SSH password"

@@ -28,6 +28,9 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
             <li>
               <Link href="/catalog">Catalog</Link>
             </li>
+            <li>
+              <Link href="/settings/ssh-key">SSH key</Link>
+            </li>
             {hasRole(actor.role, AUDIT_READER_ROLE) && (
               <li>
                 <Link href="/audit">Audit</Link>

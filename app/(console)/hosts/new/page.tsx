@@ -2,11 +2,15 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { requirePageActor } from "@/lib/auth/actor";
 import { HostForm } from "@/components/host-form";
+import { installKeyCommand } from "@/lib/console-key/commands";
+import { ensureConsoleKey } from "@/lib/console-key/store";
+import { getDb } from "@/lib/db/client";
 
 export const metadata: Metadata = { title: "Add host" };
 
 export default async function NewHostPage() {
   await requirePageActor("operator", "/hosts/new");
+  const key = await ensureConsoleKey(getDb());
   return (
     <>
       <p className="breadcrumb">
@@ -17,7 +21,14 @@ export default async function NewHostPage() {
         A fresh Debian 13 (trixie) machine, reachable over SSH. Onboarding starts as soon as you add
         it; on first contact the console pins the host&apos;s SSH key.
       </p>
-      <HostForm />
+      <HostForm
+        consoleKey={{
+          id: key.id,
+          publicKey: key.publicKey,
+          fingerprint: key.fingerprint,
+          installCommand: installKeyCommand(key.publicKey),
+        }}
+      />
     </>
   );
 }

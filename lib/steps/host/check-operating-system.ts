@@ -1,6 +1,7 @@
 import { advance, fail, type Outcome, type Step } from "@/lib/pipeline/step";
 import type { HostServices } from "./services";
 import { withPermanentSshFailures } from "./ssh-failure";
+import { alreadyInPlace } from "./already-in-place";
 
 /** The floors CheckOperatingSystem holds the host to (from OnboardingConfig). */
 export type OsRequirements = { minMemoryMiB: number; minFreeDiskGiB: number };
@@ -91,7 +92,9 @@ export function checkOperatingSystem(required: OsRequirements): Step<HostService
             `reading the operating system facts failed (exit ${result.code}): ${result.stderr.trim()}`,
           );
         }
-        return judgeOperatingSystem(parseOsProbe(result.stdout), required);
+        const judged = judgeOperatingSystem(parseOsProbe(result.stdout), required);
+        // A check only: when it passes, the host already is what onboarding needs.
+        return judged.kind === "advance" ? alreadyInPlace(ctx, judged.detail ?? "") : judged;
       }),
   };
 }

@@ -4,6 +4,7 @@ import { sh } from "@/lib/ssh";
 import { jobDir } from "./remote-job";
 import type { HostServices } from "./services";
 import { withPermanentSshFailures } from "./ssh-failure";
+import { alreadyInPlace } from "./already-in-place";
 
 export const BRIDGE = "vmbr0";
 const INTERFACES = '"${CLUPILOT_HOST_ROOT:-}/etc/network/interfaces"';
@@ -282,7 +283,10 @@ export const configureProxmox: Step<HostServices> = {
       const facts = await read();
       const configured = bridgeConfigured(facts.interfaces);
       if (configured && bridgeApplied(facts))
-        return advance(`${BRIDGE} carries ${(facts.addresses.get(BRIDGE) ?? []).join(", ")}`);
+        return alreadyInPlace(
+          ctx,
+          `${BRIDGE} configured and carries ${(facts.addresses.get(BRIDGE) ?? []).join(", ")}`,
+        );
 
       // An apply whose visit was cut off ended in a rollback: report it instead of repeating it.
       if (facts.leftoverResult === "rolled-back" || facts.leftoverResult === "failed") {

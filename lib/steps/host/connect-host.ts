@@ -1,6 +1,7 @@
 import { advance, fail, type Step } from "@/lib/pipeline/step";
 import type { HostServices } from "./services";
 import { withPermanentSshFailures } from "./ssh-failure";
+import { alreadyInPlace } from "./already-in-place";
 
 /** `id -u` first: root needs nothing else; otherwise sudo must work without a password prompt. */
 export const PRIVILEGE_PROBE =
@@ -17,6 +18,8 @@ export const connectHost: Step<HostServices> = {
   visit: (ctx) =>
     withPermanentSshFailures(async () => {
       const host = await ctx.services.host();
+      // Read before connecting: the first contact pins inside ssh() and updates the record.
+      const pinnedBefore = host.hostKeySha256;
       const session = await ctx.services.ssh();
       const probe = await session.exec(PRIVILEGE_PROBE, { timeoutMs: 20_000 });
       const [uid, sudo] = probe.stdout.trim().split("\n");
@@ -31,9 +34,11 @@ export const connectHost: Step<HostServices> = {
             `connect as root, or add "${host.sshUser} ALL=(ALL) NOPASSWD:ALL" to /etc/sudoers.d on the host`,
         );
       }
-      ctx.log(
-        `connected as ${host.sshUser} (${uid.trim() === "0" ? "root" : "passwordless sudo"}); host key ${session.hostKeySha256}`,
-      );
+      const as = `${host.sshUser} (${uid.trim() === "0" ? "root" : "passwordless sudo"})`;
+      if (pinnedBefore !== null) {
+        return alreadyInPlace(ctx, `login as ${as}, host key ${session.hostKeySha256} as pinned`);
+      }
+      ctx.log(`connected as ${as}; host key ${session.hostKeySha256}`);
       return advance(`host key ${session.hostKeySha256}`);
     }),
 };

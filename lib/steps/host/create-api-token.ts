@@ -4,6 +4,7 @@ import { ProxmoxAuthError, ProxmoxCertificateMismatchError } from "@/lib/proxmox
 import { sh } from "@/lib/ssh";
 import { asRoot, type HostServices } from "./services";
 import { withPermanentSshFailures } from "./ssh-failure";
+import { alreadyInPlace } from "./already-in-place";
 
 /** The console's own Proxmox identity: a user without a password, used only through its token. */
 export const CONSOLE_USER = "clupilot@pve";
@@ -369,7 +370,10 @@ export const createApiToken: Step<HostServices> = {
       if (typeof secret !== "string") return secret;
       const actions = planAccess(facts, secret);
       if (actions.length === 0) {
-        return advance(`token ${CONSOLE_TOKEN_ID} in place, untouched`);
+        return alreadyInPlace(
+          ctx,
+          `user ${CONSOLE_USER}, role ${CONSOLE_ROLE}, token ${CONSOLE_TOKEN_ID} and their ACLs as required; the console holds the token's secret`,
+        );
       }
 
       for (const action of actions) {

@@ -3,6 +3,7 @@ import { sh, shQuote } from "@/lib/ssh";
 import type { OnboardingConfig } from "./config";
 import type { HostServices } from "./services";
 import { withPermanentSshFailures } from "./ssh-failure";
+import { alreadyInPlace } from "./already-in-place";
 
 /** Where the PVE 9 "Install on Debian 13" guide puts the repository and its key. */
 export const SOURCES_NAME = "pve-install-repo.sources";
@@ -224,7 +225,8 @@ export function installProxmoxRepository(
           parseRepositoryProbe(probe.stdout),
           config.proxmoxRepositoryUrl,
         );
-        if (!plan.update) return advance("Proxmox no-subscription repository configured");
+        if (!plan.update)
+          return alreadyInPlace(ctx, "Proxmox no-subscription repository and its key configured");
 
         if (plan.fetchKeyring) {
           const key = await exec(fetchKeyringCommand(config.proxmoxKeyringUrl), undefined, 180_000);

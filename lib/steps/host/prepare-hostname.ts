@@ -3,6 +3,7 @@ import { advance, fail, type Step } from "@/lib/pipeline/step";
 import { sh } from "@/lib/ssh";
 import type { HostServices } from "./services";
 import { withPermanentSshFailures } from "./ssh-failure";
+import { alreadyInPlace } from "./already-in-place";
 
 const SEPARATOR = "--clupilot--";
 
@@ -195,7 +196,7 @@ export const prepareHostname: Step<HostServices> = {
       const decision = decideHosts(facts.hosts, facts.hostname, facts.address);
       if (decision.kind === "refuse") return fail(decision.reason);
       if (decision.kind === "holds")
-        return advance(`${facts.hostname} resolves to ${facts.address}`);
+        return alreadyInPlace(ctx, `${facts.hostname} resolves to ${facts.address} in /etc/hosts`);
 
       const sha = createHash("sha256").update(facts.hosts).digest("hex");
       const write = await ctx.services.exec(writeHostsCommand(sha), {

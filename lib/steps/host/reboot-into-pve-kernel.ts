@@ -10,6 +10,7 @@ import type { OnboardingConfig } from "./config";
 import { KERNEL_PACKAGE, packageStatesCommand, parsePackageStates } from "./install-proxmox-kernel";
 import type { HostServices } from "./services";
 import { withPermanentSshFailures } from "./ssh-failure";
+import { alreadyInPlace } from "./already-in-place";
 
 const SEPARATOR = "--clupilot--";
 
@@ -186,7 +187,10 @@ export function rebootIntoPveKernel(
         switch (decision.kind) {
           case "advance":
             ctx.context.delete(REBOOT_CONTEXT_KEY);
-            return advance(decision.detail);
+            // No reboot asked by this run: the host was on the Proxmox kernel already.
+            return record === null
+              ? alreadyInPlace(ctx, decision.detail)
+              : advance(decision.detail);
           case "fail":
             ctx.context.delete(REBOOT_CONTEXT_KEY);
             return fail(decision.reason);

@@ -3,6 +3,7 @@ import { advance, fail, type Outcome, type Step } from "@/lib/pipeline/step";
 import type { TNodeStatus, TStorageStatusEntry } from "@/lib/proxmox/schemas";
 import { withPermanentProxmoxFailures } from "./proxmox-failure";
 import type { HostServices } from "./services";
+import { alreadyInPlace } from "./already-in-place";
 
 const GIB = 1024 ** 3;
 const MIB = 1024 ** 2;
@@ -107,6 +108,9 @@ export const registerCapacity: Step<HostServices> = {
           capacityRegisteredAt: new Date(),
         });
       }
-      return judgeCapacity(host.nodeName ?? host.name, capacity);
+      const judged = judgeCapacity(host.nodeName ?? host.name, capacity);
+      return unchanged && judged.kind === "advance"
+        ? alreadyInPlace(ctx, `capacity as recorded: ${judged.detail ?? ""}`)
+        : judged;
     }),
 };

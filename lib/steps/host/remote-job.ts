@@ -1,6 +1,7 @@
 import { advance, fail, poll, type Outcome, type StepContext } from "@/lib/pipeline/step";
 import { sh } from "@/lib/ssh";
 import type { HostServices } from "./services";
+import { alreadyInPlace } from "./already-in-place";
 
 /**
  * Detached remote jobs: long work on the host (apt installing a kernel or Proxmox VE) that must
@@ -324,7 +325,7 @@ export async function visitRemoteJob<Facts>(
     return poll(pollSeconds, phase ?? job.what);
   }
   const goal = job.goal(facts);
-  if (goal.holds) return advance(goal.detail);
+  if (goal.holds) return alreadyInPlace(ctx, goal.detail);
   const plan = job.body(facts);
   if ("refuse" in plan) return fail(plan.refuse);
   const started = await ctx.services.exec(startJobCommand(job.name), {

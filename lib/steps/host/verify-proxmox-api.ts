@@ -1,9 +1,10 @@
 import { HostApiNotReadyError } from "@/lib/hosts/proxmox-client";
-import { advance, fail, type Outcome, type Step } from "@/lib/pipeline/step";
+import { fail, type Outcome, type Step } from "@/lib/pipeline/step";
 import { sh } from "@/lib/ssh";
 import { CONSOLE_PRIVILEGES, CONSOLE_ROLE } from "./create-api-token";
 import { withPermanentProxmoxFailures } from "./proxmox-failure";
 import type { HostServices } from "./services";
+import { alreadyInPlace } from "./already-in-place";
 
 /**
  * The node name the console uses in every `/nodes/{node}` path must be one Proxmox lists,
@@ -104,6 +105,9 @@ export const verifyProxmoxApi: Step<HostServices> = {
       ctx.log(
         `Proxmox VE ${version.version} answers on node ${host.nodeName}; token ${host.apiTokenId} holds ${required.map((r) => r.privilege).join(", ")}`,
       );
-      return advance(`Proxmox VE ${version.version}, node ${host.nodeName}`);
+      return alreadyInPlace(
+        ctx,
+        `Proxmox VE ${version.version} answers on node ${host.nodeName} with the console's token`,
+      );
     }),
 };

@@ -1,9 +1,10 @@
 import { HostApiNotReadyError } from "@/lib/hosts/proxmox-client";
-import { advance, fail, type Step } from "@/lib/pipeline/step";
+import { fail, type Step } from "@/lib/pipeline/step";
 import type { ProxmoxClient } from "@/lib/proxmox/client";
 import { bootDiskVolume } from "@/lib/proxmox/is-template";
 import { withPermanentProxmoxFailures } from "./proxmox-failure";
 import type { HostServices } from "./services";
+import { alreadyInPlace } from "./already-in-place";
 
 export type MissingTemplate = { vmid: number; why: string };
 
@@ -81,9 +82,9 @@ export const verifyVmTemplate: Step<HostServices> = {
     withPermanentProxmoxFailures(async () => {
       const required = await ctx.services.requiredTemplates();
       if (!required.catalogPublished)
-        return advance("no published catalog: no template required yet");
+        return alreadyInPlace(ctx, "no published catalog: no template required yet");
       if (required.vmids.length === 0)
-        return advance("no plan version on sale requires a template");
+        return alreadyInPlace(ctx, "no plan version on sale requires a template");
       let client: ProxmoxClient;
       try {
         client = await ctx.services.proxmox();
@@ -99,7 +100,9 @@ export const verifyVmTemplate: Step<HostServices> = {
             `${missingTemplatesText(missing)}. Start the onboarding again so BuildVmTemplate builds what is missing`,
         );
       }
-      ctx.log(`templates ${required.vmids.join(", ")} are templates with base- disks`);
-      return advance(`templates ${required.vmids.join(", ")} present`);
+      return alreadyInPlace(
+        ctx,
+        `templates ${required.vmids.join(", ")} are templates with base- disks`,
+      );
     }),
 };

@@ -33,6 +33,7 @@ import {
   type ParsedStatus,
 } from "./commands";
 import { decideWithDeadline, decideWithoutDeadline } from "./decide";
+import { alreadyInPlace } from "../already-in-place";
 
 export const BUILD_VM_TEMPLATE = "BuildVmTemplate";
 
@@ -234,7 +235,7 @@ export function buildVmTemplate(
         const required = await requiredTemplateVmids(database(ctx));
         if (!required.catalogPublished) {
           forget(ctx);
-          return advance("no published catalog: no template required yet");
+          return alreadyInPlace(ctx, "no published catalog: no template required yet");
         }
         // 2. Ask for the attribute, not existence. isTemplate throws when it cannot ask, and a
         //    thrown visit is retried: "could not ask" never reads as "missing".
@@ -251,11 +252,12 @@ export function buildVmTemplate(
             }
           }
           forget(ctx);
-          return advance(
+          const found =
             required.vmids.length === 0
               ? "the catalog requires no template now"
-              : `VMID ${required.vmids.join(", ")} ${required.vmids.length === 1 ? "is a template" : "are templates"}`,
-          );
+              : `VMID ${required.vmids.join(", ")} ${required.vmids.length === 1 ? "is a template" : "are templates"}`;
+          // After this run's own build the templates are new, not found in place.
+          return ctx.visit > 1 ? advance(found) : alreadyInPlace(ctx, found);
         }
 
         const remote = await quietRemote(ctx);

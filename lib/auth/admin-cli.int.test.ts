@@ -1,0 +1,116 @@
+import { spawn } from "node:child_process";
+import path from "node:path";
+import { sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createDb, type Database } from "@/lib/db/client";
+import { createTestDatabase } from "@/test/db";
+import { validateApiToken } from "./api-tokens";
+import { signIn } from "./sign-in";
+
+const root = path.resolve(import.meta.dirname, "../..");
+let url: string;
+let db: Database;
+let end: () => Promise<void>;
+let drop: () => Promise<void>;
+
+beforeAll(async () => {
+  const database = await createTestDatabase();
+  url = database.url;
+  const handle = createDb(url, 2);
+  db = handle.db;
+  end = () => handle.pool.end();
+  drop = database.drop;
+});
+
+afterAll(async () => {
+  await end();
+  await drop();
+});
+
+/** `npm run admin -- …` as a user runs it: a child process, the password on stdin. */
+function admin(
+  args: string[],
+  stdin = "",
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", "scripts/admin.ts", ...args], {
+      cwd: root,
+      env: { ...process.env, DATABASE_URL: url },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk) => (stdout += chunk));
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    child.on("error", reject);
+    child.on("exit", (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    child.stdin.end(stdin);
+  });
+}
+
+describe("npm run admin", () => {
+  it("create-user takes the password from stdin; the user can sign in; audited as cli", async () => {
+    const created = await admin(
+      ["create-user", "--name", "erin", "--role", "operator"],
+      "erin's long password\n",
+    );
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.stderr).toContain("created user erin (operator)");
+    const session = await signIn(db, {
+      name: "erin",
+      password: "erin's long password",
+      address: "127.0.0.1",
+    });
+    expect(session.user.role).toBe("operator");
+    const audit = await db.execute<{ actor_name: string; action: string; outcome: string }>(
+      sql`select actor_name, action, outcome from audit_log where target = 'user:erin'`,
+    );
+    expect(audit.rows).toEqual([{ actor_name: "cli", action: "user.create", outcome: "success" }]);
+  });
+
+  it("create-token prints the token and nothing else on stdout; it acts as its owner", async () => {
+    const result = await admin(["create-token", "--user", "ERIN", "--label", "backup"]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^clp_[A-Za-z0-9_-]{43}\n$/);
+    const owner = await validateApiToken(db, result.stdout.trim());
+    expect(owner?.name).toBe("erin");
+    // The token itself never reaches stderr (terminal scrollback, CI logs).
+    expect(result.stderr).not.toContain(result.stdout.trim());
+  });
+
+  it("clear errors: unknown role, taken name, empty password, unknown user, unknown command", async () => {
+    const role = await admin(
+      ["create-user", "--name", "frank", "--role", "root"],
+      "pw pw pw pw pw\n",
+    );
+    expect(role.code).not.toBe(0);
+    expect(role.stderr).toContain('Unknown role "root": use one of viewer, operator, admin.');
+
+    const taken = await admin(
+      ["create-user", "--name", "Erin", "--role", "viewer"],
+      "another long pw\n",
+    );
+    expect(taken.code).toBe(1);
+    expect(taken.stderr).toContain('A user named "Erin" exists already');
+
+    const empty = await admin(["create-user", "--name", "frank", "--role", "viewer"], "\n");
+    expect(empty.code).toBe(1);
+    expect(empty.stderr).toContain("The password is empty");
+
+    const nobody = await admin(["create-token", "--user", "nobody"]);
+    expect(nobody.code).toBe(1);
+    expect(nobody.stderr).toContain("No user named nobody");
+    expect(nobody.stdout).toBe("");
+
+    const unknown = await admin(["delete-everything"]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("usage:");
+
+    const [{ n }] = (
+      await db.execute<{ n: number }>(
+        sql`select count(*)::int as n from users where lower(name) = 'frank'`,
+      )
+    ).rows as [{ n: number }];
+    expect(n).toBe(0);
+  });
+});

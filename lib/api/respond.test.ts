@@ -9,11 +9,25 @@ import {
   respondError,
   safeErrorSummary,
   UNEXPECTED_MESSAGE,
+  UNSTORABLE_TEXT_MESSAGE,
 } from "./respond";
 
 afterEach(() => vi.restoreAllMocks());
 
 describe("describeError", () => {
+  it("answers text Postgres cannot store (NUL, broken Unicode) with 400, not a 500", () => {
+    const nul = Object.assign(new Error("Failed query"), {
+      cause: Object.assign(new Error('invalid byte sequence for encoding "UTF8": 0x00'), {
+        code: "22021",
+      }),
+    });
+    expect(describeError(nul, "t")).toEqual({
+      status: 400,
+      error: UNSTORABLE_TEXT_MESSAGE,
+      fieldErrors: {},
+    });
+  });
+
   it("maps AppError codes to their HTTP status with the message and field errors", () => {
     expect(describeError(new AppError("not_found", "Run x does not exist."), "t")).toEqual({
       status: 404,

@@ -30,8 +30,28 @@ export function describeError(error: unknown, context: string): ErrorDescription
   if (error instanceof AppError) {
     return { status: error.httpStatus, error: error.message, fieldErrors: error.fieldErrors ?? {} };
   }
+  if (isUnstorableText(error)) {
+    return { status: 400, error: UNSTORABLE_TEXT_MESSAGE, fieldErrors: {} };
+  }
   console.error(`${context} failed: ${safeErrorSummary(error)}`);
   return { status: 500, error: UNEXPECTED_MESSAGE, fieldErrors: {} };
+}
+
+export const UNSTORABLE_TEXT_MESSAGE =
+  "Some text contains a character the console cannot store (a NUL byte or broken Unicode). Remove it and try again.";
+
+/**
+ * Postgres refusing a text value itself (22021: a NUL byte; 22P05: not representable in UTF-8).
+ * Only input can carry such text, so it is the user's to fix (400), wherever a schema let it by.
+ */
+function isUnstorableText(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; current && depth < 4; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (code === "22021" || code === "22P05") return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
 }
 
 /**

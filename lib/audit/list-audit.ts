@@ -14,7 +14,13 @@ const blankToUndefined = (value: unknown) =>
 const optionalText = (max: number, what: string) =>
   z.preprocess(
     blankToUndefined,
-    z.string().trim().max(max, `At most ${max} characters of ${what}.`).optional(),
+    z
+      .string()
+      .trim()
+      .max(max, `At most ${max} characters of ${what}.`)
+      // Postgres cannot hold a NUL in text, so no entry can contain one.
+      .refine((text) => !text.includes("\0"), `Remove the NUL character from ${what}.`)
+      .optional(),
   );
 
 /**

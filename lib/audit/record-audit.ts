@@ -13,15 +13,34 @@ export type AuditEntry = {
   detail?: Record<string, unknown>;
 };
 
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * Text as Postgres can store it. Targets and details quote what a user typed (a token label, a
+ * user name), and a NUL or a lone UTF-16 surrogate in it would make the insert fail, so the
+ * attempt would go unrecorded: NUL becomes ␀ (U+2400), a lone surrogate U+FFFD.
+ */
+function storable(text: string): string {
+  return text.replaceAll("\0", "\u2400").replace(LONE_SURROGATE, "\uFFFD");
+}
+
+function storableDetail(detail: Record<string, unknown>): Record<string, unknown> {
+  return JSON.parse(
+    JSON.stringify(detail, (_key, value: unknown) =>
+      typeof value === "string" ? storable(value) : value,
+    ),
+  ) as Record<string, unknown>;
+}
+
 /** The one write path into the audit log (it is append-only: nothing updates or deletes). */
 export async function recordAudit(db: Database, entry: AuditEntry): Promise<void> {
   await db.insert(auditLog).values({
     actorUserId: entry.actor.userId,
-    actorName: entry.actor.name,
+    actorName: storable(entry.actor.name),
     action: entry.action,
-    target: entry.target,
+    target: entry.target === null ? null : storable(entry.target),
     outcome: entry.outcome,
-    detail: entry.detail ?? null,
+    detail: entry.detail ? storableDetail(entry.detail) : null,
   });
 }
 

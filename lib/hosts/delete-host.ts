@@ -2,6 +2,7 @@ import { and, eq, inArray, isNotNull, or } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { credentials, events, hosts, runs } from "@/lib/db/schema";
 import { AppError } from "@/lib/errors";
+import { audited, type AuditActor } from "@/lib/audit/record-audit";
 
 export type DeletedHost = {
   hostId: string;
@@ -60,4 +61,25 @@ export async function deleteHost(
       runs: runIds.length,
     };
   });
+}
+
+/**
+ * deleteHost under the audit log's `host.delete`, with what identified the host (name, address,
+ * node) in the entry's detail: after the deletion the audit log is the only record left.
+ * Shared by the server action and `DELETE /api/hosts/:id`.
+ */
+export async function auditedHostDeletion(
+  db: Database,
+  actor: AuditActor,
+  hostId: string,
+): Promise<DeletedHost> {
+  const [host] = await db
+    .select({ name: hosts.name, address: hosts.address, nodeName: hosts.nodeName })
+    .from(hosts)
+    .where(eq(hosts.id, hostId));
+  return audited(
+    db,
+    { actor, action: "host.delete", target: `host:${hostId}`, ...(host ? { detail: host } : {}) },
+    () => deleteHost(db, { hostId, actor: actor.name }),
+  );
 }

@@ -1,0 +1,49 @@
+"use server";
+
+import { revalidatePath } from "next/cache";
+import { z } from "zod";
+import { currentActor } from "@/lib/auth/actor";
+import { audited } from "@/lib/audit/record-audit";
+import { getDb } from "@/lib/db/client";
+import { editHost, ZEditHost, type EditHostResult } from "@/lib/hosts/edit-host";
+import { ZHostId } from "@/lib/hosts/schemas";
+import { actionFailure, inputObject, type ActionResult } from "./action-result";
+
+export type EditHostActionResult = ActionResult<Omit<EditHostResult, "hostId">>;
+
+/**
+ * Saves a host's connection settings after a live connection test (lib/hosts/edit-host.ts).
+ * Shaped for `useActionState`. The audit entry names the settings, never the secret.
+ */
+export async function editHostAction(
+  _previous: EditHostActionResult | null,
+  input: FormData | Record<string, unknown>,
+): Promise<EditHostActionResult> {
+  try {
+    const actor = await currentActor("operator");
+    const object = inputObject(input);
+    const { hostId } = z.object({ hostId: ZHostId }).parse(object);
+    const edit = ZEditHost.parse(object);
+    const db = getDb();
+    const { hostId: _id, ...result } = await audited(
+      db,
+      {
+        actor,
+        action: "host.edit",
+        target: `host:${hostId}`,
+        detail: {
+          address: edit.address,
+          sshPort: edit.sshPort,
+          sshUser: edit.sshUser,
+          credential: edit.authMethod,
+        },
+      },
+      () => editHost(db, { hostId, actor: actor.name, edit }),
+    );
+    void _id;
+    revalidatePath("/hosts", "layout");
+    return { ok: true, ...result };
+  } catch (error) {
+    return actionFailure(error, "edit host");
+  }
+}

@@ -95,7 +95,7 @@ test("Rotate key: confirmation says what happens, progress is live, a refusing h
         authMethod: "console_key",
       },
     });
-    expect(response.status()).toBe(201);
+    expect(response.status(), await response.text()).toBe(201);
     const { hostId } = (await response.json()) as { hostId: string };
     await expect
       .poll(

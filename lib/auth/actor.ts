@@ -59,7 +59,11 @@ export async function requestActor(request: Request, required: Role): Promise<Ac
     }
     return authorize(user, required);
   }
-  const token = new NextRequest(request).cookies.get(SESSION_COOKIE)?.value;
+  // Headers only: `new NextRequest(request)` would take over the body stream, and the handler
+  // could no longer read its JSON ("Body is unusable") on cookie-authenticated requests.
+  const token = new NextRequest(request.url, { headers: request.headers }).cookies.get(
+    SESSION_COOKIE,
+  )?.value;
   return authorize(await userFromSessionToken(token), required);
 }
 

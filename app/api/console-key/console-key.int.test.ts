@@ -70,10 +70,11 @@ describe("console key JSON API", () => {
   });
 
   it("POST /api/hosts takes authMethod console_key and records the key for the host", async () => {
+    // Signed in by session cookie, as the browser is: the JSON body must still be readable.
     const response = await hostsRoute.POST(
       new Request("http://test/api/hosts", {
         method: "POST",
-        headers: operator.authHeaders({ "content-type": "application/json" }),
+        headers: operator.cookieHeaders({ "content-type": "application/json" }),
         body: JSON.stringify({
           name: "on-console-key",
           address: "10.0.0.9",

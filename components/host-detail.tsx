@@ -2,7 +2,10 @@
 
 import Link from "next/link";
 import type { HostDetail } from "@/lib/hosts/get-host";
+import { DECOMMISSION_HOST } from "@/lib/steps/host/decommission/name";
 import { formatDateTime } from "./format";
+import type { HostFormConsoleKey } from "./host-form";
+import { DecommissionResults, HostLifecycle } from "./host-lifecycle";
 import { PhaseLine } from "./phase-line";
 import { useHost } from "./queries";
 import { ReonboardControl } from "./reonboard-control";
@@ -24,9 +27,17 @@ function shortCertFingerprint(fingerprint: string): string {
 }
 
 /** One host: identity and pinned key, live phase line, step timeline, controls, events, log. */
-export function HostDetailView({ initialHost }: { initialHost: HostDetail }) {
+export function HostDetailView({
+  initialHost,
+  consoleKey = null,
+}: {
+  initialHost: HostDetail;
+  /** For the edit form's "the console's key" option; null for roles that cannot edit. */
+  consoleKey?: HostFormConsoleKey | null;
+}) {
   const { data: host, error } = useHost(initialHost.id, initialHost);
   const run = host.latestRun;
+  const decommissionRun = run?.pipeline === DECOMMISSION_HOST;
 
   return (
     <>
@@ -48,7 +59,13 @@ export function HostDetailView({ initialHost }: { initialHost: HostDetail }) {
           <div>
             <dt>SSH user</dt>
             <dd className="mono" data-testid="host-ssh-user">
-              {host.sshUser} ({host.authMethod === "password" ? "password" : "private key"})
+              {host.sshUser} (
+              {host.authMethod === "password"
+                ? "password"
+                : host.authMethod === "console_key"
+                  ? "the console's key"
+                  : "private key"}
+              )
             </dd>
           </div>
           <div>
@@ -146,13 +163,15 @@ export function HostDetailView({ initialHost }: { initialHost: HostDetail }) {
         </p>
       )}
 
+      <HostLifecycle host={host} consoleKey={consoleKey} />
+
       {!run ? (
         <p className="muted">This host has no onboarding run.</p>
       ) : (
         <>
           <section className="panel" aria-labelledby="run-heading">
             <div className="panel-head">
-              <h2 id="run-heading">Onboarding</h2>
+              <h2 id="run-heading">{decommissionRun ? "Decommission" : "Onboarding"}</h2>
               <div style={{ display: "flex", gap: "0.75rem", alignItems: "flex-start" }}>
                 <RunControls hostId={host.id} hostName={host.name} run={run} />
                 {(host.state === "active" || host.state === "failed") && (
@@ -177,7 +196,11 @@ export function HostDetailView({ initialHost }: { initialHost: HostDetail }) {
                 </>
               )}
             </p>
-            <StepTimeline steps={run.timeline} phase={run.phase} />
+            {decommissionRun ? (
+              <DecommissionResults run={run} />
+            ) : (
+              <StepTimeline steps={run.timeline} phase={run.phase} />
+            )}
           </section>
 
           <section className="panel" aria-labelledby="events-heading">

@@ -22,7 +22,7 @@ export type HostSummary = {
   address: string;
   sshPort: number;
   sshUser: string;
-  authMethod: "password" | "private_key";
+  authMethod: "password" | "private_key" | "console_key";
   hostKeySha256: string | null;
   state: ReturnType<typeof hostStateOf>;
   /** When the decommission pipeline retired the host; null while it is in service. */
@@ -63,7 +63,7 @@ type Row = {
   address: string;
   ssh_port: number;
   ssh_user: string;
-  auth_method: "password" | "private_key";
+  auth_method: "password" | "private_key" | "console_key";
   host_key_sha256: string | null;
   template_check_failure: string | null;
   template_checked_at: Date | null;

@@ -5,6 +5,9 @@ import { requirePageActor } from "@/lib/auth/actor";
 import { HostDetailView } from "@/components/host-detail";
 import { getDb } from "@/lib/db/client";
 import { getHost } from "@/lib/hosts/get-host";
+import { hasRole } from "@/lib/auth/roles";
+import { installKeyCommand } from "@/lib/console-key/commands";
+import { ensureConsoleKey } from "@/lib/console-key/store";
 import { ZHostId } from "@/lib/hosts/schemas";
 
 export const dynamic = "force-dynamic";
@@ -29,8 +32,22 @@ export async function generateMetadata({ params }: Props): Promise<Metadata> {
 
 export default async function HostPage({ params }: Props) {
   const { hostId } = await params;
-  await requirePageActor("viewer", `/hosts/${hostId}`);
+  const actor = await requirePageActor("viewer", `/hosts/${hostId}`);
   const host = await loadHost(hostId);
   if (!host) notFound();
-  return <HostDetailView initialHost={host} />;
+  // The edit form's "the console's key" option needs its install command; only editors see it.
+  const key = hasRole(actor.role, "operator") ? await ensureConsoleKey(getDb()) : null;
+  return (
+    <HostDetailView
+      initialHost={host}
+      consoleKey={
+        key && {
+          id: key.id,
+          publicKey: key.publicKey,
+          fingerprint: key.fingerprint,
+          installCommand: installKeyCommand(key.publicKey),
+        }
+      }
+    />
+  );
 }

@@ -3,8 +3,10 @@ import { COULD_NOT_CHECK, TEMPLATES_MISSING } from "@/lib/steps/host/verify-vm-t
 
 /**
  * A fleet of N hosts with runs in mixed states, written straight into a console database (e2e,
- * bench:fleet, the fleet query's tests). No jobs are enqueued: the worker never touches these
- * runs, they only feed the fleet view. Host i (1-based) is named `<prefix>-<i, 5 digits>`:
+ * bench:fleet, the fleet query's tests). Like every running run, a seeded one has its pending
+ * tick job, but due in a day: a console's worker neither runs it nor (recovery) gives it a new
+ * one, so these runs only feed the fleet view and never reach for their made-up addresses.
+ * Host i (1-based) is named `<prefix>-<i, 5 digits>`:
  *
  * | i mod 20 | latest run                                             | host state |
  * | -------- | ------------------------------------------------------ | ---------- |
@@ -102,6 +104,14 @@ export async function seedFleet(
        where h.name like $1 || '-%'`,
       [prefix, runsPerHost],
     );
+    await client.query(
+      `select graphile_worker.add_job('run-tick', json_build_object('runId', r.id::text),
+                run_at => now() + interval '1 day', max_attempts => 25,
+                job_key => 'run:' || r.id::text, job_key_mode => 'replace')
+       from runs r join hosts h on h.id = r.host_id
+       where h.name like $1 || '-%' and r.status = 'running'`,
+      [prefix],
+    );
     await client.query("commit");
     await client.query("analyze hosts; analyze runs");
     return { prefix, hosts: options.hosts, runs: options.hosts * runsPerHost };
@@ -113,7 +123,7 @@ export async function seedFleet(
   }
 }
 
-/** Removes a seeded fleet (its hosts, their runs and events, the shared credential). */
+/** Removes a seeded fleet (its hosts, their runs, jobs and events, the shared credential). */
 export async function removeFleet(connectionString: string, prefix: string): Promise<void> {
   const client = new pg.Client({ connectionString });
   await client.connect();
@@ -122,6 +132,10 @@ export async function removeFleet(connectionString: string, prefix: string): Pro
     const like = `${prefix}-%`;
     const hostIds = `select id from hosts where name like $1`;
     const runIds = `select id from runs where host_id in (${hostIds})`;
+    await client.query(
+      `select graphile_worker.remove_job('run:' || id::text) from (${runIds}) seeded`,
+      [like],
+    );
     await client.query(`delete from step_visits where run_id in (${runIds})`, [like]);
     await client.query(
       `delete from events where host_id in (${hostIds}) or run_id in (${runIds})`,

@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDb, type Database } from "@/lib/db/client";
+import { recoverDeadWorkers } from "@/lib/pipeline/recovery";
 import { createTestDatabase } from "@/test/db";
 import { removeFleet, seedFleet, seedStateOf } from "@/test/fleet-seed";
 import { queryFleet } from "./fleet-query";
@@ -40,6 +41,11 @@ describe("fleet query", () => {
       const i = Number(host.name.slice("fleet-".length));
       expect(host.state, host.name).toBe(seedStateOf(i));
     }
+  });
+
+  it("seeded running runs carry a pending tick, so a console's recovery never ticks them", async () => {
+    const report = await recoverDeadWorkers(db, []);
+    expect(report.rescheduledRuns).toEqual([]);
   });
 
   it("the SQL state derivation gives hostStateOf's answer for every combination", async () => {

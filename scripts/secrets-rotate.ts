@@ -4,7 +4,7 @@
  * Safe while the console runs, and safe to run again after an interruption.
  */
 import os from "node:os";
-import { openConsoleDatabase } from "../lib/db/console-database";
+import { openConsoleDatabase } from "../lib/auth/cli-database";
 import { createDb } from "../lib/db/client";
 import { AppError } from "../lib/errors";
 import { safeErrorSummary } from "../lib/api/respond";
@@ -14,7 +14,7 @@ import { rotateSecrets } from "../lib/secrets/rotate";
 async function main(): Promise<number> {
   const newKeyText = process.env.CLUPILOT_NEW_SECRET_KEY;
   const newKey = newKeyText ? parseSecretKey(newKeyText, "CLUPILOT_NEW_SECRET_KEY") : undefined;
-  const database = await openConsoleDatabase();
+  const database = await openConsoleDatabase((line) => console.log(line));
   const { pool, db } = createDb(database.url, 2);
   try {
     const report = await rotateSecrets(db, {
@@ -55,7 +55,7 @@ async function main(): Promise<number> {
     return 1;
   } finally {
     await pool.end();
-    await database.close();
+    await database.release();
   }
 }
 

@@ -153,7 +153,7 @@ export function ConsoleKeyPanel({ initial }: { initial: ConsoleKeyOverviewJson }
               <tbody>
                 {rotation.hosts.map((host) => (
                   <tr key={host.hostId} data-testid={`rotation-host-${host.hostName}`}>
-                    <td>
+                    <td className={styles.hostName}>
                       <a href={`/hosts/${host.hostId}`}>{host.hostName}</a>
                     </td>
                     <td

@@ -143,6 +143,7 @@ test("Rotate key: confirmation says what happens, progress is live, a refusing h
     page.getByTestId("rotation-host-zz-refuser").locator("[data-outcome]"),
   ).toHaveAttribute("data-outcome", "new_key_refused");
   await expect(page.getByTestId("rotation-problems")).toContainText("zz-refuser");
+  await page.screenshot({ path: "test-results/screenshots/ssh-key-page.png", fullPage: true });
 
   const lines = async (node: LabNode) =>
     (await readFile(node.authorizedKeysPath, "utf8")).split("\n").filter(Boolean);

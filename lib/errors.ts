@@ -45,3 +45,17 @@ export function isUniqueViolation(error: unknown): boolean {
   }
   return false;
 }
+
+/**
+ * One line about an unexpected error for the server log. Drizzle puts the query parameters in
+ * its error messages ("Failed query: … params: …"), and for a new host those include the sealed
+ * credential, so the parameters are cut off and the driver's own message is used instead.
+ */
+export function safeErrorSummary(error: unknown): string {
+  if (!(error instanceof Error)) return "non-error value thrown";
+  const cause = error.cause instanceof Error ? error.cause : null;
+  const message = (cause ?? error).message.split(/\n\s*params:/)[0] ?? "";
+  const name = (cause ?? error).name;
+  const code = (cause as { code?: unknown } | null)?.code ?? (error as { code?: unknown }).code;
+  return `${name}${typeof code === "string" ? ` [${code}]` : ""}: ${message.slice(0, 500)}`;
+}

@@ -73,9 +73,12 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
     },
     crontab: options.periodicChecks === false ? "" : VM_TEMPLATE_CHECK_CRONTAB,
     events,
-    // Per-job INFO lines would drown the console's own output; warnings and errors pass.
+    // Per-job INFO lines would drown the console's own output; warnings and errors pass, with
+    // a failed query's parameters cut off (they may hold a sealed secret or a log line).
     logger: new Logger(() => (level, message) => {
-      if (level === "error" || level === "warning") log(`graphile-worker ${level}: ${message}`);
+      if (level === "error" || level === "warning") {
+        log(`graphile-worker ${level}: ${withoutQueryParams(message)}`);
+      }
     }),
   });
 
@@ -115,4 +118,12 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
       await pool.end();
     },
   };
+}
+
+/**
+ * Drizzle's "Failed query: … \nparams: …" without the parameters, to the end of the message: a
+ * parameter may span lines (a private key), so nothing after "params:" is trusted.
+ */
+export function withoutQueryParams(message: string): string {
+  return message.replace(/\n\s*params:[\s\S]*$/, "\n  params: (not logged)");
 }

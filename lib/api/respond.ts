@@ -1,5 +1,7 @@
 import { z } from "zod";
-import { AppError } from "@/lib/errors";
+import { AppError, safeErrorSummary } from "@/lib/errors";
+
+export { safeErrorSummary };
 import { fieldErrors as zodFieldErrors } from "@/lib/hosts/schemas";
 
 /**
@@ -52,20 +54,6 @@ function isUnstorableText(error: unknown): boolean {
     current = (current as { cause?: unknown }).cause;
   }
   return false;
-}
-
-/**
- * One line about an unexpected error for the server log. Drizzle puts the query parameters in
- * its error messages ("Failed query: … params: …"), and for a new host those include the sealed
- * credential, so the parameters are cut off and the driver's own message is used instead.
- */
-export function safeErrorSummary(error: unknown): string {
-  if (!(error instanceof Error)) return "non-error value thrown";
-  const cause = error.cause instanceof Error ? error.cause : null;
-  const message = (cause ?? error).message.split(/\n\s*params:/)[0] ?? "";
-  const name = (cause ?? error).name;
-  const code = (cause as { code?: unknown } | null)?.code ?? (error as { code?: unknown }).code;
-  return `${name}${typeof code === "string" ? ` [${code}]` : ""}: ${message.slice(0, 500)}`;
 }
 
 /** A JSON response that no cache keeps. */

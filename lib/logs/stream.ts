@@ -3,6 +3,7 @@ import type { Database } from "@/lib/db/client";
 import { runs } from "@/lib/db/schema";
 import type { LiveEvent, LiveListener } from "@/lib/live/listener";
 import { readChunksAfter } from "./read";
+import { safeErrorSummary } from "@/lib/errors";
 
 const HEARTBEAT_MS = 15_000;
 const PAGE_CHUNKS = 200;
@@ -95,9 +96,7 @@ export function createRunLogStream(options: {
           } while (again && !done);
         } catch (error) {
           // The database hiccuped: close; the browser reconnects and resumes from its last id.
-          console.error(
-            `log stream for run ${runId} failed: ${error instanceof Error ? error.message : String(error)}`,
-          );
+          console.error(`log stream for run ${runId} failed: ${safeErrorSummary(error)}`);
           cleanup();
         } finally {
           pumping = false;

@@ -1,5 +1,6 @@
 import { appendRunLog, type LogExecutor } from "./append";
 import type { ChunkLimits, LogLineKind } from "./chunks";
+import { safeErrorSummary } from "@/lib/errors";
 
 /** How long a line waits in memory before it is committed (and reaches the browser). */
 export const FLUSH_INTERVAL_MS = 200;
@@ -36,9 +37,7 @@ export function createRunLogWriter(
   const onError =
     options.onError ??
     ((error: unknown) =>
-      console.error(
-        `run ${runId}: writing log lines failed: ${error instanceof Error ? error.message : String(error)}`,
-      ));
+      console.error(`run ${runId}: writing log lines failed: ${safeErrorSummary(error)}`));
   const secrets: string[] = [];
   let buffer: { step: string; kind: LogLineKind; text: string; at: Date }[] = [];
   let dropped = 0;

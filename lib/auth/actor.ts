@@ -1,9 +1,10 @@
-import { cookies } from "next/headers";
+import { cookies, headers } from "next/headers";
 import { redirect } from "next/navigation";
 import { NextRequest } from "next/server";
 import { getDb } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import { validateApiToken } from "./api-tokens";
+import { REQUESTED_PATH_HEADER } from "./requested-path";
 import { hasRole, type Role } from "./roles";
 import { validateSessionToken, type SessionUser } from "./session";
 import { SESSION_COOKIE } from "./session-cookie";
@@ -78,6 +79,8 @@ export async function requirePageActor(required: Role, path?: string): Promise<A
   } catch (error) {
     if (!(error instanceof AppError)) throw error;
     if (error.code === "forbidden") redirect(`/forbidden?need=${required}`);
-    redirect(path ? `/login?next=${encodeURIComponent(path)}` : "/login");
+    // Layouts do not know the page's path; proxy.ts passes it along (REQUESTED_PATH_HEADER).
+    const next = path ?? (await headers()).get(REQUESTED_PATH_HEADER);
+    redirect(next ? `/login?next=${encodeURIComponent(next)}` : "/login");
   }
 }

@@ -18,6 +18,6 @@ export function decommissionPlan(
       : "No API token is recorded for this host: nothing to remove on the Proxmox side.",
     `Remove the console's SSH key (lines ending in clupilot-console@…) from ${host.sshUser}'s ~/.ssh/authorized_keys on ${host.address}; every other line stays.`,
     `Mark ${host.name} retired: no new runs, no template checks; its runs, logs and events stay readable.`,
-    "Delete the API token's secret from the console. The SSH credential stays stored (encrypted) until an admin deletes the host.",
+    "Delete the console's secrets for this host: the SSH password or key it stored, and the API token's secret.",
   ];
 }

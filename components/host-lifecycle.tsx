@@ -234,7 +234,7 @@ export function HostLifecycle({
       >
         <p>
           Deletes {host.name} ({host.address}) from the console: the host, all its runs with their
-          logs and events, and its stored SSH credential. The audit log keeps a record of the
+          logs and events, and what is left of its credentials. The audit log keeps a record of the
           deletion. Nothing is done on the machine itself.
         </p>
       </ConfirmDialog>

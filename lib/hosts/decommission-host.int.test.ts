@@ -5,6 +5,7 @@ import { eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { credentials, events, hosts, runs, stepVisits } from "@/lib/db/schema";
 import { ensureConsoleKey } from "@/lib/console-key/store";
+import { unseal } from "@/lib/secrets/seal";
 import { AppError } from "@/lib/errors";
 import { ABORT_REASON } from "@/lib/pipeline/engine";
 import { definePipeline, poll, type Step } from "@/lib/pipeline/step";
@@ -59,8 +60,8 @@ const tokenCfg = (node: LabNode) =>
 const authorizedKeys = (node: LabNode) => fs.readFileSync(node.authorizedKeysPath, "utf8");
 
 let counter = 0;
-/** A lab node onboarded up to its API token, logging in with the console's key. */
-async function onboardedHost(node: LabNode) {
+/** A lab node onboarded up to its API token, logging in with the console's key (or a password). */
+async function onboardedHost(node: LabNode, login: "console_key" | "password" = "console_key") {
   const key = await ensureConsoleKey(db);
   node.authorizeKey(key.publicKey);
   const { hostId, runId } = await createHost(
@@ -71,8 +72,9 @@ async function onboardedHost(node: LabNode) {
       sshPort: node.ssh.port,
       apiPort: node.api.port,
       sshUser: node.ssh.username,
-      authMethod: "console_key",
-      consoleKeyId: key.id,
+      ...(login === "console_key"
+        ? { authMethod: "console_key", consoleKeyId: key.id }
+        : { authMethod: "password", password: node.ssh.password }),
     },
     "test",
   );
@@ -120,7 +122,9 @@ describe("decommissioning a host", () => {
       AbortActiveRun: "no run was running",
       RemoveApiToken: `API token ${CONSOLE_TOKEN_ID} removed from pve1`,
       RemoveConsoleKey: `removed the console's key (1 line) from root's ~/.ssh/authorized_keys on pve1; other lines kept`,
-      MarkRetired: expect.stringMatching(/retired; the API token's secret deleted/),
+      MarkRetired: expect.stringMatching(
+        /retired; the console deleted its secrets for it \(SSH credential, API token secret\)/,
+      ),
     });
     // On the node: the token is gone, the console's user stays; only the console's line left
     // authorized_keys, every other line is byte for byte what it was.
@@ -141,6 +145,11 @@ describe("decommissioning a host", () => {
     expect(host.retiredAt).toBeInstanceOf(Date);
     expect(host).toMatchObject({ apiTokenId: null, apiTokenCredentialId: null });
     expect(await db.select().from(credentials).where(eq(credentials.id, apiSecretId))).toEqual([]);
+    const [sshCredential] = await db
+      .select()
+      .from(credentials)
+      .where(eq(credentials.id, host.credentialId));
+    expect(unseal(sshCredential!.sealed)).toBe("{}");
     expect((await getHost(db, hostId))!.state).toBe("retired");
     const history = await getRun(db, onboardingRunId, pipelines);
     expect(history).toMatchObject({ status: "succeeded", hostId });
@@ -197,7 +206,7 @@ describe("decommissioning a host", () => {
 
   it("a token list that cannot be read (pve-cluster down) is reported as not removed, and the token stays", async () => {
     const node = await harness.lab();
-    const { hostId } = await onboardedHost(node);
+    const { hostId } = await onboardedHost(node, "password");
     node.pve.setToolFaults({ clusterFsDown: true });
 
     const { runId } = await decommissionHost(db, { hostId, actor: "alice" });
@@ -208,6 +217,15 @@ describe("decommissioning a host", () => {
     );
     expect(found.RemoveConsoleKey).toMatch(/^removed the console's key/);
     expect(tokenCfg(node)).toContain(`${CONSOLE_TOKEN_ID} `);
+    // Retired all the same, and the console no longer holds the host's root password.
+    const host = await hostRow(db, hostId);
+    expect(host.retiredAt).toBeInstanceOf(Date);
+    const [sshCredential] = await db
+      .select()
+      .from(credentials)
+      .where(eq(credentials.id, host.credentialId));
+    expect(sshCredential!.kind).toBe("password");
+    expect(unseal(sshCredential!.sealed)).toBe("{}");
   });
 
   it("a running onboarding is aborted first (its step cleans up), then the host is decommissioned", async () => {

@@ -1,14 +1,16 @@
 import { and, eq, isNull } from "drizzle-orm";
 import { credentials, events, hosts } from "@/lib/db/schema";
 import { advance, type Step } from "@/lib/pipeline/step";
+import { seal } from "@/lib/secrets/seal";
 import type { HostServices } from "../services";
 
 /**
- * Goal: the host is retired — no new runs, no template checks, history kept. The API token's
- * secret is deleted here whatever RemoveApiToken achieved: the console never calls that host's
- * API again, and a token left on an unreachable host is removed there by hand (no secret
- * needed). The SSH credential stays sealed until the host is deleted (a retired host's row
- * needs one; deleting the host deletes it).
+ * Goal: the host is retired — no new runs, no template checks, history kept — and the console
+ * holds no secret for it any more. Whatever the steps before achieved: the console never
+ * connects to a retired host again, and what was left on an unreachable host is removed there
+ * by hand (no secret of ours needed). The API token's secret is deleted; the SSH credential's
+ * secret is overwritten with an empty one (the row stays, as the host row must reference one,
+ * until an admin deletes the host).
  */
 export const markRetired: Step<HostServices> = {
   name: "MarkRetired",
@@ -25,6 +27,10 @@ export const markRetired: Step<HostServices> = {
       if (host.apiTokenCredentialId) {
         await tx.delete(credentials).where(eq(credentials.id, host.apiTokenCredentialId));
       }
+      await tx
+        .update(credentials)
+        .set({ sealed: seal("{}") })
+        .where(eq(credentials.id, host.credentialId));
       await tx.insert(events).values({
         hostId: host.id,
         runId: ctx.runId,
@@ -34,7 +40,7 @@ export const markRetired: Step<HostServices> = {
       });
     });
     return advance(
-      `${host.name} retired${host.apiTokenCredentialId ? "; the API token's secret deleted from the console" : ""}`,
+      `${host.name} retired; the console deleted its secrets for it (SSH credential${host.apiTokenCredentialId ? ", API token secret" : ""})`,
     );
   },
 };

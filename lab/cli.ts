@@ -22,7 +22,8 @@ export const USAGE = `Usage: npm run lab -- [options]
   --storage S               dir-no-images | dir | lvm-thin | zfs
   --time-scale N            multiply simulated durations by N (e.g. 0.01 in tests, 1 for a demo)
   --root DIR                keep node state in DIR/<node> (kept after exit; default: temp folders)
-  --register URL            also add every node to the console at URL (POST URL/api/hosts)
+  --register URL            also add every node to the console at URL (POST URL/api/hosts),
+                            with the operator API token in CLUPILOT_API_TOKEN
   --control-port N          port of the control page and API (default: a free port)
   -h, --help                show this help
 
@@ -177,7 +178,14 @@ export async function registerNodes(
     try {
       const response = await fetch(`${consoleUrl}/api/hosts`, {
         method: "POST",
-        headers: { "content-type": "application/json", accept: "application/json" },
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json",
+          // The console's API needs an operator's token (npm run admin -- create-token …).
+          ...(process.env.CLUPILOT_API_TOKEN
+            ? { authorization: `Bearer ${process.env.CLUPILOT_API_TOKEN}` }
+            : {}),
+        },
         body: JSON.stringify(body),
         signal: AbortSignal.timeout(15_000),
       });
@@ -199,8 +207,12 @@ export async function registerNodes(
         answer.fieldErrors !== undefined && Object.keys(answer.fieldErrors as object).length > 0
           ? ` ${JSON.stringify(answer.fieldErrors)}`
           : "";
+      const hint =
+        response.status === 401
+          ? " — set CLUPILOT_API_TOKEN to an operator's token (npm run -s admin -- create-token --user NAME)"
+          : "";
       log(
-        `could not register ${node.name} with ${consoleUrl}: HTTP ${response.status} ${String(answer.error ?? "")}${fieldErrors}`,
+        `could not register ${node.name} with ${consoleUrl}: HTTP ${response.status} ${String(answer.error ?? "")}${fieldErrors}${hint}`,
       );
     } catch (error) {
       allOk = false;

@@ -11,7 +11,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
+import { createDb } from "@/lib/db/client";
 import { freePort, startEmbeddedPostgres } from "@/lib/db/embedded-postgres";
+import { createTestUser } from "@/test/auth";
 import { migrateDatabase } from "@/lib/db/migrate";
 import { LIVE_CHANNEL } from "@/lib/pipeline/schedule";
 
@@ -35,6 +37,10 @@ async function main() {
   const database = await startEmbeddedPostgres({ dir: path.join(dir, "db") });
   const url = await database.createDatabase("clupilot");
   await migrateDatabase(url);
+  // /api/live needs a signed-in viewer: a real user and session, as a browser would have.
+  const users = createDb(url, 1);
+  const viewer = await createTestUser(users.db, "viewer");
+  await users.pool.end();
   const port = await freePort();
   const server = spawn(
     process.execPath,
@@ -66,6 +72,7 @@ async function main() {
     let response: Response | undefined;
     for (let i = 0; i < 200 && !response; i++) {
       response = await fetch(`http://127.0.0.1:${port}/api/live`, {
+        headers: viewer.cookieHeaders(),
         signal: controller.signal,
       }).catch(() => undefined);
       if (!response) await new Promise((resolve) => setTimeout(resolve, 100));

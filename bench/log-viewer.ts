@@ -22,6 +22,8 @@ import { StringDecoder } from "node:string_decoder";
 import { chromium, type Page } from "playwright-core";
 import { startLab } from "@/lab";
 import { labSession } from "@/lab/test-helpers";
+import { SESSION_COOKIE } from "@/lib/auth/session-cookie";
+import { createTestUser } from "@/test/auth";
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "@/test/chromium";
 import { createDb, type Database } from "@/lib/db/client";
 import { freePort, startEmbeddedPostgres } from "@/lib/db/embedded-postgres";
@@ -120,6 +122,8 @@ async function main() {
   const url = await database.createDatabase("clupilot");
   await migrateDatabase(url);
   const { db, pool } = createDb(url, 6);
+  // Every page and API route needs a signed-in user: the browser carries a viewer's session.
+  const reader = await createTestUser(db, "viewer");
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const server = spawn(
@@ -139,10 +143,12 @@ async function main() {
     executablePath: CHROMIUM_PATH,
     args: CHROMIUM_ARGS,
   });
+  const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+  await context.addCookies([{ name: SESSION_COOKIE, value: reader.sessionToken, url: base }]);
   try {
     for (let i = 0; i < 200; i++) {
       if (
-        await fetch(`${base}/api/hosts`).then(
+        await fetch(`${base}/api/hosts`, { headers: reader.authHeaders() }).then(
           (r) => r.ok,
           () => false,
         )
@@ -159,7 +165,7 @@ async function main() {
     report(`stored ${LINES}-line log`, head.bytes / 1024 / 1024, "MiB");
     report("append 100 000 lines through appendRunLog", performance.now() - seedStart, "ms");
 
-    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    const page = await context.newPage();
     // Warm the server's route compilation caches once.
     await page.goto(`${base}/hosts/${large.hostId}`);
     await page.waitForSelector(`.log-row[data-line="${LINES}"]`, { timeout: 60_000 });
@@ -253,7 +259,7 @@ async function main() {
     const session = await labSession(lab);
     const live = async (label: string, script: string, expectLines: number) => {
       const target = await seedHost(db, `bench-${crypto.randomBytes(3).toString("hex")}`);
-      const viewer = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+      const viewer = await context.newPage();
       await viewer.goto(`${base}/hosts/${target.hostId}`);
       await viewer.waitForSelector('[data-stream-state="live"]');
       await viewer.evaluate(() => {

@@ -4,7 +4,7 @@ import { AuditFilterForm } from "@/components/audit-filter-form";
 import { AuditLiveRefresh } from "@/components/audit-live-refresh";
 import styles from "@/components/audit-log.module.css";
 import { AuditTable } from "@/components/audit-table";
-import { currentActor } from "@/lib/auth/actor";
+import { requirePageActor } from "@/lib/auth/actor";
 import { AUDIT_READER_ROLE } from "@/lib/audit/access";
 import { auditFilterInput, listAudit, ZAuditFilter } from "@/lib/audit/list-audit";
 import { getDb } from "@/lib/db/client";
@@ -20,7 +20,7 @@ const FILTER_FIELDS = ["action", "actor", "target", "outcome", "from", "to"];
 type SearchParams = Promise<Record<string, string | string[] | undefined>>;
 
 export default async function AuditPage({ searchParams }: { searchParams: SearchParams }) {
-  await currentActor(AUDIT_READER_ROLE);
+  await requirePageActor(AUDIT_READER_ROLE, "/audit");
   const params = new URLSearchParams();
   for (const [key, value] of Object.entries(await searchParams)) {
     const last = Array.isArray(value) ? value.at(-1) : value;

@@ -30,13 +30,16 @@ function shortCertFingerprint(fingerprint: string): string {
 export function HostDetailView({
   initialHost,
   consoleKey = null,
+  viewedRun = null,
 }: {
   initialHost: HostDetail;
+  /** An earlier run chosen in the history (`?run=`); null shows the latest, live. */
+  viewedRun?: HostDetail["latestRun"];
   /** For the edit form's "the console's key" option; null for roles that cannot edit. */
   consoleKey?: HostFormConsoleKey | null;
 }) {
   const { data: host, error } = useHost(initialHost.id, initialHost);
-  const run = host.latestRun;
+  const run = viewedRun ?? host.latestRun;
   const decommissionRun = run?.pipeline === DECOMMISSION_HOST;
 
   return (
@@ -165,6 +168,16 @@ export function HostDetailView({
 
       <HostLifecycle host={host} consoleKey={consoleKey} />
 
+      {viewedRun && (
+        <p className="notice notice-warning" role="status" data-testid="earlier-run-notice">
+          Showing an earlier run of {host.name}, started{" "}
+          <time dateTime={viewedRun.createdAt} suppressHydrationWarning>
+            {formatDateTime(viewedRun.createdAt)}
+          </time>
+          . <Link href={`/hosts/${host.id}`}>Show the latest run</Link>
+        </p>
+      )}
+
       {!run ? (
         <p className="muted">This host has no onboarding run.</p>
       ) : (
@@ -172,12 +185,15 @@ export function HostDetailView({
           <section className="panel" aria-labelledby="run-heading">
             <div className="panel-head">
               <h2 id="run-heading">{decommissionRun ? "Decommission" : "Onboarding"}</h2>
-              <div style={{ display: "flex", gap: "0.75rem", alignItems: "flex-start" }}>
-                <RunControls hostId={host.id} hostName={host.name} run={run} />
-                {(host.state === "active" || host.state === "failed") && (
-                  <ReonboardControl hostId={host.id} hostName={host.name} />
-                )}
-              </div>
+              {/* Retry and Abort act on the latest run only; an earlier one is history. */}
+              {!viewedRun && (
+                <div style={{ display: "flex", gap: "0.75rem", alignItems: "flex-start" }}>
+                  <RunControls hostId={host.id} hostName={host.name} run={run} />
+                  {(host.state === "active" || host.state === "failed") && (
+                    <ReonboardControl hostId={host.id} hostName={host.name} />
+                  )}
+                </div>
+              )}
             </div>
             <p className="phase">
               <PhaseLine run={run} testId={`phase-line-${host.name}`} />

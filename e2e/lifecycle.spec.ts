@@ -108,6 +108,17 @@ test("edit a host's connection (refused, then tested and saved), decommission it
   const hostId = new URL(page.url()).pathname.split("/").pop()!;
   expect((await page.request.post(`${base()}/api/hosts/${hostId}/runs`)).status()).toBe(409);
 
+  // The history stays readable: the onboarding run, its timeline and log, one link away.
+  await page.reload();
+  const history = page.getByTestId("host-runs");
+  await expect(history).toContainText("Decommission");
+  await history.getByRole("link", { name: "Onboarding" }).click();
+  await expect(page.getByTestId("earlier-run-notice")).toBeVisible();
+  await expect(page.getByTestId("step-RegisterCapacity").getByTestId("step-state")).toContainText(
+    /done/i,
+  );
+  await expect(page.getByTestId("state-badge")).toHaveAttribute("data-state", "retired");
+
   // Delete (the spec runs as the admin): gone from the console, back on the list.
   await page.getByTestId("delete-host-button").click();
   await expect(page.getByTestId("delete-host-dialog")).toContainText("all its runs");

@@ -8,11 +8,18 @@ import { getHost } from "@/lib/hosts/get-host";
 import { hasRole } from "@/lib/auth/roles";
 import { installKeyCommand } from "@/lib/console-key/commands";
 import { ensureConsoleKey } from "@/lib/console-key/store";
-import { ZHostId } from "@/lib/hosts/schemas";
+import { listHostRuns } from "@/lib/hosts/list-host-runs";
+import { ZHostId, ZRunId } from "@/lib/hosts/schemas";
+import { getRun } from "@/lib/runs/get-run";
+import { pipelines } from "@/lib/steps/pipelines";
+import { HostRuns } from "@/components/host-runs";
 
 export const dynamic = "force-dynamic";
 
-type Props = { params: Promise<{ hostId: string }> };
+type Props = {
+  params: Promise<{ hostId: string }>;
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+};
 
 // Metadata and page read the same host once per request.
 const loadHost = cache(async (hostId: string) => {
@@ -30,24 +37,40 @@ export async function generateMetadata({ params }: Props): Promise<Metadata> {
   return { title: host ? host.name : "Host not found" };
 }
 
-export default async function HostPage({ params }: Props) {
+export default async function HostPage({ params, searchParams }: Props) {
   const { hostId } = await params;
   const actor = await requirePageActor("viewer", `/hosts/${hostId}`);
   const host = await loadHost(hostId);
   if (!host) notFound();
   // The edit form's "the console's key" option needs its install command; only editors see it.
   const key = hasRole(actor.role, "operator") ? await ensureConsoleKey(getDb()) : null;
+  const runs = await listHostRuns(getDb(), host.id);
+  // `?run=<id>`: an earlier run of this host (a malformed or foreign id shows the latest).
+  const requested = ZRunId.safeParse((await searchParams).run);
+  const earlier =
+    requested.success && requested.data !== host.latestRun?.id
+      ? await getRun(getDb(), requested.data, pipelines)
+      : null;
+  const viewedRun = earlier?.hostId === host.id ? earlier : null;
   return (
-    <HostDetailView
-      initialHost={host}
-      consoleKey={
-        key && {
-          id: key.id,
-          publicKey: key.publicKey,
-          fingerprint: key.fingerprint,
-          installCommand: installKeyCommand(key.publicKey),
+    <>
+      <HostDetailView
+        initialHost={host}
+        viewedRun={viewedRun}
+        consoleKey={
+          key && {
+            id: key.id,
+            publicKey: key.publicKey,
+            fingerprint: key.fingerprint,
+            installCommand: installKeyCommand(key.publicKey),
+          }
         }
-      }
-    />
+      />
+      <HostRuns
+        hostId={host.id}
+        runs={runs}
+        shownRunId={viewedRun?.id ?? host.latestRun?.id ?? null}
+      />
+    </>
   );
 }

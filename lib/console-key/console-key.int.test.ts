@@ -285,4 +285,20 @@ describe("key rotation over 5 lab nodes", () => {
     expect(states.filter((k) => k.id !== newKey.id).every((k) => k.state === "retired")).toBe(true);
     expect((await runRow(db, started.runId)).failureReason).toBeNull();
   });
+
+  it("two host entries for one machine both end on the new key (the second proves it by logging in)", async () => {
+    const twin = await addPinnedHost("a-twin-of-rot0", nodes[0]!);
+    const started = await startRotation(db, { name: "test" }, rotate);
+    const run = await settled(db, started.runId, 120_000);
+    expect(run.status).toBe("succeeded");
+    const status = await rotationStatus(db, started.rotationId);
+    const outcomeOf = (name: string) => status!.hosts.find((h) => h.hostName === name)?.outcome;
+    expect(outcomeOf("a-twin-of-rot0")).toBe("switched");
+    expect(outcomeOf("rot0")).toBe("switched");
+    expect(await keyOfHost(twin)).toBe(started.toKeyId);
+    expect(await keyOfHost(hostIds[0]!)).toBe(started.toKeyId);
+    const newKey = (await activeConsoleKey(db))!;
+    const consoleLines = (await linesOf(nodes[0]!)).filter((l) => l.includes("clupilot-console@"));
+    expect(consoleLines).toEqual([newKey.publicKey]);
+  });
 });

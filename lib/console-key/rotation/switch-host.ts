@@ -88,41 +88,53 @@ export async function switchHostToKey(
   let proven: SshSession | null = null;
   try {
     if (current !== newKeyId) {
-      let old: SshSession;
+      let old: SshSession | null = null;
       try {
         old = await login(current);
       } catch (error) {
-        return { outcome: "unreachable", detail: `${untouched(error)} It keeps the old key.` };
-      }
-      try {
-        const appended = await io.exec(old, appendKeyCommand(newKey.publicKey));
-        if (appended.code !== 0) {
-          return {
-            outcome: "unreachable",
-            detail: `Could not add the new key to ~/.ssh/authorized_keys (exit ${String(appended.code)}: ${firstLine(appended.stderr)}). It keeps the old key; check the file's owner and permissions.`,
-          };
+        if (!(error instanceof SshAuthError)) {
+          return { outcome: "unreachable", detail: `${untouched(error)} It keeps the old key.` };
         }
+        // The recorded key is refused. If the host already trusts the new key (another host
+        // entry for the same machine was just switched, or an operator installed it), a login
+        // with it is the proof; otherwise the host is out of reach and left alone.
+        proven = await login(newKeyId).catch(() => null);
+        if (proven === null) {
+          return { outcome: "unreachable", detail: `${untouched(error)} Nothing was changed.` };
+        }
+        io.log(`${host.name}: the recorded key is refused, but the new key already works`);
+      }
+      if (old !== null) {
         try {
-          proven = await login(newKeyId);
-          const probe = await io.exec(proven, hasKeyCommand(newKey.publicKey));
-          if (probe.code !== 0) throw new Error("the new key's line is not in authorized_keys");
-        } catch (error) {
-          proven?.close();
-          proven = null;
-          if (error instanceof SshAuthError) {
+          const appended = await io.exec(old, appendKeyCommand(newKey.publicKey));
+          if (appended.code !== 0) {
             return {
-              outcome: "new_key_refused",
-              detail:
-                "The host refused the new key although it was added to ~/.ssh/authorized_keys (check sshd's AuthorizedKeysFile, AllowUsers/Match rules, or a key policy). It keeps the old key, which the console keeps using for it.",
+              outcome: "unreachable",
+              detail: `Could not add the new key to ~/.ssh/authorized_keys (exit ${String(appended.code)}: ${firstLine(appended.stderr)}). It keeps the old key; check the file's owner and permissions.`,
             };
           }
-          return {
-            outcome: "unreachable",
-            detail: `The new key could not be proven: ${message(error)} It keeps the old key.`,
-          };
+          try {
+            proven = await login(newKeyId);
+            const probe = await io.exec(proven, hasKeyCommand(newKey.publicKey));
+            if (probe.code !== 0) throw new Error("the new key's line is not in authorized_keys");
+          } catch (error) {
+            proven?.close();
+            proven = null;
+            if (error instanceof SshAuthError) {
+              return {
+                outcome: "new_key_refused",
+                detail:
+                  "The host refused the new key although it was added to ~/.ssh/authorized_keys (check sshd's AuthorizedKeysFile, AllowUsers/Match rules, or a key policy). It keeps the old key, which the console keeps using for it.",
+              };
+            }
+            return {
+              outcome: "unreachable",
+              detail: `The new key could not be proven: ${message(error)} It keeps the old key.`,
+            };
+          }
+        } finally {
+          old.close();
         }
-      } finally {
-        old.close();
       }
       // Proven: from this commit on the host logs in with the new key.
       await db

@@ -37,7 +37,14 @@ export async function startRotation(
       .from(consoleKeys)
       .where(eq(consoleKeys.state, "active"))
       .for("update");
-    if (!current) throw new Error("no active console key");
+    // The active row was just retired by a rotation that committed while this one waited for
+    // the lock (found by the fuzz test: concurrent requests got a 500).
+    if (!current) {
+      throw new AppError(
+        "conflict",
+        "A key rotation was started a moment ago. Wait for it to finish; its progress is on the SSH key page.",
+      );
+    }
     // A rotation whose run failed (retried too often) no longer blocks a new one; a new
     // rotation moves every host from whatever key it is on, so nothing is left behind.
     const [running] = await tx

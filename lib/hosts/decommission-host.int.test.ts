@@ -10,6 +10,7 @@ import { AppError } from "@/lib/errors";
 import { ABORT_REASON } from "@/lib/pipeline/engine";
 import { definePipeline, poll, type Step } from "@/lib/pipeline/step";
 import { getRun } from "@/lib/runs/get-run";
+import { retryRun } from "@/lib/runs/retry-run";
 import { createOnboardHostPipeline } from "@/lib/steps/host";
 import { createApiToken, CONSOLE_TOKEN_ID } from "@/lib/steps/host/create-api-token";
 import { createDecommissionHostPipeline } from "@/lib/steps/host/decommission";
@@ -244,6 +245,11 @@ describe("decommissioning a host", () => {
     });
     expect((await results(runId)).AbortActiveRun).toBe(`run ${busyRunId} aborted and stopped`);
     expect((await getHost(db, hostId))!.state).toBe("retired");
+    // The aborted run cannot be retried on the retired host either.
+    expect((await refusal(retryRun(db, { runId: busyRunId, actor: "alice" }))).message).toMatch(
+      /is retired and gets no new runs/,
+    );
+    expect((await runRow(db, busyRunId)).status).toBe("failed");
   });
 
   it("delete is refused for a host that is not retired, and nothing is deleted", async () => {

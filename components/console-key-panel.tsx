@@ -118,6 +118,10 @@ export function ConsoleKeyPanel({ initial }: { initial: ConsoleKeyOverviewJson }
             <h2 id="rotation-heading">{rotating ? "Rotation in progress" : "Last rotation"}</h2>
             <span className="muted small">
               started by {rotation.startedBy} at {new Date(rotation.startedAt).toLocaleString()}
+              {" · "}
+              <a href={`/api/runs/${rotation.runId}/log`} target="_blank" rel="noreferrer">
+                commands run (log)
+              </a>
             </span>
           </div>
           <p role="status" aria-live="polite" data-testid="rotation-summary">

@@ -138,6 +138,8 @@ export async function testHostConnection(
 ): Promise<ConnectionTestResult> {
   const [host] = await db.select().from(hosts).where(eq(hosts.id, input.hostId));
   if (!host) throw notFound(input.hostId);
+  // A retired host is never connected to again (its secrets are gone); a run may be running.
+  if (host.retiredAt) await refuseIfBusy(db, host);
   const { edit } = input;
   return testConnection(
     {

@@ -3,7 +3,15 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { forgetSecretKey, loadSecretKey, parseSecretKey } from "./key";
+import {
+  forgetSecretKey,
+  generateSecretKey,
+  loadKeyring,
+  loadSecretKey,
+  nextSecretKeyFile,
+  parseSecretKey,
+  writeKeyFileAtomically,
+} from "./key";
 import { seal, unseal } from "./seal";
 
 const key = parseSecretKey(crypto.randomBytes(32).toString("hex"), "test");
@@ -12,6 +20,7 @@ afterEach(() => {
   forgetSecretKey();
   delete process.env.CLUPILOT_DATA_DIR;
   delete process.env.CLUPILOT_SECRET_KEY;
+  delete process.env.CLUPILOT_PREVIOUS_SECRET_KEYS;
 });
 
 describe("sealed secrets", () => {
@@ -59,5 +68,27 @@ describe("sealed secrets", () => {
   it("prefers CLUPILOT_SECRET_KEY", () => {
     process.env.CLUPILOT_SECRET_KEY = crypto.randomBytes(32).toString("hex");
     expect(loadSecretKey().id).toBe(parseSecretKey(process.env.CLUPILOT_SECRET_KEY, "x").id);
+  });
+
+  it("opens an envelope with the key it names from the keyring; seals with the current one", () => {
+    const old = generateSecretKey();
+    process.env.CLUPILOT_SECRET_KEY = key.bytes.toString("hex");
+    process.env.CLUPILOT_PREVIOUS_SECRET_KEYS = `${old.bytes.toString("hex")}, `;
+    const keyring = loadKeyring();
+    expect(keyring.current.id).toBe(key.id);
+    expect(unseal(seal("old secret", old))).toBe("old secret");
+    expect(seal("new").startsWith(`v1.${key.id}.`)).toBe(true);
+    expect(() => unseal(seal("x", generateSecretKey()))).toThrow(/sealed with key/);
+  });
+
+  it("a running process finds a key a rotation staged after it loaded its keyring", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "clupilot-key-"));
+    process.env.CLUPILOT_DATA_DIR = dir;
+    const first = loadSecretKey();
+    const staged = generateSecretKey();
+    writeKeyFileAtomically(nextSecretKeyFile(), staged);
+    expect(unseal(seal("sealed with the staged key", staged))).toBe("sealed with the staged key");
+    expect(loadSecretKey().id).toBe(first.id); // still seals with the current key
+    fs.rmSync(dir, { recursive: true });
   });
 });

@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+import { connection } from "next/server";
 import type { ReactNode } from "react";
 import { Providers } from "@/components/providers";
 import "./globals.css";
@@ -8,7 +9,10 @@ export const metadata: Metadata = {
   description: "Onboard Proxmox hosts from a fresh Debian install to active, and watch it live.",
 };
 
-export default function RootLayout({ children }: { children: ReactNode }) {
+export default async function RootLayout({ children }: { children: ReactNode }) {
+  // Every page renders per request, so Next.js can put this request's CSP nonce (proxy.ts) on
+  // its scripts; a prerendered page would carry none and its scripts would be blocked.
+  await connection();
   return (
     <html lang="en">
       <body>

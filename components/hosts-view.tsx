@@ -11,6 +11,7 @@ import {
   type FleetSort,
 } from "@/lib/hosts/fleet-schemas";
 import type { HostState } from "@/lib/hosts/host-state";
+import { IfCan } from "./actor-context";
 import { FleetCounts } from "./fleet-counts";
 import { describeRange } from "./fleet-format";
 import { useFleetLive } from "./fleet-live";
@@ -137,9 +138,11 @@ export function HostsView({
     <>
       <div className="page-head">
         <h1>Hosts</h1>
-        <Link href="/hosts/new" className="button button-primary" data-testid="add-host">
-          Add host
-        </Link>
+        <IfCan role="operator">
+          <Link href="/hosts/new" className="button button-primary" data-testid="add-host">
+            Add host
+          </Link>
+        </IfCan>
       </div>
       <FleetCounts
         counts={fleet.countsByState}

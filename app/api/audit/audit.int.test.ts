@@ -3,11 +3,14 @@ import type { AuditAction } from "@/lib/audit/actions";
 import type { AuditPage } from "@/lib/audit/list-audit";
 import { recordAudit } from "@/lib/audit/record-audit";
 import { getDb, getPool } from "@/lib/db/client";
+import { createTestUser, type TestUser } from "@/test/auth";
 import { createTestDatabase } from "@/test/db";
 import { GET } from "./route";
 
 // The route handler uses the process-wide database from DATABASE_URL, as in production.
 let drop: () => Promise<void>;
+let operator: TestUser;
+let viewer: TestUser;
 
 const ACTIONS: AuditAction[] = ["host.create", "run.retry", "run.abort"];
 const OUTCOMES = ["success", "failure", "denied"] as const;
@@ -17,6 +20,8 @@ beforeAll(async () => {
   const database = await createTestDatabase();
   process.env.DATABASE_URL = database.url;
   drop = database.drop;
+  operator = await createTestUser(getDb(), "operator");
+  viewer = await createTestUser(getDb(), "viewer");
   for (let i = 0; i < TOTAL; i++) {
     await recordAudit(getDb(), {
       actor: { userId: null, name: i % 2 ? "alice" : "bob_100%" },
@@ -40,12 +45,22 @@ afterAll(async () => {
 });
 
 async function get(query: string): Promise<{ status: number; body: AuditPage & FieldErrors }> {
-  const response = await GET(new Request(`http://test/api/audit?${query}`));
+  const response = await GET(
+    new Request(`http://test/api/audit?${query}`, { headers: operator.authHeaders() }),
+  );
   return { status: response.status, body: (await response.json()) as AuditPage & FieldErrors };
 }
 type FieldErrors = { error?: string; fieldErrors?: Record<string, string[]> };
 
 describe("GET /api/audit", () => {
+  it("is for operators and admins: a viewer gets 403, no credentials 401", async () => {
+    const asViewer = await GET(
+      new Request("http://test/api/audit", { headers: viewer.authHeaders() }),
+    );
+    expect(asViewer.status).toBe(403);
+    expect((await GET(new Request("http://test/api/audit"))).status).toBe(401);
+  });
+
   it("pages through every entry newest first, by keyset, without gaps or repeats", async () => {
     const seen: number[] = [];
     let cursor: string | null = "";

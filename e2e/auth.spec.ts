@@ -1,0 +1,280 @@
+import crypto from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { expect, test, type Browser, type Page } from "@playwright/test";
+import pg from "pg";
+import { startLab, type LabNode } from "../lab";
+import { E2E_ADMIN } from "./auth-state";
+
+const root = path.resolve(import.meta.dirname, "..");
+const base = () => {
+  const url = process.env.E2E_BASE_URL;
+  if (!url) throw new Error("E2E_BASE_URL is not set: run through playwright.config.ts");
+  return url;
+};
+
+const labs: LabNode[] = [];
+test.afterAll(async () => {
+  await Promise.all(labs.map((lab) => lab.stop()));
+});
+
+const OPERATOR = { name: "e2e-operator", password: "operator password 1234" };
+const VIEWER = { name: "e2e-viewer", password: "viewer password 12345" };
+
+/** A browser context nobody is signed in to (the config's default is the admin's state). */
+async function anonymousPage(browser: Browser): Promise<Page> {
+  const context = await browser.newContext({ storageState: { cookies: [], origins: [] } });
+  return context.newPage();
+}
+
+async function signInAs(browser: Browser, user: { name: string; password: string }) {
+  const page = await anonymousPage(browser);
+  await page.goto(`${base()}/hosts`);
+  await expect(page).toHaveURL(/\/login\?next=%2Fhosts$/);
+  await page.getByLabel("User name").fill(user.name);
+  await page.getByLabel("Password").fill(user.password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await expect(page).toHaveURL(/\/hosts$/);
+  await expect(page.getByTestId("signed-in-user")).toHaveText(user.name);
+  return page;
+}
+
+async function withDatabase<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: process.env.E2E_DATABASE_URL });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Row counts of every table: a refused request must leave all of them as they were. */
+const tableCounts = () =>
+  withDatabase(async (client) => {
+    const tables = await client.query<{ name: string }>(
+      `select format('%I.%I', table_schema, table_name) as name from information_schema.tables
+       where table_schema = 'public' and table_type = 'BASE TABLE'`,
+    );
+    const counts: Record<string, number> = {};
+    for (const { name } of tables.rows) {
+      counts[name] = (
+        await client.query<{ n: number }>(`select count(*)::int as n from ${name}`)
+      ).rows[0]!.n;
+    }
+    return counts;
+  });
+
+test.describe.configure({ mode: "serial" });
+
+test("setup happened once (global setup, through the printed token) and /setup is gone", async ({
+  browser,
+  page,
+}) => {
+  await page.goto(`${base()}/hosts`);
+  await expect(page.getByTestId("signed-in-user")).toHaveText(E2E_ADMIN.name);
+  await expect(page.getByTestId("signed-in-role")).toHaveText("admin");
+  const stranger = await anonymousPage(browser);
+  await stranger.goto(`${base()}/setup`);
+  await expect(stranger).toHaveURL(/\/login$/);
+  const audit = await withDatabase((client) =>
+    client.query(`select actor_name, outcome from audit_log where action = 'auth.setup'`),
+  );
+  expect(audit.rows).toEqual([{ actor_name: E2E_ADMIN.name, outcome: "success" }]);
+});
+
+test("the admin creates an operator and a viewer on the Users page", async ({ page }) => {
+  await page.goto(`${base()}/hosts`);
+  await page.getByRole("link", { name: "Users" }).click();
+  await expect(page).toHaveURL(/\/users$/);
+  for (const [user, role] of [
+    [OPERATOR, "operator"],
+    [VIEWER, "viewer"],
+  ] as const) {
+    await page.getByLabel("New user name").fill(user.name);
+    await page.getByLabel("Role", { exact: true }).selectOption(role);
+    await page.getByLabel("Initial password").fill(user.password);
+    await page.getByRole("button", { name: "Create user" }).click();
+    await expect(page.getByTestId(`user-${user.name}`)).toContainText(user.name);
+    await expect(page.getByLabel(`Role of ${user.name}`)).toHaveValue(role);
+  }
+});
+
+let hostId = "";
+let runId = "";
+
+test("the operator signs in, adds a lab host and aborts its run", async ({ browser }) => {
+  const node = await startLab();
+  labs.push(node);
+  node.faults.refuseConnections = true; // ConnectHost keeps retrying: the run stays running
+  const page = await signInAs(browser, OPERATOR);
+  await expect(page.getByTestId("signed-in-role")).toHaveText("operator");
+  await expect(page.getByRole("link", { name: "Users" })).toHaveCount(0);
+  await page.getByTestId("add-host").click();
+  await page.getByLabel("Name").fill("pve-auth");
+  await page.getByLabel("Address").fill(node.ssh.host);
+  await page.getByLabel("SSH port").fill(String(node.ssh.port));
+  await page.getByLabel("SSH user").fill(node.ssh.username);
+  await page.getByLabel("SSH password").fill(node.ssh.password);
+  await page.getByTestId("submit-host").click();
+  await expect(page).toHaveURL(/\/hosts\/[0-9a-f-]{36}$/);
+  hostId = page.url().split("/").at(-1)!;
+  await expect(page.getByTestId("state-badge")).toHaveAttribute("data-state", "onboarding");
+  await page.getByTestId("abort-button").click();
+  await page.getByTestId("abort-dialog-confirm").click();
+  await expect(page.getByTestId("state-badge")).toHaveAttribute("data-state", "failed", {
+    timeout: 15_000,
+  });
+  await expect(page.getByTestId("failure-reason").first()).toContainText("aborted by operator");
+
+  const audit = await withDatabase((client) =>
+    client.query<{ action: string; target: string }>(
+      `select action, target from audit_log where actor_name = $1 order by id`,
+      [OPERATOR.name],
+    ),
+  );
+  runId = audit.rows.find((row) => row.action === "run.abort")!.target.replace("run:", "");
+  expect(audit.rows.map((row) => row.action)).toEqual(["auth.sign_in", "host.create", "run.abort"]);
+});
+
+test("the viewer sees the host and its run but has no Add/Retry/Abort, and a forced POST is 403", async ({
+  browser,
+}) => {
+  const page = await signInAs(browser, VIEWER);
+  await expect(page.getByTestId("host-row-pve-auth")).toBeVisible();
+  await expect(page.getByTestId("add-host")).toHaveCount(0);
+  await page.getByTestId("host-row-pve-auth").getByRole("link", { name: "pve-auth" }).click();
+  await expect(page).toHaveURL(new RegExp(`/hosts/${hostId}$`));
+  await expect(page.getByTestId("failure-reason").first()).toContainText("aborted by operator");
+  await expect(page.getByTestId("retry-button")).toHaveCount(0);
+  await expect(page.getByTestId("abort-button")).toHaveCount(0);
+  await expect(page.getByTestId("reonboard-button")).toHaveCount(0);
+
+  const before = await tableCounts();
+  // The viewer's own session cookie, sent by hand: the server refuses, whatever the UI shows.
+  const retry = await page.request.post(`${base()}/api/runs/${runId}/retry`);
+  expect(retry.status()).toBe(403);
+  const create = await page.request.post(`${base()}/api/hosts`, {
+    data: {
+      name: "pve-viewer",
+      address: "10.0.0.1",
+      sshPort: 22,
+      sshUser: "root",
+      authMethod: "password",
+      password: "x",
+    },
+  });
+  expect(create.status()).toBe(403);
+  await page.goto(`${base()}/hosts/new`);
+  await expect(page).toHaveURL(/\/forbidden\?need=operator$/);
+  expect(await tableCounts()).toEqual(before);
+});
+
+/** Every page route under app/, from the file system (a new page cannot escape the crawl). */
+function pagePaths(): string[] {
+  const files = (fs.readdirSync(path.join(root, "app"), { recursive: true }) as string[]).filter(
+    (file) => /(^|\/)page\.tsx$/.test(file),
+  );
+  return files.map((file) => {
+    const segments = path
+      .dirname(file)
+      .split(path.sep)
+      .filter((segment) => segment !== "." && !/^\(.+\)$/.test(segment))
+      .map((segment) => (/^\[.+\]$/.test(segment) ? crypto.randomUUID() : segment));
+    return `/${segments.join("/")}`;
+  });
+}
+
+// Pages for people who are not signed in: sign-in itself, the setup page (a redirect to /login
+// once an admin exists) and the static "not allowed" notice.
+const PUBLIC_PAGES = new Set(["/login", "/setup", "/forbidden"]);
+
+test("unauthenticated crawl: every page redirects to /login, never content, never a 500", async () => {
+  const paths = pagePaths();
+  expect(paths).toEqual(
+    expect.arrayContaining(["/hosts", "/hosts/new", "/catalog", "/users", "/account"]),
+  );
+  for (const pagePath of paths) {
+    const response = await fetch(`${base()}${pagePath}`, { redirect: "manual" });
+    const location = response.headers.get("location") ?? "";
+    const body = await response.text();
+    if (PUBLIC_PAGES.has(pagePath)) {
+      expect(response.status, pagePath).toBeLessThan(500);
+      continue;
+    }
+    if (pagePath === "/") {
+      expect([307, 308], pagePath).toContain(response.status); // → /hosts → /login
+      continue;
+    }
+    expect(response.status, `${pagePath}: ${body.slice(0, 200)}`).toBe(307);
+    expect(location, pagePath).toMatch(/\/login(\?next=|$)/);
+  }
+});
+
+test("unauthenticated crawl: every server action id in the build, posted without a cookie, changes nothing", async () => {
+  const manifest = JSON.parse(
+    fs.readFileSync(path.join(root, ".next", "server", "server-reference-manifest.json"), "utf8"),
+  ) as { node: Record<string, { workers: Record<string, unknown>; exportedName: string }> };
+  const actions = Object.entries(manifest.node);
+  expect(actions.map(([, action]) => action.exportedName)).toEqual(
+    expect.arrayContaining(["createHostAction", "abortRunAction", "createUserAction"]),
+  );
+  // The doors for people without a session go last: a failed sign-in is audited and counted.
+  const PUBLIC = ["signInAction", "completeSetupAction"];
+  const ordered = [
+    ...actions.filter(([, action]) => !PUBLIC.includes(action.exportedName)),
+    ...actions.filter(([, action]) => PUBLIC.includes(action.exportedName)),
+  ];
+  const before = await tableCounts();
+  let countsChecked = false;
+  for (const [id, action] of ordered) {
+    if (!countsChecked && PUBLIC.includes(action.exportedName)) {
+      expect(await tableCounts()).toEqual(before);
+      countsChecked = true;
+    }
+    // Post to a page the action belongs to, as the browser does.
+    const worker = Object.keys(action.workers)[0]!;
+    const pagePath =
+      "/" +
+      worker
+        .replace(/^app\//, "")
+        .replace(/\/page$/, "")
+        .split("/")
+        .filter((segment) => !/^\(.+\)$/.test(segment))
+        .map((segment) => (/^\[.+\]$/.test(segment) ? crypto.randomUUID() : segment))
+        .join("/");
+    const response = await fetch(`${base()}${pagePath}`, {
+      method: "POST",
+      redirect: "manual",
+      headers: {
+        "next-action": id,
+        accept: "text/x-component",
+        "content-type": "text/plain;charset=UTF-8",
+      },
+      body: JSON.stringify([
+        null,
+        {
+          runId: crypto.randomUUID(),
+          hostId: crypto.randomUUID(),
+          name: "crawl",
+          role: "admin",
+          password: "a long enough password",
+        },
+      ]),
+    });
+    const body = await response.text();
+    const label = `${action.exportedName} via ${pagePath}: ${response.status} ${body.slice(0, 300)}`;
+    expect(response.status, label).toBeLessThan(500);
+    expect(body, label).not.toContain('"ok":true');
+    if (
+      response.status === 200 &&
+      !["signInAction", "completeSetupAction"].includes(action.exportedName)
+    ) {
+      // The action ran its own check first and said so (or a redirect to sign in was returned).
+      // A redirect from an action travels in x-action-redirect (sign-out sends you to /login).
+      const redirectedTo = response.headers.get("x-action-redirect") ?? "";
+      expect(`${redirectedTo} ${body}`, label).toMatch(/not signed in|^\/login/);
+    }
+  }
+  expect(countsChecked).toBe(true);
+});

@@ -34,7 +34,7 @@ const rows = (page: Page) => page.locator("[data-testid='hosts-table'] tbody tr"
 
 test("1000 hosts: the list opens in ≤ 1 s, search narrows it as you type, a state change appears within 1 s", async ({
   page,
-}) => {
+}, testInfo) => {
   // 1. Open: from navigation start to the first page's rows on screen. The server is warm, as a
   // running console is (one request first); the browser tab is new.
   expect((await page.request.get("/hosts")).status()).toBe(200);
@@ -51,6 +51,9 @@ test("1000 hosts: the list opens in ≤ 1 s, search narrows it as you type, a st
   expect(rowsPaintedMs).toBeLessThanOrEqual(1000);
   await expect(page.getByTestId("count-active")).toContainText(/\b600\b/);
   await expect(page.getByTestId("fleet-summary")).toContainText(/of 1\u2009000/);
+  const shot = testInfo.outputPath("fleet.png");
+  await page.screenshot({ path: shot, fullPage: true });
+  await testInfo.attach("hosts list, 1000 hosts", { path: shot, contentType: "image/png" });
   await markNoReload(page);
 
   // 2. Search as you type ("/" focuses it): each pause narrows the rows further.

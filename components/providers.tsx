@@ -1,5 +1,6 @@
 "use client";
 
+import "@/lib/zod-csp"; // before any schema parses in the browser
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { useState, type ReactNode } from "react";
 import { LiveProvider } from "./live-provider";

@@ -109,12 +109,11 @@ test("every console page carries a nonce-based CSP and the hardening headers, hy
     expect(policy.get("form-action"), path).toEqual(["'self'"]);
     nonces.add(nonce!);
 
-    // Every script in the page is one of ours, carrying this response's nonce.
-    const scriptNonces = await page.evaluate(() =>
-      Array.from(document.scripts).map((script) => script.nonce),
-    );
-    expect(scriptNonces.length, path).toBeGreaterThan(0);
-    expect(new Set(scriptNonces), path).toEqual(new Set([nonce!.slice(7, -1)]));
+    // Every script the server wrote into the page carries this response's nonce (scripts
+    // Next.js's runtime adds later are trusted through 'strict-dynamic' and need none).
+    const scriptTags = (await response!.text()).match(/<script\b[^>]*>/g) ?? [];
+    expect(scriptTags.length, path).toBeGreaterThan(0);
+    for (const tag of scriptTags) expect(tag, path).toContain(`nonce="${nonce!.slice(7, -1)}"`);
 
     // Hydrated: the live indicator is React state fed by an EventSource to /api/live (the
     // console's pages have it; the 404, sign-in and forbidden pages are outside that layout).

@@ -55,7 +55,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Search
       </p>
       <AuditFilterForm values={input} fieldErrors={fieldErrors} />
       {!page ? (
-        <div className="notice notice-error" role="alert">
+        <div className="notice notice-error" role="alert" data-testid="audit-filter-error">
           <p>
             Some filters need attention.{" "}
             {Object.entries(fieldErrors)

@@ -116,6 +116,20 @@ test("1000 hosts: the list opens in ≤ 1 s, search narrows it as you type, a st
   await page.reload();
   await expect(page.getByTestId("fleet-search")).toHaveValue("fleet-0099");
   await expect(rows(page)).toHaveCount(10);
+
+  // 5. Sorting by a header says so (aria-sort), and the keyboard walks the rows: failed first.
+  await page.getByTestId("sort-state").click();
+  await expect(page.locator("th[aria-sort='ascending']")).toContainText("State");
+  await expect(page).toHaveURL(/[?&]sort=state(&|$)/);
+  await expect(rows(page).first()).toHaveAttribute("data-testid", "host-row-fleet-00993");
+  await page.keyboard.press("/");
+  await page.keyboard.press("ArrowDown");
+  await expect(rows(page).nth(0)).toBeFocused();
+  await page.keyboard.press("ArrowDown");
+  await expect(rows(page).nth(1)).toBeFocused();
+  await page.keyboard.press("ArrowUp");
+  await page.keyboard.press("Enter");
+  await expect(page.getByTestId("host-name")).toHaveText("fleet-00993");
 });
 
 /** Updates a host's latest run and notifies in one transaction, as the engine's tick does. */

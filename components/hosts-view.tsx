@@ -161,10 +161,12 @@ export function HostsView({
       {fleetIsEmpty ? (
         <div className="empty">
           <p>No hosts yet.</p>
-          <p>
-            <Link href="/hosts/new">Add the first host</Link> — the console takes it from a fresh
-            Debian 13 install to an active Proxmox host.
-          </p>
+          <IfCan role="operator">
+            <p>
+              <Link href="/hosts/new">Add the first host</Link> — the console takes it from a
+              fresh Debian 13 install to an active Proxmox host.
+            </p>
+          </IfCan>
         </div>
       ) : (
         <>

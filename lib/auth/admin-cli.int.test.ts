@@ -1,8 +1,12 @@
 import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDb, type Database } from "@/lib/db/client";
+import { freePort, startEmbeddedPostgres } from "@/lib/db/embedded-postgres";
+import { migrateDatabase } from "@/lib/db/migrate";
 import { createTestDatabase } from "@/test/db";
 import { validateApiToken } from "./api-tokens";
 import { signIn } from "./sign-in";
@@ -31,11 +35,12 @@ afterAll(async () => {
 function admin(
   args: string[],
   stdin = "",
+  env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: url },
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["--import", "tsx", "scripts/admin.ts", ...args], {
       cwd: root,
-      env: { ...process.env, DATABASE_URL: url },
+      env,
       stdio: ["pipe", "pipe", "pipe"],
     });
     let stdout = "";
@@ -112,5 +117,46 @@ describe("npm run admin", () => {
       )
     ).rows as [{ n: number }];
     expect(n).toBe(0);
+  });
+});
+
+describe("npm run admin against the embedded database under CLUPILOT_DATA_DIR", () => {
+  it("starts the stopped embedded Postgres for the command and stops it after; uses a running one and leaves it running", async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "clupilot-cli-"));
+    fs.chmodSync(dataDir, 0o755); // the postgres user runs the cluster when we are root
+    const port = await freePort();
+    const dir = path.join(dataDir, "postgres");
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      CLUPILOT_DATA_DIR: dataDir,
+      CLUPILOT_PG_PORT: String(port),
+    };
+    delete env.DATABASE_URL;
+    // What a first `npm start` leaves behind: a migrated `clupilot` database, then stopped.
+    let server = await startEmbeddedPostgres({ dir, port });
+    try {
+      await migrateDatabase(await server.createDatabase("clupilot"));
+      await server.stop();
+
+      const created = await admin(
+        ["create-user", "--name", "gina", "--role", "admin"],
+        "gina's long password\n",
+        env,
+      );
+      expect(created.code, created.stderr).toBe(0);
+      expect(created.stderr).toContain("starting the embedded PostgreSQL");
+      expect(fs.existsSync(path.join(dir, "postmaster.pid"))).toBe(false); // stopped again
+
+      // The console is running: the CLI uses its server and never stops it.
+      server = await startEmbeddedPostgres({ dir, port });
+      const token = await admin(["create-token", "--user", "gina"], "", env);
+      expect(token.code, token.stderr).toBe(0);
+      expect(token.stderr).not.toContain("starting the embedded PostgreSQL");
+      expect(token.stdout).toMatch(/^clp_/);
+      expect(fs.existsSync(path.join(dir, "postmaster.pid"))).toBe(true);
+    } finally {
+      await server.stop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });

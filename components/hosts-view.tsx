@@ -163,8 +163,8 @@ export function HostsView({
           <p>No hosts yet.</p>
           <IfCan role="operator">
             <p>
-              <Link href="/hosts/new">Add the first host</Link> — the console takes it from a
-              fresh Debian 13 install to an active Proxmox host.
+              <Link href="/hosts/new">Add the first host</Link> — the console takes it from a fresh
+              Debian 13 install to an active Proxmox host.
             </p>
           </IfCan>
         </div>

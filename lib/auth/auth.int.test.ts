@@ -153,6 +153,18 @@ describe("sign-in rate limit", () => {
     ).toBe("rate_limited");
   });
 
+  it("ten parallel wrong guesses get exactly five password checks; the rest are refused with 429", async () => {
+    const { user } = await createTestUser(db, "viewer");
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        rejection(signIn(db, { name: user.name, password: "guess", address: "192.0.2.30" })),
+      ),
+    );
+    const codes = results.map((error) => error.code).sort();
+    expect(codes.filter((code) => code === "unauthenticated")).toHaveLength(MAX_LOGIN_FAILURES);
+    expect(codes.filter((code) => code === "rate_limited")).toHaveLength(10 - MAX_LOGIN_FAILURES);
+  });
+
   it("the window slides: once the oldest failures are 15 minutes old, sign-in works again", async () => {
     const { user, password } = await createTestUser(db, "viewer");
     const old = new Date(Date.now() - LOGIN_FAILURE_WINDOW_MS - 1000);

@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, lt } from "drizzle-orm";
+import { and, asc, eq, gt, lt, sql } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { loginFailures } from "@/lib/db/schema";
 
@@ -17,7 +17,7 @@ const keyOf = ({ name, address }: LoginKey) => ({ nameKey: name.toLowerCase(), a
  * that keeps the count at the limit leaves the window.
  */
 export async function checkLoginGate(
-  db: Database,
+  db: Pick<Database, "select">,
   key: LoginKey,
   now = new Date(),
 ): Promise<LoginGate> {
@@ -43,16 +43,30 @@ export async function checkLoginGate(
   };
 }
 
-/** Counts a failed attempt, and prunes rows older than the window (any key) while at it. */
-export async function recordLoginFailure(
+/**
+ * Reserves one attempt: under a per-(name, address) advisory lock, checks the gate and, when
+ * allowed, records the attempt as a failure right away. The caller clears it on success
+ * (clearLoginFailures). Recording before the password check is what makes the limit exact under
+ * concurrency: ten parallel guesses get five password checks, not ten.
+ */
+export async function reserveLoginAttempt(
   db: Database,
   key: LoginKey,
   now = new Date(),
-): Promise<void> {
-  await db.insert(loginFailures).values({ ...keyOf(key), at: now });
-  await db
-    .delete(loginFailures)
-    .where(lt(loginFailures.at, new Date(now.getTime() - LOGIN_FAILURE_WINDOW_MS)));
+): Promise<LoginGate> {
+  const { nameKey, address } = keyOf(key);
+  return db.transaction(async (tx) => {
+    await tx.execute(
+      sql`select pg_advisory_xact_lock(hashtextextended(${`login:${nameKey}:${address}`}, 0))`,
+    );
+    const gate = await checkLoginGate(tx, key, now);
+    if (!gate.allowed) return gate;
+    await tx.insert(loginFailures).values({ nameKey, address, at: now });
+    await tx
+      .delete(loginFailures)
+      .where(lt(loginFailures.at, new Date(now.getTime() - LOGIN_FAILURE_WINDOW_MS)));
+    return gate;
+  });
 }
 
 /** A successful sign-in forgives the pair's earlier failures. */

@@ -1,6 +1,6 @@
 import type { Database } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
-import { checkLoginGate, clearLoginFailures, recordLoginFailure } from "./login-rate-limit";
+import { clearLoginFailures, reserveLoginAttempt } from "./login-rate-limit";
 import { verifyAgainstDummy, verifyPassword } from "./password";
 import { createSession, pruneExpiredSessions, type SessionUser } from "./session";
 import { findUserByName } from "./users";
@@ -19,7 +19,8 @@ export async function signIn(
   input: { name: string; password: string; address: string },
 ): Promise<SignInResult> {
   const key = { name: input.name, address: input.address };
-  const gate = await checkLoginGate(db, key);
+  // The attempt counts as a failure from here on, unless the password turns out right.
+  const gate = await reserveLoginAttempt(db, key);
   if (!gate.allowed) {
     const minutes = Math.ceil(gate.retryAfterMs / 60_000);
     throw new AppError(
@@ -31,17 +32,14 @@ export async function signIn(
   const matches = user
     ? await verifyPassword(user.passwordHash, input.password)
     : await verifyAgainstDummy(input.password);
-  if (!user || !matches) {
-    await recordLoginFailure(db, key);
-    throw new AppError("unauthenticated", WRONG);
-  }
+  if (!user || !matches) throw new AppError("unauthenticated", WRONG);
+  await clearLoginFailures(db, key);
   if (user.disabled) {
     throw new AppError(
       "unauthenticated",
       "This account is disabled. Ask an admin to enable it again.",
     );
   }
-  await clearLoginFailures(db, key);
   await pruneExpiredSessions(db);
   const session = await createSession(db, user.id);
   return { user: { id: user.id, name: user.name, role: user.role }, ...session };

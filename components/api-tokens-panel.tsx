@@ -1,19 +1,14 @@
 "use client";
 
 import { useRouter } from "next/navigation";
-import { useActionState, useEffect, useRef, useState, useTransition } from "react";
-import { createApiTokenAction, type CreateApiTokenResult } from "@/lib/actions/create-api-token";
+import { useEffect, useState, useTransition } from "react";
+import { createApiTokenAction } from "@/lib/actions/create-api-token";
 import { revokeApiTokenAction } from "@/lib/actions/revoke-api-token";
 import styles from "./auth.module.css";
 import { formatUtc } from "./catalog-format";
+import { SubmitActions, useActionForm } from "./action-form";
 import { ConfirmDialog } from "./confirm-dialog";
-import {
-  errorsOf,
-  FormError,
-  submitKeepingInput,
-  TextField,
-  useFocusFirstInvalid,
-} from "./form-fields";
+import { TextField } from "./form-fields";
 
 /** A token as lists show it: never the token itself, only its prefix. */
 export type TokenRow = {
@@ -31,19 +26,15 @@ const FIELDS = ["label"] as const;
 /** "Create token" form; the new token is shown once, with a copy button. */
 export function CreateTokenForm() {
   const router = useRouter();
-  const [state, formAction, pending] = useActionState<CreateApiTokenResult | null, FormData>(
+  const { state, pending, errorOf, formProps, formError } = useActionForm(
     createApiTokenAction,
-    null,
+    FIELDS,
   );
   // Which token the Copy button last copied: a newly created token starts as "not copied".
   const [copiedToken, setCopiedToken] = useState<string | null>(null);
-  const formRef = useRef<HTMLFormElement>(null);
-  const formErrorRef = useRef<HTMLDivElement>(null);
-  useFocusFirstInvalid(state, FIELDS, formRef, formErrorRef);
   useEffect(() => {
     if (state?.ok) router.refresh();
   }, [state, router]);
-  const errors = errorsOf(state);
 
   return (
     <>
@@ -70,28 +61,17 @@ export function CreateTokenForm() {
           </p>
         </div>
       )}
-      <form
-        ref={formRef}
-        className="form"
-        action={formAction}
-        noValidate
-        onSubmit={submitKeepingInput(formAction)}
-        data-testid="create-token-form"
-      >
-        {state && !state.ok && <FormError state={state} fields={FIELDS} ref={formErrorRef} />}
+      <form {...formProps} data-testid="create-token-form">
+        {formError}
         <TextField
           name="label"
           label="Token label"
           hint="What uses it, e.g. “backup script on ops-01”."
-          error={errors.label?.[0]}
+          error={errorOf("label")}
           autoComplete="off"
           required
         />
-        <div className="form-actions">
-          <button type="submit" className="button button-primary" disabled={pending}>
-            {pending ? "Creating…" : "Create token"}
-          </button>
-        </div>
+        <SubmitActions pending={pending} label="Create token" pendingLabel="Creating…" />
       </form>
     </>
   );

@@ -1,18 +1,10 @@
 "use client";
 
 import { useRouter } from "next/navigation";
-import { useActionState, useEffect, useRef } from "react";
-import {
-  createPlanVersionAction,
-  type CreatePlanVersionResult,
-} from "@/lib/actions/create-plan-version";
-import {
-  errorsOf,
-  FormError,
-  submitKeepingInput,
-  TextField,
-  useFocusFirstInvalid,
-} from "./form-fields";
+import { useEffect } from "react";
+import { createPlanVersionAction } from "@/lib/actions/create-plan-version";
+import { SubmitActions, useActionForm } from "./action-form";
+import { TextField } from "./form-fields";
 
 /** Field order of the form: the first invalid one in this order gets the focus. */
 const FIELDS = [
@@ -24,6 +16,14 @@ const FIELDS = [
   "saleEndsAt",
 ] as const;
 const SALE_WINDOW = ["saleStartsAt", "saleEndsAt"] as const;
+
+/** Marks the sale window's zone-less `datetime-local` values as UTC before they are sent. */
+function saleWindowInUtc(data: FormData) {
+  for (const field of SALE_WINDOW) {
+    const value = data.get(field);
+    if (typeof value === "string" && value) data.set(field, `${value}Z`);
+  }
+}
 
 /**
  * The new-version form. Sale window times are entered and shown in UTC: a `datetime-local`
@@ -38,39 +38,24 @@ export function CatalogVersionForm({
   defaults?: { cores: number; memoryMib: number; diskGib: number };
 }) {
   const router = useRouter();
-  const [state, formAction, pending] = useActionState<CreatePlanVersionResult | null, FormData>(
+  const { state, pending, errorOf, formProps, formError } = useActionForm(
     createPlanVersionAction,
-    null,
+    FIELDS,
+    saleWindowInUtc,
   );
-  const formRef = useRef<HTMLFormElement>(null);
-  const formErrorRef = useRef<HTMLDivElement>(null);
-  useFocusFirstInvalid(state, FIELDS, formRef, formErrorRef);
 
   useEffect(() => {
     if (state?.ok) router.push(`/catalog#plan-${plan.slug}`);
   }, [state, router, plan.slug]);
 
-  const errors = errorsOf(state);
   return (
-    <form
-      ref={formRef}
-      className="form"
-      action={formAction}
-      noValidate
-      onSubmit={submitKeepingInput(formAction, (data) => {
-        for (const field of SALE_WINDOW) {
-          const value = data.get(field);
-          if (typeof value === "string" && value) data.set(field, `${value}Z`);
-        }
-      })}
-      data-testid="version-form"
-    >
-      {state && !state.ok && <FormError state={state} fields={FIELDS} ref={formErrorRef} />}
+    <form {...formProps} data-testid="version-form">
+      {formError}
       <input type="hidden" name="planId" value={plan.id} />
       <TextField
         name="templateVmid"
         label="Template VMID"
-        error={errors.templateVmid?.[0]}
+        error={errorOf("templateVmid")}
         hint="The golden template this version is built from; Proxmox VMIDs run from 100 to 999999999."
         inputMode="numeric"
         required
@@ -81,7 +66,7 @@ export function CatalogVersionForm({
         <TextField
           name="cores"
           label="Cores"
-          error={errors.cores?.[0]}
+          error={errorOf("cores")}
           defaultValue={defaults ? String(defaults.cores) : undefined}
           inputMode="numeric"
           required
@@ -89,7 +74,7 @@ export function CatalogVersionForm({
         <TextField
           name="memoryMib"
           label="Memory (MiB)"
-          error={errors.memoryMib?.[0]}
+          error={errorOf("memoryMib")}
           defaultValue={defaults ? String(defaults.memoryMib) : undefined}
           inputMode="numeric"
           required
@@ -97,7 +82,7 @@ export function CatalogVersionForm({
         <TextField
           name="diskGib"
           label="Disk (GiB)"
-          error={errors.diskGib?.[0]}
+          error={errorOf("diskGib")}
           defaultValue={defaults ? String(defaults.diskGib) : undefined}
           inputMode="numeric"
           required
@@ -108,27 +93,23 @@ export function CatalogVersionForm({
           type="datetime-local"
           name="saleStartsAt"
           label="Sale starts (UTC, optional)"
-          error={errors.saleStartsAt?.[0]}
+          error={errorOf("saleStartsAt")}
           hint="Empty: on sale as soon as it is published."
         />
         <TextField
           type="datetime-local"
           name="saleEndsAt"
           label="Sale ends (UTC, optional)"
-          error={errors.saleEndsAt?.[0]}
+          error={errorOf("saleEndsAt")}
           hint="Empty: on sale until further notice."
         />
       </div>
-      <div className="form-actions">
-        <button
-          type="submit"
-          className="button button-primary"
-          disabled={pending}
-          data-testid="submit-version"
-        >
-          {pending ? "Saving…" : "Save as draft"}
-        </button>
-      </div>
+      <SubmitActions
+        pending={pending}
+        label="Save as draft"
+        pendingLabel="Saving…"
+        testId="submit-version"
+      />
     </form>
   );
 }

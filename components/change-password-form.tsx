@@ -1,40 +1,20 @@
 "use client";
 
-import { useActionState, useRef } from "react";
-import {
-  changeOwnPasswordAction,
-  type ChangeOwnPasswordResult,
-} from "@/lib/actions/change-own-password";
-import {
-  errorsOf,
-  FormError,
-  submitKeepingInput,
-  TextField,
-  useFocusFirstInvalid,
-} from "./form-fields";
+import { changeOwnPasswordAction } from "@/lib/actions/change-own-password";
+import { SubmitActions, useActionForm } from "./action-form";
+import { NewPasswordField, TextField } from "./form-fields";
 
 const FIELDS = ["currentPassword", "newPassword"] as const;
 
 /** Own password change; other browsers signed in as you are signed out. */
 export function ChangePasswordForm() {
-  const [state, formAction, pending] = useActionState<ChangeOwnPasswordResult | null, FormData>(
+  const { state, pending, errorOf, formProps, formError } = useActionForm(
     changeOwnPasswordAction,
-    null,
+    FIELDS,
   );
-  const formRef = useRef<HTMLFormElement>(null);
-  const formErrorRef = useRef<HTMLDivElement>(null);
-  useFocusFirstInvalid(state, FIELDS, formRef, formErrorRef);
-  const errors = errorsOf(state);
   return (
-    <form
-      ref={formRef}
-      className="form"
-      action={formAction}
-      noValidate
-      onSubmit={submitKeepingInput(formAction)}
-      data-testid="change-password-form"
-    >
-      {state && !state.ok && <FormError state={state} fields={FIELDS} ref={formErrorRef} />}
+    <form {...formProps} data-testid="change-password-form">
+      {formError}
       {state?.ok && (
         <p className="notice" role="status">
           Password changed. Other sessions of yours were signed out.
@@ -44,24 +24,12 @@ export function ChangePasswordForm() {
         name="currentPassword"
         type="password"
         label="Current password"
-        error={errors.currentPassword?.[0]}
+        error={errorOf("currentPassword")}
         autoComplete="current-password"
         required
       />
-      <TextField
-        name="newPassword"
-        type="password"
-        label="New password"
-        hint="At least 12 characters."
-        error={errors.newPassword?.[0]}
-        autoComplete="new-password"
-        required
-      />
-      <div className="form-actions">
-        <button type="submit" className="button button-primary" disabled={pending}>
-          {pending ? "Changing…" : "Change password"}
-        </button>
-      </div>
+      <NewPasswordField name="newPassword" label="New password" error={errorOf("newPassword")} />
+      <SubmitActions pending={pending} label="Change password" pendingLabel="Changing…" />
     </form>
   );
 }

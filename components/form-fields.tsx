@@ -155,3 +155,29 @@ export function TextField({
     </Field>
   );
 }
+
+/** A password being set: the hint states the length rule the server enforces (ZNewPassword). */
+export function NewPasswordField({
+  name,
+  label,
+  error,
+  autoFocus,
+}: {
+  name: string;
+  label: string;
+  error: string | undefined;
+  autoFocus?: boolean;
+}) {
+  return (
+    <TextField
+      name={name}
+      type="password"
+      label={label}
+      hint="At least 12 characters."
+      error={error}
+      autoComplete="new-password"
+      autoFocus={autoFocus}
+      required
+    />
+  );
+}

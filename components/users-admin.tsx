@@ -1,26 +1,17 @@
 "use client";
 
 import { useRouter } from "next/navigation";
-import { useActionState, useEffect, useRef, useState, useTransition } from "react";
+import { useEffect, useRef, useState, useTransition } from "react";
 import { changeUserRoleAction } from "@/lib/actions/change-user-role";
-import { createUserAction, type CreateUserResult } from "@/lib/actions/create-user";
-import {
-  resetUserPasswordAction,
-  type ResetPasswordResult,
-} from "@/lib/actions/reset-user-password";
+import { createUserAction } from "@/lib/actions/create-user";
+import { resetUserPasswordAction } from "@/lib/actions/reset-user-password";
 import { setUserDisabledAction } from "@/lib/actions/set-user-disabled";
 import { ROLES, type Role } from "@/lib/auth/roles";
+import { SubmitActions, useActionForm } from "./action-form";
 import styles from "./auth.module.css";
 import { formatUtc } from "./catalog-format";
 import { ConfirmDialog } from "./confirm-dialog";
-import {
-  errorsOf,
-  Field,
-  FormError,
-  submitKeepingInput,
-  TextField,
-  useFocusFirstInvalid,
-} from "./form-fields";
+import { Field, NewPasswordField, TextField } from "./form-fields";
 
 export type UserRow = {
   id: string;
@@ -35,30 +26,19 @@ const CREATE_FIELDS = ["name", "role", "password"] as const;
 /** Admin: a new user with a role and an initial password. */
 export function CreateUserForm() {
   const router = useRouter();
-  const [state, formAction, pending] = useActionState<CreateUserResult | null, FormData>(
+  const { state, pending, formRef, errorOf, formProps, formError } = useActionForm(
     createUserAction,
-    null,
+    CREATE_FIELDS,
   );
-  const formRef = useRef<HTMLFormElement>(null);
-  const formErrorRef = useRef<HTMLDivElement>(null);
-  useFocusFirstInvalid(state, CREATE_FIELDS, formRef, formErrorRef);
   useEffect(() => {
     if (state?.ok) {
       formRef.current?.reset();
       router.refresh();
     }
-  }, [state, router]);
-  const errors = errorsOf(state);
+  }, [state, router, formRef]);
   return (
-    <form
-      ref={formRef}
-      className="form"
-      action={formAction}
-      noValidate
-      onSubmit={submitKeepingInput(formAction)}
-      data-testid="create-user-form"
-    >
-      {state && !state.ok && <FormError state={state} fields={CREATE_FIELDS} ref={formErrorRef} />}
+    <form {...formProps} data-testid="create-user-form">
+      {formError}
       {state?.ok && (
         <p className="notice" role="status" data-testid="user-created">
           Created {state.name}. Give them the initial password; they can change it on their account
@@ -68,37 +48,29 @@ export function CreateUserForm() {
       <TextField
         name="name"
         label="New user name"
-        error={errors.name?.[0]}
+        error={errorOf("name")}
         autoComplete="off"
         required
       />
-      <Field name="role" label="Role" error={errors.role?.[0]}>
+      <Field name="role" label="Role" error={errorOf("role")}>
         {(props) => (
           <select {...props} defaultValue="viewer">
-            {ROLES.map((role) => (
-              <option key={role} value={role}>
-                {role}
-              </option>
-            ))}
+            <RoleOptions />
           </select>
         )}
       </Field>
-      <TextField
-        name="password"
-        type="password"
-        label="Initial password"
-        hint="At least 12 characters."
-        error={errors.password?.[0]}
-        autoComplete="new-password"
-        required
-      />
-      <div className="form-actions">
-        <button type="submit" className="button button-primary" disabled={pending}>
-          {pending ? "Creating…" : "Create user"}
-        </button>
-      </div>
+      <NewPasswordField name="password" label="Initial password" error={errorOf("password")} />
+      <SubmitActions pending={pending} label="Create user" pendingLabel="Creating…" />
     </form>
   );
+}
+
+function RoleOptions() {
+  return ROLES.map((role) => (
+    <option key={role} value={role}>
+      {role}
+    </option>
+  ));
 }
 
 type Pending =
@@ -161,11 +133,7 @@ export function UsersTable({ users, selfId }: { users: UserRow[]; selfId: string
                     setConfirming({ kind: "role", user, role: event.target.value as Role });
                   }}
                 >
-                  {ROLES.map((role) => (
-                    <option key={role} value={role}>
-                      {role}
-                    </option>
-                  ))}
+                  <RoleOptions />
                 </select>
               </td>
               <td>{user.disabled ? "disabled" : "enabled"}</td>
@@ -252,21 +220,17 @@ function consequence(change: Pending): string {
 const RESET_FIELDS = ["password"] as const;
 
 function ResetPasswordDialog({ user, onDone }: { user: UserRow; onDone: () => void }) {
-  const [state, formAction, pending] = useActionState<ResetPasswordResult | null, FormData>(
+  const { state, pending, errorOf, formProps, formError } = useActionForm(
     resetUserPasswordAction,
-    null,
+    RESET_FIELDS,
   );
   const dialogRef = useRef<HTMLDialogElement>(null);
-  const formRef = useRef<HTMLFormElement>(null);
-  const formErrorRef = useRef<HTMLDivElement>(null);
-  useFocusFirstInvalid(state, RESET_FIELDS, formRef, formErrorRef);
   useEffect(() => {
     dialogRef.current?.showModal();
   }, []);
   useEffect(() => {
     if (state?.ok) onDone();
   }, [state, onDone]);
-  const errors = errorsOf(state);
   return (
     <dialog
       ref={dialogRef}
@@ -283,24 +247,14 @@ function ResetPasswordDialog({ user, onDone }: { user: UserRow; onDone: () => vo
         {user.name} is signed out everywhere and signs in with this password from now on. Tell them
         over a channel you trust; they can change it on their account page.
       </p>
-      <form
-        ref={formRef}
-        className="form"
-        action={formAction}
-        noValidate
-        onSubmit={submitKeepingInput(formAction)}
-      >
-        {state && !state.ok && <FormError state={state} fields={RESET_FIELDS} ref={formErrorRef} />}
+      <form {...formProps}>
+        {formError}
         <input type="hidden" name="userId" value={user.id} />
-        <TextField
+        <NewPasswordField
           name="password"
-          type="password"
           label="New password"
-          hint="At least 12 characters."
-          error={errors.password?.[0]}
-          autoComplete="new-password"
+          error={errorOf("password")}
           autoFocus
-          required
         />
         <div className="dialog-actions">
           <button type="button" className="button" onClick={onDone} disabled={pending}>

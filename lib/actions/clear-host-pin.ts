@@ -3,9 +3,8 @@
 import { revalidatePath } from "next/cache";
 import { z } from "zod";
 import { currentActor } from "@/lib/auth/actor";
-import { audited } from "@/lib/audit/record-audit";
 import { getDb } from "@/lib/db/client";
-import { clearHostPin, ZClearHostPin } from "@/lib/hosts/clear-host-pin";
+import { auditedHostPinClearing, ZClearHostPin } from "@/lib/hosts/clear-host-pin";
 import { ZHostId } from "@/lib/hosts/schemas";
 import { actionFailure, inputObject, type ActionResult } from "./action-result";
 
@@ -23,12 +22,7 @@ export async function clearHostPinAction(
     const object = inputObject(input);
     const { hostId } = z.object({ hostId: ZHostId }).parse(object);
     const { fingerprint } = ZClearHostPin.parse(object);
-    const db = getDb();
-    const { cleared } = await audited(
-      db,
-      { actor, action: "host.clear_pin", target: `host:${hostId}`, detail: { fingerprint } },
-      () => clearHostPin(db, { hostId, actor: actor.name, fingerprint }),
-    );
+    const { cleared } = await auditedHostPinClearing(getDb(), actor, { hostId, fingerprint });
     revalidatePath("/hosts", "layout");
     return { ok: true, cleared };
   } catch (error) {

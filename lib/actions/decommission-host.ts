@@ -3,9 +3,8 @@
 import { revalidatePath } from "next/cache";
 import { z } from "zod";
 import { currentActor } from "@/lib/auth/actor";
-import { audited } from "@/lib/audit/record-audit";
 import { getDb } from "@/lib/db/client";
-import { decommissionHost } from "@/lib/hosts/decommission-host";
+import { auditedHostDecommission } from "@/lib/hosts/decommission-host";
 import { ZHostId } from "@/lib/hosts/schemas";
 import { actionFailure, inputObject, type ActionResult } from "./action-result";
 
@@ -18,12 +17,7 @@ export async function decommissionHostAction(
   try {
     const actor = await currentActor("operator");
     const { hostId } = ZDecommissionHost.parse(inputObject(input));
-    const db = getDb();
-    const started = await audited(
-      db,
-      { actor, action: "host.decommission", target: `host:${hostId}` },
-      () => decommissionHost(db, { hostId, actor: actor.name }),
-    );
+    const started = await auditedHostDecommission(getDb(), actor, hostId);
     revalidatePath("/hosts", "layout");
     return { ok: true, ...started };
   } catch (error) {

@@ -3,9 +3,8 @@
 import { revalidatePath } from "next/cache";
 import { z } from "zod";
 import { currentActor } from "@/lib/auth/actor";
-import { audited } from "@/lib/audit/record-audit";
 import { getDb } from "@/lib/db/client";
-import { editHost, ZEditHost, type EditHostResult } from "@/lib/hosts/edit-host";
+import { auditedHostEdit, ZEditHost, type EditHostResult } from "@/lib/hosts/edit-host";
 import { ZHostId } from "@/lib/hosts/schemas";
 import { actionFailure, inputObject, type ActionResult } from "./action-result";
 
@@ -24,22 +23,7 @@ export async function editHostAction(
     const object = inputObject(input);
     const { hostId } = z.object({ hostId: ZHostId }).parse(object);
     const edit = ZEditHost.parse(object);
-    const db = getDb();
-    const { hostId: _id, ...result } = await audited(
-      db,
-      {
-        actor,
-        action: "host.edit",
-        target: `host:${hostId}`,
-        detail: {
-          address: edit.address,
-          sshPort: edit.sshPort,
-          sshUser: edit.sshUser,
-          credential: edit.authMethod,
-        },
-      },
-      () => editHost(db, { hostId, actor: actor.name, edit }),
-    );
+    const { hostId: _id, ...result } = await auditedHostEdit(getDb(), actor, { hostId, edit });
     void _id;
     revalidatePath("/hosts", "layout");
     return { ok: true, ...result };

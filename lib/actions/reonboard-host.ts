@@ -3,10 +3,9 @@
 import { revalidatePath } from "next/cache";
 import { z } from "zod";
 import { getDb } from "@/lib/db/client";
-import { reonboardHost } from "@/lib/hosts/reonboard-host";
+import { auditedHostReonboard } from "@/lib/hosts/reonboard-host";
 import { ZHostId } from "@/lib/hosts/schemas";
 import { currentActor } from "@/lib/auth/actor";
-import { audited } from "@/lib/audit/record-audit";
 import { actionFailure, inputObject, type ActionResult } from "./action-result";
 
 const ZReonboardHost = z.object({ hostId: ZHostId });
@@ -18,12 +17,7 @@ export async function reonboardHostAction(
   try {
     const actor = await currentActor("operator");
     const { hostId } = ZReonboardHost.parse(inputObject(input));
-    const db = getDb();
-    const { runId } = await audited(
-      db,
-      { actor, action: "host.reonboard", target: `host:${hostId}` },
-      () => reonboardHost(db, { hostId, actor: actor.name }),
-    );
+    const { runId } = await auditedHostReonboard(getDb(), actor, hostId);
     revalidatePath("/hosts", "layout");
     return { ok: true, runId };
   } catch (error) {

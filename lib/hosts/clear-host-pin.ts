@@ -2,6 +2,7 @@ import { and, eq } from "drizzle-orm";
 import { z } from "zod";
 import type { Database } from "@/lib/db/client";
 import { events, hosts } from "@/lib/db/schema";
+import { audited, type AuditActor } from "@/lib/audit/record-audit";
 import { AppError } from "@/lib/errors";
 import { normalizeFingerprint } from "@/lib/ssh";
 import { refuseIfBusy } from "./edit-host";
@@ -62,4 +63,21 @@ export async function clearHostPin(
     });
     return { hostId: host.id, cleared: expected };
   });
+}
+
+/**
+ * clearHostPin under the audit log's `host.clear_pin`, with the cleared fingerprint in the
+ * entry. Shared by the server action and `POST /api/hosts/:id/clear-pin`.
+ */
+export async function auditedHostPinClearing(
+  db: Database,
+  actor: AuditActor,
+  input: { hostId: string; fingerprint: string },
+): Promise<{ hostId: string; cleared: string }> {
+  const { hostId, fingerprint } = input;
+  return audited(
+    db,
+    { actor, action: "host.clear_pin", target: `host:${hostId}`, detail: { fingerprint } },
+    () => clearHostPin(db, { hostId, actor: actor.name, fingerprint }),
+  );
 }

@@ -1,6 +1,7 @@
 import { desc, eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { events, hosts, runs } from "@/lib/db/schema";
+import { audited, type AuditActor } from "@/lib/audit/record-audit";
 import { AppError } from "@/lib/errors";
 import { startRun } from "@/lib/runs/start-run";
 import { DECOMMISSION_HOST, decommissionHostPipeline } from "@/lib/steps/host/decommission";
@@ -58,4 +59,18 @@ export async function decommissionHost(
     });
     return { runId, abortsRunId };
   });
+}
+
+/**
+ * decommissionHost under the audit log's `host.decommission`. Shared by the server action and
+ * `POST /api/hosts/:id/decommission`, so both doors leave the same entry.
+ */
+export async function auditedHostDecommission(
+  db: Database,
+  actor: AuditActor,
+  hostId: string,
+): Promise<{ runId: string; abortsRunId: string | null }> {
+  return audited(db, { actor, action: "host.decommission", target: `host:${hostId}` }, () =>
+    decommissionHost(db, { hostId, actor: actor.name }),
+  );
 }

@@ -2,6 +2,7 @@ import { desc, eq } from "drizzle-orm";
 import { z } from "zod";
 import type { Database } from "@/lib/db/client";
 import { credentials, events, hosts, runs } from "@/lib/db/schema";
+import { audited, type AuditActor } from "@/lib/audit/record-audit";
 import { AppError } from "@/lib/errors";
 import type { SshAuth } from "@/lib/ssh";
 import { loadAuth } from "@/lib/steps/host/services";
@@ -125,6 +126,33 @@ export async function editHost(
     });
     return { hostId: locked.id, changes, test, pinned };
   });
+}
+
+/**
+ * editHost under the audit log's `host.edit`. The entry names the settings and the kind of
+ * credential, never the secret. Shared by the server action and `PATCH /api/hosts/:id`.
+ */
+export async function auditedHostEdit(
+  db: Database,
+  actor: AuditActor,
+  input: { hostId: string; edit: TEditHost },
+): Promise<EditHostResult> {
+  const { hostId, edit } = input;
+  return audited(
+    db,
+    {
+      actor,
+      action: "host.edit",
+      target: `host:${hostId}`,
+      detail: {
+        address: edit.address,
+        sshPort: edit.sshPort,
+        sshUser: edit.sshUser,
+        credential: edit.authMethod,
+      },
+    },
+    () => editHost(db, { hostId, actor: actor.name, edit }),
+  );
 }
 
 /**

@@ -1,6 +1,7 @@
 import { desc, eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { events, hosts, runs } from "@/lib/db/schema";
+import { audited, type AuditActor } from "@/lib/audit/record-audit";
 import { AppError } from "@/lib/errors";
 import { startRun } from "@/lib/runs/start-run";
 import { onboardHostPipeline } from "@/lib/steps/host";
@@ -54,6 +55,20 @@ export async function reonboardHost(
     });
     return { runId };
   });
+}
+
+/**
+ * reonboardHost under the audit log's `host.reonboard`. Shared by the server action and
+ * `POST /api/hosts/:id/runs`, so both doors leave the same entry.
+ */
+export async function auditedHostReonboard(
+  db: Database,
+  actor: AuditActor,
+  hostId: string,
+): Promise<{ runId: string }> {
+  return audited(db, { actor, action: "host.reonboard", target: `host:${hostId}` }, () =>
+    reonboardHost(db, { hostId, actor: actor.name }),
+  );
 }
 
 /** A retired host gets no new runs: its token and key are gone, and it is history now. */

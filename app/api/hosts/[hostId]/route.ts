@@ -1,30 +1,27 @@
-import { requestActor } from "@/lib/auth/actor";
-import { json, parseId, readJson, respondError } from "@/lib/api/respond";
-import { audited } from "@/lib/audit/record-audit";
+import { respondForHost, type HostRouteContext } from "@/lib/api/host-route";
+import { json, readJson } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import { auditedHostDeletion } from "@/lib/hosts/delete-host";
-import { editHost, ZEditHost } from "@/lib/hosts/edit-host";
+import { auditedHostEdit, ZEditHost } from "@/lib/hosts/edit-host";
 import { getHost } from "@/lib/hosts/get-host";
-import { ZHostId } from "@/lib/hosts/schemas";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
 
 /** One host with its latest run: timeline, events and log tail. */
-export async function GET(
-  request: Request,
-  { params }: { params: Promise<{ hostId: string }> },
-): Promise<Response> {
-  try {
-    await requestActor(request, "viewer");
-    const hostId = parseId(ZHostId, (await params).hostId, "hostId");
-    const host = await getHost(getDb(), hostId);
-    if (!host) throw new AppError("not_found", `Host ${hostId} does not exist.`);
-    return json(host);
-  } catch (error) {
-    return respondError(error, "GET /api/hosts/[hostId]");
-  }
+export async function GET(request: Request, context: HostRouteContext): Promise<Response> {
+  return respondForHost(
+    request,
+    context,
+    "viewer",
+    "GET /api/hosts/[hostId]",
+    async (_actor, hostId) => {
+      const host = await getHost(getDb(), hostId);
+      if (!host) throw new AppError("not_found", `Host ${hostId} does not exist.`);
+      return json(host);
+    },
+  );
 }
 
 /**
@@ -34,49 +31,29 @@ export async function GET(
  * refused password is one); 409 for a changed host key, a running run or a retired host; 503
  * when nothing answers at the address. Nothing is saved on any error.
  */
-export async function PATCH(
-  request: Request,
-  { params }: { params: Promise<{ hostId: string }> },
-): Promise<Response> {
-  try {
-    const actor = await requestActor(request, "operator");
-    const hostId = parseId(ZHostId, (await params).hostId, "hostId");
-    const edit = ZEditHost.parse(await readJson(request));
-    const db = getDb();
-    const result = await audited(
-      db,
-      {
-        actor,
-        action: "host.edit",
-        target: `host:${hostId}`,
-        detail: {
-          address: edit.address,
-          sshPort: edit.sshPort,
-          sshUser: edit.sshUser,
-          credential: edit.authMethod,
-        },
-      },
-      () => editHost(db, { hostId, actor: actor.name, edit }),
-    );
-    return json(result);
-  } catch (error) {
-    return respondError(error, "PATCH /api/hosts/[hostId]");
-  }
+export async function PATCH(request: Request, context: HostRouteContext): Promise<Response> {
+  return respondForHost(
+    request,
+    context,
+    "operator",
+    "PATCH /api/hosts/[hostId]",
+    async (actor, hostId) => {
+      const edit = ZEditHost.parse(await readJson(request));
+      return json(await auditedHostEdit(getDb(), actor, { hostId, edit }));
+    },
+  );
 }
 
 /**
  * An admin deletes a retired host with its runs, logs and events (the audit log keeps a
  * `host.delete` entry naming it): 200 `{ hostId, name, … }`; 409 unless the host is retired.
  */
-export async function DELETE(
-  request: Request,
-  { params }: { params: Promise<{ hostId: string }> },
-): Promise<Response> {
-  try {
-    const actor = await requestActor(request, "admin");
-    const hostId = parseId(ZHostId, (await params).hostId, "hostId");
-    return json(await auditedHostDeletion(getDb(), actor, hostId));
-  } catch (error) {
-    return respondError(error, "DELETE /api/hosts/[hostId]");
-  }
+export async function DELETE(request: Request, context: HostRouteContext): Promise<Response> {
+  return respondForHost(
+    request,
+    context,
+    "admin",
+    "DELETE /api/hosts/[hostId]",
+    async (actor, hostId) => json(await auditedHostDeletion(getDb(), actor, hostId)),
+  );
 }

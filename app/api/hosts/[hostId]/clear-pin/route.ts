@@ -1,9 +1,7 @@
-import { requestActor } from "@/lib/auth/actor";
-import { json, parseId, readJson, respondError } from "@/lib/api/respond";
-import { audited } from "@/lib/audit/record-audit";
+import { respondForHost, type HostRouteContext } from "@/lib/api/host-route";
+import { json, readJson } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
-import { clearHostPin, ZClearHostPin } from "@/lib/hosts/clear-host-pin";
-import { ZHostId } from "@/lib/hosts/schemas";
+import { auditedHostPinClearing, ZClearHostPin } from "@/lib/hosts/clear-host-pin";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -13,23 +11,15 @@ export const runtime = "nodejs";
  * changed meanwhile is not cleared: 409). 200 `{ hostId, cleared }`; 409 without a pin, while a
  * run is running, or for a retired host. The next connection pins what the host presents.
  */
-export async function POST(
-  request: Request,
-  { params }: { params: Promise<{ hostId: string }> },
-): Promise<Response> {
-  try {
-    const actor = await requestActor(request, "operator");
-    const hostId = parseId(ZHostId, (await params).hostId, "hostId");
-    const { fingerprint } = ZClearHostPin.parse(await readJson(request));
-    const db = getDb();
-    return json(
-      await audited(
-        db,
-        { actor, action: "host.clear_pin", target: `host:${hostId}`, detail: { fingerprint } },
-        () => clearHostPin(db, { hostId, actor: actor.name, fingerprint }),
-      ),
-    );
-  } catch (error) {
-    return respondError(error, "POST /api/hosts/[hostId]/clear-pin");
-  }
+export async function POST(request: Request, context: HostRouteContext): Promise<Response> {
+  return respondForHost(
+    request,
+    context,
+    "operator",
+    "POST /api/hosts/[hostId]/clear-pin",
+    async (actor, hostId) => {
+      const { fingerprint } = ZClearHostPin.parse(await readJson(request));
+      return json(await auditedHostPinClearing(getDb(), actor, { hostId, fingerprint }));
+    },
+  );
 }

@@ -1,9 +1,7 @@
-import { requestActor } from "@/lib/auth/actor";
-import { json, parseId, respondError } from "@/lib/api/respond";
-import { audited } from "@/lib/audit/record-audit";
+import { respondForHost, type HostRouteContext } from "@/lib/api/host-route";
+import { json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
-import { decommissionHost } from "@/lib/hosts/decommission-host";
-import { ZHostId } from "@/lib/hosts/schemas";
+import { auditedHostDecommission } from "@/lib/hosts/decommission-host";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -13,21 +11,12 @@ export const runtime = "nodejs";
  * step's result is on the run (`GET /api/runs/:runId`, timeline details). 409 for a retired
  * host or one being decommissioned already.
  */
-export async function POST(
-  request: Request,
-  { params }: { params: Promise<{ hostId: string }> },
-): Promise<Response> {
-  try {
-    const actor = await requestActor(request, "operator");
-    const hostId = parseId(ZHostId, (await params).hostId, "hostId");
-    const db = getDb();
-    const started = await audited(
-      db,
-      { actor, action: "host.decommission", target: `host:${hostId}` },
-      () => decommissionHost(db, { hostId, actor: actor.name }),
-    );
-    return json(started, 201);
-  } catch (error) {
-    return respondError(error, "POST /api/hosts/[hostId]/decommission");
-  }
+export async function POST(request: Request, context: HostRouteContext): Promise<Response> {
+  return respondForHost(
+    request,
+    context,
+    "operator",
+    "POST /api/hosts/[hostId]/decommission",
+    async (actor, hostId) => json(await auditedHostDecommission(getDb(), actor, hostId), 201),
+  );
 }

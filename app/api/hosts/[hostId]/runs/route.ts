@@ -1,9 +1,7 @@
-import { requestActor } from "@/lib/auth/actor";
-import { json, parseId, respondError } from "@/lib/api/respond";
-import { audited } from "@/lib/audit/record-audit";
+import { respondForHost, type HostRouteContext } from "@/lib/api/host-route";
+import { json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
-import { reonboardHost } from "@/lib/hosts/reonboard-host";
-import { ZHostId } from "@/lib/hosts/schemas";
+import { auditedHostReonboard } from "@/lib/hosts/reonboard-host";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -12,21 +10,12 @@ export const runtime = "nodejs";
  * Onboards the host again: 201 `{ runId }` for the new run; 404 for an unknown host; 409 while
  * its latest run is still running.
  */
-export async function POST(
-  request: Request,
-  { params }: { params: Promise<{ hostId: string }> },
-): Promise<Response> {
-  try {
-    const actor = await requestActor(request, "operator");
-    const hostId = parseId(ZHostId, (await params).hostId, "hostId");
-    const db = getDb();
-    const started = await audited(
-      db,
-      { actor, action: "host.reonboard", target: `host:${hostId}` },
-      () => reonboardHost(db, { hostId, actor: actor.name }),
-    );
-    return json(started, 201);
-  } catch (error) {
-    return respondError(error, "POST /api/hosts/[hostId]/runs");
-  }
+export async function POST(request: Request, context: HostRouteContext): Promise<Response> {
+  return respondForHost(
+    request,
+    context,
+    "operator",
+    "POST /api/hosts/[hostId]/runs",
+    async (actor, hostId) => json(await auditedHostReonboard(getDb(), actor, hostId), 201),
+  );
 }

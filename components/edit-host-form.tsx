@@ -10,28 +10,12 @@ import {
 } from "@/lib/actions/test-connection";
 import type { HostDetail } from "@/lib/hosts/get-host";
 import { CopyField } from "./copy-field";
-import {
-  errorsOf,
-  Field,
-  FieldError,
-  FormError,
-  TextField,
-  useFocusFirstInvalid,
-} from "./form-fields";
+import { CREDENTIAL_FIELDS, CredentialFields } from "./credential-fields";
+import { errorsOf, FormError, TextField, useFocusFirstInvalid } from "./form-fields";
 import type { HostFormConsoleKey } from "./host-form";
 import { liveKeys } from "./live-keys";
 
-const FIELDS = [
-  "address",
-  "sshPort",
-  "sshUser",
-  "authMethod",
-  "consoleKeyId",
-  "password",
-  "privateKey",
-  "passphrase",
-] as const;
-type FieldName = (typeof FIELDS)[number];
+const FIELDS = ["address", "sshPort", "sshUser", ...CREDENTIAL_FIELDS] as const;
 type Method = "keep" | "console_key" | "password" | "private_key";
 
 type Outcome =
@@ -69,7 +53,7 @@ export function EditHostForm({
   const state: ActionResult | null = outcome?.result ?? null;
   useFocusFirstInvalid(state, FIELDS, formRef, formErrorRef);
   const errors = errorsOf(state);
-  const errorOf = (field: FieldName) => errors[field]?.[0];
+  const errorOf = (field: string) => errors[field]?.[0];
 
   const send = (kind: Outcome["kind"]) => {
     const form = formRef.current;
@@ -96,6 +80,16 @@ export function EditHostForm({
   };
 
   const tested = outcome?.kind === "test" && outcome.result.ok ? outcome.result.test : null;
+  const choices = (
+    [
+      ["keep", `Keep the current one (${CURRENT[host.authMethod]})`],
+      ["console_key", "The console's key"],
+      ["password", "New password"],
+      ["private_key", "New private key"],
+    ] as const
+  )
+    .filter(([value]) => value !== "console_key" || consoleKey)
+    .map(([value, label]) => ({ value, label, testId: `edit-auth-${value}` }));
 
   return (
     <form
@@ -149,93 +143,33 @@ export function EditHostForm({
         />
       </div>
 
-      <fieldset
-        className="field"
-        aria-invalid={errorOf("authMethod") ? true : undefined}
-        aria-describedby={errorOf("authMethod") ? "authMethod-error" : undefined}
-      >
-        <legend>Credential</legend>
-        <div className="radios">
-          {(
-            [
-              ["keep", `Keep the current one (${CURRENT[host.authMethod]})`],
-              ["console_key", "The console's key"],
-              ["password", "New password"],
-              ["private_key", "New private key"],
-            ] as const
-          ).map(([value, label]) =>
-            value === "console_key" && !consoleKey ? null : (
-              <label key={value}>
-                <input
-                  type="radio"
-                  name="authMethod"
-                  value={value}
-                  checked={method === value}
-                  onChange={() => setMethod(value)}
-                  data-testid={`edit-auth-${value}`}
-                />{" "}
-                {label}
-              </label>
+      <CredentialFields
+        legend="Credential"
+        choices={choices}
+        method={method}
+        onMethodChange={setMethod}
+        errorOf={errorOf}
+        consoleKey={
+          consoleKey && {
+            id: consoleKey.id,
+            instructions: (
+              <>
+                <p className="field-hint">
+                  Install the console&apos;s key ({consoleKey.fingerprint}) on the host first, as
+                  the SSH user above; saving logs in with it before anything changes.
+                </p>
+                <CopyField
+                  label="Install command"
+                  value={consoleKey.installCommand}
+                  rows={4}
+                  testId="edit-console-key-install-command"
+                />
+              </>
             ),
-          )}
-        </div>
-        <FieldError field="authMethod" error={errorOf("authMethod")} />
-      </fieldset>
-
-      {method === "console_key" && consoleKey && (
-        <div>
-          <input type="hidden" name="consoleKeyId" value={consoleKey.id} />
-          <p className="field-hint">
-            Install the console&apos;s key ({consoleKey.fingerprint}) on the host first, as the SSH
-            user above; saving logs in with it before anything changes.
-          </p>
-          <CopyField
-            label="Install command"
-            value={consoleKey.installCommand}
-            rows={4}
-            testId="edit-console-key-install-command"
-          />
-          <FieldError field="consoleKeyId" error={errorOf("consoleKeyId")} />
-        </div>
-      )}
-      {method === "password" && (
-        <TextField
-          name="password"
-          label="New SSH password"
-          type="password"
-          error={errorOf("password")}
-          autoComplete="off"
-          required
-        />
-      )}
-      {method === "private_key" && (
-        <>
-          <Field
-            name="privateKey"
-            label="New private key"
-            error={errorOf("privateKey")}
-            hint="Paste the whole key file. It is stored encrypted and never shown again."
-          >
-            {(props) => (
-              <textarea
-                {...props}
-                rows={8}
-                spellCheck={false}
-                autoComplete="off"
-                className="mono"
-                required
-              />
-            )}
-          </Field>
-          <TextField
-            name="passphrase"
-            label="Passphrase (optional)"
-            type="password"
-            error={errorOf("passphrase")}
-            autoComplete="off"
-          />
-        </>
-      )}
+          }
+        }
+        labels={{ password: "New SSH password", privateKey: "New private key" }}
+      />
 
       <div className="form-actions">
         <button

@@ -1,34 +1,16 @@
 "use client";
 
 import { useRouter } from "next/navigation";
-import { useActionState, useEffect, useRef, useState } from "react";
-import { createHostAction, type CreateHostResult } from "@/lib/actions/create-host";
+import { useEffect, useState } from "react";
+import { createHostAction } from "@/lib/actions/create-host";
 import type { AuthMethod } from "@/lib/hosts/schemas";
+import { SubmitActions, useActionForm } from "./action-form";
 import { CopyField } from "./copy-field";
-import {
-  errorsOf,
-  Field,
-  FieldError,
-  FormError,
-  submitKeepingInput,
-  TextField,
-  useFocusFirstInvalid,
-} from "./form-fields";
+import { CREDENTIAL_FIELDS, CredentialFields } from "./credential-fields";
+import { TextField } from "./form-fields";
 
 /** Field order of the form: the first invalid one in this order gets the focus. */
-const FIELDS = [
-  "name",
-  "address",
-  "sshPort",
-  "sshUser",
-  "apiPort",
-  "authMethod",
-  "consoleKeyId",
-  "password",
-  "privateKey",
-  "passphrase",
-] as const;
-type FieldName = (typeof FIELDS)[number];
+const FIELDS = ["name", "address", "sshPort", "sshUser", "apiPort", ...CREDENTIAL_FIELDS] as const;
 
 /** What the form shows of the console's key (never the private half). */
 export type HostFormConsoleKey = {
@@ -47,32 +29,16 @@ export type HostFormConsoleKey = {
  */
 export function HostForm({ consoleKey }: { consoleKey: HostFormConsoleKey }) {
   const router = useRouter();
-  const [state, formAction, pending] = useActionState<CreateHostResult | null, FormData>(
-    createHostAction,
-    null,
-  );
+  const { state, pending, errorOf, formProps, formError } = useActionForm(createHostAction, FIELDS);
   const [authMethod, setAuthMethod] = useState<AuthMethod>("password");
-  const formRef = useRef<HTMLFormElement>(null);
-  const formErrorRef = useRef<HTMLDivElement>(null);
 
-  useFocusFirstInvalid(state, FIELDS, formRef, formErrorRef);
   useEffect(() => {
     if (state?.ok) router.push(`/hosts/${state.hostId}`);
   }, [state, router]);
 
-  const errors = errorsOf(state);
-  const errorOf = (field: FieldName) => errors[field]?.[0];
-
   return (
-    <form
-      ref={formRef}
-      className="form"
-      action={formAction}
-      noValidate
-      onSubmit={submitKeepingInput(formAction)}
-      data-testid="host-form"
-    >
-      {state && !state.ok && <FormError state={state} fields={FIELDS} ref={formErrorRef} />}
+    <form {...formProps} data-testid="host-form">
+      {formError}
 
       <TextField
         name="name"
@@ -118,118 +84,55 @@ export function HostForm({ consoleKey }: { consoleKey: HostFormConsoleKey }) {
         />
       </div>
 
-      <fieldset
-        className="field"
-        aria-invalid={errorOf("authMethod") ? true : undefined}
-        aria-describedby={errorOf("authMethod") ? "authMethod-error" : undefined}
-      >
-        <legend>Authentication</legend>
-        <div className="radios">
-          <label>
-            <input
-              type="radio"
-              name="authMethod"
-              value="console_key"
-              checked={authMethod === "console_key"}
-              onChange={() => setAuthMethod("console_key")}
-            />{" "}
-            Use the console&apos;s key
-          </label>
-          <label>
-            <input
-              type="radio"
-              name="authMethod"
-              value="password"
-              checked={authMethod === "password"}
-              onChange={() => setAuthMethod("password")}
-            />{" "}
-            Password
-          </label>
-          <label>
-            <input
-              type="radio"
-              name="authMethod"
-              value="private_key"
-              checked={authMethod === "private_key"}
-              onChange={() => setAuthMethod("private_key")}
-            />{" "}
-            Private key
-          </label>
-        </div>
-        <FieldError field="authMethod" error={errorOf("authMethod")} />
-      </fieldset>
-
-      {authMethod === "console_key" ? (
-        <div data-testid="console-key-install">
-          <input type="hidden" name="consoleKeyId" value={consoleKey.id} />
-          <p className="field-hint">
-            Run this once on the host as the SSH user above; it adds the console&apos;s public key (
-            {consoleKey.fingerprint}) to <span className="mono">~/.ssh/authorized_keys</span>. The
-            console keeps the private key; nothing secret is typed here.
-          </p>
-          <CopyField
-            label="Install command"
-            value={consoleKey.installCommand}
-            rows={4}
-            testId="console-key-install-command"
-          />
-          <CopyField
-            label="Public key"
-            value={consoleKey.publicKey}
-            rows={2}
-            testId="console-key-public"
-          />
-          <FieldError field="consoleKeyId" error={errorOf("consoleKeyId")} />
-        </div>
-      ) : authMethod === "password" ? (
-        <TextField
-          name="password"
-          label="SSH password"
-          type="password"
-          error={errorOf("password")}
-          autoComplete="off"
-          required
-        />
-      ) : (
-        <>
-          <Field
-            name="privateKey"
-            label="Private key"
-            error={errorOf("privateKey")}
-            hint="Paste the whole key file. It is stored encrypted and never shown again."
-          >
-            {(props) => (
-              <textarea
-                {...props}
-                rows={8}
-                spellCheck={false}
-                autoComplete="off"
-                className="mono"
-                required
+      <CredentialFields
+        legend="Authentication"
+        choices={[
+          { value: "console_key", label: "Use the console's key" },
+          { value: "password", label: "Password" },
+          { value: "private_key", label: "Private key" },
+        ]}
+        method={authMethod}
+        onMethodChange={setAuthMethod}
+        errorOf={errorOf}
+        consoleKey={{
+          id: consoleKey.id,
+          testId: "console-key-install",
+          instructions: (
+            <>
+              <p className="field-hint">
+                Run this once on the host as the SSH user above; it adds the console&apos;s public
+                key ({consoleKey.fingerprint}) to{" "}
+                <span className="mono">~/.ssh/authorized_keys</span>. The console keeps the private
+                key; nothing secret is typed here.
+              </p>
+              <CopyField
+                label="Install command"
+                value={consoleKey.installCommand}
+                rows={4}
+                testId="console-key-install-command"
               />
-            )}
-          </Field>
-          <TextField
-            name="passphrase"
-            label="Passphrase (optional)"
-            type="password"
-            error={errorOf("passphrase")}
-            hint="Only if the key is encrypted."
-            autoComplete="off"
-          />
-        </>
-      )}
+              <CopyField
+                label="Public key"
+                value={consoleKey.publicKey}
+                rows={2}
+                testId="console-key-public"
+              />
+            </>
+          ),
+        }}
+        labels={{
+          password: "SSH password",
+          privateKey: "Private key",
+          passphraseHint: "Only if the key is encrypted.",
+        }}
+      />
 
-      <div className="form-actions">
-        <button
-          type="submit"
-          className="button button-primary"
-          disabled={pending}
-          data-testid="submit-host"
-        >
-          {pending ? "Adding…" : "Add host and start onboarding"}
-        </button>
-      </div>
+      <SubmitActions
+        pending={pending}
+        label="Add host and start onboarding"
+        pendingLabel="Adding…"
+        testId="submit-host"
+      />
     </form>
   );
 }

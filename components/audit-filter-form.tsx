@@ -10,6 +10,7 @@ type Values = Partial<Record<FilterName, string>>;
 type ControlProps = {
   id: string;
   name: FilterName;
+  className: string;
   defaultValue: string;
   "aria-invalid": true | undefined;
   "aria-describedby": string | undefined;
@@ -35,6 +36,7 @@ export function AuditFilterForm({
         {control({
           id: `audit-${name}`,
           name,
+          className: "control",
           defaultValue: values[name] ?? "",
           "aria-invalid": error ? true : undefined,
           "aria-describedby": errorId,

@@ -40,7 +40,11 @@ export function FleetPager({
       </button>
       <label className={styles.select}>
         <span>Per page</span>
-        <select value={page.size} onChange={(event) => onSize(Number(event.target.value))}>
+        <select
+          className="control"
+          value={page.size}
+          onChange={(event) => onSize(Number(event.target.value))}
+        >
           {[...new Set([...SIZES, page.size])]
             .sort((a, b) => a - b)
             .map((size) => (

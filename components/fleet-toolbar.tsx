@@ -34,6 +34,7 @@ export const FleetToolbar = forwardRef<
         <input
           ref={searchRef}
           type="search"
+          className="control"
           value={props.search}
           maxLength={SEARCH_MAX_LENGTH}
           placeholder="Search name, address or node   ( / )"
@@ -49,6 +50,7 @@ export const FleetToolbar = forwardRef<
       <label className={styles.select}>
         <span>Failed at</span>
         <select
+          className="control"
           value={props.failedStep}
           onChange={(event) => props.onFailedStep(event.target.value)}
           data-testid="fleet-failed-step"

@@ -6,6 +6,7 @@ import { audited, type AuditActor } from "@/lib/audit/record-audit";
 import { AppError } from "@/lib/errors";
 import { normalizeFingerprint } from "@/lib/ssh";
 import { refuseIfBusy } from "./edit-host";
+import { lockHost } from "./host-guards";
 
 /**
  * The pin the operator saw in the confirmation dialog. Clearing only that pin means a key that
@@ -34,8 +35,7 @@ export async function clearHostPin(
 ): Promise<{ hostId: string; cleared: string }> {
   const expected = normalizeFingerprint(input.fingerprint);
   return db.transaction(async (tx) => {
-    const [host] = await tx.select().from(hosts).where(eq(hosts.id, input.hostId)).for("update");
-    if (!host) throw new AppError("not_found", `Host ${input.hostId} does not exist.`);
+    const host = await lockHost(tx, input.hostId);
     await refuseIfBusy(tx, host);
     if (host.hostKeySha256 === null) {
       throw new AppError(

@@ -1,10 +1,10 @@
-import { desc, eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
-import { events, hosts, runs } from "@/lib/db/schema";
+import { events } from "@/lib/db/schema";
 import { audited, type AuditActor } from "@/lib/audit/record-audit";
 import { AppError } from "@/lib/errors";
 import { startRun } from "@/lib/runs/start-run";
 import { DECOMMISSION_HOST, decommissionHostPipeline } from "@/lib/steps/host/decommission";
+import { latestRun, lockHost } from "./host-guards";
 
 /**
  * Starts the decommission pipeline for a host (lib/steps/host/decommission): abort any running
@@ -18,24 +18,14 @@ export async function decommissionHost(
   input: { hostId: string; actor: string },
 ): Promise<{ runId: string; abortsRunId: string | null }> {
   return db.transaction(async (tx) => {
-    const [host] = await tx
-      .select({ id: hosts.id, name: hosts.name, retiredAt: hosts.retiredAt })
-      .from(hosts)
-      .where(eq(hosts.id, input.hostId))
-      .for("update");
-    if (!host) throw new AppError("not_found", `Host ${input.hostId} does not exist.`);
+    const host = await lockHost(tx, input.hostId);
     if (host.retiredAt) {
       throw new AppError(
         "conflict",
         `${host.name} was already retired on ${host.retiredAt.toISOString()}; an admin can delete it from the host page.`,
       );
     }
-    const [latest] = await tx
-      .select({ id: runs.id, status: runs.status, pipeline: runs.pipeline })
-      .from(runs)
-      .where(eq(runs.hostId, host.id))
-      .orderBy(desc(runs.createdAt))
-      .limit(1);
+    const latest = await latestRun(tx, host.id);
     if (latest?.status === "running" && latest.pipeline === DECOMMISSION_HOST) {
       throw new AppError(
         "conflict",

@@ -3,6 +3,7 @@ import type { Database } from "@/lib/db/client";
 import { credentials, events, hosts, runs } from "@/lib/db/schema";
 import { AppError } from "@/lib/errors";
 import { audited, type AuditActor } from "@/lib/audit/record-audit";
+import { lockHost } from "./host-guards";
 
 export type DeletedHost = {
   hostId: string;
@@ -26,8 +27,7 @@ export async function deleteHost(
   input: { hostId: string; actor: string },
 ): Promise<DeletedHost> {
   return db.transaction(async (tx) => {
-    const [host] = await tx.select().from(hosts).where(eq(hosts.id, input.hostId)).for("update");
-    if (!host) throw new AppError("not_found", `Host ${input.hostId} does not exist.`);
+    const host = await lockHost(tx, input.hostId);
     if (!host.retiredAt) {
       throw new AppError(
         "conflict",

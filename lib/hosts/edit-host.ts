@@ -1,13 +1,14 @@
-import { desc, eq } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { z } from "zod";
 import type { Database } from "@/lib/db/client";
-import { credentials, events, hosts, runs } from "@/lib/db/schema";
+import { credentials, events, hosts } from "@/lib/db/schema";
 import { audited, type AuditActor } from "@/lib/audit/record-audit";
 import { AppError } from "@/lib/errors";
 import type { SshAuth } from "@/lib/ssh";
 import { loadAuth } from "@/lib/steps/host/services";
 import { createHostCredential } from "@/lib/console-key/host-credential";
 import { consoleKeyById, consoleKeyPrivate, ensureConsoleKey } from "@/lib/console-key/store";
+import { hostNotFound, latestRun, lockHost, type HostRow } from "./host-guards";
 import { AUTH_METHODS, hostCredentialFields, refineHostCredential, ZCreateHost } from "./schemas";
 import { testConnection, type ConnectionTestResult, type CredentialField } from "./test-connection";
 
@@ -33,8 +34,6 @@ export const ZEditHost = z
     if (authMethod !== "keep") refineHostCredential({ ...value, authMethod }, ctx);
   });
 export type TEditHost = z.infer<typeof ZEditHost>;
-
-type HostRow = typeof hosts.$inferSelect;
 
 export type EditHostResult = {
   hostId: string;
@@ -69,8 +68,7 @@ export async function editHost(
 
   return db.transaction(async (tx) => {
     // Checked again under the row lock: a run or another edit may have started meanwhile.
-    const [locked] = await tx.select().from(hosts).where(eq(hosts.id, host.id)).for("update");
-    if (!locked) throw notFound(host.id);
+    const locked = await lockHost(tx, host.id);
     await refuseIfBusy(tx, locked);
     if (locked.hostKeySha256 !== host.hostKeySha256) {
       throw new AppError(
@@ -165,7 +163,7 @@ export async function testHostConnection(
   input: { hostId: string; edit: TEditHost },
 ): Promise<ConnectionTestResult> {
   const [host] = await db.select().from(hosts).where(eq(hosts.id, input.hostId));
-  if (!host) throw notFound(input.hostId);
+  if (!host) throw hostNotFound(input.hostId);
   // A retired host is never connected to again (its secrets are gone); a run may be running.
   if (host.retiredAt) await refuseIfBusy(db, host);
   const { edit } = input;
@@ -183,7 +181,7 @@ export async function testHostConnection(
 
 async function loadEditableHost(db: Database, hostId: string): Promise<HostRow> {
   const [host] = await db.select().from(hosts).where(eq(hosts.id, hostId));
-  if (!host) throw notFound(hostId);
+  if (!host) throw hostNotFound(hostId);
   await refuseIfBusy(db, host);
   return host;
 }
@@ -196,12 +194,7 @@ export async function refuseIfBusy(db: Pick<Database, "select">, host: HostRow):
       `${host.name} is retired; its settings are kept as they were when it was decommissioned.`,
     );
   }
-  const [latest] = await db
-    .select({ id: runs.id, status: runs.status, currentStep: runs.currentStep })
-    .from(runs)
-    .where(eq(runs.hostId, host.id))
-    .orderBy(desc(runs.createdAt))
-    .limit(1);
+  const latest = await latestRun(db, host.id);
   if (latest?.status === "running") {
     throw new AppError(
       "conflict",
@@ -249,8 +242,4 @@ function credentialFieldOf(edit: TEditHost): CredentialField {
   if (edit.authMethod === "private_key") return "privateKey";
   if (edit.authMethod === "console_key") return "consoleKey";
   return "storedCredential";
-}
-
-function notFound(hostId: string): AppError {
-  return new AppError("not_found", `Host ${hostId} does not exist.`);
 }

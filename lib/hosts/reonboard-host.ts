@@ -1,10 +1,10 @@
-import { desc, eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
-import { events, hosts, runs } from "@/lib/db/schema";
+import { events } from "@/lib/db/schema";
 import { audited, type AuditActor } from "@/lib/audit/record-audit";
 import { AppError } from "@/lib/errors";
 import { startRun } from "@/lib/runs/start-run";
 import { onboardHostPipeline } from "@/lib/steps/host";
+import { latestRun, lockHost } from "./host-guards";
 
 /**
  * Starts a new onboarding run for a host that already has one (after a reinstall, after the
@@ -20,19 +20,9 @@ export async function reonboardHost(
   input: { hostId: string; actor: string },
 ): Promise<{ runId: string }> {
   return db.transaction(async (tx) => {
-    const [host] = await tx
-      .select({ id: hosts.id, name: hosts.name, retiredAt: hosts.retiredAt })
-      .from(hosts)
-      .where(eq(hosts.id, input.hostId))
-      .for("update");
-    if (!host) throw new AppError("not_found", `Host ${input.hostId} does not exist.`);
+    const host = await lockHost(tx, input.hostId);
     if (host.retiredAt) throw retiredHostError(host.name);
-    const [latest] = await tx
-      .select({ id: runs.id, status: runs.status, currentStep: runs.currentStep })
-      .from(runs)
-      .where(eq(runs.hostId, host.id))
-      .orderBy(desc(runs.createdAt))
-      .limit(1);
+    const latest = await latestRun(tx, host.id);
     if (latest?.status === "running") {
       throw new AppError(
         "conflict",

@@ -2,10 +2,9 @@
 
 import { revalidatePath } from "next/cache";
 import { getDb } from "@/lib/db/client";
-import { createHost } from "@/lib/hosts/create-host";
+import { auditedHostCreation } from "@/lib/hosts/create-host";
 import { ZCreateHost } from "@/lib/hosts/schemas";
 import { currentActor } from "@/lib/auth/actor";
-import { audited } from "@/lib/audit/record-audit";
 import { actionFailure, inputObject, type ActionResult } from "./action-result";
 
 export type CreateHostResult = ActionResult<{ hostId: string; runId: string }>;
@@ -21,17 +20,7 @@ export async function createHostAction(
   try {
     const actor = await currentActor("operator");
     const parsed = ZCreateHost.parse(inputObject(input));
-    const db = getDb();
-    const { hostId, runId } = await audited(
-      db,
-      {
-        actor,
-        action: "host.create",
-        target: (created) => `host:${created.hostId}`,
-        detail: { name: parsed.name },
-      },
-      () => createHost(db, parsed, actor.name),
-    );
+    const { hostId, runId } = await auditedHostCreation(getDb(), actor, parsed);
     revalidatePath("/hosts");
     return { ok: true, hostId, runId };
   } catch (error) {

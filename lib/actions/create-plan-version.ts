@@ -1,11 +1,10 @@
 "use server";
 
 import { revalidatePath } from "next/cache";
-import { createPlanVersion } from "@/lib/catalog/manage-catalog";
+import { auditedPlanVersionCreation } from "@/lib/catalog/audited-catalog-changes";
 import { ZCreatePlanVersion } from "@/lib/catalog/schemas";
 import { getDb } from "@/lib/db/client";
 import { currentActor } from "@/lib/auth/actor";
-import { audited } from "@/lib/audit/record-audit";
 import { actionFailure, inputObject, type ActionResult } from "./action-result";
 
 export type CreatePlanVersionResult = ActionResult<{ planVersionId: string }>;
@@ -18,17 +17,7 @@ export async function createPlanVersionAction(
   try {
     const actor = await currentActor("admin");
     const parsed = ZCreatePlanVersion.parse(inputObject(input));
-    const db = getDb();
-    const planVersionId = await audited(
-      db,
-      {
-        actor,
-        action: "catalog.version_create",
-        target: (id) => `plan_version:${id}`,
-        detail: { planId: parsed.planId },
-      },
-      () => createPlanVersion(db, parsed, actor.name),
-    );
+    const planVersionId = await auditedPlanVersionCreation(getDb(), actor, parsed);
     revalidatePath("/catalog", "layout");
     return { ok: true, planVersionId };
   } catch (error) {

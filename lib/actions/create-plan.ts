@@ -1,11 +1,10 @@
 "use server";
 
 import { revalidatePath } from "next/cache";
-import { createPlan } from "@/lib/catalog/manage-catalog";
+import { auditedPlanCreation } from "@/lib/catalog/audited-catalog-changes";
 import { ZCreatePlan } from "@/lib/catalog/schemas";
 import { getDb } from "@/lib/db/client";
 import { currentActor } from "@/lib/auth/actor";
-import { audited } from "@/lib/audit/record-audit";
 import { actionFailure, inputObject, type ActionResult } from "./action-result";
 
 export type CreatePlanResult = ActionResult<{ planId: string }>;
@@ -18,17 +17,7 @@ export async function createPlanAction(
   try {
     const actor = await currentActor("admin");
     const parsed = ZCreatePlan.parse(inputObject(input));
-    const db = getDb();
-    const planId = await audited(
-      db,
-      {
-        actor,
-        action: "catalog.plan_create",
-        target: (id) => `plan:${id}`,
-        detail: { slug: parsed.slug },
-      },
-      () => createPlan(db, parsed, actor.name),
-    );
+    const planId = await auditedPlanCreation(getDb(), actor, parsed);
     revalidatePath("/catalog", "layout");
     return { ok: true, planId };
   } catch (error) {

@@ -1,11 +1,10 @@
 "use server";
 
 import { revalidatePath } from "next/cache";
-import { publishPlanVersion } from "@/lib/catalog/manage-catalog";
+import { auditedPlanVersionPublication } from "@/lib/catalog/audited-catalog-changes";
 import { ZPublishPlanVersion } from "@/lib/catalog/schemas";
 import { getDb } from "@/lib/db/client";
 import { currentActor } from "@/lib/auth/actor";
-import { audited } from "@/lib/audit/record-audit";
 import { actionFailure, inputObject, type ActionResult } from "./action-result";
 
 /**
@@ -18,12 +17,7 @@ export async function publishPlanVersionAction(
   try {
     const actor = await currentActor("admin");
     const { planVersionId } = ZPublishPlanVersion.parse(inputObject(input));
-    const db = getDb();
-    await audited(
-      db,
-      { actor, action: "catalog.version_publish", target: `plan_version:${planVersionId}` },
-      () => publishPlanVersion(db, planVersionId, actor.name),
-    );
+    await auditedPlanVersionPublication(getDb(), actor, planVersionId);
     revalidatePath("/catalog", "layout");
     return { ok: true, planVersionId };
   } catch (error) {

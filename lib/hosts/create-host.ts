@@ -1,4 +1,5 @@
 import { eq } from "drizzle-orm";
+import { audited, type AuditActor } from "@/lib/audit/record-audit";
 import type { Database } from "@/lib/db/client";
 import { createHostCredential } from "@/lib/console-key/host-credential";
 import { events, hosts } from "@/lib/db/schema";
@@ -52,4 +53,25 @@ export async function createHost(
     const runId = await startRun(tx, { pipeline: onboardHostPipeline, hostId: host.id, actor });
     return { hostId: host.id, runId };
   });
+}
+
+/**
+ * createHost under the audit log's `host.create`, named by the new host's id with the name in
+ * the entry. Shared by the server action and `POST /api/hosts`.
+ */
+export async function auditedHostCreation(
+  db: Database,
+  actor: AuditActor,
+  input: TCreateHost,
+): Promise<{ hostId: string; runId: string }> {
+  return audited(
+    db,
+    {
+      actor,
+      action: "host.create",
+      target: (created) => `host:${created.hostId}`,
+      detail: { name: input.name },
+    },
+    () => createHost(db, input, actor.name),
+  );
 }

@@ -1,8 +1,7 @@
 import { requestActor } from "@/lib/auth/actor";
 import { json, readJson, respondError } from "@/lib/api/respond";
-import { audited } from "@/lib/audit/record-audit";
 import { getDb } from "@/lib/db/client";
-import { createHost } from "@/lib/hosts/create-host";
+import { auditedHostCreation } from "@/lib/hosts/create-host";
 import { queryFleet } from "@/lib/hosts/fleet-query";
 import { fleetParamsObject, ZFleetQuery } from "@/lib/hosts/fleet-schemas";
 import { ZCreateHost } from "@/lib/hosts/schemas";
@@ -32,18 +31,7 @@ export async function POST(request: Request): Promise<Response> {
   try {
     const actor = await requestActor(request, "operator");
     const input = ZCreateHost.parse(await readJson(request));
-    const db = getDb();
-    const created = await audited(
-      db,
-      {
-        actor,
-        action: "host.create",
-        target: (r) => `host:${r.hostId}`,
-        detail: { name: input.name },
-      },
-      () => createHost(db, input, actor.name),
-    );
-    return json(created, 201);
+    return json(await auditedHostCreation(getDb(), actor, input), 201);
   } catch (error) {
     return respondError(error, "POST /api/hosts");
   }

@@ -1,8 +1,7 @@
 import { requestActor } from "@/lib/auth/actor";
 import { json, readJson, respondError } from "@/lib/api/respond";
-import { createPlan } from "@/lib/catalog/manage-catalog";
+import { auditedPlanCreation } from "@/lib/catalog/audited-catalog-changes";
 import { ZCreatePlan } from "@/lib/catalog/schemas";
-import { audited } from "@/lib/audit/record-audit";
 import { getDb } from "@/lib/db/client";
 
 export const dynamic = "force-dynamic";
@@ -13,17 +12,7 @@ export async function POST(request: Request): Promise<Response> {
   try {
     const actor = await requestActor(request, "admin");
     const input = ZCreatePlan.parse(await readJson(request));
-    const db = getDb();
-    const planId = await audited(
-      db,
-      {
-        actor,
-        action: "catalog.plan_create",
-        target: (id) => `plan:${id}`,
-        detail: { slug: input.slug },
-      },
-      () => createPlan(db, input, actor.name),
-    );
+    const planId = await auditedPlanCreation(getDb(), actor, input);
     return json({ planId }, 201);
   } catch (error) {
     return respondError(error, "POST /api/catalog/plans");

@@ -1,8 +1,7 @@
 import { requestActor } from "@/lib/auth/actor";
 import { json, readJson, respondError } from "@/lib/api/respond";
-import { createPlanVersion } from "@/lib/catalog/manage-catalog";
+import { auditedPlanVersionCreation } from "@/lib/catalog/audited-catalog-changes";
 import { ZCreatePlanVersion } from "@/lib/catalog/schemas";
-import { audited } from "@/lib/audit/record-audit";
 import { getDb } from "@/lib/db/client";
 
 export const dynamic = "force-dynamic";
@@ -23,17 +22,7 @@ export async function POST(
     // A body that is not an object (an array, a number) then fails on every field: 400.
     const fields = typeof body === "object" && body !== null && !Array.isArray(body) ? body : {};
     const input = ZCreatePlanVersion.parse({ ...fields, planId: (await params).planId });
-    const db = getDb();
-    const planVersionId = await audited(
-      db,
-      {
-        actor,
-        action: "catalog.version_create",
-        target: (id) => `plan_version:${id}`,
-        detail: { planId: input.planId },
-      },
-      () => createPlanVersion(db, input, actor.name),
-    );
+    const planVersionId = await auditedPlanVersionCreation(getDb(), actor, input);
     return json({ planVersionId }, 201);
   } catch (error) {
     return respondError(error, "POST /api/catalog/plans/[planId]/versions");

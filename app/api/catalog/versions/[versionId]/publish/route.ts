@@ -1,8 +1,7 @@
 import { requestActor } from "@/lib/auth/actor";
 import { json, respondError } from "@/lib/api/respond";
-import { publishPlanVersion } from "@/lib/catalog/manage-catalog";
+import { auditedPlanVersionPublication } from "@/lib/catalog/audited-catalog-changes";
 import { ZPublishPlanVersion } from "@/lib/catalog/schemas";
-import { audited } from "@/lib/audit/record-audit";
 import { getDb } from "@/lib/db/client";
 
 export const dynamic = "force-dynamic";
@@ -21,12 +20,7 @@ export async function POST(
     const { planVersionId } = ZPublishPlanVersion.parse({
       planVersionId: (await params).versionId,
     });
-    const db = getDb();
-    await audited(
-      db,
-      { actor, action: "catalog.version_publish", target: `plan_version:${planVersionId}` },
-      () => publishPlanVersion(db, planVersionId, actor.name),
-    );
+    await auditedPlanVersionPublication(getDb(), actor, planVersionId);
     return json({ planVersionId });
   } catch (error) {
     return respondError(error, "POST /api/catalog/versions/[versionId]/publish");

@@ -1,8 +1,7 @@
-import crypto from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getDb, getPool } from "@/lib/db/client";
+import { beforeAll, describe, expect, it } from "vitest";
+import { getDb } from "@/lib/db/client";
 import { createTestUser, type TestUser } from "@/test/auth";
-import { createTestDatabase } from "@/test/db";
+import { routeParams as params, registerProcessTestDatabase } from "@/test/process-database";
 import * as hostRoute from "./hosts/[hostId]/route";
 import * as hostsRoute from "./hosts/route";
 import * as abortRoute from "./runs/[runId]/abort/route";
@@ -10,26 +9,15 @@ import * as runRoute from "./runs/[runId]/route";
 import * as retryRoute from "./runs/[runId]/retry/route";
 
 // The route handlers use the process-wide database from DATABASE_URL, as in production.
-let drop: () => Promise<void>;
+registerProcessTestDatabase();
 // Every call is made as a signed-in operator through a real API token.
 let signedIn: TestUser;
 const auth = (extra?: Record<string, string>) => signedIn.authHeaders(extra);
 
 beforeAll(async () => {
-  const database = await createTestDatabase();
-  process.env.DATABASE_URL = database.url;
-  process.env.CLUPILOT_SECRET_KEY ??= crypto.randomBytes(32).toString("hex");
-  drop = database.drop;
   signedIn = await createTestUser(getDb(), "operator");
 });
 
-afterAll(async () => {
-  await getPool().end();
-  delete (globalThis as { __clupilotDb?: unknown }).__clupilotDb;
-  await drop();
-});
-
-const params = <T>(value: T) => ({ params: Promise.resolve(value) });
 const post = (body: string) =>
   new Request("http://test/api/hosts", {
     method: "POST",

@@ -2,10 +2,10 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { getDb, getPool } from "@/lib/db/client";
+import { beforeAll, describe, expect, it, vi } from "vitest";
+import { getDb } from "@/lib/db/client";
 import { createTestUser, type TestUser } from "@/test/auth";
-import { createTestDatabase } from "@/test/db";
+import { routeParams as params, registerProcessTestDatabase } from "@/test/process-database";
 import { actAs } from "@/test/next-headers";
 
 // Server actions read cookies through next/headers; here the real session check runs against
@@ -14,25 +14,15 @@ vi.mock("next/headers", () => import("@/test/next-headers"));
 vi.mock("next/cache", () => ({ revalidatePath: () => undefined, revalidateTag: () => undefined }));
 
 const root = path.resolve(import.meta.dirname, "../..");
-let drop: () => Promise<void>;
+registerProcessTestDatabase();
 let admin: TestUser;
 let operator: TestUser;
 let viewer: TestUser;
 
 beforeAll(async () => {
-  const database = await createTestDatabase();
-  process.env.DATABASE_URL = database.url;
-  process.env.CLUPILOT_SECRET_KEY ??= crypto.randomBytes(32).toString("hex");
-  drop = database.drop;
   admin = await createTestUser(getDb(), "admin");
   operator = await createTestUser(getDb(), "operator");
   viewer = await createTestUser(getDb(), "viewer");
-});
-
-afterAll(async () => {
-  await getPool().end();
-  delete (globalThis as { __clupilotDb?: unknown }).__clupilotDb;
-  await drop();
 });
 
 /** Files under `dir` (relative to the repo) whose path matches, found on disk: none can hide. */
@@ -232,7 +222,6 @@ describe("roles on the server", () => {
       headers: user.authHeaders({ "content-type": "application/json" }),
       body: JSON.stringify(body),
     });
-  const params = <T>(value: T) => ({ params: Promise.resolve(value) });
   const host = {
     name: "pve-roles",
     address: "10.0.0.5",

@@ -1,12 +1,11 @@
-import crypto from "node:crypto";
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { issueSetupToken } from "@/lib/auth/setup";
 import { validateSessionToken } from "@/lib/auth/session";
 import { SESSION_COOKIE } from "@/lib/auth/session-cookie";
-import { getDb, getPool } from "@/lib/db/client";
+import { getDb } from "@/lib/db/client";
 import { createTestUser } from "@/test/auth";
-import { createTestDatabase } from "@/test/db";
+import { registerProcessTestDatabase } from "@/test/process-database";
 import { actAs, cookieValue, setRequestHeader } from "@/test/next-headers";
 import { completeSetupAction } from "./complete-setup";
 import { signInAction } from "./sign-in";
@@ -15,20 +14,7 @@ import { signOutAction } from "./sign-out";
 vi.mock("next/headers", () => import("@/test/next-headers"));
 vi.mock("next/cache", () => ({ revalidatePath: () => undefined }));
 
-let drop: () => Promise<void>;
-
-beforeAll(async () => {
-  const database = await createTestDatabase();
-  process.env.DATABASE_URL = database.url;
-  process.env.CLUPILOT_SECRET_KEY ??= crypto.randomBytes(32).toString("hex");
-  drop = database.drop;
-});
-
-afterAll(async () => {
-  await getPool().end();
-  delete (globalThis as { __clupilotDb?: unknown }).__clupilotDb;
-  await drop();
-});
+registerProcessTestDatabase();
 
 /** redirect() throws; its digest carries the target. */
 async function redirectOf(promise: Promise<unknown>): Promise<string> {

@@ -1,15 +1,14 @@
-import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { UNEXPECTED_MESSAGE } from "@/lib/api/respond";
 import { SESSION_COOKIE } from "@/lib/auth/session-cookie";
 import { ensureConsoleKeyAt } from "@/lib/console-key/ensure-at-start";
 import { getDb, getPool } from "@/lib/db/client";
 import { createHost } from "@/lib/hosts/create-host";
 import { createTestUser } from "@/test/auth";
-import { createTestDatabase } from "@/test/db";
+import { registerProcessTestDatabase } from "@/test/process-database";
 import { FIELD_NAMES, hostileObject, hostileString, hostileValue, samples } from "./hostile";
 import { stateFingerprint } from "./state";
 
@@ -60,16 +59,12 @@ const actionFiles = fs
   .filter((file) => file !== "action-result.ts")
   .sort();
 
-let drop: () => Promise<void>;
+const database = registerProcessTestDatabase();
 let adminSession = "";
 /** Real ids, so hostile fields also reach actions that found their target. */
 const base: Record<string, unknown> = {};
 
 beforeAll(async () => {
-  const database = await createTestDatabase();
-  process.env.DATABASE_URL = database.url;
-  process.env.CLUPILOT_SECRET_KEY ??= crypto.randomBytes(32).toString("hex");
-  drop = database.drop;
   await ensureConsoleKeyAt(database.url); // as `npm start` does before serving
   const admin = await createTestUser(getDb(), "admin");
   adminSession = admin.sessionToken;
@@ -94,12 +89,6 @@ beforeAll(async () => {
   );
   Object.assign(base, { hostId, runId, userId: victim.user.id, tokenId: rows[0]!.id });
 }, 120_000);
-
-afterAll(async () => {
-  await getPool().end();
-  delete (globalThis as { __clupilotDb?: unknown }).__clupilotDb;
-  await drop();
-});
 
 type Input = { kind: "form"; fields: Array<[string, string]> } | { kind: "value"; value: unknown };
 

@@ -2,12 +2,12 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { UNEXPECTED_MESSAGE } from "@/lib/api/respond";
 import { ensureConsoleKeyAt } from "@/lib/console-key/ensure-at-start";
 import { getDb, getPool } from "@/lib/db/client";
 import { createTestUser, type TestUser } from "@/test/auth";
-import { createTestDatabase } from "@/test/db";
+import { registerProcessTestDatabase } from "@/test/process-database";
 import {
   HOSTILE_STRINGS,
   hostileObject,
@@ -39,7 +39,7 @@ const routeFiles = fs
   .filter((file) => file.endsWith(`${path.sep}route.ts`) || file === "route.ts")
   .sort();
 
-let drop: () => Promise<void>;
+const database = registerProcessTestDatabase();
 let admin: TestUser;
 /** Real ids for parameters, so hostile bodies also reach handlers that found their target. */
 const realIds: Record<string, string> = {};
@@ -54,10 +54,6 @@ const validHost = {
 };
 
 beforeAll(async () => {
-  const database = await createTestDatabase();
-  process.env.DATABASE_URL = database.url;
-  process.env.CLUPILOT_SECRET_KEY ??= crypto.randomBytes(32).toString("hex");
-  drop = database.drop;
   await ensureConsoleKeyAt(database.url); // as `npm start` does before serving
   admin = await createTestUser(getDb(), "admin");
   // Targets for the id parameters that are not the fuzzing admin itself (a fuzzed PATCH or
@@ -84,12 +80,6 @@ beforeAll(async () => {
     tokenId: tokens[0]!.id,
   });
 }, 120_000);
-
-afterAll(async () => {
-  await getPool().end();
-  delete (globalThis as { __clupilotDb?: unknown }).__clupilotDb;
-  await drop();
-});
 
 type Case = {
   params: Record<string, string>;

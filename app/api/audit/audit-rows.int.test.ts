@@ -1,9 +1,8 @@
-import crypto from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { AuditPage } from "@/lib/audit/list-audit";
-import { getDb, getPool } from "@/lib/db/client";
+import { getDb } from "@/lib/db/client";
 import { createTestUser, type TestUser } from "@/test/auth";
-import { createTestDatabase } from "@/test/db";
+import { routeParams as params, registerProcessTestDatabase } from "@/test/process-database";
 import * as catalogVersions from "../catalog/plans/[planId]/versions/route";
 import * as catalogPlans from "../catalog/plans/route";
 import * as publish from "../catalog/versions/[versionId]/publish/route";
@@ -23,24 +22,13 @@ import * as audit from "./route";
  * log's own API, the way the audit page reads it.
  */
 
-let drop: () => Promise<void>;
+registerProcessTestDatabase();
 let admin: TestUser;
 
 beforeAll(async () => {
-  const database = await createTestDatabase();
-  process.env.DATABASE_URL = database.url;
-  process.env.CLUPILOT_SECRET_KEY ??= crypto.randomBytes(32).toString("hex");
-  drop = database.drop;
   admin = await createTestUser(getDb(), "admin");
 });
 
-afterAll(async () => {
-  await getPool().end();
-  delete (globalThis as { __clupilotDb?: unknown }).__clupilotDb;
-  await drop();
-});
-
-const params = <T>(value: T) => ({ params: Promise.resolve(value) });
 const send = (method: string, body?: unknown) =>
   new Request("http://test/api", {
     method,

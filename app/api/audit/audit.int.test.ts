@@ -1,14 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { AuditAction } from "@/lib/audit/actions";
 import type { AuditPage } from "@/lib/audit/list-audit";
 import { recordAudit } from "@/lib/audit/record-audit";
 import { getDb, getPool } from "@/lib/db/client";
 import { createTestUser, type TestUser } from "@/test/auth";
-import { createTestDatabase } from "@/test/db";
+import { registerProcessTestDatabase } from "@/test/process-database";
 import { GET } from "./route";
 
 // The route handler uses the process-wide database from DATABASE_URL, as in production.
-let drop: () => Promise<void>;
+registerProcessTestDatabase();
 let operator: TestUser;
 let viewer: TestUser;
 
@@ -17,9 +17,6 @@ const OUTCOMES = ["success", "failure", "denied"] as const;
 const TOTAL = 130;
 
 beforeAll(async () => {
-  const database = await createTestDatabase();
-  process.env.DATABASE_URL = database.url;
-  drop = database.drop;
   operator = await createTestUser(getDb(), "operator");
   viewer = await createTestUser(getDb(), "viewer");
   for (let i = 0; i < TOTAL; i++) {
@@ -36,12 +33,6 @@ beforeAll(async () => {
      select '2026-01-01T00:00:00Z', 'carol', 'user.create', 'user:dave', 'success'
      from generate_series(1, 5)`,
   );
-});
-
-afterAll(async () => {
-  await getPool().end();
-  delete (globalThis as { __clupilotDb?: unknown }).__clupilotDb;
-  await drop();
 });
 
 async function get(query: string): Promise<{ status: number; body: AuditPage & FieldErrors }> {

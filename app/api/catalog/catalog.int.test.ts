@@ -1,30 +1,21 @@
 import crypto from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getDb, getPool } from "@/lib/db/client";
+import { beforeAll, describe, expect, it } from "vitest";
+import { getDb } from "@/lib/db/client";
 import { createTestUser, type TestUser } from "@/test/auth";
-import { createTestDatabase } from "@/test/db";
+import { routeParams as params, registerProcessTestDatabase } from "@/test/process-database";
 import * as versionsRoute from "./plans/[planId]/versions/route";
 import * as plansRoute from "./plans/route";
 import * as catalogRoute from "./route";
 import * as publishRoute from "./versions/[versionId]/publish/route";
 
 // The route handlers use the process-wide database from DATABASE_URL, as in production.
-let drop: () => Promise<void>;
+registerProcessTestDatabase();
 // Every call is made as a signed-in admin through a real API token.
 let signedIn: TestUser;
 const auth = (extra?: Record<string, string>) => signedIn.authHeaders(extra);
 
 beforeAll(async () => {
-  const database = await createTestDatabase();
-  process.env.DATABASE_URL = database.url;
-  drop = database.drop;
   signedIn = await createTestUser(getDb(), "admin");
-});
-
-afterAll(async () => {
-  await getPool().end();
-  delete (globalThis as { __clupilotDb?: unknown }).__clupilotDb;
-  await drop();
 });
 
 type ErrorBody = { error: string; fieldErrors: Record<string, string[]> };
@@ -37,7 +28,6 @@ type Catalog = {
   requiredTemplateVmids: { catalogPublished: boolean; vmids: number[] };
 };
 
-const params = <T>(value: T) => ({ params: Promise.resolve(value) });
 const postJson = (body: unknown) =>
   new Request("http://test/api/catalog", {
     method: "POST",

@@ -1,11 +1,10 @@
-import crypto from "node:crypto";
 import { eq } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 
-import { getDb, getPool } from "@/lib/db/client";
+import { getDb } from "@/lib/db/client";
 import { auditLog, consoleKeyCredentials, hosts } from "@/lib/db/schema";
 import { createTestUser, type TestUser } from "@/test/auth";
-import { createTestDatabase } from "@/test/db";
+import { routeParams as params, registerProcessTestDatabase } from "@/test/process-database";
 import * as hostsRoute from "../hosts/route";
 import * as rotateRoute from "./rotate/route";
 import * as rotationRoute from "./rotations/[rotationId]/route";
@@ -13,28 +12,17 @@ import * as keyRoute from "./route";
 
 // The route handlers use the process-wide database from DATABASE_URL, as in production. No
 // worker runs here: the rotation's own behaviour is tested in lib/console-key.
-let drop: () => Promise<void>;
+registerProcessTestDatabase();
 let viewer: TestUser;
 let operator: TestUser;
 let admin: TestUser;
 
 beforeAll(async () => {
-  const database = await createTestDatabase();
-  process.env.DATABASE_URL = database.url;
-  process.env.CLUPILOT_SECRET_KEY ??= crypto.randomBytes(32).toString("hex");
-  drop = database.drop;
   viewer = await createTestUser(getDb(), "viewer");
   operator = await createTestUser(getDb(), "operator");
   admin = await createTestUser(getDb(), "admin");
 });
 
-afterAll(async () => {
-  await getPool().end();
-  delete (globalThis as { __clupilotDb?: unknown }).__clupilotDb;
-  await drop();
-});
-
-const params = <T>(value: T) => ({ params: Promise.resolve(value) });
 const get = (user: TestUser) =>
   keyRoute.GET(new Request("http://test/api/console-key", { headers: user.authHeaders() }));
 const rotate = (user: TestUser, body = "") =>

@@ -1,29 +1,18 @@
-import crypto from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getDb, getPool } from "@/lib/db/client";
+import { beforeAll, describe, expect, it } from "vitest";
+import { getDb } from "@/lib/db/client";
 import type { FleetPage } from "@/lib/hosts/fleet-query";
 import { createTestUser, type TestUser } from "@/test/auth";
-import { createTestDatabase } from "@/test/db";
+import { registerProcessTestDatabase } from "@/test/process-database";
 import { seedFleet } from "@/test/fleet-seed";
 import * as hostsRoute from "./route";
 
 // The route handler uses the process-wide database from DATABASE_URL, as in production.
-let drop: () => Promise<void>;
+const database = registerProcessTestDatabase();
 let viewer: TestUser;
 
 beforeAll(async () => {
-  const database = await createTestDatabase();
-  process.env.DATABASE_URL = database.url;
-  process.env.CLUPILOT_SECRET_KEY ??= crypto.randomBytes(32).toString("hex");
-  drop = database.drop;
   viewer = await createTestUser(getDb(), "viewer");
   await seedFleet(database.url, { hosts: 120, runsPerHost: 2 });
-});
-
-afterAll(async () => {
-  await getPool().end();
-  delete (globalThis as { __clupilotDb?: unknown }).__clupilotDb;
-  await drop();
 });
 
 const get = (query: string, headers: Record<string, string> = viewer.authHeaders()) =>

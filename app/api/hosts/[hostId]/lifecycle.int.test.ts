@@ -1,12 +1,11 @@
-import crypto from "node:crypto";
 import { desc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getDb, getPool } from "@/lib/db/client";
+import { getDb } from "@/lib/db/client";
 import { auditLog, credentials, hosts, runs } from "@/lib/db/schema";
 import { seal } from "@/lib/secrets/seal";
 import { startLab, type LabNode } from "@/lab";
 import { createTestUser, type TestUser } from "@/test/auth";
-import { createTestDatabase } from "@/test/db";
+import { registerProcessTestDatabase } from "@/test/process-database";
 import * as clearPinRoute from "./clear-pin/route";
 import * as decommissionRoute from "./decommission/route";
 import * as hostRoute from "./route";
@@ -14,17 +13,13 @@ import * as testConnectionRoute from "./test-connection/route";
 
 // The route handlers use the process-wide database from DATABASE_URL, as in production; no
 // worker runs, so a started run stays `running`. SSH goes to a real lab node.
-let drop: () => Promise<void>;
+registerProcessTestDatabase();
 let node: LabNode;
 let viewer: TestUser;
 let operator: TestUser;
 let admin: TestUser;
 
 beforeAll(async () => {
-  const database = await createTestDatabase();
-  process.env.DATABASE_URL = database.url;
-  process.env.CLUPILOT_SECRET_KEY ??= crypto.randomBytes(32).toString("hex");
-  drop = database.drop;
   const db = getDb();
   [viewer, operator, admin] = await Promise.all([
     createTestUser(db, "viewer"),
@@ -36,9 +31,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await node.stop();
-  await getPool().end();
-  delete (globalThis as { __clupilotDb?: unknown }).__clupilotDb;
-  await drop();
 });
 
 let counter = 0;

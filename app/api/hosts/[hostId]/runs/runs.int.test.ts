@@ -1,33 +1,22 @@
-import crypto from "node:crypto";
 import { and, eq } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getDb, getPool } from "@/lib/db/client";
+import { beforeAll, describe, expect, it } from "vitest";
+import { getDb } from "@/lib/db/client";
 import { events, runs } from "@/lib/db/schema";
 import { listHosts } from "@/lib/hosts/list-hosts";
 import { createTestUser, type TestUser } from "@/test/auth";
-import { createTestDatabase } from "@/test/db";
+import { registerProcessTestDatabase } from "@/test/process-database";
 import * as hostsRoute from "../../route";
 import * as runsRoute from "./route";
 
 // The route handler uses the process-wide database from DATABASE_URL, as in production. No
 // worker runs here: a started run stays `running` until the test ends it in the database.
-let drop: () => Promise<void>;
+registerProcessTestDatabase();
 // Every call is made as a signed-in operator through a real API token.
 let signedIn: TestUser;
 const auth = (extra?: Record<string, string>) => signedIn.authHeaders(extra);
 
 beforeAll(async () => {
-  const database = await createTestDatabase();
-  process.env.DATABASE_URL = database.url;
-  process.env.CLUPILOT_SECRET_KEY ??= crypto.randomBytes(32).toString("hex");
-  drop = database.drop;
   signedIn = await createTestUser(getDb(), "operator");
-});
-
-afterAll(async () => {
-  await getPool().end();
-  delete (globalThis as { __clupilotDb?: unknown }).__clupilotDb;
-  await drop();
 });
 
 const params = (hostId: string) => ({ params: Promise.resolve({ hostId }) });

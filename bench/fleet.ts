@@ -15,9 +15,8 @@
  *
  * Prints `label: value unit` lines and ends by itself.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { sql } from "drizzle-orm";
 import { chromium, type Page } from "playwright-core";
@@ -26,13 +25,13 @@ import { createSession } from "@/lib/auth/session";
 import { SESSION_COOKIE } from "@/lib/auth/session-cookie";
 import { createUser } from "@/lib/auth/users";
 import { createDb, type Database } from "@/lib/db/client";
-import { freePort, startEmbeddedPostgres } from "@/lib/db/embedded-postgres";
-import { migrateDatabase } from "@/lib/db/migrate";
 import { listHosts } from "@/lib/hosts/list-hosts";
 import { notifyLive } from "@/lib/pipeline/schedule";
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "@/test/chromium";
 import { seedFleet } from "@/test/fleet-seed";
 import { rowsPaintedAt } from "@/test/paint-timing";
+import { percentile, report } from "./support/report";
+import { startProductionConsole, waitUntilAnswering } from "./support/production-console";
 
 const root = path.resolve(import.meta.dirname, "..");
 const REQUESTS = Number(process.env.BENCH_FLEET_REQUESTS ?? 30);
@@ -41,13 +40,6 @@ const OPENS = Number(process.env.BENCH_FLEET_OPENS ?? 5);
 const PHASE_PERIOD_S = Number(process.env.BENCH_FLEET_PHASE_PERIOD_S ?? 5);
 const FANOUT_SECONDS = Number(process.env.BENCH_FLEET_FANOUT_SECONDS ?? 30);
 
-function report(label: string, value: number, unit: string) {
-  console.log(`${label}: ${value.toFixed(value >= 100 ? 0 : 2)} ${unit}`);
-}
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-}
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** CPU seconds (user + system) of every process in a process group, from /proc. */
@@ -88,11 +80,8 @@ async function main() {
     );
     if (built.status !== 0) throw new Error("next build failed");
   }
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "clupilot-bench-fleet-"));
-  fs.chmodSync(dir, 0o755);
-  const database = await startEmbeddedPostgres({ dir: path.join(dir, "db") });
-  const url = await database.createDatabase("clupilot");
-  await migrateDatabase(url);
+  const server = await startProductionConsole("fleet");
+  const { url, base } = server;
   const { db, pool } = createDb(url, 4);
   const user = await createUser(db, {
     name: "bench-viewer",
@@ -102,20 +91,6 @@ async function main() {
   const { token: sessionToken } = await createSession(db, user.id);
   const { token: apiToken } = await createApiToken(db, user.id, "bench:fleet");
 
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const server = spawn(
-    process.execPath,
-    [
-      path.join(root, "node_modules/next/dist/bin/next"),
-      "start",
-      "-p",
-      String(port),
-      "-H",
-      "127.0.0.1",
-    ],
-    { cwd: root, env: { ...process.env, DATABASE_URL: url }, stdio: "ignore", detached: true },
-  );
   const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
   const context = await browser.newContext();
   await context.addCookies([
@@ -127,33 +102,25 @@ async function main() {
     fetch(`${base}/hosts`, { headers: { cookie: `${SESSION_COOKIE}=${sessionToken}` } });
 
   try {
-    for (let i = 0; i < 300; i++) {
-      if (
-        (await api().then(
-          (r) => r.status,
-          () => 0,
-        )) === 200
-      )
-        break;
-      await sleep(100);
-    }
+    await waitUntilAnswering(
+      () =>
+        api().then(
+          (r) => r.status === 200,
+          () => false,
+        ),
+      300,
+    );
 
     await seedFleet(url, { hosts: 1000, runsPerHost: 5, prefix: "a" });
     await measureFleet(db, context, base, "1000 hosts", api, html);
-    await measureFanOut(db, context, base, server.pid!);
+    await measureFanOut(db, context, base, server.serverPid);
     // Grow the fleet to 10 000 (the first 1000 stay onboarding from the fan-out).
     await seedFleet(url, { hosts: 9000, runsPerHost: 5, prefix: "b" });
     await measureFleet(db, context, base, "10 000 hosts", api, html);
   } finally {
     await browser.close().catch(() => {});
     await pool.end();
-    try {
-      process.kill(-server.pid!, "SIGTERM");
-    } catch {
-      // already gone
-    }
-    await database.stop();
-    fs.rmSync(dir, { recursive: true, force: true });
+    await server.stop();
   }
 }
 

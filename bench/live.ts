@@ -5,17 +5,15 @@
  * embedded Postgres; needs `npm run build` first. Baseline in the same run: a bare LISTEN
  * client on the same database (what Postgres itself costs).
  */
-import { spawn } from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { createDb } from "@/lib/db/client";
-import { freePort, startEmbeddedPostgres } from "@/lib/db/embedded-postgres";
 import { createTestUser } from "@/test/auth";
-import { migrateDatabase } from "@/lib/db/migrate";
 import { LIVE_CHANNEL } from "@/lib/pipeline/schedule";
+import { report } from "./support/report";
+import { startProductionConsole } from "./support/production-console";
 
 const CHANGES = Number(process.env.BENCH_CHANGES ?? 300);
 const root = path.resolve(import.meta.dirname, "..");
@@ -24,36 +22,16 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
-function report(label: string, value: number, unit: string) {
-  console.log(`${label}: ${value.toFixed(value >= 100 ? 0 : 2)} ${unit}`);
-}
-
 async function main() {
   if (!fs.existsSync(path.join(root, ".next", "BUILD_ID"))) {
     throw new Error("no production build: run `npm run build` first");
   }
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "clupilot-bench-live-"));
-  fs.chmodSync(dir, 0o755);
-  const database = await startEmbeddedPostgres({ dir: path.join(dir, "db") });
-  const url = await database.createDatabase("clupilot");
-  await migrateDatabase(url);
+  const server = await startProductionConsole("live");
+  const { url, base } = server;
   // /api/live needs a signed-in viewer: a real user and session, as a browser would have.
   const users = createDb(url, 1);
   const viewer = await createTestUser(users.db, "viewer");
   await users.pool.end();
-  const port = await freePort();
-  const server = spawn(
-    process.execPath,
-    [
-      path.join(root, "node_modules/next/dist/bin/next"),
-      "start",
-      "-p",
-      String(port),
-      "-H",
-      "127.0.0.1",
-    ],
-    { cwd: root, env: { ...process.env, DATABASE_URL: url }, stdio: "ignore", detached: true },
-  );
   const writer = new pg.Client({ connectionString: url });
   const bare = new pg.Client({ connectionString: url });
   const controller = new AbortController();
@@ -71,7 +49,7 @@ async function main() {
     // Connect the SSE client once the server answers.
     let response: Response | undefined;
     for (let i = 0; i < 200 && !response; i++) {
-      response = await fetch(`http://127.0.0.1:${port}/api/live`, {
+      response = await fetch(`${base}/api/live`, {
         headers: viewer.cookieHeaders(),
         signal: controller.signal,
       }).catch(() => undefined);
@@ -132,13 +110,7 @@ async function main() {
     controller.abort();
     await writer.end().catch(() => {});
     await bare.end().catch(() => {});
-    try {
-      process.kill(-server.pid!, "SIGTERM");
-    } catch {
-      // already gone
-    }
-    await database.stop();
-    fs.rmSync(dir, { recursive: true, force: true });
+    await server.stop();
   }
 }
 

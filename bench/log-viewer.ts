@@ -14,9 +14,7 @@
  *    the browser had the last line.
  */
 import crypto from "node:crypto";
-import { spawn } from "node:child_process";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { StringDecoder } from "node:string_decoder";
 import { chromium, type Page } from "playwright-core";
@@ -26,26 +24,19 @@ import { SESSION_COOKIE } from "@/lib/auth/session-cookie";
 import { createTestUser } from "@/test/auth";
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "@/test/chromium";
 import { createDb, type Database } from "@/lib/db/client";
-import { freePort, startEmbeddedPostgres } from "@/lib/db/embedded-postgres";
-import { migrateDatabase } from "@/lib/db/migrate";
 import { credentials, hosts, runs } from "@/lib/db/schema";
 import { appendRunLog } from "@/lib/logs/append";
 import type { LogEntry } from "@/lib/logs/chunks";
 import { LineSplitter } from "@/lib/logs/line-splitter";
 import { readLogHead } from "@/lib/logs/read";
 import { createRunLogWriter } from "@/lib/logs/writer";
+import { percentile, report } from "./support/report";
+import { startProductionConsole, waitUntilAnswering } from "./support/production-console";
 
 const root = path.resolve(import.meta.dirname, "..");
 const LINES = Number(process.env.BENCH_LOG_LINES ?? 100_000);
 const OPEN_REPEATS = 3;
 
-function report(label: string, value: number, unit: string) {
-  console.log(`${label}: ${value.toFixed(value >= 100 ? 0 : 2)} ${unit}`);
-}
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-}
 const median = (values: number[]) => percentile(values, 50);
 
 async function seedHost(db: Database, name: string): Promise<{ hostId: string; runId: string }> {
@@ -116,28 +107,11 @@ async function main() {
   if (!fs.existsSync(path.join(root, ".next", "BUILD_ID"))) {
     throw new Error("no production build: run `npm run build` first");
   }
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "clupilot-bench-log-"));
-  fs.chmodSync(dir, 0o755);
-  const database = await startEmbeddedPostgres({ dir: path.join(dir, "db") });
-  const url = await database.createDatabase("clupilot");
-  await migrateDatabase(url);
-  const { db, pool } = createDb(url, 6);
+  const server = await startProductionConsole("log");
+  const { base } = server;
+  const { db, pool } = createDb(server.url, 6);
   // Every page and API route needs a signed-in user: the browser carries a viewer's session.
   const reader = await createTestUser(db, "viewer");
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const server = spawn(
-    process.execPath,
-    [
-      path.join(root, "node_modules/next/dist/bin/next"),
-      "start",
-      "-p",
-      String(port),
-      "-H",
-      "127.0.0.1",
-    ],
-    { cwd: root, env: { ...process.env, DATABASE_URL: url }, stdio: "ignore", detached: true },
-  );
   const lab = await startLab();
   const browser = await chromium.launch({
     executablePath: CHROMIUM_PATH,
@@ -146,16 +120,14 @@ async function main() {
   const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
   await context.addCookies([{ name: SESSION_COOKIE, value: reader.sessionToken, url: base }]);
   try {
-    for (let i = 0; i < 200; i++) {
-      if (
-        await fetch(`${base}/api/hosts`, { headers: reader.authHeaders() }).then(
+    await waitUntilAnswering(
+      () =>
+        fetch(`${base}/api/hosts`, { headers: reader.authHeaders() }).then(
           (r) => r.ok,
           () => false,
-        )
-      )
-        break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+        ),
+      200,
+    );
 
     // 1. Open a stored 100 000-line log.
     const large = await seedHost(db, "bench-large");
@@ -365,14 +337,8 @@ async function main() {
   } finally {
     await browser.close().catch(() => {});
     await lab.stop().catch(() => {});
-    try {
-      process.kill(-server.pid!, "SIGTERM");
-    } catch {
-      // already gone
-    }
     await pool.end().catch(() => {});
-    await database.stop();
-    fs.rmSync(dir, { recursive: true, force: true });
+    await server.stop();
   }
 }
 

@@ -14,6 +14,7 @@ import { CREDENTIAL_FIELDS, CredentialFields } from "./credential-fields";
 import { errorsOf, FormError, TextField, useFocusFirstInvalid } from "./form-fields";
 import type { HostFormConsoleKey } from "./host-form";
 import { liveKeys } from "./live-keys";
+import { SshLoginFields } from "./ssh-login-fields";
 
 const FIELDS = ["address", "sshPort", "sshUser", ...CREDENTIAL_FIELDS] as const;
 type Method = "keep" | "console_key" | "password" | "private_key";
@@ -124,22 +125,9 @@ export function EditHostForm({
         autoComplete="off"
       />
       <div className="field-row">
-        <TextField
-          name="sshPort"
-          label="SSH port"
-          error={errorOf("sshPort")}
-          defaultValue={String(host.sshPort)}
-          inputMode="numeric"
-          required
-        />
-        <TextField
-          name="sshUser"
-          label="SSH user"
-          error={errorOf("sshUser")}
-          defaultValue={host.sshUser}
-          hint="root, or a user with passwordless sudo."
-          required
-          autoComplete="off"
+        <SshLoginFields
+          defaults={{ sshPort: String(host.sshPort), sshUser: host.sshUser }}
+          errorOf={errorOf}
         />
       </div>
 

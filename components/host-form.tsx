@@ -8,6 +8,7 @@ import { SubmitActions, useActionForm } from "./action-form";
 import { CopyField } from "./copy-field";
 import { CREDENTIAL_FIELDS, CredentialFields } from "./credential-fields";
 import { TextField } from "./form-fields";
+import { SshLoginFields } from "./ssh-login-fields";
 
 /** Field order of the form: the first invalid one in this order gets the focus. */
 const FIELDS = ["name", "address", "sshPort", "sshUser", "apiPort", ...CREDENTIAL_FIELDS] as const;
@@ -57,23 +58,7 @@ export function HostForm({ consoleKey }: { consoleKey: HostFormConsoleKey }) {
         autoComplete="off"
       />
       <div className="field-row">
-        <TextField
-          name="sshPort"
-          label="SSH port"
-          error={errorOf("sshPort")}
-          defaultValue="22"
-          inputMode="numeric"
-          required
-        />
-        <TextField
-          name="sshUser"
-          label="SSH user"
-          error={errorOf("sshUser")}
-          defaultValue="root"
-          hint="root, or a user with passwordless sudo."
-          required
-          autoComplete="off"
-        />
+        <SshLoginFields defaults={{ sshPort: "22", sshUser: "root" }} errorOf={errorOf} />
         <TextField
           name="apiPort"
           label="Proxmox API port"

@@ -4,9 +4,9 @@ import { useRouter } from "next/navigation";
 import { useEffect, useState, useTransition } from "react";
 import { createApiTokenAction } from "@/lib/actions/create-api-token";
 import { revokeApiTokenAction } from "@/lib/actions/revoke-api-token";
+import { SubmitActions, useActionForm } from "./action-form";
 import styles from "./auth.module.css";
 import { formatUtc } from "./catalog-format";
-import { SubmitActions, useActionForm } from "./action-form";
 import { ConfirmDialog } from "./confirm-dialog";
 import { TextField } from "./form-fields";
 

@@ -72,6 +72,9 @@ export default async function globalSetup() {
   }
   process.env.E2E_BASE_URL = baseUrl;
   process.env.E2E_DATA_DIR = dataDir;
+  // Specs that write rows the console reads (a seeded host's credential) seal them with the
+  // console's own key, found through its data folder.
+  process.env.CLUPILOT_DATA_DIR = dataDir;
   process.env.E2E_DATABASE_URL = `postgres://clupilot:clupilot-local@127.0.0.1:${pgPort}/clupilot`;
 
   const printed = /First start: open (\S+)\/setup and enter setup token (\S+)/.exec(output);

@@ -6,6 +6,7 @@ import { credentials, hosts, runs } from "../lib/db/schema";
 import { appendRunLog } from "../lib/logs/append";
 import type { LogEntry } from "../lib/logs/chunks";
 import { scheduleTick } from "../lib/pipeline/schedule";
+import { seal } from "../lib/secrets/seal";
 
 /**
  * The build-log viewer on the host page, in Chromium, against the console started as `npm start`
@@ -40,7 +41,7 @@ const XSS_IMG = `<img src=x onerror="window.__xss = 2"> in a file name`;
 async function seedRunningHost(name: string): Promise<{ hostId: string; runId: string }> {
   const [credential] = await db()
     .insert(credentials)
-    .values({ kind: "password", sealed: "not-a-sealed-secret" })
+    .values({ kind: "password", sealed: seal(JSON.stringify({ password: "never-used" })) })
     .returning({ id: credentials.id });
   const [host] = await db()
     .insert(hosts)

@@ -2,7 +2,6 @@ import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDb, type Database } from "@/lib/db/client";
 import { apiTokens, loginFailures, sessions, setupTokens, users } from "@/lib/db/schema";
-import { AppError } from "@/lib/errors";
 import { createTestUser } from "@/test/auth";
 import { createTestDatabase } from "@/test/db";
 import { createApiToken, revokeApiToken, validateApiToken } from "./api-tokens";
@@ -17,6 +16,7 @@ import { completeSetup, issueSetupToken, setupOpen } from "./setup";
 import { signIn } from "./sign-in";
 import { sha256Hex } from "./secret-token";
 import { changeUserRole, createUser, setUserDisabled } from "./users";
+import { refusal } from "@/test/refusal";
 
 let db: Database;
 let end: () => Promise<void>;
@@ -35,15 +35,6 @@ afterAll(async () => {
   await drop();
 });
 
-async function rejection(promise: Promise<unknown>): Promise<AppError> {
-  const error = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(AppError);
-  return error as AppError;
-}
-
 // Setup first: it needs a database without users.
 describe("first start setup", () => {
   it("the setup token works once, never again, and setup closes once an admin exists", async () => {
@@ -54,7 +45,7 @@ describe("first start setup", () => {
     // Only the hash is stored; an earlier printed token is void.
     const rows = await db.select().from(setupTokens);
     expect(rows.map((r) => r.tokenHash)).toEqual([sha256Hex(token!)]);
-    const wrong = await rejection(
+    const wrong = await refusal(
       completeSetup(db, { setupToken: stale!, name: "root-admin", password: "long enough pw" }),
     );
     expect(wrong.fieldErrors?.setupToken).toBeDefined();
@@ -71,7 +62,7 @@ describe("first start setup", () => {
     expect(all[0]!.role).toBe("admin");
     expect(all[0]!.passwordHash).toMatch(/^\$argon2id\$/);
 
-    const again = await rejection(
+    const again = await refusal(
       completeSetup(db, { setupToken: token!, name: "third", password: "long enough pw" }),
     );
     expect(again.message).toContain("Setup is done");
@@ -135,11 +126,11 @@ describe("sign-in rate limit", () => {
   it("5 failures per name and address within 15 minutes → 429 that says when to retry", async () => {
     const { user, password } = await createTestUser(db, "viewer");
     for (let i = 0; i < MAX_LOGIN_FAILURES; i++) {
-      const wrong = await rejection(signIn(db, { name: user.name, password: "nope", address }));
+      const wrong = await refusal(signIn(db, { name: user.name, password: "nope", address }));
       expect(wrong.code).toBe("unauthenticated");
     }
     // Even the right password is refused now: the limit is checked before the password.
-    const limited = await rejection(signIn(db, { name: user.name, password, address }));
+    const limited = await refusal(signIn(db, { name: user.name, password, address }));
     expect(limited.code).toBe("rate_limited");
     expect(limited.httpStatus).toBe(429);
     expect(limited.message).toMatch(/Try again in 15 minutes/);
@@ -149,7 +140,7 @@ describe("sign-in rate limit", () => {
       signIn(db, { name: user.name, password, address: "192.0.2.11" }),
     ).resolves.toMatchObject({ user: { id: user.id } });
     expect(
-      (await rejection(signIn(db, { name: user.name.toUpperCase(), password, address }))).code,
+      (await refusal(signIn(db, { name: user.name.toUpperCase(), password, address }))).code,
     ).toBe("rate_limited");
   });
 
@@ -157,7 +148,7 @@ describe("sign-in rate limit", () => {
     const { user } = await createTestUser(db, "viewer");
     const results = await Promise.all(
       Array.from({ length: 10 }, () =>
-        rejection(signIn(db, { name: user.name, password: "guess", address: "192.0.2.30" })),
+        refusal(signIn(db, { name: user.name, password: "guess", address: "192.0.2.30" })),
       ),
     );
     const codes = results.map((error) => error.code).sort();
@@ -189,7 +180,7 @@ describe("sign-in rate limit", () => {
     const { user } = await createTestUser(db, "viewer");
     const time = async (name: string) => {
       const started = performance.now();
-      const error = await rejection(signIn(db, { name, password: "nope", address: "192.0.2.20" }));
+      const error = await refusal(signIn(db, { name, password: "nope", address: "192.0.2.20" }));
       return { ms: performance.now() - started, message: error.message };
     };
     await time("warm-up-unknown");
@@ -203,7 +194,7 @@ describe("sign-in rate limit", () => {
   it("a disabled account cannot sign in", async () => {
     const { user, password } = await createTestUser(db, "viewer");
     await setUserDisabled(db, user.id, true);
-    const error = await rejection(signIn(db, { name: user.name, password, address }));
+    const error = await refusal(signIn(db, { name: user.name, password, address }));
     expect(error.message).toContain("disabled");
   });
 });
@@ -235,7 +226,7 @@ describe("API tokens", () => {
     const alice = await createTestUser(db, "operator");
     const bob = await createTestUser(db, "operator");
     const token = await createApiToken(db, alice.user.id, "alice's");
-    expect((await rejection(revokeApiToken(db, token.id, bob.user.id))).code).toBe("not_found");
+    expect((await refusal(revokeApiToken(db, token.id, bob.user.id))).code).toBe("not_found");
     expect(await validateApiToken(db, token.token)).not.toBeNull();
     await revokeApiToken(db, token.id, null);
     expect(await validateApiToken(db, token.token)).toBeNull();
@@ -245,7 +236,7 @@ describe("API tokens", () => {
 describe("users", () => {
   it("names are unique case-insensitively", async () => {
     await createUser(db, { name: "Carol", role: "viewer", password: "long enough pw" });
-    const error = await rejection(
+    const error = await refusal(
       createUser(db, { name: "carol", role: "viewer", password: "long enough pw" }),
     );
     expect(error.code).toBe("conflict");
@@ -268,7 +259,7 @@ describe("users", () => {
       .where(sql`role = 'admin' and not disabled`)) as [{ n: number }];
     expect(n).toBe(1);
     const last = results[0]!.status === "fulfilled" ? b : a;
-    expect((await rejection(setUserDisabled(db, last.user.id, true))).message).toContain(
+    expect((await refusal(setUserDisabled(db, last.user.id, true))).message).toContain(
       "last enabled admin",
     );
   });

@@ -6,7 +6,6 @@ import type { Database } from "@/lib/db/client";
 import { credentials, events, hosts, runs, stepVisits } from "@/lib/db/schema";
 import { ensureConsoleKey } from "@/lib/console-key/store";
 import { unseal } from "@/lib/secrets/seal";
-import { AppError } from "@/lib/errors";
 import { ABORT_REASON } from "@/lib/pipeline/engine";
 import { definePipeline, poll, type Step } from "@/lib/pipeline/step";
 import { getRun } from "@/lib/runs/get-run";
@@ -27,6 +26,7 @@ import { decommissionHost } from "./decommission-host";
 import { deleteHost } from "./delete-host";
 import { getHost } from "./get-host";
 import { reonboardHost } from "./reonboard-host";
+import { refusal } from "@/test/refusal";
 
 // Onboarding up to the token: what decommissioning has to undo on the node.
 const onboard = createOnboardHostPipeline(testConfig, { steps: [connectHost, createApiToken] });
@@ -93,15 +93,6 @@ async function results(runId: string): Promise<Record<string, string>> {
     .where(eq(stepVisits.runId, runId))
     .orderBy(stepVisits.id);
   return Object.fromEntries(visits.map((v) => [v.step, v.detail ?? ""]));
-}
-
-async function refusal(promise: Promise<unknown>): Promise<AppError> {
-  const error = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(AppError);
-  return error as AppError;
 }
 
 describe("decommissioning a host", () => {

@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { desc, eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { credentials, events, hosts } from "@/lib/db/schema";
-import { AppError } from "@/lib/errors";
 import { definePipeline } from "@/lib/pipeline/step";
 import { unseal } from "@/lib/secrets/seal";
 import { ensureConsoleKey } from "@/lib/console-key/store";
@@ -16,6 +15,7 @@ import { clearHostPin } from "./clear-host-pin";
 import { createHost } from "./create-host";
 import { editHost, testHostConnection, type TEditHost } from "./edit-host";
 import { reonboardHost } from "./reonboard-host";
+import { refusal } from "@/test/refusal";
 
 // ConnectHost alone under the onboarding pipeline's name: what createHost and reonboardHost
 // start is then a real first contact (and pin) without the rest of the onboarding.
@@ -65,15 +65,6 @@ const settings = (node: LabNode, patch: Partial<TEditHost> = {}): TEditHost => (
   authMethod: "keep",
   ...patch,
 });
-
-async function refusal(promise: Promise<unknown>): Promise<AppError> {
-  const error = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(AppError);
-  return error as AppError;
-}
 
 async function storedSecret(hostId: string) {
   const host = await hostRow(db, hostId);

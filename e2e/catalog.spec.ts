@@ -1,13 +1,7 @@
 import crypto from "node:crypto";
 import { expect, test, type Page } from "@playwright/test";
 import pg from "pg";
-
-const base = () => {
-  const url = process.env.E2E_BASE_URL;
-  if (!url)
-    throw new Error("E2E_BASE_URL is not set: run through playwright.config.ts (global setup)");
-  return url;
-};
+import { base } from "./support/console";
 
 const slugs: string[] = [];
 

@@ -3,13 +3,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { expect, test, type Page } from "@playwright/test";
 import { startLab, type LabNode } from "../lab";
-
-const base = () => {
-  const url = process.env.E2E_BASE_URL;
-  if (!url)
-    throw new Error("E2E_BASE_URL is not set: run through playwright.config.ts (global setup)");
-  return url;
-};
+import { base } from "./support/console";
 
 const labs: LabNode[] = [];
 test.afterAll(async () => {

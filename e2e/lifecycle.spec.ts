@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import { expect, test } from "@playwright/test";
 import { generateClientKey, startLab, type LabNode } from "../lab";
+import { addLabHost, base } from "./support/console";
 
 /**
  * Issue 8, items 2 and 4 in the browser: an active host's connection is edited (a wrong
@@ -9,13 +10,6 @@ import { generateClientKey, startLab, type LabNode } from "../lab";
  * step's result appears live, the host ends retired with the token and the console's key gone
  * from the lab node — and an admin deletes it.
  */
-
-const base = () => {
-  const url = process.env.E2E_BASE_URL;
-  if (!url)
-    throw new Error("E2E_BASE_URL is not set: run through playwright.config.ts (global setup)");
-  return url;
-};
 
 let node: LabNode | undefined;
 test.afterAll(async () => {
@@ -28,15 +22,7 @@ test("edit a host's connection (refused, then tested and saved), decommission it
   node = await startLab({ state: "onboarded", storage: "lvm-thin", timeScale: 0.01 });
   const operatorKey = generateClientKey("ops@laptop").publicKey.trim();
   node.authorizeKey(operatorKey);
-  await page.goto(`${base()}/hosts/new`);
-  await page.getByLabel("Name").fill("pve-life");
-  await page.getByLabel("Address").fill(node.ssh.host);
-  await page.getByLabel("SSH port").fill(String(node.ssh.port));
-  await page.getByLabel("Proxmox API port").fill(new URL(node.api.url).port);
-  await page.getByLabel("SSH user").fill(node.ssh.username);
-  await page.getByLabel("SSH password").fill(node.ssh.password);
-  await page.getByTestId("submit-host").click();
-  await expect(page).toHaveURL(/\/hosts\/[0-9a-f-]{36}$/);
+  await addLabHost(page, "pve-life", node);
   const badge = page.getByTestId("state-badge");
   await expect(badge).toHaveAttribute("data-state", "active", { timeout: 60_000 });
 

@@ -1,14 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test } from "@playwright/test";
 import { startLab, type LabNode } from "../lab";
-
-const base = () => {
-  const url = process.env.E2E_BASE_URL;
-  if (!url)
-    throw new Error("E2E_BASE_URL is not set: run through playwright.config.ts (global setup)");
-  return url;
-};
+import { addLabHost, apiPort, base, expectNoReload, markNoReload } from "./support/console";
 
 const labs: LabNode[] = [];
 test.afterAll(async () => {
@@ -19,31 +13,6 @@ async function lab(options: Parameters<typeof startLab>[0] = {}) {
   const node = await startLab(options);
   labs.push(node);
   return node;
-}
-
-/** Marks the window; if the page ever reloads or navigates away, the mark is gone. */
-async function markNoReload(page: Page) {
-  await page.evaluate(() => ((window as unknown as { __noReload: boolean }).__noReload = true));
-}
-async function expectNoReload(page: Page) {
-  expect(
-    await page.evaluate(() => (window as unknown as { __noReload?: boolean }).__noReload),
-  ).toBe(true);
-}
-
-/** The lab's API listens on a free port, not 8006: the form's API port field says where. */
-const apiPort = (node: LabNode) => (node.api ? new URL(node.api.url).port : "8006");
-
-async function addHost(page: Page, name: string, node: LabNode) {
-  await page.goto(`${base()}/hosts/new`);
-  await page.getByLabel("Name").fill(name);
-  await page.getByLabel("Address").fill(node.ssh.host);
-  await page.getByLabel("SSH port").fill(String(node.ssh.port));
-  await page.getByLabel("Proxmox API port").fill(apiPort(node));
-  await page.getByLabel("SSH user").fill(node.ssh.username);
-  await page.getByLabel("SSH password").fill(node.ssh.password);
-  await page.getByTestId("submit-host").click();
-  await expect(page).toHaveURL(/\/hosts\/[0-9a-f-]{36}$/);
 }
 
 test("the add-host form shows field errors and keeps the input", async ({ page }) => {
@@ -84,7 +53,7 @@ test("a host is added, its key is pinned, and the phase line finishes live witho
   });
   await expectNoReload(page);
 
-  await addHost(page, "pve-form", node);
+  await addLabHost(page, "pve-form", node);
   await markNoReload(page);
   await expect(page.getByTestId("state-badge")).toHaveAttribute("data-state", "active", {
     timeout: 30_000,
@@ -110,7 +79,7 @@ test("a failure shows its one-line reason; Retry after fixing the host succeeds"
   page,
 }) => {
   const node = await lab({ os: "debian12", timeScale: 0.01 });
-  await addHost(page, "pve-bookworm", node);
+  await addLabHost(page, "pve-bookworm", node);
   await markNoReload(page);
   await expect(page.getByTestId("state-badge")).toHaveAttribute("data-state", "failed", {
     timeout: 30_000,
@@ -143,7 +112,7 @@ test("Abort asks for confirmation, says what will stop, and ends the run as abor
 }) => {
   const node = await lab();
   node.faults.refuseConnections = true; // ConnectHost keeps retrying with backoff: the run stays running
-  await addHost(page, "pve-unreachable", node);
+  await addLabHost(page, "pve-unreachable", node);
   await markNoReload(page);
   await expect(page.getByTestId("state-badge")).toHaveAttribute("data-state", "onboarding");
   await page.getByTestId("abort-button").click();

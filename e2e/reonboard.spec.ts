@@ -1,20 +1,14 @@
 import { execFileSync } from "node:child_process";
 import os from "node:os";
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test } from "@playwright/test";
 import { startLab, type LabNode } from "../lab";
+import { addLabHost, base, expectNoReload, markNoReload } from "./support/console";
 
 /**
  * Issue 5's second run and issue 8's re-onboarding, in the browser: a host that is active shows
  * what onboarding found; "Run onboarding again" on it, with a fault injected, shows the failed
  * step's reason live; Retry after removing the fault brings it back to active. No reload.
  */
-
-const base = () => {
-  const url = process.env.E2E_BASE_URL;
-  if (!url)
-    throw new Error("E2E_BASE_URL is not set: run through playwright.config.ts (global setup)");
-  return url;
-};
 
 let node: LabNode | undefined;
 test.afterAll(async () => {
@@ -29,30 +23,13 @@ function onNode(lab: LabNode, command: string, args: string[]): string {
   }).toString();
 }
 
-async function markNoReload(page: Page) {
-  await page.evaluate(() => ((window as unknown as { __noReload: boolean }).__noReload = true));
-}
-async function expectNoReload(page: Page) {
-  expect(
-    await page.evaluate(() => (window as unknown as { __noReload?: boolean }).__noReload),
-  ).toBe(true);
-}
-
 test("an active host shows its facts; onboarding again with a fault shows the reason live, Retry makes it active again", async ({
   page,
 }) => {
   // Proxmox already installed: every step's goal holds, so each run ends in seconds.
   node = await startLab({ state: "onboarded", storage: "lvm-thin", timeScale: 0.01 });
   const apiPort = new URL(node.api.url).port;
-  await page.goto(`${base()}/hosts/new`);
-  await page.getByLabel("Name").fill("pve-again");
-  await page.getByLabel("Address").fill(node.ssh.host);
-  await page.getByLabel("SSH port").fill(String(node.ssh.port));
-  await page.getByLabel("Proxmox API port").fill(apiPort);
-  await page.getByLabel("SSH user").fill(node.ssh.username);
-  await page.getByLabel("SSH password").fill(node.ssh.password);
-  await page.getByTestId("submit-host").click();
-  await expect(page).toHaveURL(/\/hosts\/[0-9a-f-]{36}$/);
+  await addLabHost(page, "pve-again", node);
   await markNoReload(page);
 
   const badge = page.getByTestId("state-badge");

@@ -1,0 +1,41 @@
+import { expect, type Page } from "@playwright/test";
+import type { LabNode } from "../../lab";
+
+/** The console under test, started by the global setup (playwright.config.ts). */
+export const base = () => {
+  const url = process.env.E2E_BASE_URL;
+  if (!url)
+    throw new Error("E2E_BASE_URL is not set: run through playwright.config.ts (global setup)");
+  return url;
+};
+
+/** Marks the window; if the page ever reloads or navigates away, the mark is gone. */
+export async function markNoReload(page: Page) {
+  await page.evaluate(() => ((window as unknown as { __noReload: boolean }).__noReload = true));
+}
+
+/** The page has not reloaded since markNoReload: what changed came live. */
+export async function expectNoReload(page: Page) {
+  expect(
+    await page.evaluate(() => (window as unknown as { __noReload?: boolean }).__noReload),
+  ).toBe(true);
+}
+
+/** The lab's API listens on a free port, not 8006: the form's API port field says where. */
+export const apiPort = (node: LabNode) => (node.api ? new URL(node.api.url).port : "8006");
+
+/**
+ * Adds the lab node as a host through the add-host form (password login), and waits for the
+ * host page the form leads to.
+ */
+export async function addLabHost(page: Page, name: string, node: LabNode) {
+  await page.goto(`${base()}/hosts/new`);
+  await page.getByLabel("Name").fill(name);
+  await page.getByLabel("Address").fill(node.ssh.host);
+  await page.getByLabel("SSH port").fill(String(node.ssh.port));
+  await page.getByLabel("Proxmox API port").fill(apiPort(node));
+  await page.getByLabel("SSH user").fill(node.ssh.username);
+  await page.getByLabel("SSH password").fill(node.ssh.password);
+  await page.getByTestId("submit-host").click();
+  await expect(page).toHaveURL(/\/hosts\/[0-9a-f-]{36}$/);
+}

@@ -1,7 +1,7 @@
 "use client";
 
 import { useRouter } from "next/navigation";
-import { useEffect, useState, useTransition } from "react";
+import { useEffect, useState } from "react";
 import { createApiTokenAction } from "@/lib/actions/create-api-token";
 import { revokeApiTokenAction } from "@/lib/actions/revoke-api-token";
 import { SubmitActions, useActionForm } from "./action-form";
@@ -9,6 +9,7 @@ import styles from "./auth.module.css";
 import { formatUtc } from "./catalog-format";
 import { ConfirmDialog } from "./confirm-dialog";
 import { TextField } from "./form-fields";
+import { useConfirmedChange } from "./use-confirmed-change";
 
 /** A token as lists show it: never the token itself, only its prefix. */
 export type TokenRow = {
@@ -79,24 +80,12 @@ export function CreateTokenForm() {
 
 /** Tokens with a confirmed Revoke each; `showOwner` for the admin's everyone-list. */
 export function TokenTable({ tokens, showOwner }: { tokens: TokenRow[]; showOwner: boolean }) {
-  const router = useRouter();
-  const [revoking, setRevoking] = useState<TokenRow | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [pending, startTransition] = useTransition();
+  const revocation = useConfirmedChange((token: TokenRow) =>
+    revokeApiTokenAction({ tokenId: token.id }),
+  );
+  const revoking = revocation.subject;
 
   if (tokens.length === 0) return <p className="muted">No API tokens.</p>;
-
-  const revoke = (token: TokenRow) =>
-    startTransition(async () => {
-      setError(null);
-      const result = await revokeApiTokenAction({ tokenId: token.id });
-      if (result.ok) {
-        setRevoking(null);
-        router.refresh();
-      } else {
-        setError(result.message);
-      }
-    });
 
   return (
     <>
@@ -126,10 +115,7 @@ export function TokenTable({ tokens, showOwner }: { tokens: TokenRow[]; showOwne
                   <button
                     type="button"
                     className="button button-danger"
-                    onClick={() => {
-                      setError(null);
-                      setRevoking(token);
-                    }}
+                    onClick={() => revocation.ask(token)}
                     aria-label={`Revoke token ${token.label} (${token.prefix}…)`}
                   >
                     Revoke
@@ -144,10 +130,10 @@ export function TokenTable({ tokens, showOwner }: { tokens: TokenRow[]; showOwne
         open={revoking !== null}
         title="Revoke API token"
         confirmLabel="Revoke token"
-        pending={pending}
-        error={error}
-        onConfirm={() => revoking && revoke(revoking)}
-        onCancel={() => setRevoking(null)}
+        pending={revocation.pending}
+        error={revocation.error}
+        onConfirm={revocation.confirm}
+        onCancel={revocation.cancel}
         testId="revoke-token-dialog"
       >
         {revoking && (

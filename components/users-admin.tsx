@@ -1,7 +1,7 @@
 "use client";
 
 import { useRouter } from "next/navigation";
-import { useEffect, useRef, useState, useTransition } from "react";
+import { useEffect, useRef, useState } from "react";
 import { changeUserRoleAction } from "@/lib/actions/change-user-role";
 import { createUserAction } from "@/lib/actions/create-user";
 import { resetUserPasswordAction } from "@/lib/actions/reset-user-password";
@@ -12,6 +12,7 @@ import styles from "./auth.module.css";
 import { formatUtc } from "./catalog-format";
 import { ConfirmDialog } from "./confirm-dialog";
 import { Field, NewPasswordField, TextField } from "./form-fields";
+import { useConfirmedChange } from "./use-confirmed-change";
 
 export type UserRow = {
   id: string;
@@ -81,28 +82,13 @@ type Pending =
 /** Every user: role change, disable/enable (each confirmed) and password reset. */
 export function UsersTable({ users, selfId }: { users: UserRow[]; selfId: string | null }) {
   const router = useRouter();
-  const [confirming, setConfirming] = useState<Pending | null>(null);
   const [resetting, setResetting] = useState<UserRow | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [pending, startTransition] = useTransition();
-
-  const apply = (change: Pending) =>
-    startTransition(async () => {
-      setError(null);
-      const result =
-        change.kind === "role"
-          ? await changeUserRoleAction({ userId: change.user.id, role: change.role })
-          : await setUserDisabledAction({
-              userId: change.user.id,
-              disabled: change.kind === "disable",
-            });
-      if (result.ok) {
-        setConfirming(null);
-        router.refresh();
-      } else {
-        setError(result.message);
-      }
-    });
+  const change = useConfirmedChange((proposed: Pending) =>
+    proposed.kind === "role"
+      ? changeUserRoleAction({ userId: proposed.user.id, role: proposed.role })
+      : setUserDisabledAction({ userId: proposed.user.id, disabled: proposed.kind === "disable" }),
+  );
+  const confirming = change.subject;
 
   return (
     <>
@@ -127,11 +113,10 @@ export function UsersTable({ users, selfId }: { users: UserRow[]; selfId: string
                 <select
                   aria-label={`Role of ${user.name}`}
                   value={user.role}
-                  disabled={pending}
-                  onChange={(event) => {
-                    setError(null);
-                    setConfirming({ kind: "role", user, role: event.target.value as Role });
-                  }}
+                  disabled={change.pending}
+                  onChange={(event) =>
+                    change.ask({ kind: "role", user, role: event.target.value as Role })
+                  }
                 >
                   <RoleOptions />
                 </select>
@@ -152,10 +137,9 @@ export function UsersTable({ users, selfId }: { users: UserRow[]; selfId: string
                     <button
                       type="button"
                       className={user.disabled ? "button" : "button button-danger"}
-                      onClick={() => {
-                        setError(null);
-                        setConfirming({ kind: user.disabled ? "enable" : "disable", user });
-                      }}
+                      onClick={() =>
+                        change.ask({ kind: user.disabled ? "enable" : "disable", user })
+                      }
                       aria-label={`${user.disabled ? "Enable" : "Disable"} ${user.name}`}
                     >
                       {user.disabled ? "Enable" : "Disable"}
@@ -171,10 +155,10 @@ export function UsersTable({ users, selfId }: { users: UserRow[]; selfId: string
         open={confirming !== null}
         title={confirmTitle(confirming)}
         confirmLabel={confirmTitle(confirming)}
-        pending={pending}
-        error={error}
-        onConfirm={() => confirming && apply(confirming)}
-        onCancel={() => setConfirming(null)}
+        pending={change.pending}
+        error={change.error}
+        onConfirm={change.confirm}
+        onCancel={change.cancel}
         testId="user-change-dialog"
       >
         <p>{confirming && consequence(confirming)}</p>

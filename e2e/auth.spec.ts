@@ -5,13 +5,9 @@ import { expect, test, type Browser, type Page } from "@playwright/test";
 import pg from "pg";
 import { startLab, type LabNode } from "../lab";
 import { E2E_ADMIN } from "./auth-state";
+import { base } from "./support/console";
 
 const root = path.resolve(import.meta.dirname, "..");
-const base = () => {
-  const url = process.env.E2E_BASE_URL;
-  if (!url) throw new Error("E2E_BASE_URL is not set: run through playwright.config.ts");
-  return url;
-};
 
 const labs: LabNode[] = [];
 test.afterAll(async () => {

@@ -3,6 +3,7 @@ import path from "node:path";
 import pg from "pg";
 import { expect, test } from "@playwright/test";
 import { startLab, type LabNode } from "../lab";
+import { addLabHost, base, expectNoReload, markNoReload } from "./support/console";
 
 /**
  * The seed's acceptance goal: a fresh Debian 13 machine, add host, watch, active — without a
@@ -10,7 +11,6 @@ import { startLab, type LabNode } from "../lab";
  * the catalog requires one template, so the whole chain runs, BuildVmTemplate included.
  */
 
-const base = () => process.env.E2E_BASE_URL!;
 const slug = `e2e-full-${Date.now().toString(36)}`;
 const VMID = 9100;
 let node: LabNode | undefined;
@@ -50,16 +50,8 @@ test("a fresh Debian 13 machine becomes an active Proxmox host with its template
   ).toBe(200);
 
   node = await startLab({ timeScale: 0.01, rebootMs: 20_000 });
-  await page.goto(`${base()}/hosts/new`);
-  await page.getByLabel("Name").fill("pve-fresh");
-  await page.getByLabel("Address").fill(node.ssh.host);
-  await page.getByLabel("SSH port").fill(String(node.ssh.port));
-  await page.getByLabel("Proxmox API port").fill(new URL(node.api.url).port);
-  await page.getByLabel("SSH user").fill(node.ssh.username);
-  await page.getByLabel("SSH password").fill(node.ssh.password);
-  await page.getByTestId("submit-host").click();
-  await expect(page).toHaveURL(/\/hosts\/[0-9a-f-]{36}$/);
-  await page.evaluate(() => ((window as unknown as { __noReload: boolean }).__noReload = true));
+  await addLabHost(page, "pve-fresh", node);
+  await markNoReload(page);
 
   // The phase line follows the long steps live (apt progress, the template build's phases).
   await expect(page.getByTestId("step-BuildVmTemplate").getByTestId("step-state")).toContainText(
@@ -88,9 +80,7 @@ test("a fresh Debian 13 machine becomes an active Proxmox host with its template
   ]) {
     await expect(page.getByTestId(`step-${step}`).getByTestId("step-state")).toContainText(/done/i);
   }
-  expect(
-    await page.evaluate(() => (window as unknown as { __noReload?: boolean }).__noReload),
-  ).toBe(true);
+  await expectNoReload(page);
 
   // The host really is what the console says: Proxmox kernel, the template with a base- disk.
   expect(fs.readFileSync(path.join(node.root, ".lab/kernel"), "utf8")).toMatch(/-pve/);

@@ -5,6 +5,7 @@ import { notifyLive } from "../lib/pipeline/schedule";
 import { formatCount } from "../components/fleet-format";
 import { removeFleet, seedFleet } from "../test/fleet-seed";
 import { rowsPaintedAt } from "../test/paint-timing";
+import { expectNoReload, markNoReload } from "./support/console";
 
 /**
  * Issue 8's fleet view in Chromium: 1000 hosts (with runs in mixed states) seeded into the e2e
@@ -187,13 +188,4 @@ async function watchState(page: Page, hostName: string, state: string): Promise<
     },
     [hostName, state] as const,
   );
-}
-
-async function markNoReload(page: Page) {
-  await page.evaluate(() => ((window as unknown as { __noReload: boolean }).__noReload = true));
-}
-async function expectNoReload(page: Page) {
-  expect(
-    await page.evaluate(() => (window as unknown as { __noReload?: boolean }).__noReload),
-  ).toBe(true);
 }

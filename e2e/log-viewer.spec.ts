@@ -7,6 +7,7 @@ import { appendRunLog } from "../lib/logs/append";
 import type { LogEntry } from "../lib/logs/chunks";
 import { scheduleTick } from "../lib/pipeline/schedule";
 import { seal } from "../lib/secrets/seal";
+import { base, expectNoReload, markNoReload } from "./support/console";
 
 /**
  * The build-log viewer on the host page, in Chromium, against the console started as `npm start`
@@ -14,12 +15,6 @@ import { seal } from "../lib/secrets/seal";
  * `running` until the operator aborts it) gets its log through THE append function the engine
  * uses; one real onboarding against a lab host covers the engine's own lines.
  */
-
-const base = () => {
-  const url = process.env.E2E_BASE_URL;
-  if (!url) throw new Error("E2E_BASE_URL is not set: run through playwright.config.ts");
-  return url;
-};
 
 let handle: ReturnType<typeof createDb> | null = null;
 const db = (): Database => {
@@ -69,15 +64,6 @@ function entries(step: string, texts: string[], kind: LogEntry["kind"] = "output
 
 const numbered = (prefix: string, from: number, to: number) =>
   Array.from({ length: to - from + 1 }, (_, i) => `${prefix} ${from + i}`);
-
-async function markNoReload(page: Page) {
-  await page.evaluate(() => ((window as unknown as { __noReload: boolean }).__noReload = true));
-}
-async function expectNoReload(page: Page) {
-  expect(
-    await page.evaluate(() => (window as unknown as { __noReload?: boolean }).__noReload),
-  ).toBe(true);
-}
 
 const viewer = (page: Page) => page.getByTestId("log-viewer");
 const row = (page: Page, n: number) => page.locator(`.log-row[data-line="${n}"]`);

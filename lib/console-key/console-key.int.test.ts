@@ -9,7 +9,6 @@ import {
   consoleKeyRotationHosts,
   consoleKeyRotations,
   consoleKeys,
-  hosts,
 } from "@/lib/db/schema";
 import { createHost } from "@/lib/hosts/create-host";
 import { connectSsh, SshAuthError, type SshAuth } from "@/lib/ssh";
@@ -28,6 +27,7 @@ import { createRotateConsoleKeyPipeline } from "./rotation/pipeline";
 import { startRotation } from "./rotation/start-rotation";
 import { rotationStatus } from "./rotation/status";
 import { activeConsoleKey, consoleKeyPrivate, ensureConsoleKey } from "./store";
+import { insertPinnedLabHost } from "@/test/pinned-lab-host";
 
 // Onboarding's first steps are enough to prove the console's key is what logs in: ConnectHost
 // pins the host key and checks root, CheckOperatingSystem and PrepareHostname run commands.
@@ -88,20 +88,9 @@ async function addPinnedHost(name: string, node: LabNode): Promise<string> {
   const credentialId = await db.transaction((tx) =>
     createHostCredential(tx, { authMethod: "console_key" }),
   );
-  const [host] = await db
-    .insert(hosts)
-    .values({
-      name,
-      address: node.ssh.host,
-      sshPort: node.ssh.port,
-      sshUser: node.ssh.username,
-      credentialId,
-      hostKeySha256: node.ssh.hostKeySha256,
-      hostKeyPinnedAt: new Date(),
-    })
-    .returning({ id: hosts.id });
-  nodesByHost.set(host!.id, node);
-  return host!.id;
+  const hostId = await insertPinnedLabHost(db, node, { name, credentialId });
+  nodesByHost.set(hostId, node);
+  return hostId;
 }
 
 async function keyOfHost(hostId: string): Promise<string> {

@@ -16,6 +16,7 @@ import { waitFor } from "@/test/worker-process";
 import { createHostCredential } from "./host-credential";
 import { startRotation } from "./rotation/start-rotation";
 import { consoleKeyPrivate, ensureConsoleKey } from "./store";
+import { insertPinnedLabHost } from "@/test/pinned-lab-host";
 
 // kill -9 of the worker in the middle of a rotation: at that moment every host must still let
 // the console in with the key the database records for it, and a new worker must finish the
@@ -49,19 +50,7 @@ beforeAll(async () => {
     const credentialId = await db.transaction((tx) =>
       createHostCredential(tx, { authMethod: "console_key" }),
     );
-    const [host] = await db
-      .insert(hosts)
-      .values({
-        name: `kill${i}`,
-        address: node.ssh.host,
-        sshPort: node.ssh.port,
-        sshUser: node.ssh.username,
-        credentialId,
-        hostKeySha256: node.ssh.hostKeySha256,
-        hostKeyPinnedAt: new Date(),
-      })
-      .returning({ id: hosts.id });
-    hostIds.push(host!.id);
+    hostIds.push(await insertPinnedLabHost(db, node, { name: `kill${i}`, credentialId }));
   }
 }, 120_000);
 afterAll(() => cleanup());

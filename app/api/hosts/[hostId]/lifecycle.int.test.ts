@@ -10,6 +10,7 @@ import * as clearPinRoute from "./clear-pin/route";
 import * as decommissionRoute from "./decommission/route";
 import * as hostRoute from "./route";
 import * as testConnectionRoute from "./test-connection/route";
+import { insertPinnedLabHost } from "@/test/pinned-lab-host";
 
 // The route handlers use the process-wide database from DATABASE_URL, as in production; no
 // worker runs, so a started run stays `running`. SSH goes to a real lab node.
@@ -41,19 +42,10 @@ async function labHost(): Promise<string> {
     .insert(credentials)
     .values({ kind: "password", sealed: seal(JSON.stringify({ password: node.ssh.password })) })
     .returning({ id: credentials.id });
-  const [host] = await db
-    .insert(hosts)
-    .values({
-      name: `api-life-${++counter}`,
-      address: node.ssh.host,
-      sshPort: node.ssh.port,
-      sshUser: node.ssh.username,
-      credentialId: credential!.id,
-      hostKeySha256: node.ssh.hostKeySha256,
-      hostKeyPinnedAt: new Date(),
-    })
-    .returning({ id: hosts.id });
-  return host!.id;
+  return insertPinnedLabHost(db, node, {
+    name: `api-life-${++counter}`,
+    credentialId: credential!.id,
+  });
 }
 
 const params = (hostId: string) => ({ params: Promise.resolve({ hostId }) });

@@ -5,9 +5,6 @@
  * node's state byte for byte as it was and end active, every step saying it found its work
  * in place.
  */
-import { createHash } from "node:crypto";
-import { readdir, readFile } from "node:fs/promises";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { asc, eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
@@ -24,6 +21,7 @@ import { hostRow, settled } from "@/test/runs";
 import { createHost } from "./create-host";
 import { getHost } from "./get-host";
 import { reonboardHost } from "./reonboard-host";
+import { snapshotLabFiles } from "@/test/lab-file-snapshot";
 
 let db: Database;
 let harness: StepHarness;
@@ -54,33 +52,6 @@ afterAll(async () => {
   await harness.stop();
   await image.stop();
 });
-
-/**
- * The node's state as files: every file under the lab root with its SHA-256 — /etc (hosts,
- * apt sources, network, pve: storage.cfg, user.cfg, token.cfg, qemu-server VM configs), dpkg
- * and apt state, the clupilot state dir (template status, images), root's authorized_keys, the
- * lab's own kernel and power records. Logs are left out: they grow by design.
- */
-async function snapshot(root: string): Promise<Map<string, string>> {
-  const files = new Map<string, string>();
-  const walk = async (dir: string) => {
-    for (const entry of await readdir(dir, { withFileTypes: true })) {
-      const full = path.join(dir, entry.name);
-      const rel = path.relative(root, full);
-      if (entry.isDirectory()) await walk(full);
-      else if (entry.isFile() && !/(^|\/)[^/]*log$|\.log$/.test(rel)) {
-        files.set(
-          rel,
-          createHash("sha256")
-            .update(await readFile(full))
-            .digest("hex"),
-        );
-      }
-    }
-  };
-  await walk(root);
-  return files;
-}
 
 /** What the node answers about itself beyond files: reboots, API tokens, VMs. */
 async function liveState(node: LabNode) {
@@ -115,7 +86,7 @@ describe("re-onboarding an active host", () => {
     expect((await getHost(db, hostId))!.state).toBe("active");
     expect(node.power.history).toHaveLength(1);
 
-    const filesBefore = await snapshot(node.root);
+    const filesBefore = await snapshotLabFiles(node.root);
     const liveBefore = await liveState(node);
     const hostBefore = await hostRow(db, hostId);
     expect(liveBefore.vms).toMatch(/9000/);
@@ -126,7 +97,7 @@ describe("re-onboarding an active host", () => {
     expect(again).toMatchObject({ status: "succeeded", currentStep: "RegisterCapacity" });
     expect((await getHost(db, hostId))!.state).toBe("active");
 
-    const filesAfter = await snapshot(node.root);
+    const filesAfter = await snapshotLabFiles(node.root);
     const changed = [...new Set([...filesBefore.keys(), ...filesAfter.keys()])].filter(
       (file) => filesBefore.get(file) !== filesAfter.get(file),
     );

@@ -1,5 +1,4 @@
-import { createHash } from "node:crypto";
-import { readdir, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
@@ -32,6 +31,7 @@ import { prepareHostname } from "./prepare-hostname";
 import { rebootIntoPveKernel } from "./reboot-into-pve-kernel";
 import { createHostServices, type HostServices } from "./services";
 import { settled as settledRun, startTestRun } from "@/test/runs";
+import { snapshotLabFiles } from "@/test/lab-file-snapshot";
 
 let db: Database;
 let harness: StepHarness;
@@ -128,27 +128,6 @@ const run = (p: Pipeline<HostServices>, hostId: string) => startTestRun(db, p, h
 
 const settled = (runId: string, timeoutMs?: number) => settledRun(db, runId, timeoutMs);
 
-/** Every file under the lab root with its SHA-256, logs left out (they grow by design). */
-async function snapshot(root: string): Promise<Map<string, string>> {
-  const files = new Map<string, string>();
-  const walk = async (dir: string) => {
-    for (const entry of await readdir(dir, { withFileTypes: true })) {
-      const full = path.join(dir, entry.name);
-      const rel = path.relative(root, full);
-      if (entry.isDirectory()) await walk(full);
-      else if (entry.isFile() && !/(^|\/)[^/]*log$|\.log$/.test(rel))
-        files.set(
-          rel,
-          createHash("sha256")
-            .update(await readFile(full))
-            .digest("hex"),
-        );
-    }
-  };
-  await walk(root);
-  return files;
-}
-
 const read = (node: LabNode, file: string) => readFile(path.join(node.root, file), "utf8");
 
 describe("Debian-side onboarding steps against a fresh lab node over real SSH", () => {
@@ -193,12 +172,12 @@ describe("Debian-side onboarding steps against a fresh lab node over real SSH", 
     expect(await read(node, ".lab/network-applied")).toBe(interfaces);
 
     // Again on the finished node: every step's goal holds, nothing is touched, no reboot.
-    const before = await snapshot(node.root);
+    const before = await snapshotLabFiles(node.root);
     const second = await settled(await run(full, hostId), 60_000);
     expect(second.failureReason ?? "").toBe("");
     expect(second.status).toBe("succeeded");
     expect(node.power.history).toHaveLength(1);
-    const after = await snapshot(node.root);
+    const after = await snapshotLabFiles(node.root);
     const changed = [...new Set([...before.keys(), ...after.keys()])].filter(
       (file) => before.get(file) !== after.get(file),
     );

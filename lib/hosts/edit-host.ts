@@ -55,16 +55,7 @@ export async function editHost(
 ): Promise<EditHostResult> {
   const { edit } = input;
   const host = await loadEditableHost(db, input.hostId);
-  const test = await testConnection(
-    {
-      address: edit.address,
-      sshPort: edit.sshPort,
-      sshUser: edit.sshUser,
-      auth: await authFor(db, host, edit),
-      pinnedHostKey: host.hostKeySha256,
-    },
-    credentialFieldOf(edit),
-  );
+  const test = await testSettings(db, host, edit);
 
   return db.transaction(async (tx) => {
     // Checked again under the row lock: a run or another edit may have started meanwhile.
@@ -167,6 +158,15 @@ export async function testHostConnection(
   // A retired host is never connected to again (its secrets are gone); a run may be running.
   if (host.retiredAt) await refuseIfBusy(db, host);
   const { edit } = input;
+  return testSettings(db, host, edit);
+}
+
+/** The form's settings tried against the stored host: its credential if kept, its pin. */
+async function testSettings(
+  db: Database,
+  host: HostRow,
+  edit: TEditHost,
+): Promise<ConnectionTestResult> {
   return testConnection(
     {
       address: edit.address,

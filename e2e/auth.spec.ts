@@ -163,7 +163,22 @@ test("the viewer sees the host and its run but has no Add/Retry/Abort, and a for
   expect(create.status()).toBe(403);
   await page.goto(`${base()}/hosts/new`);
   await expect(page).toHaveURL(/\/forbidden\?need=operator$/);
-  expect(await tableCounts()).toEqual(before);
+  // Nothing changed but the audit log, which names each refusal with the viewer as actor.
+  const after = await tableCounts();
+  expect({ ...after, "public.audit_log": 0 }).toEqual({ ...before, "public.audit_log": 0 });
+  const denied = await withDatabase((client) =>
+    client.query<{ target: string; outcome: string }>(
+      `select target, outcome from audit_log where action = 'access.denied' and actor_name = $1
+       order by id`,
+      [VIEWER.name],
+    ),
+  );
+  expect(denied.rows).toEqual([
+    { target: `POST /api/runs/${runId}/retry`, outcome: "denied" },
+    { target: "POST /api/hosts", outcome: "denied" },
+    { target: "page /hosts/new", outcome: "denied" },
+  ]);
+  expect(after["public.audit_log"]).toBe(before["public.audit_log"]! + 3);
 });
 
 /** Every page route under app/, from the file system (a new page cannot escape the crawl). */

@@ -260,7 +260,23 @@ describe("roles on the server", () => {
       message: expect.stringContaining("operator role"),
     });
     expect(await abortRunAction({ runId })).toMatchObject({ ok: false });
-    expect(await tableCounts()).toEqual(before);
+    // Nothing changed but the audit log, which names each refusal with the viewer as actor.
+    const after = await tableCounts();
+    expect({ ...after, "public.audit_log": 0 }).toEqual({ ...before, "public.audit_log": 0 });
+    expect(after["public.audit_log"]! - before["public.audit_log"]!).toBe(6);
+    const denied = await getDb().execute<{ target: string; detail: Record<string, string> }>(
+      sql`select target, detail from audit_log
+          where action = 'access.denied' and actor_name = ${viewer.user.name} and outcome = 'denied'
+          order by id`,
+    );
+    // The test's requests go to http://test/ (a real one names its path); actions run outside
+    // the proxy here, so the page they came from is unknown.
+    expect(denied.rows.map((row) => row.target)).toEqual([
+      ...Array<string>(4).fill("POST /"),
+      "page (unknown page)",
+      "page (unknown page)",
+    ]);
+    expect(denied.rows[0]!.detail).toEqual({ required: "operator", role: "viewer" });
 
     const list = await hostsRoute.GET(
       new Request("http://test", { headers: viewer.authHeaders() }),

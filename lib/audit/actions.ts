@@ -5,6 +5,7 @@ export const AUDIT_ACTIONS = [
   "auth.setup",
   "auth.sign_in",
   "auth.sign_out",
+  "access.denied",
   "user.create",
   "user.role_change",
   "user.disable",

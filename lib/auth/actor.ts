@@ -2,7 +2,8 @@ import { cookies, headers } from "next/headers";
 import { redirect } from "next/navigation";
 import { NextRequest } from "next/server";
 import { getDb } from "@/lib/db/client";
-import { AppError } from "@/lib/errors";
+import { recordAudit } from "@/lib/audit/record-audit";
+import { AppError, safeErrorSummary } from "@/lib/errors";
 import { validateApiToken } from "./api-tokens";
 import { REQUESTED_PATH_HEADER } from "./requested-path";
 import { hasRole, type Role } from "./roles";
@@ -15,9 +16,27 @@ export type Actor = { userId: string | null; name: string; role: Role };
 const SIGN_IN = () =>
   new AppError("unauthenticated", "You are not signed in (or your session ended). Sign in again.");
 
-function authorize(user: SessionUser | null, required: Role): Actor {
+/**
+ * Checks the user against the role, and records a refusal for a too-low role in the audit log
+ * (a viewer trying to abort is exactly what the log is for). A request without any user is not
+ * recorded: there is no actor to name, and anonymous probes would flood the log.
+ */
+async function authorize(
+  user: SessionUser | null,
+  required: Role,
+  where: () => Promise<string>,
+): Promise<Actor> {
   if (!user) throw SIGN_IN();
   if (!hasRole(user.role, required)) {
+    await recordAudit(getDb(), {
+      actor: { userId: user.id, name: user.name },
+      action: "access.denied",
+      target: await where(),
+      outcome: "denied",
+      detail: { required, role: user.role },
+    }).catch((error: unknown) => {
+      console.error(`recording a refused request failed: ${safeErrorSummary(error)}`);
+    });
     throw new AppError(
       "forbidden",
       `This needs the ${required} role; ${user.name} is a ${user.role}. Ask an admin if you need it.`,
@@ -38,7 +57,13 @@ async function userFromSessionToken(token: string | undefined): Promise<SessionU
  */
 export async function currentActor(required: Role): Promise<Actor> {
   const token = (await cookies()).get(SESSION_COOKIE)?.value;
-  return authorize(await userFromSessionToken(token), required);
+  // Pages and server actions pass through proxy.ts, which names the page they came from.
+  const where = async () => {
+    const h = await headers();
+    const page = h.get(REQUESTED_PATH_HEADER) ?? "(unknown page)";
+    return h.has("next-action") ? `server action on ${page}` : `page ${page}`;
+  };
+  return authorize(await userFromSessionToken(token), required, where);
 }
 
 /**
@@ -58,15 +83,18 @@ export async function requestActor(request: Request, required: Role): Promise<Ac
         "The API token is not valid (unknown, revoked, or its owner is disabled). Create a new one on your account page.",
       );
     }
-    return authorize(user, required);
+    return authorize(user, required, requestTarget(request));
   }
   // Headers only: `new NextRequest(request)` would take over the body stream, and the handler
   // could no longer read its JSON ("Body is unusable") on cookie-authenticated requests.
   const token = new NextRequest(request.url, { headers: request.headers }).cookies.get(
     SESSION_COOKIE,
   )?.value;
-  return authorize(await userFromSessionToken(token), required);
+  return authorize(await userFromSessionToken(token), required, requestTarget(request));
 }
+
+const requestTarget = (request: Request) => async () =>
+  `${request.method} ${new URL(request.url).pathname}`;
 
 /**
  * For pages and layouts: the actor, or a redirect to the sign-in page (back to `path` after it)

@@ -44,14 +44,6 @@ async function get(query: string): Promise<{ status: number; body: AuditPage & F
 type FieldErrors = { error?: string; fieldErrors?: Record<string, string[]> };
 
 describe("GET /api/audit", () => {
-  it("is for operators and admins: a viewer gets 403, no credentials 401", async () => {
-    const asViewer = await GET(
-      new Request("http://test/api/audit", { headers: viewer.authHeaders() }),
-    );
-    expect(asViewer.status).toBe(403);
-    expect((await GET(new Request("http://test/api/audit"))).status).toBe(401);
-  });
-
   it("pages through every entry newest first, by keyset, without gaps or repeats", async () => {
     const seen: number[] = [];
     let cursor: string | null = "";
@@ -119,5 +111,18 @@ describe("GET /api/audit", () => {
       expect(status, query).toBe(400);
       expect(body.fieldErrors?.[field], query).toBeDefined();
     }
+  });
+
+  it("is for operators and admins: a viewer gets 403, no credentials 401", async () => {
+    const asViewer = await GET(
+      new Request("http://test/api/audit", { headers: viewer.authHeaders() }),
+    );
+    expect(asViewer.status).toBe(403);
+    // Last in this file: the refusal itself is recorded (with the viewer as actor).
+    const { body } = await get(`action=access.denied&actor=${viewer.user.name}`);
+    expect(body.entries.map((entry) => [entry.target, entry.outcome])).toEqual([
+      ["GET /api/audit", "denied"],
+    ]);
+    expect((await GET(new Request("http://test/api/audit"))).status).toBe(401);
   });
 });

@@ -1,3 +1,4 @@
+import { HostApiNotReadyError } from "@/lib/hosts/proxmox-client";
 import { fail, type Outcome } from "@/lib/pipeline/step";
 import {
   ProxmoxAuthError,
@@ -8,7 +9,7 @@ import {
 /**
  * Proxmox API failures that waiting cannot fix fail the step at once, each with what to do:
  * a certificate that is not the pinned one (the token is never sent), a refused token (401),
- * a missing privilege (403). Everything else — network, timeout, 5xx, an answer we could not
+ * a missing privilege (403), a host that lacks what the client needs. Everything else — network, timeout, 5xx, an answer we could not
  * parse — means "could not ask": it is thrown and retried with backoff, never read as an answer.
  */
 export async function withPermanentProxmoxFailures(
@@ -17,6 +18,8 @@ export async function withPermanentProxmoxFailures(
   try {
     return await visit();
   } catch (error) {
+    // The host lacks what the API client needs (address, token or pin not yet recorded).
+    if (error instanceof HostApiNotReadyError) return fail(error.message);
     if (error instanceof ProxmoxCertificateMismatchError) return fail(error.message);
     if (error instanceof ProxmoxAuthError) {
       return fail(

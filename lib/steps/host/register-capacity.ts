@@ -1,4 +1,3 @@
-import { HostApiNotReadyError } from "@/lib/hosts/proxmox-client";
 import { advance, fail, type Outcome, type Step } from "@/lib/pipeline/step";
 import type { TNodeStatus, TStorageStatusEntry } from "@/lib/proxmox/schemas";
 import { withPermanentProxmoxFailures } from "./proxmox-failure";
@@ -82,13 +81,7 @@ export const registerCapacity: Step<HostServices> = {
   visit: (ctx) =>
     withPermanentProxmoxFailures(async () => {
       const host = await ctx.services.host();
-      let client;
-      try {
-        client = await ctx.services.proxmox();
-      } catch (error) {
-        if (error instanceof HostApiNotReadyError) return fail(error.message);
-        throw error;
-      }
+      const client = await ctx.services.proxmox();
       const capacity = computeCapacity(await client.nodeStatus(), await client.imageStorages());
       for (const s of capacity.imageStorages) {
         ctx.log(

@@ -1,4 +1,3 @@
-import { HostApiNotReadyError } from "@/lib/hosts/proxmox-client";
 import { fail, type Outcome, type Step } from "@/lib/pipeline/step";
 import { sh } from "@/lib/ssh";
 import { CONSOLE_PRIVILEGES, CONSOLE_ROLE } from "./create-api-token";
@@ -79,13 +78,7 @@ export const verifyProxmoxApi: Step<HostServices> = {
   visit: (ctx) =>
     withPermanentProxmoxFailures(async () => {
       const host = await ctx.services.host();
-      let client;
-      try {
-        client = await ctx.services.proxmox();
-      } catch (error) {
-        if (error instanceof HostApiNotReadyError) return fail(error.message);
-        throw error;
-      }
+      const client = await ctx.services.proxmox();
       const version = await client.version();
       const nodes = await client.nodes();
       const nodeVerdict = judgeNodeName(

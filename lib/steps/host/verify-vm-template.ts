@@ -1,4 +1,3 @@
-import { HostApiNotReadyError } from "@/lib/hosts/proxmox-client";
 import { fail, type Step } from "@/lib/pipeline/step";
 import type { ProxmoxClient } from "@/lib/proxmox/client";
 import { bootDiskVolume } from "@/lib/proxmox/is-template";
@@ -85,13 +84,7 @@ export const verifyVmTemplate: Step<HostServices> = {
         return alreadyInPlace(ctx, "no published catalog: no template required yet");
       if (required.vmids.length === 0)
         return alreadyInPlace(ctx, "no plan version on sale requires a template");
-      let client: ProxmoxClient;
-      try {
-        client = await ctx.services.proxmox();
-      } catch (error) {
-        if (error instanceof HostApiNotReadyError) return fail(error.message);
-        throw error;
-      }
+      const client = await ctx.services.proxmox();
       const missing = await findMissingTemplates(client, required.vmids);
       if (missing.length > 0) {
         const host = await ctx.services.host();

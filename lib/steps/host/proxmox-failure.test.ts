@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { HostApiNotReadyError } from "@/lib/hosts/proxmox-client";
 import { advance } from "@/lib/pipeline/step";
 import {
   ProxmoxAuthError,
@@ -22,6 +23,13 @@ describe("Proxmox API failures in a step", () => {
   it("a refused token (401) fails at once saying how to get a new one", async () => {
     const outcome = await throwing(new ProxmoxAuthError("GET /version on pve1: refused (401)"))();
     expect(outcome.kind === "fail" && outcome.reason).toMatch(/401.*CreateApiToken rotates it/);
+  });
+
+  it("a host without a recorded token or pin fails at once with what is missing", async () => {
+    const outcome = await throwing(
+      new HostApiNotReadyError("the host's API token secret is missing; retry CreateApiToken"),
+    )();
+    expect(outcome.kind === "fail" && outcome.reason).toContain("retry CreateApiToken");
   });
 
   it("a permission error (403) fails at once", async () => {

@@ -5,7 +5,7 @@ import { AppError, isUniqueViolation } from "@/lib/errors";
 import { hashPassword } from "./password";
 import { randomToken, sha256Hex } from "./secret-token";
 import type { UserSummary } from "./users";
-import { countUsers, nameTaken } from "./users";
+import { countUsers, nameTaken, userSummaryColumns } from "./users";
 
 /** Whether the console still has no user, i.e. `/setup` is open. */
 export async function setupOpen(db: Pick<Database, "select">): Promise<boolean> {
@@ -60,14 +60,7 @@ export async function completeSetup(
       const [admin] = await tx
         .insert(users)
         .values({ name: input.name, role: "admin", passwordHash })
-        .returning({
-          id: users.id,
-          name: users.name,
-          role: users.role,
-          disabled: users.disabled,
-          createdAt: users.createdAt,
-          updatedAt: users.updatedAt,
-        });
+        .returning(userSummaryColumns);
       return admin!;
     });
   } catch (error) {

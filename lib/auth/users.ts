@@ -15,7 +15,8 @@ export type UserSummary = {
   updatedAt: Date;
 };
 
-const summary = {
+/** The columns of a user that may leave this module (never the password hash). */
+export const userSummaryColumns = {
   id: users.id,
   name: users.name,
   role: users.role,
@@ -26,7 +27,7 @@ const summary = {
 
 export async function listUsers(db: Database): Promise<UserSummary[]> {
   return db
-    .select(summary)
+    .select(userSummaryColumns)
     .from(users)
     .orderBy(asc(sql`lower(${users.name})`));
 }
@@ -54,7 +55,7 @@ export async function createUser(
     const [row] = await db
       .insert(users)
       .values({ name: input.name, role: input.role, passwordHash })
-      .returning(summary);
+      .returning(userSummaryColumns);
     return row!;
   } catch (error) {
     if (isUniqueViolation(error)) throw nameTaken(input.name);
@@ -78,7 +79,11 @@ async function updateGuardingLastAdmin(
       .from(users)
       .where(and(eq(users.role, "admin"), eq(users.disabled, false)))
       .for("update");
-    const [target] = await tx.select(summary).from(users).where(eq(users.id, userId)).for("update");
+    const [target] = await tx
+      .select(userSummaryColumns)
+      .from(users)
+      .where(eq(users.id, userId))
+      .for("update");
     if (!target) throw new AppError("not_found", "That user does not exist.");
     const staysEnabledAdmin =
       (change.role ?? target.role) === "admin" && !(change.disabled ?? target.disabled);
@@ -93,7 +98,7 @@ async function updateGuardingLastAdmin(
       .update(users)
       .set({ ...change, updatedAt: new Date() })
       .where(eq(users.id, userId))
-      .returning(summary);
+      .returning(userSummaryColumns);
     return updated!;
   });
 }
@@ -124,7 +129,7 @@ export async function resetUserPassword(
     .update(users)
     .set({ passwordHash, updatedAt: new Date() })
     .where(eq(users.id, userId))
-    .returning(summary);
+    .returning(userSummaryColumns);
   if (!user) throw new AppError("not_found", "That user does not exist.");
   await invalidateUserSessions(db, userId);
   return user;

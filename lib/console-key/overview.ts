@@ -6,7 +6,7 @@ import { consoleKeys } from "@/lib/db/schema";
 import { installKeyCommand } from "./commands";
 import { hostsOnConsoleKey } from "./rotation/keys-in-use";
 import { latestRotationStatus, type RotationStatus } from "./rotation/status";
-import { ensureConsoleKey, type ConsoleKeyInfo } from "./store";
+import { ensureConsoleKey, publicColumns, type ConsoleKeyInfo } from "./store";
 
 /** Everything the SSH key page and `GET /api/console-key` show. No private key, ever. */
 export type ConsoleKeyOverview = {
@@ -23,18 +23,7 @@ export async function consoleKeyOverview(db: Database): Promise<ConsoleKeyOvervi
   const key = await ensureConsoleKey(db);
   const [hostsOnKey, history, rotation] = await Promise.all([
     hostsOnConsoleKey(db),
-    db
-      .select({
-        id: consoleKeys.id,
-        publicKey: consoleKeys.publicKey,
-        fingerprint: consoleKeys.fingerprint,
-        state: consoleKeys.state,
-        createdAt: consoleKeys.createdAt,
-        activatedAt: consoleKeys.activatedAt,
-        retiredAt: consoleKeys.retiredAt,
-      })
-      .from(consoleKeys)
-      .orderBy(desc(consoleKeys.createdAt)),
+    db.select(publicColumns).from(consoleKeys).orderBy(desc(consoleKeys.createdAt)),
     latestRotationStatus(db),
   ]);
   return {

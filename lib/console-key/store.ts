@@ -20,7 +20,8 @@ export type ConsoleKeyInfo = {
   retiredAt: Date | null;
 };
 
-const publicColumns = {
+/** The columns of a console key that may leave the console (never the sealed private key). */
+export const publicColumns = {
   id: consoleKeys.id,
   publicKey: consoleKeys.publicKey,
   fingerprint: consoleKeys.fingerprint,

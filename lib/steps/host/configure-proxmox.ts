@@ -4,6 +4,7 @@ import { sh } from "@/lib/ssh";
 import { jobDir } from "./remote-job";
 import type { HostServices } from "./services";
 import { withPermanentSshFailures } from "./ssh-failure";
+import { visitShell } from "./visit-shell";
 import { alreadyInPlace } from "./already-in-place";
 
 export const BRIDGE = "vmbr0";
@@ -266,12 +267,7 @@ export const configureProxmox: Step<HostServices> = {
   maxDuration: () => 600,
   visit: (ctx) =>
     withPermanentSshFailures(async () => {
-      const exec = (command: string, stdin?: string, timeoutMs = 60_000) =>
-        ctx.services.exec(command, {
-          timeoutMs,
-          signal: ctx.signal,
-          ...(stdin === undefined ? {} : { stdin }),
-        });
+      const exec = visitShell(ctx);
       const read = async () => {
         const probe = await exec(NETWORK_PROBE);
         if (probe.code !== 0)

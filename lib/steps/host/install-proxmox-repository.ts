@@ -3,6 +3,7 @@ import { sh, shQuote } from "@/lib/ssh";
 import type { OnboardingConfig } from "./config";
 import type { HostServices } from "./services";
 import { withPermanentSshFailures } from "./ssh-failure";
+import { visitShell } from "./visit-shell";
 import { alreadyInPlace } from "./already-in-place";
 
 /** Where the PVE 9 "Install on Debian 13" guide puts the repository and its key. */
@@ -210,12 +211,7 @@ export function installProxmoxRepository(
     maxDuration: () => 900,
     visit: (ctx) =>
       withPermanentSshFailures(async () => {
-        const exec = (command: string, stdin?: string, timeoutMs = 60_000) =>
-          ctx.services.exec(command, {
-            timeoutMs,
-            signal: ctx.signal,
-            ...(stdin === undefined ? {} : { stdin }),
-          });
+        const exec = visitShell(ctx);
         const probe = await exec(repositoryProbe(config.proxmoxRepositoryUrl));
         if (probe.code !== 0)
           throw new Error(

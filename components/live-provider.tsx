@@ -3,6 +3,7 @@
 import { useQueryClient, type QueryKey } from "@tanstack/react-query";
 import { createContext, useContext, useEffect, useRef, useState, type ReactNode } from "react";
 import type { LiveMessage } from "@/lib/pipeline/schedule";
+import { leaveForSignIn } from "./leave-for-sign-in";
 import { liveKeys } from "./live-keys";
 
 /**
@@ -23,8 +24,8 @@ export const FALLBACK_POLL_MS = 3_000;
 /** Invalidations arriving within this window are coalesced into one refetch per key. */
 const COALESCE_MS = 150;
 
-/** What /api/live relays (log messages stay on the log streams). */
-export type BrowserLiveMessage = Exclude<LiveMessage, { type: "log" }>;
+/** What /api/live relays (log messages stay on the log streams, access changes on the server). */
+export type BrowserLiveMessage = Exclude<LiveMessage, { type: "log" } | { type: "access" }>;
 
 /**
  * The hosts list is not invalidated here: with a fleet changing phase every few seconds that
@@ -118,6 +119,11 @@ export function LiveProvider({ children }: { children: ReactNode }) {
         const data = parse((event as MessageEvent).data) as { listening?: unknown } | null;
         listening = data?.listening === true;
         update();
+      });
+      es.addEventListener("signed-out", () => {
+        disposed = true;
+        es.close();
+        leaveForSignIn();
       });
       es.onmessage = (event) => {
         const message = parse(event.data);

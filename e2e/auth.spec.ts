@@ -181,6 +181,33 @@ test("the viewer sees the host and its run but has no Add/Retry/Abort, and a for
   expect(after["public.audit_log"]).toBe(before["public.audit_log"]! + 3);
 });
 
+test("disabling a signed-in user sends their open page to the sign-in page, without a reload by them", async ({
+  browser,
+  page: adminPage,
+}) => {
+  const user = {
+    name: `e2e-leaver-${crypto.randomBytes(3).toString("hex")}`,
+    password: "leaver password 12345",
+  };
+  const created = await adminPage.request.post(`${base()}/api/users`, {
+    data: { ...user, role: "viewer" },
+  });
+  expect(created.status()).toBe(201);
+  const { id } = (await created.json()) as { id: string };
+
+  const page = await signInAs(browser, user);
+  await expect(page.getByTestId("live-indicator")).toHaveAttribute("data-status", "live");
+  const disabled = await adminPage.request.patch(`${base()}/api/users/${id}`, {
+    data: { disabled: true },
+  });
+  expect(disabled.status()).toBe(200);
+  // The server ends the open live stream with `signed-out` as the change commits; the page
+  // goes to sign in (not 15 s later at the stream's next periodic check).
+  await expect(page).toHaveURL(/\/login\?next=%2Fhosts$/, { timeout: 5_000 });
+  await expect(page.getByRole("button", { name: "Sign in" })).toBeVisible();
+  await page.context().close();
+});
+
 /** Every page route under app/, from the file system (a new page cannot escape the crawl). */
 function pagePaths(): string[] {
   const files = (fs.readdirSync(path.join(root, "app"), { recursive: true }) as string[]).filter(

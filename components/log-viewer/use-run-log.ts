@@ -1,6 +1,7 @@
 "use client";
 
 import { useEffect, useRef, useState } from "react";
+import { leaveForSignIn } from "../leave-for-sign-in";
 import { LogModel, type IncomingChunk } from "./model";
 
 /**
@@ -66,6 +67,11 @@ export function useRunLog(runId: string, running: boolean) {
         es.close();
         setState("ended");
         scheduleRender();
+      });
+      es.addEventListener("signed-out", () => {
+        disposed = true;
+        es.close();
+        leaveForSignIn();
       });
       es.onerror = () => {
         if (disposed) return;

@@ -45,9 +45,12 @@ async function authorize(
   return { userId: user.id, name: user.name, role: user.role };
 }
 
-async function userFromSessionToken(token: string | undefined): Promise<SessionUser | null> {
+async function userFromSessionToken(
+  token: string | undefined,
+  touch = true,
+): Promise<SessionUser | null> {
   if (!token) return null;
-  return (await validateSessionToken(getDb(), token))?.user ?? null;
+  return (await validateSessionToken(getDb(), token, new Date(), { touch }))?.user ?? null;
 }
 
 /**
@@ -73,24 +76,42 @@ export async function currentActor(required: Role): Promise<Actor> {
  * should learn its token is dead, not silently act as whoever's browser it runs in.
  */
 export async function requestActor(request: Request, required: Role): Promise<Actor> {
+  const credential = await requestUser(request, true);
+  if (credential.kind === "bad-token") {
+    throw new AppError(
+      "unauthenticated",
+      "The API token is not valid (unknown, revoked, or its owner is disabled). Create a new one on your account page.",
+    );
+  }
+  return authorize(credential.user, required, requestTarget(request));
+}
+
+/**
+ * Whether the credential a request came with still holds the role: for a stream that stays open
+ * long after `requestActor` let it in. Not activity (no `last seen`/`last used` update) and not
+ * audited (the refusal was, or was not, recorded when the request arrived).
+ */
+export async function requestStillAllowed(request: Request, required: Role): Promise<boolean> {
+  const credential = await requestUser(request, false);
+  return credential.user !== null && hasRole(credential.user.role, required);
+}
+
+async function requestUser(
+  request: Request,
+  touch: boolean,
+): Promise<{ kind: "token" | "cookie" | "bad-token"; user: SessionUser | null }> {
   const authorization = request.headers.get("authorization");
   if (authorization) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-    const user = match ? await validateApiToken(getDb(), match[1]!) : null;
-    if (!user) {
-      throw new AppError(
-        "unauthenticated",
-        "The API token is not valid (unknown, revoked, or its owner is disabled). Create a new one on your account page.",
-      );
-    }
-    return authorize(user, required, requestTarget(request));
+    const user = match ? await validateApiToken(getDb(), match[1]!, new Date(), { touch }) : null;
+    return user ? { kind: "token", user } : { kind: "bad-token", user: null };
   }
   // Headers only: `new NextRequest(request)` would take over the body stream, and the handler
   // could no longer read its JSON ("Body is unusable") on cookie-authenticated requests.
   const token = new NextRequest(request.url, { headers: request.headers }).cookies.get(
     SESSION_COOKIE,
   )?.value;
-  return authorize(await userFromSessionToken(token), required, requestTarget(request));
+  return { kind: "cookie", user: await userFromSessionToken(token, touch) };
 }
 
 const requestTarget = (request: Request) => async () =>

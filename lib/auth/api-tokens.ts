@@ -3,6 +3,7 @@ import type { Database } from "@/lib/db/client";
 import { apiTokens, users } from "@/lib/db/schema";
 import { AppError } from "@/lib/errors";
 import type { SessionUser } from "./session";
+import { notifyAccessChanged } from "./access-changed";
 import { randomToken, sha256Hex } from "./secret-token";
 
 /** Marks our tokens, so secret scanners and people recognise one in a script or a log. */
@@ -37,11 +38,15 @@ export async function createApiToken(
   return { id: row!.id, token, prefix };
 }
 
-/** The owner a presented token acts as, or null (unknown, revoked, or owner disabled). */
+/**
+ * The owner a presented token acts as, or null (unknown, revoked, or owner disabled).
+ * `touch: false` checks without recording a use (an open stream re-checking its token).
+ */
 export async function validateApiToken(
   db: Database,
   token: string,
   now = new Date(),
+  { touch = true }: { touch?: boolean } = {},
 ): Promise<SessionUser | null> {
   if (!token.startsWith(TOKEN_PREFIX)) return null;
   const [row] = await db
@@ -60,7 +65,9 @@ export async function validateApiToken(
       ),
     );
   if (!row) return null;
-  if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {
+  const stale =
+    !row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS;
+  if (touch && stale) {
     await db
       .update(apiTokens)
       .set({ lastUsedAt: now })
@@ -121,9 +128,11 @@ export async function revokeApiToken(
   if (!token) {
     throw new AppError("not_found", "That API token does not exist (or is not yours).");
   }
-  await db
+  const revoked = await db
     .update(apiTokens)
     .set({ revokedAt: new Date() })
-    .where(and(eq(apiTokens.id, tokenId), isNull(apiTokens.revokedAt)));
+    .where(and(eq(apiTokens.id, tokenId), isNull(apiTokens.revokedAt)))
+    .returning({ userId: apiTokens.userId });
+  for (const { userId } of revoked) await notifyAccessChanged(db, userId);
   return token;
 }

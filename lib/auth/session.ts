@@ -2,6 +2,7 @@ import { and, eq, lt, ne, or } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { sessions, users } from "@/lib/db/schema";
 import type { Role } from "./roles";
+import { notifyAccessChanged } from "./access-changed";
 import { randomToken, sha256Hex } from "./secret-token";
 
 // The session recipe Lucia's authors now document instead of the library: a random token in the
@@ -33,12 +34,14 @@ export async function createSession(
 /**
  * The session a cookie token names, or null when it is unknown, past its absolute expiry, idle
  * too long, or its user is disabled. Role and name are read fresh each time, so a role change
- * or a disable takes effect on the next request.
+ * or a disable takes effect on the next request. `touch: false` checks without counting as
+ * activity: an open live stream re-checking its session must not keep an idle console signed in.
  */
 export async function validateSessionToken(
   db: Database,
   token: string,
   now = new Date(),
+  { touch = true }: { touch?: boolean } = {},
 ): Promise<ValidSession | null> {
   const sessionId = sha256Hex(token);
   const [row] = await db
@@ -59,7 +62,7 @@ export async function validateSessionToken(
     return null;
   }
   if (row.user.disabled) return null;
-  if (now.getTime() - row.lastSeenAt.getTime() >= LAST_SEEN_RESOLUTION_MS) {
+  if (touch && now.getTime() - row.lastSeenAt.getTime() >= LAST_SEEN_RESOLUTION_MS) {
     await db.update(sessions).set({ lastSeenAt: now }).where(eq(sessions.id, sessionId));
   }
   const { id, name, role } = row.user;
@@ -67,7 +70,11 @@ export async function validateSessionToken(
 }
 
 export async function invalidateSessionToken(db: Database, token: string): Promise<void> {
-  await db.delete(sessions).where(eq(sessions.id, sha256Hex(token)));
+  const ended = await db
+    .delete(sessions)
+    .where(eq(sessions.id, sha256Hex(token)))
+    .returning({ userId: sessions.userId });
+  for (const { userId } of ended) await notifyAccessChanged(db, userId);
 }
 
 /** Signs a user out everywhere (password reset), optionally keeping the session in use. */
@@ -83,6 +90,7 @@ export async function invalidateUserSessions(
         ? and(eq(sessions.userId, userId), ne(sessions.id, sha256Hex(keepToken)))
         : eq(sessions.userId, userId),
     );
+  await notifyAccessChanged(db, userId);
 }
 
 /** Removes sessions nobody can use any more (called on sign-in, so the table stays small). */

@@ -4,6 +4,7 @@ import { users } from "@/lib/db/schema";
 import { AppError, isUniqueViolation } from "@/lib/errors";
 import { hashPassword, verifyPassword } from "./password";
 import type { Role } from "./roles";
+import { notifyAccessChanged } from "./access-changed";
 import { invalidateUserSessions } from "./session";
 
 export type UserSummary = {
@@ -103,8 +104,14 @@ async function updateGuardingLastAdmin(
   });
 }
 
-export function changeUserRole(db: Database, userId: string, role: Role): Promise<UserSummary> {
-  return updateGuardingLastAdmin(db, userId, { role });
+export async function changeUserRole(
+  db: Database,
+  userId: string,
+  role: Role,
+): Promise<UserSummary> {
+  const user = await updateGuardingLastAdmin(db, userId, { role });
+  await notifyAccessChanged(db, userId);
+  return user;
 }
 
 export async function setUserDisabled(

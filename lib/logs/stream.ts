@@ -4,6 +4,8 @@ import { runs } from "@/lib/db/schema";
 import type { LiveEvent, LiveListener } from "@/lib/live/listener";
 import { readChunksAfter } from "./read";
 import { safeErrorSummary } from "@/lib/errors";
+import { SIGNED_OUT_EVENT } from "@/lib/live/event-stream";
+import type { WatchAccess } from "@/lib/live/stream-access";
 
 const HEARTBEAT_MS = 15_000;
 const PAGE_CHUNKS = 200;
@@ -25,6 +27,7 @@ export function parseResumeSeq(value: string | null | undefined): number | null 
  * - `event: live` once the backlog is sent (the viewer stops showing "loading").
  * - `event: end`, `data: {status, lastSeq}` once the run is no longer running and every chunk
  *   has been sent; then the stream closes. A finished run streams nothing forever.
+ * - `event: signed-out` when `watchAccess` says the viewer's access ended; then it closes.
  *
  * New chunks are noticed through the shared LISTEN connection (`{type:"log", runId, seq}`), so
  * a hundred viewers are one database connection plus one small query per chunk batch each;
@@ -36,6 +39,8 @@ export function createRunLogStream(options: {
   runId: string;
   afterSeq: number;
   signal: AbortSignal;
+  /** Ends the stream with `event: signed-out` once the viewer may no longer read it. */
+  watchAccess?: WatchAccess;
   heartbeatMs?: number;
 }): ReadableStream<Uint8Array> {
   const { db, listener, runId, signal } = options;
@@ -122,6 +127,11 @@ export function createRunLogStream(options: {
       const fallback = setInterval(() => {
         if (!listener.connected) void pump();
       }, FALLBACK_POLL_MS);
+      const stopWatching =
+        options.watchAccess?.(() => {
+          send(SIGNED_OUT_EVENT);
+          cleanup();
+        }) ?? (() => {});
 
       cleanup = () => {
         if (done) return;
@@ -129,6 +139,7 @@ export function createRunLogStream(options: {
         clearInterval(heartbeat);
         clearInterval(fallback);
         unsubscribe();
+        stopWatching();
         signal.removeEventListener("abort", cleanup);
         try {
           controller.close();

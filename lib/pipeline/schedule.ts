@@ -50,7 +50,9 @@ export type LiveMessage =
   | ({ type: "run"; runId: string; hostId: string | null } & Partial<LiveRunFacts>)
   | { type: "host"; hostId: string }
   /** New run-log chunks up to `seq` committed (lib/logs); only the log streams relay it. */
-  | { type: "log"; runId: string; seq: number };
+  | { type: "log"; runId: string; seq: number }
+  /** What `userId` may do changed (lib/auth/access-changed.ts); never relayed to a browser. */
+  | { type: "access"; userId: string };
 
 /** Characters of phase / failure reason a notification carries (the row shows one line). */
 export const LIVE_PHASE_MAX = 300;

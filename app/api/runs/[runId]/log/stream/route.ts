@@ -1,6 +1,8 @@
 import { eq } from "drizzle-orm";
 import { requestActor } from "@/lib/auth/actor";
+import { EVENT_STREAM_HEADERS } from "@/lib/live/event-stream";
 import { parseId, respondError } from "@/lib/api/respond";
+import { watchRequestAccess } from "@/lib/live/stream-access";
 import { getDb } from "@/lib/db/client";
 import { runs } from "@/lib/db/schema";
 import { AppError } from "@/lib/errors";
@@ -13,7 +15,8 @@ export const runtime = "nodejs";
 
 /**
  * The run's log as Server-Sent Events (see lib/logs/stream.ts): the backlog after the resume
- * point, then chunks as they are written, then `end` when the run stops. Resume point: the
+ * point, then chunks as they are written, then `end` when the run stops (or `signed-out` when
+ * the viewer's access ends). Resume point: the
  * `Last-Event-ID` header (EventSource's own reconnects) or else `?after=<seq>`.
  */
 export async function GET(
@@ -21,7 +24,7 @@ export async function GET(
   { params }: { params: Promise<{ runId: string }> },
 ): Promise<Response> {
   try {
-    await requestActor(request, "viewer");
+    const actor = await requestActor(request, "viewer");
     const runId = parseId(ZRunId, (await params).runId, "runId");
     const resume =
       request.headers.get("last-event-id") ?? new URL(request.url).searchParams.get("after");
@@ -34,21 +37,16 @@ export async function GET(
     const db = getDb();
     const [run] = await db.select({ id: runs.id }).from(runs).where(eq(runs.id, runId));
     if (!run) throw new AppError("not_found", `Run ${runId} does not exist.`);
+    const listener = getLiveListener();
     const stream = createRunLogStream({
       db,
-      listener: getLiveListener(),
+      listener,
       runId,
       afterSeq,
       signal: request.signal,
+      watchAccess: watchRequestAccess(request, actor, "viewer", listener),
     });
-    return new Response(stream, {
-      headers: {
-        "Content-Type": "text/event-stream; charset=utf-8",
-        "Cache-Control": "no-cache, no-store, no-transform",
-        Connection: "keep-alive",
-        "X-Accel-Buffering": "no",
-      },
-    });
+    return new Response(stream, { headers: EVENT_STREAM_HEADERS });
   } catch (error) {
     return respondError(error, "GET /api/runs/[runId]/log/stream");
   }

@@ -1,0 +1,91 @@
+import { requestStillAllowed, type Actor } from "@/lib/auth/actor";
+import type { Role } from "@/lib/auth/roles";
+import { safeErrorSummary } from "@/lib/errors";
+import type { LiveEvent, LiveListener } from "@/lib/live/listener";
+
+/**
+ * Starts watching whether a stream may go on; calls `onRevoked` once when it may not. Returns the
+ * function that stops watching. A stream takes one of these, so it owns the watch's lifetime.
+ */
+export type WatchAccess = (onRevoked: () => void) => () => void;
+
+/** How often an open stream re-checks its credential when nothing told it to sooner. */
+export const ACCESS_RECHECK_MS = 15_000;
+
+/**
+ * Keeps a long-lived stream honest about who opened it. The credential is checked once when the
+ * request arrives; a stream can stay open for hours, so it is checked again every `everyMs` (an
+ * idle session or the 7-day limit can run out meanwhile) and at once when the database says the
+ * user's access changed (sign-out, disable, password reset, token revoked, role changed).
+ *
+ * Only a definite "no" ends the stream: a check that could not reach the database is not
+ * evidence the user was signed out, so the stream stays and the next check asks again.
+ */
+export function watchStreamAccess(options: {
+  actor: Actor;
+  stillAllowed: () => Promise<boolean>;
+  listener: LiveListener;
+  everyMs?: number;
+}): WatchAccess {
+  return (onRevoked) => {
+    let stopped = false;
+    let checking = false;
+    let again = false;
+    const check = async (): Promise<void> => {
+      if (checking) {
+        again = true;
+        return;
+      }
+      checking = true;
+      try {
+        do {
+          again = false;
+          let allowed: boolean;
+          try {
+            allowed = await options.stillAllowed();
+          } catch (error) {
+            console.error(
+              `re-checking ${options.actor.name}'s stream failed (kept open): ${safeErrorSummary(error)}`,
+            );
+            allowed = true;
+          }
+          if (!allowed && !stopped) {
+            stop();
+            onRevoked();
+          }
+        } while (again && !stopped);
+      } finally {
+        checking = false;
+      }
+    };
+    const unsubscribe = options.listener.subscribe((event: LiveEvent) => {
+      const concernsUs =
+        event.kind === "message"
+          ? event.message.type === "access" && event.message.userId === options.actor.userId
+          : event.connected; // notifications sent while the listener was down are lost
+      if (concernsUs) void check();
+    });
+    const timer = setInterval(() => void check(), options.everyMs ?? ACCESS_RECHECK_MS);
+    const stop = () => {
+      if (stopped) return;
+      stopped = true;
+      clearInterval(timer);
+      unsubscribe();
+    };
+    return stop;
+  };
+}
+
+/** The watch for a route handler's stream: the request's own cookie or token, checked again. */
+export function watchRequestAccess(
+  request: Request,
+  actor: Actor,
+  required: Role,
+  listener: LiveListener,
+): WatchAccess {
+  return watchStreamAccess({
+    actor,
+    listener,
+    stillAllowed: () => requestStillAllowed(request, required),
+  });
+}

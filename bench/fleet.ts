@@ -1,6 +1,6 @@
 /**
  * `npm run bench:fleet`: the fleet view at 1000 and 10 000 hosts, against its own embedded
- * Postgres and the production server (`next start`, built first if there is no build).
+ * Postgres and the production web server (`scripts/web-server.ts`, built first if there is no build).
  *
  * 1. Server response time (sequential requests, signed in): the hosts page (HTML with the first
  *    page server-rendered) and `GET /api/hosts` (first page, a search, a state filter), p50/p95.

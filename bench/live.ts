@@ -1,7 +1,7 @@
 /**
  * `npm run bench:live`: how long a state change committed by the worker takes to reach a
  * browser's live stream. Path measured: COMMIT with pg_notify → the web server's shared LISTEN
- * connection → SSE `/api/live` → client. Runs the production server (`next start`) against an
+ * connection → SSE `/api/live` → client. Runs the production web server (`scripts/web-server.ts`) against an
  * embedded Postgres; needs `npm run build` first. Baseline in the same run: a bare LISTEN
  * client on the same database (what Postgres itself costs).
  */

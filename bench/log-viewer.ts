@@ -1,6 +1,6 @@
 /**
  * `npm run bench:log` (after `npm run build`): the build-log viewer in Chromium against the
- * production server (`next start`) and an embedded Postgres.
+ * production web server (`scripts/web-server.ts`) and an embedded Postgres.
  *
  * 1. Open a stored 100 000-line log on the host page: navigation → last line on screen, then
  *    scroll through it (frame intervals). Baseline in the same run: the old non-virtualized list

@@ -181,6 +181,28 @@ test("the viewer sees the host and its run but has no Add/Retry/Abort, and a for
   expect(after["public.audit_log"]).toBe(before["public.audit_log"]! + 3);
 });
 
+test("a browser naming a new X-Forwarded-For on every guess is still limited after five", async ({
+  browser,
+}) => {
+  const page = await anonymousPage(browser);
+  const name = `e2e-guessed-${crypto.randomBytes(3).toString("hex")}`;
+  const messages: string[] = [];
+  for (let guess = 1; guess <= 6; guess++) {
+    // Straight to the console (no proxy is trusted here): the header is the client's own word.
+    await page.setExtraHTTPHeaders({ "X-Forwarded-For": `198.51.100.${guess}` });
+    await page.goto(`${base()}/login`);
+    await page.getByLabel("User name").fill(name);
+    await page.getByLabel("Password").fill(`guess number ${guess}`);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    const alert = page.getByTestId("form-error");
+    await expect(alert).toBeVisible();
+    messages.push((await alert.textContent()) ?? "");
+  }
+  expect(messages.slice(0, 5).every((text) => /do not match/.test(text))).toBe(true);
+  expect(messages[5]).toMatch(/Too many failed sign-ins .* Try again in \d+ minutes?/);
+  await page.context().close();
+});
+
 test("disabling a signed-in user sends their open page to the sign-in page, without a reload by them", async ({
   browser,
   page: adminPage,

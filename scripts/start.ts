@@ -55,10 +55,11 @@ async function main() {
   children.push(
     spawn(process.execPath, [tsx, "worker/main.ts"], { cwd: root, env, stdio: "inherit" }),
   );
+  // Not `next start`: our server rewrites forwarding headers first (scripts/web-server.ts).
   children.push(
-    spawn(process.execPath, [nextBin, dev ? "dev" : "start", "-p", String(port), "-H", host], {
+    spawn(process.execPath, ["--import", "tsx", "scripts/web-server.ts"], {
       cwd: root,
-      env,
+      env: { ...env, NODE_ENV: dev ? "development" : "production" },
       stdio: "inherit",
     }),
   );

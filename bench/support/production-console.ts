@@ -20,8 +20,8 @@ export type ProductionConsole = {
 
 /**
  * The console as it runs in production, for a benchmark: an embedded Postgres in a fresh
- * temporary directory (`clupilot-bench-<name>-…`), migrated, and `next start` of the existing
- * build on a free port against it. The server runs detached in its own process group, so
+ * temporary directory (`clupilot-bench-<name>-…`), migrated, and the web server of the existing
+ * build (scripts/web-server.ts) on a free port against it. The server runs detached in its own process group, so
  * `stop()` also ends whatever it spawned. The caller waits until it answers.
  */
 export async function startProductionConsole(name: string): Promise<ProductionConsole> {
@@ -32,18 +32,19 @@ export async function startProductionConsole(name: string): Promise<ProductionCo
   const url = await database.createDatabase("clupilot");
   await migrateDatabase(url);
   const port = await freePort();
-  const server = spawn(
-    process.execPath,
-    [
-      path.join(root, "node_modules/next/dist/bin/next"),
-      "start",
-      "-p",
-      String(port),
-      "-H",
-      "127.0.0.1",
-    ],
-    { cwd: root, env: { ...process.env, DATABASE_URL: url }, stdio: "ignore", detached: true },
-  );
+  // The console's own web server entry, as `npm start` runs it.
+  const server = spawn(process.execPath, ["--import", "tsx", "scripts/web-server.ts"], {
+    cwd: root,
+    env: {
+      ...process.env,
+      DATABASE_URL: url,
+      NODE_ENV: "production",
+      PORT: String(port),
+      HOSTNAME: "127.0.0.1",
+    },
+    stdio: "ignore",
+    detached: true,
+  });
   return {
     url,
     base: `http://127.0.0.1:${port}`,

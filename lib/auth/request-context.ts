@@ -9,7 +9,7 @@ import {
 /** The client address of the current server action's request (for the sign-in rate limit). */
 export async function actionClientAddress(): Promise<string> {
   const h = await headers();
-  return clientAddress(h.get("x-forwarded-for"), h.get("x-real-ip"));
+  return clientAddress(h.get("x-forwarded-for"));
 }
 
 /** Sets the session cookie on the current server action's response. */

@@ -16,11 +16,11 @@ export function sessionCookieOptions(secure: boolean, expires: Date) {
 }
 
 /**
- * The client address rate limits count per. Next.js sets `X-Forwarded-For` from the socket when
- * no proxy did; behind a proxy, that proxy appends the peer it saw. The last entry is therefore
- * the one a client cannot choose (entries before it are whatever the client sent).
+ * The client address rate limits count per. The web server (scripts/web-server.ts) has already
+ * replaced `X-Forwarded-For` with the one address it resolved from the connection and the
+ * trusted proxies (lib/http/forwarded-headers.ts); the last entry is read in case a request
+ * reaches this code another way, as that is the one a client can least choose.
  */
-export function clientAddress(forwardedFor: string | null, realIp: string | null): string {
-  const last = forwardedFor?.split(",").at(-1)?.trim();
-  return last || realIp?.trim() || "unknown";
+export function clientAddress(forwardedFor: string | null): string {
+  return forwardedFor?.split(",").at(-1)?.trim() || "unknown";
 }

@@ -215,6 +215,56 @@ describe("unauthenticated crawl", () => {
   });
 });
 
+describe("requests forged by another site's page", () => {
+  it("every changing route handler refuses an admin's cookie sent from another site or origin, changing nothing", async () => {
+    const changing = (await routeHandlers()).filter((handler) => handler.method !== "GET");
+    expect(changing.map((h) => h.label)).toEqual(
+      expect.arrayContaining(["POST /api/runs/[runId]/abort", "POST /api/tokens"]),
+    );
+    const before = await tableCounts();
+    const forgeries: Record<string, string>[] = [
+      { "sec-fetch-site": "cross-site" },
+      // A sibling subdomain is the same *site*: SameSite=Lax sends the cookie, this does not.
+      { "sec-fetch-site": "same-site" },
+      { origin: "http://evil.example", host: "test" },
+      { origin: "null", host: "test" },
+    ];
+    for (const handler of changing) {
+      for (const forged of forgeries) {
+        const response = await handler.call({
+          method: handler.method,
+          headers: admin.cookieHeaders({ "content-type": "application/json", ...forged }),
+        });
+        expect(response.status, `${handler.label} ${JSON.stringify(forged)}`).toBe(403);
+        expect(((await response.json()) as { error: string }).error).toMatch(/another site/);
+      }
+    }
+    expect(await tableCounts()).toEqual(before);
+  });
+
+  it("the console's own pages, scripts without a browser, and API tokens are not affected", async () => {
+    const { POST } = await import("@/app/api/tokens/route");
+    const create = (headers: Record<string, string>) =>
+      POST(
+        new Request("http://test/api/tokens", {
+          method: "POST",
+          headers: { "content-type": "application/json", ...headers },
+          body: JSON.stringify({ label: "made here" }),
+        }),
+      );
+    for (const headers of [
+      operator.cookieHeaders({ "sec-fetch-site": "same-origin" }),
+      operator.cookieHeaders({ origin: "http://test", host: "test" }),
+      operator.cookieHeaders(),
+      // A token is never attached by a browser on its own, whatever the request claims.
+      operator.authHeaders({ "sec-fetch-site": "cross-site" }),
+    ]) {
+      const response = await create(headers);
+      expect(response.status, JSON.stringify(Object.keys(headers))).toBe(201);
+    }
+  });
+});
+
 describe("roles on the server", () => {
   const json = (user: TestUser, body: unknown, method = "POST") =>
     new Request("http://test", {

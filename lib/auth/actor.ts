@@ -83,7 +83,36 @@ export async function requestActor(request: Request, required: Role): Promise<Ac
       "The API token is not valid (unknown, revoked, or its owner is disabled). Create a new one on your account page.",
     );
   }
+  if (credential.kind === "cookie" && credential.user && !sameOriginOrNotBrowser(request)) {
+    throw new AppError(
+      "forbidden",
+      "This request came from another site's page and was refused: changes are made from the console's own pages, or with an API token.",
+    );
+  }
   return authorize(credential.user, required, requestTarget(request));
+}
+
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/**
+ * Cross-site request forgery guard for cookie-authenticated changes. SameSite=Lax already keeps
+ * the cookie off other sites' POSTs, but not off a sibling subdomain's ("same site"), and the
+ * bodiless POSTs (retry, abort, rotate) need no JSON to do harm. Browsers say where a request
+ * came from (`Sec-Fetch-Site`, else `Origin`); a request carrying neither is not from a browser
+ * page, so it cannot be forged by one. Bearer tokens are never sent by a browser on its own.
+ */
+function sameOriginOrNotBrowser(request: Request): boolean {
+  if (SAFE_METHODS.has(request.method.toUpperCase())) return true;
+  const fetchSite = request.headers.get("sec-fetch-site");
+  if (fetchSite) return fetchSite === "same-origin" || fetchSite === "none";
+  const origin = request.headers.get("origin");
+  if (!origin) return true;
+  const host = request.headers.get("x-forwarded-host") ?? request.headers.get("host");
+  try {
+    return new URL(origin).host === host;
+  } catch {
+    return false; // "null" (sandboxed frame, file:) or garbage: not this console's page
+  }
 }
 
 /**

@@ -4,7 +4,7 @@ import { runs } from "@/lib/db/schema";
 import type { LiveEvent, LiveListener } from "@/lib/live/listener";
 import { readChunksAfter } from "./read";
 import { safeErrorSummary } from "@/lib/errors";
-import { SIGNED_OUT_EVENT } from "@/lib/live/event-stream";
+import { createEventStream } from "@/lib/live/event-stream";
 import type { WatchAccess } from "@/lib/live/stream-access";
 
 const HEARTBEAT_MS = 15_000;
@@ -43,26 +43,16 @@ export function createRunLogStream(options: {
   watchAccess?: WatchAccess;
   heartbeatMs?: number;
 }): ReadableStream<Uint8Array> {
-  const { db, listener, runId, signal } = options;
-  const encoder = new TextEncoder();
-  let cleanup = () => {};
-
-  return new ReadableStream<Uint8Array>({
-    start(controller) {
-      let done = false;
+  const { db, listener, runId } = options;
+  return createEventStream({
+    signal: options.signal,
+    heartbeatMs: options.heartbeatMs ?? HEARTBEAT_MS,
+    watchAccess: options.watchAccess,
+    open(sink) {
       let lastSent = options.afterSeq;
       let pumping = false;
       let again = false;
       let caughtUp = false;
-
-      const send = (text: string) => {
-        if (done) return;
-        try {
-          controller.enqueue(encoder.encode(text));
-        } catch {
-          cleanup();
-        }
-      };
 
       const pump = async (): Promise<void> => {
         if (pumping) {
@@ -83,32 +73,32 @@ export function createRunLogStream(options: {
             do {
               page = await readChunksAfter(db, runId, lastSent, PAGE_CHUNKS);
               for (const chunk of page) {
-                send(`id: ${chunk.seq}\nevent: chunk\ndata: ${JSON.stringify(chunk)}\n\n`);
+                sink.send(`id: ${chunk.seq}\nevent: chunk\ndata: ${JSON.stringify(chunk)}\n\n`);
                 lastSent = chunk.seq;
               }
-            } while (page.length === PAGE_CHUNKS && !done);
+            } while (page.length === PAGE_CHUNKS && !sink.closed);
             if (!caughtUp && run?.status === "running") {
               caughtUp = true;
-              send(`event: live\ndata: ${JSON.stringify({ lastSeq: lastSent })}\n\n`);
+              sink.send(`event: live\ndata: ${JSON.stringify({ lastSeq: lastSent })}\n\n`);
             }
             if (!run || run.status !== "running") {
-              send(
+              sink.send(
                 `event: end\ndata: ${JSON.stringify({ status: run?.status ?? "deleted", lastSeq: lastSent })}\n\n`,
               );
-              cleanup();
+              sink.close();
               return;
             }
-          } while (again && !done);
+          } while (again && !sink.closed);
         } catch (error) {
           // The database hiccuped: close; the browser reconnects and resumes from its last id.
           console.error(`log stream for run ${runId} failed: ${safeErrorSummary(error)}`);
-          cleanup();
+          sink.close();
         } finally {
           pumping = false;
         }
       };
 
-      send(`retry: 2000\n: log stream of run ${runId}\n\n`);
+      sink.send(`retry: 2000\n: log stream of run ${runId}\n\n`);
       const unsubscribe = listener.subscribe((event: LiveEvent) => {
         if (event.kind === "status") {
           if (event.connected) void pump(); // notifications may have been missed meanwhile
@@ -119,40 +109,15 @@ export function createRunLogStream(options: {
           void pump();
         else if (message.type === "run" && message.runId === runId) void pump();
       });
-      const heartbeat = setInterval(
-        () => send(`: heartbeat\n\n`),
-        options.heartbeatMs ?? HEARTBEAT_MS,
-      );
       // While the shared LISTEN connection is down, notifications are lost: poll instead.
       const fallback = setInterval(() => {
         if (!listener.connected) void pump();
       }, FALLBACK_POLL_MS);
-      const stopWatching =
-        options.watchAccess?.(() => {
-          send(SIGNED_OUT_EVENT);
-          cleanup();
-        }) ?? (() => {});
-
-      cleanup = () => {
-        if (done) return;
-        done = true;
-        clearInterval(heartbeat);
+      void pump();
+      return () => {
         clearInterval(fallback);
         unsubscribe();
-        stopWatching();
-        signal.removeEventListener("abort", cleanup);
-        try {
-          controller.close();
-        } catch {
-          // already closed
-        }
       };
-      signal.addEventListener("abort", cleanup, { once: true });
-      if (signal.aborted) cleanup();
-      else void pump();
-    },
-    cancel() {
-      cleanup();
     },
   });
 }

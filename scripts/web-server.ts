@@ -1,6 +1,7 @@
 import http from "node:http";
 import path from "node:path";
 import next from "next";
+import { safeErrorSummary } from "@/lib/errors";
 import { parseTrustedProxies, rewriteForwardedHeaders } from "@/lib/http/forwarded-headers";
 
 /**
@@ -24,7 +25,9 @@ async function main() {
   const server = http.createServer((request, response) => {
     rewriteForwardedHeaders(request.headers, request.socket.remoteAddress, trusted);
     handle(request, response).catch((error: unknown) => {
-      console.error(`request ${request.method} ${request.url} failed: ${String(error)}`);
+      // The path only: a query string is the client's to fill, with anything in it.
+      const where = (request.url ?? "/").split("?")[0];
+      console.error(`request ${request.method} ${where} failed: ${safeErrorSummary(error)}`);
       if (!response.headersSent) response.writeHead(500);
       response.end();
     });

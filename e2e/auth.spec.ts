@@ -268,6 +268,36 @@ test("disabling a signed-in user sends their open page to the sign-in page, with
   await page.context().close();
 });
 
+test("sign out everywhere else: another browser's open page goes to sign-in at once, this one stays", async ({
+  browser,
+}) => {
+  const elsewhere = await signInAs(browser, OPERATOR);
+  await expect(elsewhere.getByTestId("live-indicator")).toHaveAttribute("data-status", "live");
+  const here = await signInAs(browser, OPERATOR);
+  await here.goto(`${base()}/account`);
+  const rows = here.getByTestId("session-table").locator("tbody tr");
+  const sessions = await rows.count();
+  expect(sessions).toBeGreaterThanOrEqual(2);
+  await expect(rows.filter({ hasText: "this one" })).toHaveCount(1);
+
+  await here.getByTestId("sign-out-others").click();
+  const dialog = here.getByTestId("sign-out-others-dialog");
+  await expect(dialog).toContainText(
+    `Ends ${sessions - 1} other session${sessions === 2 ? "" : "s"} of ${OPERATOR.name}`,
+  );
+  await expect(dialog).toContainText("This browser stays signed in.");
+  await dialog.getByRole("button", { name: /^End \d+ other sessions?$/ }).click();
+
+  await expect(elsewhere).toHaveURL(/\/login\?next=%2Fhosts$/, { timeout: 5_000 });
+  await expect(rows).toHaveCount(1);
+  await expect(rows.first()).toContainText("this one");
+  await expect(here.getByTestId("sign-out-others")).toBeDisabled();
+  await here.reload();
+  await expect(here).toHaveURL(/\/account$/);
+  await elsewhere.context().close();
+  await here.context().close();
+});
+
 /** Every page route under app/, from the file system (a new page cannot escape the crawl). */
 function pagePaths(): string[] {
   const files = (fs.readdirSync(path.join(root, "app"), { recursive: true }) as string[]).filter(

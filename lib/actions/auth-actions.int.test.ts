@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { describe, expect, it, vi } from "vitest";
 import { issueSetupToken } from "@/lib/auth/setup";
-import { validateSessionToken } from "@/lib/auth/session";
+import { createSession, listUserSessions, validateSessionToken } from "@/lib/auth/session";
 import { SESSION_COOKIE } from "@/lib/auth/session-cookie";
 import { getDb } from "@/lib/db/client";
 import { createTestUser } from "@/test/auth";
@@ -10,6 +10,7 @@ import { actAs, cookieValue, setRequestHeader } from "@/test/next-headers";
 import { completeSetupAction } from "./complete-setup";
 import { signInAction } from "./sign-in";
 import { signOutAction } from "./sign-out";
+import { signOutOtherSessionsAction } from "./sign-out-other-sessions";
 
 vi.mock("next/headers", () => import("@/test/next-headers"));
 vi.mock("next/cache", () => ({ revalidatePath: () => undefined }));
@@ -113,6 +114,37 @@ describe("setup, sign-in and sign-out actions", () => {
       actor_name: signedIn.user.name,
       outcome: "success",
       target: `user:${signedIn.user.name}`,
+    });
+  });
+
+  it("sign out everywhere else ends the user's other sessions only, lists what is left, and is audited", async () => {
+    const signedIn = await createTestUser(getDb(), "operator");
+    const { token: laptop } = await createSession(getDb(), signedIn.user.id);
+    const { token: phone } = await createSession(getDb(), signedIn.user.id);
+    const someoneElse = await createTestUser(getDb(), "viewer");
+    const listed = await listUserSessions(getDb(), signedIn.user.id, signedIn.sessionToken);
+    expect(listed).toHaveLength(3);
+    expect(listed.filter((session) => session.current)).toHaveLength(1);
+
+    actAs(signedIn);
+    expect(await signOutOtherSessionsAction()).toEqual({ ok: true, ended: 2 });
+    expect(await validateSessionToken(getDb(), laptop)).toBeNull();
+    expect(await validateSessionToken(getDb(), phone)).toBeNull();
+    expect(await validateSessionToken(getDb(), signedIn.sessionToken)).not.toBeNull();
+    expect(await validateSessionToken(getDb(), someoneElse.sessionToken)).not.toBeNull();
+    expect(await listUserSessions(getDb(), signedIn.user.id, signedIn.sessionToken)).toEqual([
+      expect.objectContaining({ current: true }),
+    ]);
+    const rows = await getDb().execute<{ outcome: string; detail: unknown }>(
+      sql`select outcome, detail from audit_log where action = 'auth.sign_out_others'
+          and actor_name = ${signedIn.user.name}`,
+    );
+    expect(rows.rows).toEqual([{ outcome: "success", detail: { ended: 2 } }]);
+
+    actAs(null);
+    expect(await signOutOtherSessionsAction()).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/sign in/i),
     });
   });
 });

@@ -5,6 +5,7 @@ export const AUDIT_ACTIONS = [
   "auth.setup",
   "auth.sign_in",
   "auth.sign_out",
+  "auth.sign_out_others",
   "access.denied",
   "user.create",
   "user.role_change",

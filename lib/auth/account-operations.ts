@@ -1,9 +1,10 @@
-import { audited } from "@/lib/audit/record-audit";
+import { audited, recordAudit } from "@/lib/audit/record-audit";
 import type { Database } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import type { Actor } from "./actor";
 import { createApiToken, revokeApiToken } from "./api-tokens";
 import type { Role } from "./roles";
+import { invalidateUserSessions } from "./session";
 import {
   changeOwnPassword,
   changeUserRole,
@@ -104,6 +105,23 @@ export function changeOwnPasswordAs(
     },
     () => changeOwnPassword(db, { userId: actor.userId, ...input }),
   );
+}
+
+/** Ends every session of the actor but the one asking ("sign out everywhere else"). */
+export async function signOutOtherSessionsAs(
+  db: Database,
+  actor: Actor & { userId: string },
+  keepToken: string,
+): Promise<number> {
+  const ended = await invalidateUserSessions(db, actor.userId, keepToken);
+  await recordAudit(db, {
+    actor,
+    action: "auth.sign_out_others",
+    target: `user:${actor.name}`,
+    outcome: "success",
+    detail: { ended },
+  });
+  return ended;
 }
 
 export function createApiTokenAs(

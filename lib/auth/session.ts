@@ -1,4 +1,4 @@
-import { and, eq, lt, ne, or } from "drizzle-orm";
+import { and, desc, eq, gt, lt, ne, or } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { sessions, users } from "@/lib/db/schema";
 import type { Role } from "./roles";
@@ -77,20 +77,67 @@ export async function invalidateSessionToken(db: Database, token: string): Promi
   for (const { userId } of ended) await notifyAccessChanged(db, userId);
 }
 
-/** Signs a user out everywhere (password reset), optionally keeping the session in use. */
+/**
+ * Signs a user out everywhere (password reset), optionally keeping the session in use. Returns
+ * how many sessions ended; their open pages are told at once (notifyAccessChanged).
+ */
 export async function invalidateUserSessions(
   db: Database,
   userId: string,
   keepToken?: string,
-): Promise<void> {
-  await db
+): Promise<number> {
+  const ended = await db
     .delete(sessions)
     .where(
       keepToken
         ? and(eq(sessions.userId, userId), ne(sessions.id, sha256Hex(keepToken)))
         : eq(sessions.userId, userId),
-    );
+    )
+    .returning({ userId: sessions.userId });
   await notifyAccessChanged(db, userId);
+  return ended.length;
+}
+
+/** A session as its owner sees it: when it began, was last used and ends; never its id. */
+export type SessionSummary = {
+  createdAt: Date;
+  lastSeenAt: Date;
+  /** The earlier of the absolute end and the idle end. */
+  endsAt: Date;
+  /** The session of the browser asking. */
+  current: boolean;
+};
+
+/** The user's sessions that can still be used, most recently active first. */
+export async function listUserSessions(
+  db: Database,
+  userId: string,
+  currentToken: string | undefined,
+  now = new Date(),
+): Promise<SessionSummary[]> {
+  const currentId = currentToken ? sha256Hex(currentToken) : null;
+  const rows = await db
+    .select({
+      id: sessions.id,
+      createdAt: sessions.createdAt,
+      lastSeenAt: sessions.lastSeenAt,
+      expiresAt: sessions.expiresAt,
+    })
+    .from(sessions)
+    .where(
+      and(
+        eq(sessions.userId, userId),
+        gt(sessions.expiresAt, now),
+        gt(sessions.lastSeenAt, new Date(now.getTime() - SESSION_IDLE_MS)),
+      ),
+    )
+    .orderBy(desc(sessions.lastSeenAt));
+  return rows.map((row) => ({
+    createdAt: row.createdAt,
+    lastSeenAt: row.lastSeenAt,
+    endsAt: new Date(Math.min(row.expiresAt.getTime(), row.lastSeenAt.getTime() + SESSION_IDLE_MS)),
+    current: row.id === currentId,
+  }));
 }
 
 /** Removes sessions nobody can use any more (called on sign-in, so the table stays small). */

@@ -2,9 +2,12 @@ import type { Metadata } from "next";
 import { CreateTokenForm, TokenTable } from "@/components/api-tokens-panel";
 import styles from "@/components/auth.module.css";
 import { ChangePasswordForm } from "@/components/change-password-form";
+import { SessionsPanel } from "@/components/sessions-panel";
 import { tokenRows } from "@/components/token-rows";
 import { requirePageActor } from "@/lib/auth/actor";
 import { listApiTokens } from "@/lib/auth/api-tokens";
+import { sessionCookieToken } from "@/lib/auth/request-context";
+import { listUserSessions } from "@/lib/auth/session";
 import { getDb } from "@/lib/db/client";
 
 export const dynamic = "force-dynamic";
@@ -13,6 +16,9 @@ export const metadata: Metadata = { title: "Your account" };
 export default async function AccountPage() {
   const actor = await requirePageActor("viewer", "/account");
   const tokens = actor.userId ? await listApiTokens(getDb(), actor.userId) : [];
+  const sessions = actor.userId
+    ? await listUserSessions(getDb(), actor.userId, await sessionCookieToken())
+    : [];
   return (
     <>
       <h1>Your account</h1>
@@ -22,6 +28,18 @@ export default async function AccountPage() {
       <section className={styles.section} aria-labelledby="password-heading">
         <h2 id="password-heading">Password</h2>
         <ChangePasswordForm />
+      </section>
+      <section className={styles.section} aria-labelledby="sessions-heading">
+        <h2 id="sessions-heading">Signed-in browsers</h2>
+        <SessionsPanel
+          userName={actor.name}
+          sessions={sessions.map((session) => ({
+            createdAt: session.createdAt.toISOString(),
+            lastSeenAt: session.lastSeenAt.toISOString(),
+            endsAt: session.endsAt.toISOString(),
+            current: session.current,
+          }))}
+        />
       </section>
       <section className={styles.section} aria-labelledby="tokens-heading">
         <h2 id="tokens-heading">API tokens</h2>

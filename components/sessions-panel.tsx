@@ -1,0 +1,81 @@
+"use client";
+
+import { signOutOtherSessionsAction } from "@/lib/actions/sign-out-other-sessions";
+import styles from "./auth.module.css";
+import { formatUtc } from "./catalog-format";
+import { ConfirmDialog } from "./confirm-dialog";
+import { useConfirmedChange } from "./use-confirmed-change";
+
+/** A session as the account page lists it (dates as ISO strings for the client). */
+export type SessionRow = {
+  createdAt: string;
+  lastSeenAt: string;
+  endsAt: string;
+  current: boolean;
+};
+
+/** The user's signed-in browsers, and "Sign out everywhere else" behind a confirmation. */
+export function SessionsPanel({
+  sessions,
+  userName,
+}: {
+  sessions: SessionRow[];
+  userName: string;
+}) {
+  const others = sessions.filter((session) => !session.current).length;
+  const signOut = useConfirmedChange((_count: number) => signOutOtherSessionsAction());
+
+  return (
+    <>
+      <table className={styles.table} data-testid="session-table">
+        <thead>
+          <tr>
+            <th scope="col">Signed in</th>
+            <th scope="col">Last active</th>
+            <th scope="col">Ends at the latest</th>
+            <th scope="col">Browser</th>
+          </tr>
+        </thead>
+        <tbody>
+          {sessions.map((session) => (
+            <tr key={`${session.createdAt}-${session.lastSeenAt}`}>
+              <td>{formatUtc(session.createdAt)}</td>
+              <td>{formatUtc(session.lastSeenAt)}</td>
+              <td>{formatUtc(session.endsAt)}</td>
+              <td>{session.current ? <strong>this one</strong> : "another"}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <p>
+        <button
+          type="button"
+          className="button button-danger"
+          disabled={others === 0}
+          onClick={() => signOut.ask(others)}
+          data-testid="sign-out-others"
+        >
+          Sign out everywhere else
+        </button>{" "}
+        {others === 0 && <span className="muted">No other browser is signed in.</span>}
+      </p>
+      <ConfirmDialog
+        open={signOut.subject !== null}
+        title="Sign out everywhere else"
+        confirmLabel={`End ${signOut.subject ?? others} other session${(signOut.subject ?? others) === 1 ? "" : "s"}`}
+        pending={signOut.pending}
+        error={signOut.error}
+        onConfirm={signOut.confirm}
+        onCancel={signOut.cancel}
+        testId="sign-out-others-dialog"
+      >
+        <p>
+          Ends {signOut.subject} other session{signOut.subject === 1 ? "" : "s"} of{" "}
+          <strong>{userName}</strong>: pages open there go to the sign-in page at once. This browser
+          stays signed in. Your API tokens are not affected; revoke them below if they may be in the
+          wrong hands too.
+        </p>
+      </ConfirmDialog>
+    </>
+  );
+}

@@ -239,7 +239,18 @@ describe("requests forged by another site's page", () => {
         expect(((await response.json()) as { error: string }).error).toMatch(/another site/);
       }
     }
-    expect(await tableCounts()).toEqual(before);
+    // Nothing changed but the audit log, which has each attempt in the victim's name.
+    const after = await tableCounts();
+    expect({ ...after, "public.audit_log": 0 }).toEqual({ ...before, "public.audit_log": 0 });
+    const refusals = await getDb().execute<{ target: string; detail: { reason: string } }>(
+      sql`select target, detail from audit_log where action = 'access.denied'
+          and actor_name = ${admin.user.name} and detail->>'reason' = 'cross-site request'`,
+    );
+    expect(refusals.rows).toHaveLength(changing.length * forgeries.length);
+    expect(after["public.audit_log"]).toBe(before["public.audit_log"]! + refusals.rows.length);
+    expect(refusals.rows.map((row) => row.target)).toContain(
+      `POST ${new URL(changing.find((h) => h.label === "POST /api/tokens")!.url).pathname}`,
+    );
   });
 
   it("the console's own pages, scripts without a browser, and API tokens are not affected", async () => {

@@ -28,21 +28,30 @@ async function authorize(
 ): Promise<Actor> {
   if (!user) throw SIGN_IN();
   if (!hasRole(user.role, required)) {
-    await recordAudit(getDb(), {
-      actor: { userId: user.id, name: user.name },
-      action: "access.denied",
-      target: await where(),
-      outcome: "denied",
-      detail: { required, role: user.role },
-    }).catch((error: unknown) => {
-      console.error(`recording a refused request failed: ${safeErrorSummary(error)}`);
-    });
+    await recordRefusal(user, await where(), { required, role: user.role });
     throw new AppError(
       "forbidden",
       `This needs the ${required} role; ${user.name} is a ${user.role}. Ask an admin if you need it.`,
     );
   }
   return { userId: user.id, name: user.name, role: user.role };
+}
+
+/** An `access.denied` row; a failure to write it is logged, the refusal stands regardless. */
+async function recordRefusal(
+  user: SessionUser,
+  target: string,
+  detail: Record<string, string>,
+): Promise<void> {
+  await recordAudit(getDb(), {
+    actor: { userId: user.id, name: user.name },
+    action: "access.denied",
+    target,
+    outcome: "denied",
+    detail,
+  }).catch((error: unknown) => {
+    console.error(`recording a refused request failed: ${safeErrorSummary(error)}`);
+  });
 }
 
 async function userFromSessionToken(
@@ -84,6 +93,15 @@ export async function requestActor(request: Request, required: Role): Promise<Ac
     );
   }
   if (credential.kind === "cookie" && credential.user && !sameOriginOrNotBrowser(request)) {
+    // Someone's page tried to act with this user's cookie: that is for the audit log.
+    await recordRefusal(credential.user, await requestTarget(request)(), {
+      reason: "cross-site request",
+      from: (
+        request.headers.get("origin") ??
+        request.headers.get("sec-fetch-site") ??
+        "unknown"
+      ).slice(0, 200),
+    });
     throw new AppError(
       "forbidden",
       "This request came from another site's page and was refused: changes are made from the console's own pages, or with an API token.",

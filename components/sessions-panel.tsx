@@ -8,6 +8,9 @@ import { useConfirmedChange } from "./use-confirmed-change";
 
 /** A session as the account page lists it (dates as ISO strings for the client). */
 export type SessionRow = {
+  /** "Chrome 142 on Linux" (lib/auth/describe-browser.ts), or null when nothing was recorded. */
+  browser: string | null;
+  address: string | null;
   createdAt: string;
   lastSeenAt: string;
   endsAt: string;
@@ -30,19 +33,24 @@ export function SessionsPanel({
       <table className={styles.table} data-testid="session-table">
         <thead>
           <tr>
+            <th scope="col">Browser</th>
+            <th scope="col">From</th>
             <th scope="col">Signed in</th>
             <th scope="col">Last active</th>
             <th scope="col">Ends at the latest</th>
-            <th scope="col">Browser</th>
           </tr>
         </thead>
         <tbody>
           {sessions.map((session) => (
             <tr key={`${session.createdAt}-${session.lastSeenAt}`}>
+              <td>
+                {session.browser ?? <span className="muted">not recorded</span>}
+                {session.current && <strong> (this one)</strong>}
+              </td>
+              <td className="mono">{session.address ?? "—"}</td>
               <td>{formatUtc(session.createdAt)}</td>
               <td>{formatUtc(session.lastSeenAt)}</td>
               <td>{formatUtc(session.endsAt)}</td>
-              <td>{session.current ? <strong>this one</strong> : "another"}</td>
             </tr>
           ))}
         </tbody>

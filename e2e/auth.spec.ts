@@ -278,7 +278,11 @@ test("sign out everywhere else: another browser's open page goes to sign-in at o
   const rows = here.getByTestId("session-table").locator("tbody tr");
   const sessions = await rows.count();
   expect(sessions).toBeGreaterThanOrEqual(2);
-  await expect(rows.filter({ hasText: "this one" })).toHaveCount(1);
+  const current = rows.filter({ hasText: "this one" });
+  await expect(current).toHaveCount(1);
+  // Recorded at sign-in: the browser (Chromium here) and the address the console saw.
+  await expect(current).toContainText(/Chrom/);
+  await expect(current).toContainText("127.0.0.1");
 
   await here.getByTestId("sign-out-others").click();
   const dialog = here.getByTestId("sign-out-others-dialog");

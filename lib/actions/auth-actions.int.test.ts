@@ -70,6 +70,7 @@ describe("setup, sign-in and sign-out actions", () => {
   it("sign-in sets a working session cookie and returns to a same-site next; failures are audited", async () => {
     const { user, password } = await createTestUser(getDb(), "operator");
     setRequestHeader("x-forwarded-for", "192.0.2.50");
+    setRequestHeader("user-agent", "Mozilla/5.0 (X11; Linux x86_64) Firefox/145.0");
     actAs(null);
     const wrong = await signInAction(null, { name: user.name, password: "wrong" });
     expect(wrong).toMatchObject({ ok: false, message: expect.stringContaining("do not match") });
@@ -86,6 +87,13 @@ describe("setup, sign-in and sign-out actions", () => {
       (r) => r.target === `user:${user.name}`,
     );
     expect(rows.map((r) => r.outcome)).toEqual(["failure", "success"]);
+    // The session remembers where it came from, for its owner's list.
+    const [session] = await listUserSessions(getDb(), user.id, cookieValue(SESSION_COOKIE));
+    expect(session).toMatchObject({
+      current: true,
+      address: "192.0.2.50",
+      userAgent: "Mozilla/5.0 (X11; Linux x86_64) Firefox/145.0",
+    });
   });
 
   it("the sixth wrong password from one address is answered 429-style and audited as denied", async () => {

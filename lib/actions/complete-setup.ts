@@ -1,7 +1,7 @@
 "use server";
 
 import { redirect } from "next/navigation";
-import { setSessionCookie } from "@/lib/auth/request-context";
+import { actionClientOrigin, setSessionCookie } from "@/lib/auth/request-context";
 import { ZCompleteSetup } from "@/lib/auth/schemas";
 import { createSession } from "@/lib/auth/session";
 import { completeSetup } from "@/lib/auth/setup";
@@ -31,7 +31,7 @@ export async function completeSetupAction(
       },
       () => completeSetup(db, parsed),
     );
-    const session = await createSession(db, admin.id);
+    const session = await createSession(db, admin.id, await actionClientOrigin());
     await setSessionCookie(session.token, session.expiresAt);
   } catch (error) {
     return actionFailure(error, "complete setup");

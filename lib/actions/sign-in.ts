@@ -1,7 +1,7 @@
 "use server";
 
 import { redirect } from "next/navigation";
-import { actionClientAddress, safeNextPath, setSessionCookie } from "@/lib/auth/request-context";
+import { actionClientOrigin, safeNextPath, setSessionCookie } from "@/lib/auth/request-context";
 import { ZSignIn } from "@/lib/auth/schemas";
 import { signIn } from "@/lib/auth/sign-in";
 import { recordAudit } from "@/lib/audit/record-audit";
@@ -26,7 +26,7 @@ export async function signInAction(
     const db = getDb();
     const attempt = { userId: null, name: parsed.name };
     try {
-      const session = await signIn(db, { ...parsed, address: await actionClientAddress() });
+      const session = await signIn(db, { ...parsed, ...(await actionClientOrigin()) });
       await setSessionCookie(session.token, session.expiresAt);
       await recordAudit(db, {
         actor: { userId: session.user.id, name: session.user.name },

@@ -85,7 +85,7 @@ describe("sessions", () => {
   it("expires at the absolute limit even when used all along", async () => {
     const { user } = await createTestUser(db, "viewer");
     const start = new Date();
-    const { token } = await createSession(db, user.id, start);
+    const { token } = await createSession(db, user.id, undefined, start);
     // Used every 6 hours: never idle, but past 7 days it ends.
     for (let at = 6 * 3600_000; at < SESSION_ABSOLUTE_MS; at += 6 * 3600_000) {
       expect(await validateSessionToken(db, token, new Date(start.getTime() + at))).not.toBeNull();
@@ -105,7 +105,7 @@ describe("sessions", () => {
   it("expires after the idle timeout", async () => {
     const { user } = await createTestUser(db, "viewer");
     const start = new Date();
-    const { token } = await createSession(db, user.id, start);
+    const { token } = await createSession(db, user.id, undefined, start);
     const idle = new Date(start.getTime() + SESSION_IDLE_MS);
     expect(await validateSessionToken(db, token, idle)).toBeNull();
   });

@@ -6,10 +6,13 @@ import {
   clientAddress,
 } from "./session-cookie";
 
-/** The client address of the current server action's request (for the sign-in rate limit). */
-export async function actionClientAddress(): Promise<string> {
+/**
+ * Where the current server action's request came from: the client address (the sign-in rate
+ * limit counts per it) and the browser's User-Agent (shown in the owner's session list).
+ */
+export async function actionClientOrigin(): Promise<{ address: string; userAgent: string | null }> {
   const h = await headers();
-  return clientAddress(h.get("x-forwarded-for"));
+  return { address: clientAddress(h.get("x-forwarded-for")), userAgent: h.get("user-agent") };
 }
 
 /** Sets the session cookie on the current server action's response. */

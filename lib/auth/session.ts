@@ -18,16 +18,26 @@ const LAST_SEEN_RESOLUTION_MS = 60 * 1000;
 export type SessionUser = { id: string; name: string; role: Role };
 export type ValidSession = { sessionId: string; expiresAt: Date; user: SessionUser };
 
+/** Where a sign-in came from, kept with the session so its owner can tell their browsers apart. */
+export type SessionOrigin = { address: string | null; userAgent: string | null };
+
 export async function createSession(
   db: Database,
   userId: string,
+  origin: SessionOrigin = { address: null, userAgent: null },
   now = new Date(),
 ): Promise<{ token: string; expiresAt: Date }> {
   const token = randomToken();
   const expiresAt = new Date(now.getTime() + SESSION_ABSOLUTE_MS);
-  await db
-    .insert(sessions)
-    .values({ id: sha256Hex(token), userId, createdAt: now, lastSeenAt: now, expiresAt });
+  await db.insert(sessions).values({
+    id: sha256Hex(token),
+    userId,
+    createdAt: now,
+    lastSeenAt: now,
+    expiresAt,
+    address: origin.address,
+    userAgent: origin.userAgent?.slice(0, 300) ?? null,
+  });
   return { token, expiresAt };
 }
 
@@ -99,7 +109,7 @@ export async function invalidateUserSessions(
 }
 
 /** A session as its owner sees it: when it began, was last used and ends; never its id. */
-export type SessionSummary = {
+export type SessionSummary = SessionOrigin & {
   createdAt: Date;
   lastSeenAt: Date;
   /** The earlier of the absolute end and the idle end. */
@@ -122,6 +132,8 @@ export async function listUserSessions(
       createdAt: sessions.createdAt,
       lastSeenAt: sessions.lastSeenAt,
       expiresAt: sessions.expiresAt,
+      address: sessions.address,
+      userAgent: sessions.userAgent,
     })
     .from(sessions)
     .where(
@@ -133,6 +145,8 @@ export async function listUserSessions(
     )
     .orderBy(desc(sessions.lastSeenAt));
   return rows.map((row) => ({
+    address: row.address,
+    userAgent: row.userAgent,
     createdAt: row.createdAt,
     lastSeenAt: row.lastSeenAt,
     endsAt: new Date(Math.min(row.expiresAt.getTime(), row.lastSeenAt.getTime() + SESSION_IDLE_MS)),

@@ -16,7 +16,7 @@ const WRONG = "That user name and password do not match. Check both and try agai
  */
 export async function signIn(
   db: Database,
-  input: { name: string; password: string; address: string },
+  input: { name: string; password: string; address: string; userAgent?: string | null },
 ): Promise<SignInResult> {
   const key = { name: input.name, address: input.address };
   // The attempt counts as a failure from here on, unless the password turns out right.
@@ -41,6 +41,9 @@ export async function signIn(
     );
   }
   await pruneExpiredSessions(db);
-  const session = await createSession(db, user.id);
+  const session = await createSession(db, user.id, {
+    address: input.address,
+    userAgent: input.userAgent ?? null,
+  });
   return { user: { id: user.id, name: user.name, role: user.role }, ...session };
 }

@@ -6,6 +6,7 @@ import { SessionsPanel } from "@/components/sessions-panel";
 import { tokenRows } from "@/components/token-rows";
 import { requirePageActor } from "@/lib/auth/actor";
 import { listApiTokens } from "@/lib/auth/api-tokens";
+import { describeBrowser } from "@/lib/auth/describe-browser";
 import { sessionCookieToken } from "@/lib/auth/request-context";
 import { listUserSessions } from "@/lib/auth/session";
 import { getDb } from "@/lib/db/client";
@@ -34,6 +35,8 @@ export default async function AccountPage() {
         <SessionsPanel
           userName={actor.name}
           sessions={sessions.map((session) => ({
+            browser: describeBrowser(session.userAgent),
+            address: session.address,
             createdAt: session.createdAt.toISOString(),
             lastSeenAt: session.lastSeenAt.toISOString(),
             endsAt: session.endsAt.toISOString(),

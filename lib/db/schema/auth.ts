@@ -50,6 +50,10 @@ export const sessions = pgTable(
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
     lastSeenAt: timestamp("last_seen_at", { withTimezone: true }).notNull().defaultNow(),
+    /** Where the sign-in came from (the address the rate limit counts), for the owner's list. */
+    address: text("address"),
+    /** The signing-in browser's User-Agent (cut to 300 characters), for the owner's list. */
+    userAgent: text("user_agent"),
   },
   (t) => [index("sessions_user_idx").on(t.userId)],
 );

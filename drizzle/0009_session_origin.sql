@@ -1,0 +1,2 @@
+ALTER TABLE "sessions" ADD COLUMN "address" text;--> statement-breakpoint
+ALTER TABLE "sessions" ADD COLUMN "user_agent" text;

@@ -8,6 +8,8 @@ import { createApiToken, revokeApiToken, validateApiToken } from "./api-tokens";
 import { LOGIN_FAILURE_WINDOW_MS, MAX_LOGIN_FAILURES } from "./login-rate-limit";
 import {
   createSession,
+  listUserSessions,
+  pruneExpiredSessions,
   SESSION_ABSOLUTE_MS,
   SESSION_IDLE_MS,
   validateSessionToken,
@@ -108,6 +110,35 @@ describe("sessions", () => {
     const { token } = await createSession(db, user.id, undefined, start);
     const idle = new Date(start.getTime() + SESSION_IDLE_MS);
     expect(await validateSessionToken(db, token, idle)).toBeNull();
+  });
+
+  it("the owner's list and the pruning agree with validation on which sessions are over", async () => {
+    const { user, sessionToken } = await createTestUser(db, "viewer");
+    const now = new Date();
+    const at = (ms: number) => new Date(now.getTime() - ms);
+    // Idle for exactly the limit, and signed in exactly the absolute limit ago: both over.
+    const { token: idle } = await createSession(db, user.id, undefined, at(SESSION_IDLE_MS));
+    const { token: old } = await createSession(db, user.id, undefined, at(SESSION_ABSOLUTE_MS));
+    // Signed in 6 days ago, seen an hour ago: still usable.
+    const { token: kept } = await createSession(db, user.id, undefined, at(6 * 86_400_000));
+    await db
+      .update(sessions)
+      .set({ lastSeenAt: at(3_600_000) })
+      .where(eq(sessions.id, sha256Hex(kept)));
+
+    const listed = await listUserSessions(db, user.id, sessionToken, now);
+    expect(listed).toHaveLength(2);
+    expect(listed.filter((session) => session.current)).toHaveLength(1);
+    await pruneExpiredSessions(db, now);
+    const left = await db
+      .select({ id: sessions.id })
+      .from(sessions)
+      .where(eq(sessions.userId, user.id));
+    expect(left.map((row) => row.id).sort()).toEqual(
+      [sha256Hex(sessionToken), sha256Hex(kept)].sort(),
+    );
+    for (const token of [idle, old]) expect(await validateSessionToken(db, token, now)).toBeNull();
+    expect(await validateSessionToken(db, kept, now, { touch: false })).not.toBeNull();
   });
 
   it("a role change applies on the next request; a disabled user's session is refused", async () => {

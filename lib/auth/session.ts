@@ -1,4 +1,4 @@
-import { and, desc, eq, gt, lt, ne, or } from "drizzle-orm";
+import { and, desc, eq, gt, ne, not } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { sessions, users } from "@/lib/db/schema";
 import type { Role } from "./roles";
@@ -137,11 +137,7 @@ export async function listUserSessions(
     })
     .from(sessions)
     .where(
-      and(
-        eq(sessions.userId, userId),
-        gt(sessions.expiresAt, now),
-        gt(sessions.lastSeenAt, new Date(now.getTime() - SESSION_IDLE_MS)),
-      ),
+      and(eq(sessions.userId, userId), usableAt(now)),
     )
     .orderBy(desc(sessions.lastSeenAt));
   return rows.map((row) => ({
@@ -156,12 +152,16 @@ export async function listUserSessions(
 
 /** Removes sessions nobody can use any more (called on sign-in, so the table stays small). */
 export async function pruneExpiredSessions(db: Database, now = new Date()): Promise<void> {
-  await db
-    .delete(sessions)
-    .where(
-      or(
-        lt(sessions.expiresAt, now),
-        lt(sessions.lastSeenAt, new Date(now.getTime() - SESSION_IDLE_MS)),
-      ),
-    );
+  await db.delete(sessions).where(not(usableAt(now)));
+}
+
+/**
+ * A session row still usable at `now`, in SQL: before its absolute end and not idle too long —
+ * the same rule validateSessionToken applies to the row it read.
+ */
+function usableAt(now: Date) {
+  return and(
+    gt(sessions.expiresAt, now),
+    gt(sessions.lastSeenAt, new Date(now.getTime() - SESSION_IDLE_MS)),
+  )!;
 }

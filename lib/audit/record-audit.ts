@@ -47,32 +47,34 @@ export async function recordAudit(db: Database, entry: AuditEntry): Promise<void
 /**
  * Runs an audited action and records how it ended: success, or failure with the user-facing
  * reason (an AppError's message; never the text of an unexpected error, which may carry
- * parameters). The action's own error is rethrown unchanged.
+ * parameters). The action's own error is rethrown unchanged. Target and detail may be drawn
+ * from the result (what was created, how many were ended); a failure has no result to draw on.
  */
 export async function audited<T>(
   db: Database,
-  entry: Omit<AuditEntry, "outcome" | "target"> & {
+  entry: Omit<AuditEntry, "outcome" | "target" | "detail"> & {
     target: string | null | ((result: T) => string | null);
+    detail?: Record<string, unknown> | ((result: T) => Record<string, unknown>);
   },
   action: () => Promise<T>,
 ): Promise<T> {
-  const targetOf = (result?: T) =>
-    typeof entry.target === "function"
-      ? result === undefined
-        ? null
-        : entry.target(result)
-      : entry.target;
+  const { target, detail, ...common } = entry;
   try {
     const result = await action();
-    await recordAudit(db, { ...entry, target: targetOf(result), outcome: "success" });
+    await recordAudit(db, {
+      ...common,
+      target: typeof target === "function" ? target(result) : target,
+      outcome: "success",
+      detail: typeof detail === "function" ? detail(result) : detail,
+    });
     return result;
   } catch (error) {
     const reason = error instanceof AppError ? error.message : "unexpected error";
     await recordAudit(db, {
-      ...entry,
-      target: targetOf(),
+      ...common,
+      target: typeof target === "function" ? null : target,
       outcome: "failure",
-      detail: { ...entry.detail, reason },
+      detail: { ...(typeof detail === "function" ? {} : detail), reason },
     }).catch(() => undefined);
     throw error;
   }

@@ -1,4 +1,4 @@
-import { audited, recordAudit } from "@/lib/audit/record-audit";
+import { audited } from "@/lib/audit/record-audit";
 import type { Database } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import type { Actor } from "./actor";
@@ -108,20 +108,21 @@ export function changeOwnPasswordAs(
 }
 
 /** Ends every session of the actor but the one asking ("sign out everywhere else"). */
-export async function signOutOtherSessionsAs(
+export function signOutOtherSessionsAs(
   db: Database,
   actor: Actor & { userId: string },
   keepToken: string,
 ): Promise<number> {
-  const ended = await invalidateUserSessions(db, actor.userId, keepToken);
-  await recordAudit(db, {
-    actor,
-    action: "auth.sign_out_others",
-    target: `user:${actor.name}`,
-    outcome: "success",
-    detail: { ended },
-  });
-  return ended;
+  return audited(
+    db,
+    {
+      actor,
+      action: "auth.sign_out_others",
+      target: `user:${actor.name}`,
+      detail: (ended: number) => ({ ended }),
+    },
+    () => invalidateUserSessions(db, actor.userId, keepToken),
+  );
 }
 
 export function createApiTokenAs(

@@ -136,9 +136,7 @@ export async function listUserSessions(
       userAgent: sessions.userAgent,
     })
     .from(sessions)
-    .where(
-      and(eq(sessions.userId, userId), usableAt(now)),
-    )
+    .where(and(eq(sessions.userId, userId), usableAt(now)))
     .orderBy(desc(sessions.lastSeenAt));
   return rows.map((row) => ({
     address: row.address,

@@ -2,6 +2,7 @@ import { requestStillAllowed, type Actor } from "@/lib/auth/actor";
 import type { Role } from "@/lib/auth/roles";
 import { safeErrorSummary } from "@/lib/errors";
 import type { LiveEvent, LiveListener } from "@/lib/live/listener";
+import { serialRerun } from "./serial-rerun";
 
 /**
  * Starts watching whether a stream may go on; calls `onRevoked` once when it may not. Returns the
@@ -29,35 +30,24 @@ export function watchStreamAccess(options: {
 }): WatchAccess {
   return (onRevoked) => {
     let stopped = false;
-    let checking = false;
-    let again = false;
-    const check = async (): Promise<void> => {
-      if (checking) {
-        again = true;
-        return;
-      }
-      checking = true;
-      try {
-        do {
-          again = false;
-          let allowed: boolean;
-          try {
-            allowed = await options.stillAllowed();
-          } catch (error) {
-            console.error(
-              `re-checking ${options.actor.name}'s stream failed (kept open): ${safeErrorSummary(error)}`,
-            );
-            allowed = true;
-          }
-          if (!allowed && !stopped) {
-            stop();
-            onRevoked();
-          }
-        } while (again && !stopped);
-      } finally {
-        checking = false;
-      }
-    };
+    const check = serialRerun(
+      async () => {
+        let allowed: boolean;
+        try {
+          allowed = await options.stillAllowed();
+        } catch (error) {
+          console.error(
+            `re-checking ${options.actor.name}'s stream failed (kept open): ${safeErrorSummary(error)}`,
+          );
+          allowed = true;
+        }
+        if (!allowed && !stopped) {
+          stop();
+          onRevoked();
+        }
+      },
+      () => stopped,
+    );
     const unsubscribe = options.listener.subscribe((event: LiveEvent) => {
       const concernsUs =
         event.kind === "message"

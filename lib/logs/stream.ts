@@ -5,6 +5,7 @@ import type { LiveEvent, LiveListener } from "@/lib/live/listener";
 import { readChunksAfter } from "./read";
 import { safeErrorSummary } from "@/lib/errors";
 import { createEventStream } from "@/lib/live/event-stream";
+import { serialRerun } from "@/lib/live/serial-rerun";
 import type { WatchAccess } from "@/lib/live/stream-access";
 
 const HEARTBEAT_MS = 15_000;
@@ -50,19 +51,12 @@ export function createRunLogStream(options: {
     watchAccess: options.watchAccess,
     open(sink) {
       let lastSent = options.afterSeq;
-      let pumping = false;
-      let again = false;
       let caughtUp = false;
 
-      const pump = async (): Promise<void> => {
-        if (pumping) {
-          again = true;
-          return;
-        }
-        pumping = true;
-        try {
-          do {
-            again = false;
+      // One pass: what committed after `lastSent`, then the end if the run stopped.
+      const pump = serialRerun(
+        async () => {
+          try {
             // Status first: the run's end and its last log line commit together, so a run seen
             // as finished has all its chunks visible to the read that follows.
             const [run] = await db
@@ -86,17 +80,15 @@ export function createRunLogStream(options: {
                 `event: end\ndata: ${JSON.stringify({ status: run?.status ?? "deleted", lastSeq: lastSent })}\n\n`,
               );
               sink.close();
-              return;
             }
-          } while (again && !sink.closed);
-        } catch (error) {
-          // The database hiccuped: close; the browser reconnects and resumes from its last id.
-          console.error(`log stream for run ${runId} failed: ${safeErrorSummary(error)}`);
-          sink.close();
-        } finally {
-          pumping = false;
-        }
-      };
+          } catch (error) {
+            // The database hiccuped: close; the browser reconnects and resumes from its last id.
+            console.error(`log stream for run ${runId} failed: ${safeErrorSummary(error)}`);
+            sink.close();
+          }
+        },
+        () => sink.closed,
+      );
 
       sink.send(`retry: 2000\n: log stream of run ${runId}\n\n`);
       const unsubscribe = listener.subscribe((event: LiveEvent) => {

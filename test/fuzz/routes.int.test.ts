@@ -16,7 +16,7 @@ import {
   QUERY_KEYS,
   samples,
 } from "./hostile";
-import { stateFingerprint } from "./state";
+import { fuzzInBatches } from "./batches";
 
 /*
  * Every route handler under app/api (found by glob, so a new route is fuzzed without editing
@@ -252,45 +252,17 @@ describe("fuzz: every route handler under app/api", () => {
         routePath.replace(/\[([^\]]+)\]/g, (_, name: string) =>
           encodeURIComponent(fuzz.params[name]!.replace(/[\uD800-\uDFFF]/g, "\uFFFD")),
         );
-      let refused = 0;
-      let before = await stateFingerprint(pool);
-      for (let start = 0; start < cases.length; start += BATCH) {
-        const batch = cases.slice(start, start + BATCH);
-        const outcomes = await Promise.all(
-          batch.map((fuzz, i) => send(handler, resolvedPath(fuzz), method, fuzz, start + i)),
-        );
-        batch.forEach((fuzz, i) => {
-          const { status, describe, unexpected } = outcomes[i]!;
+      const refused = await fuzzInBatches({
+        pool,
+        cases,
+        batchSize: BATCH,
+        attempt: (fuzz, i) => send(handler, resolvedPath(fuzz), method, fuzz, i),
+        inspect: ({ status, describe, unexpected }, fuzz) => {
           expect(unexpected, describe).toBe(false);
           expect([500, 502, 504], describe).not.toContain(status);
           if (fuzz.hostileAuth) expect(status, describe).toBe(401);
-        });
-        refused += outcomes.filter((outcome) => !outcome.accepted).length;
-        const after = await stateFingerprint(pool);
-        if (outcomes.every((outcome) => !outcome.accepted)) {
-          // Nothing accepted: no row changed, no run started, no job queued (so no command
-          // could reach a host).
-          expect({ runs: after.runs, jobs: after.jobs }, outcomes[0]!.describe).toEqual({
-            runs: before.runs,
-            jobs: before.jobs,
-          });
-          expect(after.digest, `a batch of refused requests changed the database`).toBe(
-            before.digest,
-          );
-        } else if (after.digest !== before.digest) {
-          // Some request of the batch was valid after all and changed state: check the refused
-          // ones again one by one, each between two fingerprints.
-          for (const [i, fuzz] of batch.entries()) {
-            if (outcomes[i]!.accepted) continue;
-            const one = await stateFingerprint(pool);
-            const replay = await send(handler, resolvedPath(fuzz), method, fuzz, start + i);
-            if (!replay.accepted)
-              expect(await stateFingerprint(pool), replay.describe).toEqual(one);
-          }
-        }
-        // Unchanged unless refused requests were replayed one by one above.
-        before = after.digest === before.digest ? after : await stateFingerprint(pool);
-      }
+        },
+      });
       // GET never changes state, and most hostile requests must be refused, not ignored.
       if (method !== "GET") expect(refused).toBeGreaterThan(CASES_PER_HANDLER / 2);
     });

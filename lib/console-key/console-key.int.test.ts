@@ -11,7 +11,7 @@ import {
   consoleKeys,
 } from "@/lib/db/schema";
 import { createHost } from "@/lib/hosts/create-host";
-import { connectSsh, SshAuthError, type SshAuth } from "@/lib/ssh";
+import type { SshAuth } from "@/lib/ssh";
 import { createOnboardHostPipeline } from "@/lib/steps/host";
 import { checkOperatingSystem } from "@/lib/steps/host/check-operating-system";
 import { onboardingConfigFromEnv } from "@/lib/steps/host/config";
@@ -27,6 +27,7 @@ import { createRotateConsoleKeyPipeline } from "./rotation/pipeline";
 import { startRotation } from "./rotation/start-rotation";
 import { rotationStatus } from "./rotation/status";
 import { activeConsoleKey, consoleKeyPrivate, ensureConsoleKey } from "./store";
+import { labNodeAccepts } from "@/test/lab-login";
 import { insertPinnedLabHost } from "@/test/pinned-lab-host";
 
 // Onboarding's first steps are enough to prove the console's key is what logs in: ConnectHost
@@ -62,23 +63,7 @@ afterAll(() => harness.stop());
 const keyAuth = (privateKey: string): SshAuth => ({ kind: "private_key", privateKey });
 
 /** Whether the node lets the given key in (a real SSH login, host key pinned). */
-async function accepts(node: LabNode, privateKey: string): Promise<boolean> {
-  try {
-    const session = await connectSsh({
-      host: node.ssh.host,
-      port: node.ssh.port,
-      username: node.ssh.username,
-      auth: keyAuth(privateKey),
-      pinnedHostKey: node.ssh.hostKeySha256,
-      readyTimeoutMs: 5000,
-    });
-    session.close();
-    return true;
-  } catch (error) {
-    if (error instanceof SshAuthError) return false;
-    throw error;
-  }
-}
+const accepts = (node: LabNode, privateKey: string) => labNodeAccepts(node, keyAuth(privateKey));
 
 const linesOf = async (node: LabNode) =>
   (await readFile(node.authorizedKeysPath, "utf8")).split("\n").filter((l) => l !== "");

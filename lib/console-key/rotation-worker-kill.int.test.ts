@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { startLab, type LabNode } from "@/lab";
 import { createDb, type Database } from "@/lib/db/client";
 import { consoleKeyRotationHosts, hosts } from "@/lib/db/schema";
-import { connectSsh, SshAuthError } from "@/lib/ssh";
+import { connectSsh } from "@/lib/ssh";
 import { loadAuth } from "@/lib/steps/host/services";
 import { createTestDatabase } from "@/test/db";
 import { settled } from "@/test/runs";
@@ -16,6 +16,7 @@ import { waitFor } from "@/test/worker-process";
 import { createHostCredential } from "./host-credential";
 import { startRotation } from "./rotation/start-rotation";
 import { consoleKeyPrivate, ensureConsoleKey } from "./store";
+import { labNodeAccepts } from "@/test/lab-login";
 import { insertPinnedLabHost } from "@/test/pinned-lab-host";
 
 // kill -9 of the worker in the middle of a rotation: at that moment every host must still let
@@ -86,21 +87,7 @@ async function everyHostReachable(): Promise<boolean[]> {
   return Promise.all(
     nodes.map(async (node, i) => {
       const [host] = await db.select().from(hosts).where(eq(hosts.id, hostIds[i]!));
-      try {
-        const session = await connectSsh({
-          host: node.ssh.host,
-          port: node.ssh.port,
-          username: node.ssh.username,
-          auth: await loadAuth(db, host!.credentialId),
-          pinnedHostKey: host!.hostKeySha256,
-          readyTimeoutMs: 5000,
-        });
-        session.close();
-        return true;
-      } catch (error) {
-        if (error instanceof SshAuthError) return false;
-        throw error;
-      }
+      return labNodeAccepts(node, await loadAuth(db, host!.credentialId), host!.hostKeySha256!);
     }),
   );
 }

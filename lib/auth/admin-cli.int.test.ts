@@ -3,39 +3,21 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createDb, type Database } from "@/lib/db/client";
+import { describe, expect, it } from "vitest";
 import { freePort, startEmbeddedPostgres } from "@/lib/db/embedded-postgres";
 import { migrateDatabase } from "@/lib/db/migrate";
-import { createTestDatabase } from "@/test/db";
+import { registerTestDatabase } from "@/test/db";
 import { validateApiToken } from "./api-tokens";
 import { signIn } from "./sign-in";
 
 const root = path.resolve(import.meta.dirname, "../..");
-let url: string;
-let db: Database;
-let end: () => Promise<void>;
-let drop: () => Promise<void>;
-
-beforeAll(async () => {
-  const database = await createTestDatabase();
-  url = database.url;
-  const handle = createDb(url, 2);
-  db = handle.db;
-  end = () => handle.pool.end();
-  drop = database.drop;
-});
-
-afterAll(async () => {
-  await end();
-  await drop();
-});
+const testDatabase = registerTestDatabase(2);
 
 /** `npm run admin -- …` as a user runs it: a child process, the password on stdin. */
 function admin(
   args: string[],
   stdin = "",
-  env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: url },
+  env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: testDatabase.url },
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["--import", "tsx", "scripts/admin.ts", ...args], {
@@ -61,15 +43,17 @@ describe("npm run admin", () => {
     );
     expect(created.code, created.stderr).toBe(0);
     expect(created.stderr).toContain("created user erin (operator)");
-    const session = await signIn(db, {
+    const session = await signIn(testDatabase.db, {
       name: "erin",
       password: "erin's long password",
       address: "127.0.0.1",
     });
     expect(session.user.role).toBe("operator");
-    const audit = await db.execute<{ actor_name: string; action: string; outcome: string }>(
-      sql`select actor_name, action, outcome from audit_log where target = 'user:erin'`,
-    );
+    const audit = await testDatabase.db.execute<{
+      actor_name: string;
+      action: string;
+      outcome: string;
+    }>(sql`select actor_name, action, outcome from audit_log where target = 'user:erin'`);
     expect(audit.rows).toEqual([{ actor_name: "cli", action: "user.create", outcome: "success" }]);
   });
 
@@ -77,7 +61,7 @@ describe("npm run admin", () => {
     const result = await admin(["create-token", "--user", "ERIN", "--label", "backup"]);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/^clp_[A-Za-z0-9_-]{43}\n$/);
-    const owner = await validateApiToken(db, result.stdout.trim());
+    const owner = await validateApiToken(testDatabase.db, result.stdout.trim());
     expect(owner?.name).toBe("erin");
     // The token itself never reaches stderr (terminal scrollback, CI logs).
     expect(result.stderr).not.toContain(result.stdout.trim());
@@ -112,7 +96,7 @@ describe("npm run admin", () => {
     expect(unknown.stderr).toContain("usage:");
 
     const [{ n }] = (
-      await db.execute<{ n: number }>(
+      await testDatabase.db.execute<{ n: number }>(
         sql`select count(*)::int as n from users where lower(name) = 'frank'`,
       )
     ).rows as [{ n: number }];

@@ -1,8 +1,8 @@
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createDb, type Database } from "@/lib/db/client";
+import { beforeAll, describe, expect, it } from "vitest";
+import { createDb } from "@/lib/db/client";
 import { recoverDeadWorkers } from "@/lib/pipeline/recovery";
-import { createTestDatabase } from "@/test/db";
+import { createTestDatabase, registerTestDatabase } from "@/test/db";
 import { removeFleet, seedFleet, seedStateOf } from "@/test/fleet-seed";
 import { queryFleet } from "./fleet-query";
 import { ZFleetQuery } from "./fleet-schemas";
@@ -10,27 +10,18 @@ import { hostStateOf } from "./host-state";
 import { hostStateSql } from "./host-state-sql";
 import { listHosts, type HostSummary } from "./list-hosts";
 
-let database: { url: string; drop(): Promise<void> };
-let handle: ReturnType<typeof createDb>;
-let db: Database;
+const testDatabase = registerTestDatabase(4);
 let all: HostSummary[];
 
 const HOSTS = 200;
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  handle = createDb(database.url, 4);
-  db = handle.db;
-  await seedFleet(database.url, { hosts: HOSTS, runsPerHost: 3 });
-  all = await listHosts(db);
+  await seedFleet(testDatabase.url, { hosts: HOSTS, runsPerHost: 3 });
+  all = await listHosts(testDatabase.db);
 });
 
-afterAll(async () => {
-  await handle.pool.end();
-  await database.drop();
-});
-
-const fleet = (input: Record<string, string | number>) => queryFleet(db, ZFleetQuery.parse(input));
+const fleet = (input: Record<string, string | number>) =>
+  queryFleet(testDatabase.db, ZFleetQuery.parse(input));
 const names = (hosts: HostSummary[]) => hosts.map((h) => h.name);
 const seedName = (i: number) => `fleet-${String(i).padStart(5, "0")}`;
 
@@ -44,7 +35,7 @@ describe("fleet query", () => {
   });
 
   it("seeded running runs carry a pending tick, so a console's recovery never ticks them", async () => {
-    const report = await recoverDeadWorkers(db, []);
+    const report = await recoverDeadWorkers(testDatabase.db, []);
     expect(report.rescheduledRuns).toEqual([]);
   });
 
@@ -52,7 +43,7 @@ describe("fleet query", () => {
     for (const status of ["running", "succeeded", "failed", null] as const) {
       for (const pipeline of ["onboard-host", "decommission-host", null]) {
         for (const retiredAt of [null, new Date("2026-01-01T00:00:00Z")]) {
-          const { rows } = await db.execute<{ state: string }>(
+          const { rows } = await testDatabase.db.execute<{ state: string }>(
             sql`select ${hostStateSql({
               retiredAt: sql`${retiredAt?.toISOString() ?? null}::timestamptz`,
               runStatus: sql`${status}::run_status`,

@@ -1,35 +1,26 @@
 import { asc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createDb, type Database } from "@/lib/db/client";
+
 import { runLogChunks, runs } from "@/lib/db/schema";
 import { createLiveListener, type LiveListener } from "@/lib/live/listener";
 import { notifyLive } from "@/lib/pipeline/schedule";
-import { createTestDatabase } from "@/test/db";
+import { registerTestDatabase } from "@/test/db";
 import { appendRunLog } from "./append";
 import type { LogEntry } from "./chunks";
 import { readLogHead, readLogTail, readRawBytes, type LogChunk } from "./read";
 import { createRunLogStream } from "./stream";
 import { createRunLogWriter } from "./writer";
 
-let db: Database;
+const testDatabase = registerTestDatabase(8);
 let listener: LiveListener;
-let cleanup: () => Promise<void>;
 
-beforeAll(async () => {
-  const database = await createTestDatabase();
-  const handle = createDb(database.url, 8);
-  db = handle.db;
-  listener = createLiveListener({ connectionString: database.url, log: () => {} });
-  cleanup = async () => {
-    await listener.close();
-    await handle.pool.end();
-    await database.drop();
-  };
+beforeAll(() => {
+  listener = createLiveListener({ connectionString: testDatabase.url, log: () => {} });
 });
-afterAll(() => cleanup());
+afterAll(() => listener.close());
 
 async function newRun(): Promise<string> {
-  const [run] = await db
+  const [run] = await testDatabase.db
     .insert(runs)
     .values({ pipeline: "test", currentStep: "S" })
     .returning({ id: runs.id });
@@ -45,9 +36,10 @@ const lines = (prefix: string, n: number, kind: LogEntry["kind"] = "output"): Lo
   }));
 
 async function rawLog(runId: string): Promise<string> {
-  const head = await readLogHead(db, runId);
+  const head = await readLogHead(testDatabase.db, runId);
   const parts: Buffer[] = [];
-  for await (const part of readRawBytes(db, runId, 0, head.bytes - 1, 3)) parts.push(part);
+  for await (const part of readRawBytes(testDatabase.db, runId, 0, head.bytes - 1, 3))
+    parts.push(part);
   return Buffer.concat(parts).toString("utf8");
 }
 
@@ -98,11 +90,12 @@ describe("run log storage", () => {
     await Promise.all(
       Array.from({ length: 6 }, (_, w) =>
         (async () => {
-          for (let b = 0; b < 5; b++) await appendRunLog(db, runId, lines(`w${w} b${b}`, 7));
+          for (let b = 0; b < 5; b++)
+            await appendRunLog(testDatabase.db, runId, lines(`w${w} b${b}`, 7));
         })(),
       ),
     );
-    const chunks = await db
+    const chunks = await testDatabase.db
       .select()
       .from(runLogChunks)
       .where(eq(runLogChunks.runId, runId))
@@ -116,13 +109,13 @@ describe("run log storage", () => {
       line += chunk.lineCount;
       byte += chunk.bytes;
     }
-    expect(await readLogHead(db, runId)).toMatchObject({ lines: 210, bytes: byte });
+    expect(await readLogHead(testDatabase.db, runId)).toMatchObject({ lines: 210, bytes: byte });
     expect(await rawLog(runId)).toBe(chunks.map((c) => c.text).join(""));
   });
 
   it("reads any byte range of the raw log", async () => {
     const runId = await newRun();
-    await appendRunLog(db, runId, lines("ünïcödé line", 50));
+    await appendRunLog(testDatabase.db, runId, lines("ünïcödé line", 50));
     const full = Buffer.from(await rawLog(runId));
     for (const [start, end] of [
       [0, 0],
@@ -131,15 +124,16 @@ describe("run log storage", () => {
       [full.length - 10, full.length - 1],
     ] as const) {
       const parts: Buffer[] = [];
-      for await (const part of readRawBytes(db, runId, start, end, 2)) parts.push(part);
+      for await (const part of readRawBytes(testDatabase.db, runId, start, end, 2))
+        parts.push(part);
       expect(Buffer.concat(parts).equals(full.subarray(start, end + 1))).toBe(true);
     }
   });
 
   it("keeps the last lines for the run detail, numbered run-wide", async () => {
     const runId = await newRun();
-    await appendRunLog(db, runId, lines("x", 30));
-    const tail = await readLogTail(db, runId, 5);
+    await appendRunLog(testDatabase.db, runId, lines("x", 30));
+    const tail = await readLogTail(testDatabase.db, runId, 5);
     expect(tail.map((l) => [l.line, l.text])).toEqual([
       [26, "x 25"],
       [27, "x 26"],
@@ -151,7 +145,7 @@ describe("run log storage", () => {
 
   it("stores a command that carries a secret masked, and masks the writer's known secrets", async () => {
     const runId = await newRun();
-    const writer = createRunLogWriter(db, runId, { flushIntervalMs: 10 });
+    const writer = createRunLogWriter(testDatabase.db, runId, { flushIntervalMs: 10 });
     writer.maskSecret("Sup3r-Secret-Pw");
     writer.line(
       "S",
@@ -170,10 +164,10 @@ describe("run log storage", () => {
   it("enforces the per-run cap across appends with one marker", async () => {
     const runId = await newRun();
     const limits = { capBytes: 100 };
-    await appendRunLog(db, runId, lines("0123456789", 5), { limits });
-    await appendRunLog(db, runId, lines("0123456789", 20), { limits });
+    await appendRunLog(testDatabase.db, runId, lines("0123456789", 5), { limits });
+    await appendRunLog(testDatabase.db, runId, lines("0123456789", 20), { limits });
     await appendRunLog(
-      db,
+      testDatabase.db,
       runId,
       [{ step: "S", kind: "run", text: "■ run failed", at: new Date() }],
       {
@@ -183,21 +177,27 @@ describe("run log storage", () => {
     const text = await rawLog(runId);
     expect(text.match(/log cap of 100 B reached/g)).toHaveLength(1);
     expect(text.trimEnd().split("\n").at(-1)).toBe("■ run failed");
-    expect((await readLogHead(db, runId)).truncated).toBe(true);
+    expect((await readLogHead(testDatabase.db, runId)).truncated).toBe(true);
   });
 });
 
 describe("the live log stream", () => {
   it("sends the backlog, then new chunks live; a resumed stream continues after Last-Event-ID with no duplicate and no gap; it ends when the run stops", async () => {
     const runId = await newRun();
-    for (let i = 0; i < 4; i++) await appendRunLog(db, runId, lines(`before ${i}`, 3));
+    for (let i = 0; i < 4; i++) await appendRunLog(testDatabase.db, runId, lines(`before ${i}`, 3));
 
     // First viewer: the backlog, then one live chunk, then the connection drops.
     const first = new AbortController();
-    const stream1 = createRunLogStream({ db, listener, runId, afterSeq: 0, signal: first.signal });
+    const stream1 = createRunLogStream({
+      db: testDatabase.db,
+      listener,
+      runId,
+      afterSeq: 0,
+      signal: first.signal,
+    });
     const appender = (async () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
-      await appendRunLog(db, runId, lines("live", 2));
+      await appendRunLog(testDatabase.db, runId, lines("live", 2));
     })();
     const chunksOf = (events: { event: string }[]) => events.filter((e) => e.event === "chunk");
     const got1 = await readEvents(stream1, (events) => chunksOf(events).length >= 5);
@@ -210,10 +210,11 @@ describe("the live log stream", () => {
     expect(got1.events.map((e) => e.event).indexOf("live")).toBeGreaterThanOrEqual(4);
 
     // Meanwhile more is written; the browser reconnects with Last-Event-ID = lastId.
-    for (let i = 0; i < 3; i++) await appendRunLog(db, runId, lines(`while away ${i}`, 2));
+    for (let i = 0; i < 3; i++)
+      await appendRunLog(testDatabase.db, runId, lines(`while away ${i}`, 2));
     const second = new AbortController();
     const stream2 = createRunLogStream({
-      db,
+      db: testDatabase.db,
       listener,
       runId,
       afterSeq: lastId,
@@ -221,7 +222,7 @@ describe("the live log stream", () => {
     });
     const finisher = (async () => {
       await new Promise((resolve) => setTimeout(resolve, 150));
-      await db.transaction(async (tx) => {
+      await testDatabase.db.transaction(async (tx) => {
         await appendRunLog(tx, runId, [
           { step: "S", kind: "run", text: "■ run aborted by operator during S", at: new Date() },
         ]);
@@ -249,10 +250,10 @@ describe("the live log stream", () => {
 
   it("a finished run's stream sends what there is and ends at once", async () => {
     const runId = await newRun();
-    await appendRunLog(db, runId, lines("done", 2));
-    await db.update(runs).set({ status: "succeeded" }).where(eq(runs.id, runId));
+    await appendRunLog(testDatabase.db, runId, lines("done", 2));
+    await testDatabase.db.update(runs).set({ status: "succeeded" }).where(eq(runs.id, runId));
     const stream = createRunLogStream({
-      db,
+      db: testDatabase.db,
       listener,
       runId,
       afterSeq: 0,

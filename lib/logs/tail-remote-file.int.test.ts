@@ -4,35 +4,26 @@ import { and, asc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLab, type LabNode } from "@/lab";
 import { labSession } from "@/lab/test-helpers";
-import { createDb, type Database } from "@/lib/db/client";
+
 import { runLogChunks, runs } from "@/lib/db/schema";
 import { shQuote, type SshSession } from "@/lib/ssh";
-import { createTestDatabase } from "@/test/db";
+import { registerTestDatabase } from "@/test/db";
 import { readSourcePosition } from "./append";
 import { RECREATED_MARKER, tailIntoRunLog } from "./tail-remote-file";
 import { foldCarriageReturns } from "./text";
 
-let db: Database;
+const testDatabase = registerTestDatabase(4);
 let lab: LabNode;
-let cleanup: () => Promise<void>;
 
 beforeAll(async () => {
-  const database = await createTestDatabase();
-  const handle = createDb(database.url, 4);
-  db = handle.db;
   lab = await startLab();
-  cleanup = async () => {
-    await lab.stop();
-    await handle.pool.end();
-    await database.drop();
-  };
 });
-afterAll(() => cleanup());
+afterAll(() => lab.stop());
 
 const connect = () => labSession(lab, { pinnedHostKey: lab.ssh.hostKeySha256 });
 
 async function newRun(): Promise<string> {
-  const [run] = await db
+  const [run] = await testDatabase.db
     .insert(runs)
     .values({ pipeline: "test", currentStep: "BuildVmTemplate" })
     .returning({ id: runs.id });
@@ -56,7 +47,7 @@ printf 'pending %d: 5%%\\r' ${to} >> ${file}`;
 }
 
 async function storedFileLines(runId: string): Promise<string[]> {
-  const rows = await db
+  const rows = await testDatabase.db
     .select()
     .from(runLogChunks)
     .where(and(eq(runLogChunks.runId, runId)))
@@ -89,7 +80,7 @@ describe("tailing a host file into the run log", () => {
         await writeLines(session, file, from, to);
         // Small reads so a burst takes several reads, each ending mid-line.
         await tailIntoRunLog({
-          db,
+          db: testDatabase.db,
           session,
           runId,
           step: "BuildVmTemplate",
@@ -106,7 +97,7 @@ describe("tailing a host file into the run log", () => {
       // The writer finishes the pending line; the last poll writes it.
       await session.exec(`printf 'done\\n' >> ${file}`);
       await tailIntoRunLog({
-        db,
+        db: testDatabase.db,
         session,
         runId,
         step: "BuildVmTemplate",
@@ -121,7 +112,7 @@ describe("tailing a host file into the run log", () => {
     expect(stored.length).toBe(10_001);
     expect(stored).toEqual(expectedLines(host));
     expect(stored[49]).toBe("\u001b[33m\u001b[33m\u001b[32mdownload 50: 100%\u001b[0m");
-    const position = await readSourcePosition(db, runId, file);
+    const position = await readSourcePosition(testDatabase.db, runId, file);
     expect(position.offset).toBe(Buffer.byteLength(host));
     expect(position.pending).toBe("");
   });
@@ -131,9 +122,15 @@ describe("tailing a host file into the run log", () => {
     const session = await connect();
     try {
       await session.exec("printf 'a\\nb\\n' > quiet.log");
-      await tailIntoRunLog({ db, session, runId, step: "S", path: "quiet.log" });
+      await tailIntoRunLog({ db: testDatabase.db, session, runId, step: "S", path: "quiet.log" });
       const before = lab.commands.length;
-      const result = await tailIntoRunLog({ db, session, runId, step: "S", path: "quiet.log" });
+      const result = await tailIntoRunLog({
+        db: testDatabase.db,
+        session,
+        runId,
+        step: "S",
+        path: "quiet.log",
+      });
       expect(result.lines).toBe(0);
       expect(lab.commands.length).toBe(before + 1);
       expect(await storedFileLines(runId)).toEqual(["a", "b"]);
@@ -146,10 +143,16 @@ describe("tailing a host file into the run log", () => {
     const runId = await newRun();
     const session = await connect();
     try {
-      const result = await tailIntoRunLog({ db, session, runId, step: "S", path: "later.log" });
+      const result = await tailIntoRunLog({
+        db: testDatabase.db,
+        session,
+        runId,
+        step: "S",
+        path: "later.log",
+      });
       expect(result).toMatchObject({ missing: true, lines: 0 });
       await session.exec("printf 'first\\n' > later.log");
-      await tailIntoRunLog({ db, session, runId, step: "S", path: "later.log" });
+      await tailIntoRunLog({ db: testDatabase.db, session, runId, step: "S", path: "later.log" });
       expect(await storedFileLines(runId)).toEqual(["first"]);
     } finally {
       session.close();
@@ -160,7 +163,8 @@ describe("tailing a host file into the run log", () => {
     const runId = await newRun();
     const session = await connect();
     const file = "rebuild.log";
-    const tail = () => tailIntoRunLog({ db, session, runId, step: "S", path: file });
+    const tail = () =>
+      tailIntoRunLog({ db: testDatabase.db, session, runId, step: "S", path: file });
     try {
       await session.exec(`printf 'old 1\\nold 2\\nold partial' > ${file}`);
       await tail();

@@ -1,27 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { asc, eq, sql } from "drizzle-orm";
-import { createDb, type Database } from "@/lib/db/client";
 import { events, runs, stepVisits } from "@/lib/db/schema";
 import { abortRun } from "@/lib/runs/abort-run";
 import { retryRun } from "@/lib/runs/retry-run";
 import { startRun } from "@/lib/runs/start-run";
-import { createTestDatabase } from "@/test/db";
+import { registerTestDatabase } from "@/test/db";
 import { ABORT_REASON, tickRun, type EngineOptions } from "./engine";
 import { advance, definePipeline, fail, poll, type Step } from "./step";
 
-let db: Database;
-let cleanup: () => Promise<void>;
-
-beforeAll(async () => {
-  const database = await createTestDatabase();
-  const handle = createDb(database.url, 5);
-  db = handle.db;
-  cleanup = async () => {
-    await handle.pool.end();
-    await database.drop();
-  };
-});
-afterAll(() => cleanup());
+const testDatabase = registerTestDatabase(5);
 
 type Services = { calls: string[] };
 const noServices = () => ({ services: { calls: [] as string[] }, dispose: async () => {} });
@@ -41,7 +28,7 @@ function engine(pipelineSteps: Step<Services>[], overrides: Partial<EngineOption
     services: noServices,
   });
   const options: EngineOptions = {
-    db,
+    db: testDatabase.db,
     pipelines: { [pipeline.name]: pipeline },
     backoffSeconds: () => 1,
     ...overrides,
@@ -49,18 +36,20 @@ function engine(pipelineSteps: Step<Services>[], overrides: Partial<EngineOption
   return {
     options,
     start: (context?: Record<string, unknown>) =>
-      db.transaction((tx) => startRun(tx, { pipeline, hostId: null, actor: "test", context })),
+      testDatabase.db.transaction((tx) =>
+        startRun(tx, { pipeline, hostId: null, actor: "test", context }),
+      ),
     tick: (runId: string) => tickRun(options, runId),
   };
 }
 
 async function loadRun(runId: string) {
-  const [run] = await db.select().from(runs).where(eq(runs.id, runId));
+  const [run] = await testDatabase.db.select().from(runs).where(eq(runs.id, runId));
   return run!;
 }
 
 async function pendingJob(runId: string) {
-  const result = await db.execute<{ run_at: string; attempts: number }>(
+  const result = await testDatabase.db.execute<{ run_at: string; attempts: number }>(
     sql`select run_at, attempts from graphile_worker._private_jobs where key = ${`run:${runId}`}`,
   );
   const row = result.rows[0];
@@ -88,7 +77,7 @@ describe("the step engine", () => {
     const run = await loadRun(runId);
     expect(run.status).toBe("succeeded");
     expect(run.finishedAt).not.toBeNull();
-    const visits = await db
+    const visits = await testDatabase.db
       .select()
       .from(stepVisits)
       .where(eq(stepVisits.runId, runId))
@@ -174,7 +163,7 @@ describe("the step engine", () => {
       failureReason: "connection reset by peer",
       failedStep: "Flaky",
     });
-    const outcomes = await db
+    const outcomes = await testDatabase.db
       .select({ o: stepVisits.outcome })
       .from(stepVisits)
       .where(eq(stepVisits.runId, runId));
@@ -247,7 +236,7 @@ describe("the step engine", () => {
     await e.tick(runId);
     expect(await loadRun(runId)).toMatchObject({ status: "failed", failedStep: "B" });
     healthy = true;
-    await retryRun(db, { runId, actor: "alice" });
+    await retryRun(testDatabase.db, { runId, actor: "alice" });
     const retried = await loadRun(runId);
     expect(retried).toMatchObject({
       status: "running",
@@ -259,12 +248,12 @@ describe("the step engine", () => {
     await e.tick(runId);
     expect(visits).toEqual([1, 2, 1]);
     expect((await loadRun(runId)).status).toBe("succeeded");
-    const kinds = await db
+    const kinds = await testDatabase.db
       .select({ k: events.kind, a: events.actor })
       .from(events)
       .where(eq(events.runId, runId));
     expect(kinds).toContainEqual({ k: "run.retried", a: "alice" });
-    await expect(retryRun(db, { runId, actor: "alice" })).rejects.toThrow(
+    await expect(retryRun(testDatabase.db, { runId, actor: "alice" })).rejects.toThrow(
       /Only a failed run can be retried/,
     );
   });
@@ -279,7 +268,7 @@ describe("the step engine", () => {
     const runId = await e.start();
     await e.tick(runId);
     expect((await pendingJob(runId))!.run_at.getTime()).toBeGreaterThan(Date.now() + 3_000_000);
-    await abortRun(db, { runId, actor: "bob" });
+    await abortRun(testDatabase.db, { runId, actor: "bob" });
     expect((await pendingJob(runId))!.run_at.getTime()).toBeLessThanOrEqual(Date.now());
     await e.tick(runId);
     const run = await loadRun(runId);
@@ -289,11 +278,14 @@ describe("the step engine", () => {
       failedStep: "Build",
     });
     expect(cleaned).toEqual([runId]);
-    const kinds = await db.select({ k: events.kind }).from(events).where(eq(events.runId, runId));
+    const kinds = await testDatabase.db
+      .select({ k: events.kind })
+      .from(events)
+      .where(eq(events.runId, runId));
     expect(kinds.map((k) => k.k)).toEqual(
       expect.arrayContaining(["run.abort_requested", "run.aborted"]),
     );
-    await expect(abortRun(db, { runId, actor: "bob" })).rejects.toThrow(
+    await expect(abortRun(testDatabase.db, { runId, actor: "bob" })).rejects.toThrow(
       /Only a running run can be aborted/,
     );
   });
@@ -313,7 +305,7 @@ describe("the step engine", () => {
     const runId = await e.start();
     const tick = e.tick(runId);
     await visiting;
-    await abortRun(db, { runId, actor: "carol" }); // must not wait for the visit
+    await abortRun(testDatabase.db, { runId, actor: "carol" }); // must not wait for the visit
     release();
     await tick;
     expect((await pendingJob(runId))!.run_at.getTime()).toBeLessThanOrEqual(Date.now());
@@ -324,7 +316,7 @@ describe("the step engine", () => {
   it("a step unknown to this version fails the run instead of looping", async () => {
     const e = engine([step("A", async () => advance())]);
     const runId = await e.start();
-    await db.update(runs).set({ currentStep: "Removed" }).where(eq(runs.id, runId));
+    await testDatabase.db.update(runs).set({ currentStep: "Removed" }).where(eq(runs.id, runId));
     await e.tick(runId);
     expect((await loadRun(runId)).failureReason).toMatch(/step Removed is not part of pipeline/);
   });

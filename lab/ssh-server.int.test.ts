@@ -11,6 +11,7 @@ import { fingerprintSha256 } from "@/lib/ssh/host-key";
 
 import { generateClientKey, isProcessAlive, startLab, waitUntil, type LabNode } from "./index";
 import { labExecOk, labSession } from "./test-helpers";
+import { labNodeAccepts } from "@/test/lab-login";
 
 const connect = (lab: LabNode, pinnedHostKey: string | null = null) =>
   labSession(lab, { pinnedHostKey, readyTimeoutMs: 5000 });
@@ -206,22 +207,7 @@ describe("lab v0: host key and lifecycle", () => {
       authorizedKeys: [first.publicKey],
       passwordAuthentication: false,
     });
-    const login = async (auth: SshAuth) => {
-      try {
-        const session = await connectSsh({
-          host: lab.ssh.host,
-          port: lab.ssh.port,
-          username: lab.ssh.username,
-          auth,
-          pinnedHostKey: null,
-          readyTimeoutMs: 5000,
-        });
-        session.close();
-        return true;
-      } catch {
-        return false;
-      }
-    };
+    const login = (auth: SshAuth) => labNodeAccepts(lab, auth);
     const key = (pair: { privateKey: string }): SshAuth => ({
       kind: "private_key",
       privateKey: pair.privateKey,

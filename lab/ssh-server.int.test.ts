@@ -97,6 +97,31 @@ describe("lab v0: one host over real SSH", () => {
     }
   });
 
+  it("delivers megabytes on stdout and stderr in turn, every byte, then the exit status", async () => {
+    // More than ssh2's 2 MiB window on each stream, so writes park and resume on window
+    // adjusts: piped straight into ssh2's channel, the stderr after stdout hung for good.
+    const session = await connect(lab);
+    try {
+      for (let round = 0; round < 8; round += 1) {
+        const received = { stdout: 0, stderr: 0 };
+        const result = await session.exec(
+          "for i in 1 2; do head -c 2500000 /dev/zero; head -c 2500000 /dev/zero >&2; done; echo tail >&2; exit 4",
+          {
+            maxOutputBytes: 16,
+            timeoutMs: 20_000,
+            onOutput: (stream, chunk) => {
+              received[stream] += chunk.length;
+            },
+          },
+        );
+        expect(result.code).toBe(4);
+        expect(received).toEqual({ stdout: 5_000_000, stderr: 5_000_005 });
+      }
+    } finally {
+      session.close();
+    }
+  });
+
   it("records authentication attempts", async () => {
     const before = lab.authAttempts.length;
     await run(lab, "true");

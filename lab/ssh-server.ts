@@ -21,6 +21,7 @@ import type {
   Server as SshServer,
 } from "ssh2";
 
+import { ChannelOutput } from "./channel-output";
 import { generateEd25519KeyPair } from "./keys";
 
 // Default import: ssh2 is CommonJS; plain Node ESM cannot see `Server` / `utils` as named exports.
@@ -360,8 +361,9 @@ export class LabSshServer {
     this.running.add(run);
     let channelOpen = true;
 
-    child.stdout.pipe(channel, { end: false });
-    child.stderr.pipe(channel.stderr, { end: false });
+    const output = new ChannelOutput(channel);
+    output.add("stdout", child.stdout);
+    output.add("stderr", child.stderr);
     child.stdin.on("error", () => {});
     channel.pipe(child.stdin);
     child.on("error", () => {});
@@ -374,13 +376,8 @@ export class LabSshServer {
       record.exit = code ?? signal ?? null;
       if (!channelOpen) return;
       // Like sshd: all output first, then the exit status, then EOF/close. Closing while a
-      // (window-limited) stream still holds buffered output would lose its tail.
-      const stderrFlushed = new Promise<void>((resolve) => channel.stderr.end(() => resolve()));
-      // An empty write completes only after every write queued before it.
-      const stdoutFlushed = new Promise<void>((resolve) =>
-        channel.write(Buffer.alloc(0), () => resolve()),
-      );
-      void Promise.all([stderrFlushed, stdoutFlushed]).then(() => {
+      // (window-limited) write is still parked would lose the output's tail.
+      void output.drained().then(() => {
         if (!channelOpen) return;
         if (code !== null) channel.exit(code);
         else channel.exit(signal ?? "SIGKILL", false, "");
@@ -389,8 +386,7 @@ export class LabSshServer {
     });
     channel.on("close", () => {
       channelOpen = false;
-      child.stdout.unpipe(channel);
-      child.stderr.unpipe(channel.stderr);
+      output.stop();
       if (!run.finished) {
         record.hungUp = true;
         closePipes(child);

@@ -194,7 +194,7 @@ describe("decommissioning a host", () => {
     expect(authorizedKeys(node)).toContain(consoleKeyLine);
     expect(await hostRow(db, hostId)).toMatchObject({ apiTokenId: CONSOLE_TOKEN_ID });
     expect((await hostRow(db, hostId)).retiredAt).toBeInstanceOf(Date);
-  });
+  }, 120_000);
 
   it("a token list that cannot be read (pve-cluster down) is reported as not removed, and the token stays", async () => {
     const node = await harness.lab();

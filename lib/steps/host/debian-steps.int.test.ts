@@ -182,7 +182,7 @@ describe("Debian-side onboarding steps against a fresh lab node over real SSH", 
       (file) => before.get(file) !== after.get(file),
     );
     expect(changed).toEqual([]);
-  });
+  }, 120_000);
 
   it("apt cannot reach its mirrors: InstallProxmoxRepository fails with apt's reason, not a silent exit 0", async () => {
     const node = await lab();
@@ -272,5 +272,5 @@ describe("Debian-side onboarding steps against a fresh lab node over real SSH", 
     ).toBe(pid);
     expect(await read(node, "var/lib/clupilot/jobs/install-proxmox-kernel/state")).toBe("ok\n");
     expect(await read(node, "var/lib/dpkg/status")).toContain("Package: proxmox-default-kernel\n");
-  });
+  }, 120_000);
 });

@@ -175,3 +175,11 @@ test("built assets carry the fixed headers", async ({ page, request }) => {
   expect(response.headers()["x-content-type-options"]).toBe("nosniff");
   expect(response.headers()["cross-origin-resource-policy"]).toBe("same-origin");
 });
+
+test("a client on plain HTTP cannot make the console pin itself to HTTPS (no trusted proxy here)", async ({
+  request,
+}) => {
+  const response = await request.get("/login", { headers: { "X-Forwarded-Proto": "https" } });
+  expect(response.status()).toBe(200);
+  expect(response.headers()["strict-transport-security"]).toBeUndefined();
+});

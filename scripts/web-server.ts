@@ -2,12 +2,13 @@ import http from "node:http";
 import path from "node:path";
 import next from "next";
 import { safeErrorSummary } from "@/lib/errors";
-import { parseTrustedProxies, rewriteForwardedHeaders } from "@/lib/http/forwarded-headers";
+import { parseTrustedProxies } from "@/lib/http/forwarded-headers";
+import { prepareIncomingRequest } from "@/lib/http/incoming-request";
 
 /**
  * The console's web server: Next.js behind a plain Node HTTP server, so every request's
  * forwarding headers are rewritten from the TCP connection before Next.js (and the sign-in rate
- * limit) reads them — see lib/http/forwarded-headers.ts. Otherwise what `next start` does.
+ * limit) reads them — see lib/http/incoming-request.ts. Otherwise what `next start` does.
  *
  * Environment: PORT, HOSTNAME (listen address), NODE_ENV (development = `next dev`),
  * CLUPILOT_TRUSTED_PROXIES (reverse proxies whose X-Forwarded-* headers count).
@@ -23,7 +24,7 @@ async function main() {
   await app.prepare();
   const handle = app.getRequestHandler();
   const server = http.createServer((request, response) => {
-    rewriteForwardedHeaders(request.headers, request.socket.remoteAddress, trusted);
+    prepareIncomingRequest(request, response, trusted);
     handle(request, response).catch((error: unknown) => {
       // The path only: a query string is the client's to fill, with anything in it.
       const where = (request.url ?? "/").split("?")[0];

@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { createNonce, pageContentSecurityPolicy } from "./security-headers";
+import {
+  createNonce,
+  pageContentSecurityPolicy,
+  strictTransportSecurity,
+} from "./security-headers";
 
 function directives(policy: string): Map<string, string[]> {
   return new Map(
@@ -31,5 +35,17 @@ describe("the page Content-Security-Policy", () => {
     const nonces = new Set(Array.from({ length: 100 }, createNonce));
     expect(nonces.size).toBe(100);
     expect(Buffer.from([...nonces][0]!, "base64")).toHaveLength(16);
+  });
+});
+
+describe("Strict-Transport-Security", () => {
+  it("is sent only when the (trusted) proxy says the request came over HTTPS", () => {
+    expect(strictTransportSecurity("https")).toBe("max-age=31536000");
+    expect(strictTransportSecurity("HTTPS")).toBe("max-age=31536000");
+    expect(strictTransportSecurity(["https, http"])).toBe("max-age=31536000");
+    expect(strictTransportSecurity("http")).toBeNull();
+    expect(strictTransportSecurity("http, https")).toBeNull();
+    expect(strictTransportSecurity(undefined)).toBeNull();
+    expect(strictTransportSecurity("")).toBeNull();
   });
 });

@@ -66,3 +66,17 @@ export function createNonce(): string {
   crypto.getRandomValues(bytes);
   return btoa(String.fromCharCode(...bytes));
 }
+
+/**
+ * `Strict-Transport-Security` for a request that reached the console over HTTPS, else null. Only
+ * the TLS terminator's word counts: `X-Forwarded-Proto` survives the web server only from a
+ * trusted proxy (lib/http/forwarded-headers.ts), so a client on plain HTTP cannot make a LAN
+ * console pin itself to HTTPS. No `includeSubDomains`: the console's domain may serve other
+ * machines that have no certificate.
+ */
+export function strictTransportSecurity(
+  forwardedProto: string | string[] | undefined,
+): string | null {
+  const first = [forwardedProto ?? []].flat()[0]?.split(",")[0]?.trim().toLowerCase();
+  return first === "https" ? "max-age=31536000" : null;
+}

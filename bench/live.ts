@@ -14,6 +14,7 @@ import { createTestUser } from "@/test/auth";
 import { LIVE_CHANNEL } from "@/lib/pipeline/schedule";
 import { report } from "./support/report";
 import { startProductionConsole } from "./support/production-console";
+import { sseEvents } from "@/test/sse";
 
 const CHANGES = Number(process.env.BENCH_CHANGES ?? 300);
 const root = path.resolve(import.meta.dirname, "..");
@@ -56,25 +57,15 @@ async function main() {
       if (!response) await new Promise((resolve) => setTimeout(resolve, 100));
     }
     if (!response?.body) throw new Error("the console's /api/live did not answer");
-    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    const reader = response.body.getReader();
     let listening = false;
     void (async () => {
-      let buffer = "";
-      for (;;) {
-        const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
-        if (done) return;
-        buffer += value;
-        let end: number;
-        while ((end = buffer.indexOf("\n\n")) >= 0) {
-          const event = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          if (event.includes('"listening":true')) listening = true;
-          const data = event.split("\n").find((line) => line.startsWith("data: "));
-          const id = data && (JSON.parse(data.slice(6)) as { runId?: string }).runId;
-          if (id) arrivedSse.set(id, performance.now());
-        }
+      for await (const sse of sseEvents(reader)) {
+        if (sse.data?.includes('"listening":true')) listening = true;
+        const id = sse.data && (JSON.parse(sse.data) as { runId?: string }).runId;
+        if (id) arrivedSse.set(id, performance.now());
       }
-    })();
+    })().catch(() => {}); // the stream is cut when the bench ends
     for (let i = 0; i < 100 && !listening; i++) await new Promise((r) => setTimeout(r, 50));
     await new Promise((resolve) => setTimeout(resolve, 500));
 

@@ -8,6 +8,7 @@ import { changeUserRole, setUserDisabled } from "@/lib/auth/users";
 import { getDb } from "@/lib/db/client";
 import { runs, sessions } from "@/lib/db/schema";
 import { createTestUser, type TestUser } from "@/test/auth";
+import { sseEvents } from "@/test/sse";
 import { registerProcessTestDatabase, routeParams } from "@/test/process-database";
 import { getLiveListener } from "./listener";
 import { ACCESS_RECHECK_MS, watchStreamAccess } from "./stream-access";
@@ -23,21 +24,9 @@ afterAll(async () => {
 function readStream(response: Response) {
   const events: string[] = [];
   let ended = false;
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  const reader = response.body!.getReader();
   const reading = (async () => {
-    let buffer = "";
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buffer += value;
-      let end: number;
-      while ((end = buffer.indexOf("\n\n")) >= 0) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const name = /^event: (.+)$/m.exec(block)?.[1];
-        if (name) events.push(name);
-      }
-    }
+    for await (const sse of sseEvents(reader)) if (sse.event !== null) events.push(sse.event);
     ended = true;
   })();
   return {

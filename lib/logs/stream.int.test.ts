@@ -10,6 +10,7 @@ import type { LogEntry } from "./chunks";
 import { readLogHead, readLogTail, readRawBytes, type LogChunk } from "./read";
 import { createRunLogStream } from "./stream";
 import { createRunLogWriter } from "./writer";
+import { sseEvents } from "@/test/sse";
 
 const testDatabase = registerTestDatabase(8);
 let listener: LiveListener;
@@ -51,34 +52,19 @@ async function readEvents(
   until: (events: Event[]) => boolean,
 ): Promise<{ events: Event[]; ended: boolean }> {
   const reader = stream.getReader();
-  const decoder = new TextDecoder();
   const events: Event[] = [];
-  let buffer = "";
   try {
-    for (;;) {
+    if (until(events)) return { events, ended: false };
+    for await (const sse of sseEvents(reader)) {
+      if (sse.event === null) continue;
+      events.push({
+        event: sse.event,
+        id: sse.id === null ? undefined : Number(sse.id),
+        data: JSON.parse(sse.data ?? "null"),
+      });
       if (until(events)) return { events, ended: false };
-      const { value, done } = await reader.read();
-      if (done) return { events, ended: true };
-      buffer += decoder.decode(value, { stream: true });
-      let end: number;
-      while ((end = buffer.indexOf("\n\n")) >= 0) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const fields = Object.fromEntries(
-          block
-            .split("\n")
-            .filter((line) => !line.startsWith(":") && line.includes(": "))
-            .map((line) => [line.slice(0, line.indexOf(": ")), line.slice(line.indexOf(": ") + 2)]),
-        );
-        if (fields.event) {
-          events.push({
-            event: fields.event,
-            id: fields.id ? Number(fields.id) : undefined,
-            data: JSON.parse(fields.data ?? "null"),
-          });
-        }
-      }
     }
+    return { events, ended: true };
   } finally {
     reader.releaseLock();
   }

@@ -1,0 +1,87 @@
+import { z } from "zod";
+
+/**
+ * What one poll of a UPS says, in the console's terms, whichever protocol asked.
+ *
+ * `unreliable` is its own kind on purpose: a NUT `ERR DATA-STALE`, a driver that is not
+ * connected, a refused or silent server, an SNMP timeout — none of them may ever read as
+ * "on line" (or as "on battery"). The monitor raises an alarm on it and decides nothing.
+ */
+export type UpsReading =
+  | {
+      kind: "reading";
+      /** The console's clock when the answer arrived. */
+      at: Date;
+      /** OB (NUT) or upsOutputSource = battery (SNMP). FSD counts as on battery. */
+      onBattery: boolean;
+      /** LB or FSD (NUT), batteryLow / batteryDepleted (SNMP). */
+      lowBattery: boolean;
+      /** 0–100, or null when the UPS does not report it. */
+      chargePercent: number | null;
+      /** Estimated runtime left in seconds, or null when the UPS does not report it. */
+      runtimeSeconds: number | null;
+      /**
+       * The UPS's own "seconds on battery" counter, kept for the record only: it is never used
+       * for a decision (a network card once reported the previous outage's counter at the start
+       * of the next one, and the hosts went down at once — PVE-UPS issue #25).
+       */
+      reportedSecondsOnBattery: number | null;
+      /** The raw status as the UPS said it (NUT `ups.status` tokens, or SNMP values), for display. */
+      rawStatus: string;
+    }
+  | {
+      kind: "unreliable";
+      at: Date;
+      /** One line an operator can act on, e.g. `upsd at 10.0.0.9:3493 answered ERR DATA-STALE`. */
+      reason: string;
+    };
+
+/** One UPS's source of readings. Holds one persistent connection; reconnects by itself. */
+export interface UpsSource {
+  /** One poll. Never throws for a protocol or network problem: that is an `unreliable` reading. */
+  read(): Promise<UpsReading>;
+  /** Closes the connection; a later `read` may reopen it. */
+  close(): Promise<void>;
+}
+
+const host = z.string().trim().min(1, "Enter the UPS server's address").max(253);
+
+/** A NUT server (`upsd`) and the UPS name it serves. The password is stored sealed. */
+export const ZNutSourceSchema = z.object({
+  type: z.literal("nut"),
+  host,
+  port: z.coerce.number().int().min(1).max(65535).default(3493),
+  /** The UPS's name on that server, as in `upsc <ups>@<host>`. */
+  upsName: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9_.-]{1,64}$/, "A NUT UPS name: letters, digits, '_', '.', '-'"),
+  username: z.string().trim().max(64).optional(),
+  password: z.string().max(256).optional(),
+});
+
+/** An SNMP agent with the UPS-MIB (RFC 1628). Community and v3 keys are stored sealed. */
+export const ZSnmpSourceSchema = z.discriminatedUnion("version", [
+  z.object({
+    type: z.literal("snmp"),
+    version: z.enum(["1", "2c"]),
+    host,
+    port: z.coerce.number().int().min(1).max(65535).default(161),
+    community: z.string().min(1, "Enter the SNMP community").max(64),
+  }),
+  z.object({
+    type: z.literal("snmp"),
+    version: z.literal("3"),
+    host,
+    port: z.coerce.number().int().min(1).max(65535).default(161),
+    user: z.string().trim().min(1).max(32),
+    authProtocol: z.enum(["sha", "sha256", "sha512", "md5"]),
+    authKey: z.string().min(8, "SNMPv3 keys have at least 8 characters").max(256),
+    privProtocol: z.enum(["aes", "aes256b", "aes256r", "des"]),
+    privKey: z.string().min(8, "SNMPv3 keys have at least 8 characters").max(256),
+  }),
+]);
+
+export type TNutSource = z.infer<typeof ZNutSourceSchema>;
+export type TSnmpSource = z.infer<typeof ZSnmpSourceSchema>;
+export type TUpsSourceConfig = TNutSource | TSnmpSource;

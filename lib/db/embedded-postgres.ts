@@ -183,3 +183,29 @@ function run(
     child.on("close", (code) => resolve({ code, output }));
   });
 }
+
+export type EmbeddedPostgresStatus = "running" | "stopped" | "unknown";
+
+/**
+ * Asks `pg_ctl status` whether the server of data folder `dir` is running (npm start's supervisor
+ * polls it to restart a database that died). "stopped" only when pg_ctl says no server runs on
+ * that folder; anything it could not answer is "unknown", never "stopped". The binaries and the
+ * user are looked up once per probe, not on every poll.
+ */
+export function embeddedPostgresStatusProbe(dir: string): () => Promise<EmbeddedPostgresStatus> {
+  let ctl: Promise<(args: string[]) => ReturnType<typeof run>> | undefined;
+  return async () => {
+    ctl ??= (async () => {
+      const binaries = await postgresBinaries();
+      const identity = process.getuid?.() === 0 ? await postgresUser() : {};
+      return (args: string[]) => run(binaries.pg_ctl, ["-D", path.resolve(dir), ...args], identity);
+    })();
+    try {
+      const { code } = await (await ctl)(["status"]);
+      return code === 0 ? "running" : code === 3 ? "stopped" : "unknown";
+    } catch {
+      ctl = undefined; // look the binaries and the user up again on the next poll
+      return "unknown";
+    }
+  };
+}

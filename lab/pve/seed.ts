@@ -30,14 +30,14 @@ import {
  * Seeds a lab root into one of the node states of the lab issue:
  * - `fresh`: nothing Proxmox (plain Debian 13);
  * - `proxmox`: Proxmox VE 9.1 installed and booted into its kernel, with one of the storage
- *   layouts found on real hosts (`/work/shared/reference/storage-cfg`);
+ *   layouts found on real hosts (test/fixtures/proxmox/storage-cfg);
  * - `onboarded`: `proxmox` plus the console's API user, role and token (and optional templates).
  */
 
 export type PveState = "fresh" | "proxmox" | "onboarded";
 export type PveStorageLayout = "dir-no-images" | "dir" | "lvm-thin" | "zfs";
 
-/** Verbatim from /work/shared/reference/storage-cfg. */
+/** Verbatim from test/fixtures/proxmox/storage-cfg (its README: where each comes from). */
 export const STORAGE_LAYOUTS: Record<PveStorageLayout, string> = {
   // Proxmox installed over Debian, as the seed observed it: `local` without `images`.
   "dir-no-images": "dir: local\n\tpath /var/lib/vz\n\tcontent iso,vztmpl,backup\n",

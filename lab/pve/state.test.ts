@@ -13,12 +13,14 @@ import {
   storageContent,
 } from "./state";
 
-const SAMPLES = "/work/shared/reference/storage-cfg";
+const SAMPLES = path.resolve(import.meta.dirname, "../../test/fixtures/proxmox/storage-cfg");
 
 describe("storage.cfg", () => {
-  const samples = fs.existsSync(SAMPLES)
-    ? fs.readdirSync(SAMPLES).filter((f) => f.endsWith(".cfg"))
-    : [];
+  const samples = fs.readdirSync(SAMPLES).filter((f) => f.endsWith(".cfg"));
+
+  it("has real layouts to read", () => {
+    expect(samples.length).toBeGreaterThanOrEqual(6);
+  });
 
   it.each(samples)("keeps every storage, option and flag of %s on rewrite", (file) => {
     const text = fs.readFileSync(path.join(SAMPLES, file), "utf8");
@@ -33,6 +35,15 @@ describe("storage.cfg", () => {
     const cfg = parseStorageCfg(STORAGE_LAYOUTS.zfs);
     expect(cfg.storages[1]?.options).toContainEqual(["sparse", null]);
     expect(storageContent(cfg.storages[1]!)).toEqual(["images", "rootdir"]);
+  });
+
+  it.each([
+    ["dir-no-images", "debian-install-no-images.cfg"],
+    ["dir", "installer-ext4-local-only.cfg"],
+    ["lvm-thin", "installer-lvm-thin.cfg"],
+    ["zfs", "installer-zfs.cfg"],
+  ] as const)("seeds the %s layout verbatim as %s", (layout, file) => {
+    expect(STORAGE_LAYOUTS[layout]).toBe(fs.readFileSync(path.join(SAMPLES, file), "utf8"));
   });
 
   it("seeds `local` without images for Proxmox installed over Debian", () => {

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 
 const here = import.meta.dirname;
 const scripts = ["template.sh", "template-run.sh"].map((name) => path.join(here, name));
-const layouts = path.resolve(here, "../../../../shared/reference/storage-cfg");
+const layouts = path.resolve(here, "../../../test/fixtures/proxmox/storage-cfg");
 
 /** Runs a function of template.sh in bash against one storage.cfg. */
 function templateFn(storageCfg: string, call: string) {

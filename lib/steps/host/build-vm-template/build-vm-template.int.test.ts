@@ -525,7 +525,10 @@ describe("BuildVmTemplate (beyond the seed)", () => {
       // An operator's storage.cfg: comments, options, a disabled storage, NFS; local has no images.
       const cfgPath = path.join(nodeD.root, "etc/pve/storage.cfg");
       const operators = fs.readFileSync(
-        path.resolve("../shared/reference/storage-cfg/debian-install-customised.cfg"),
+        path.resolve(
+          import.meta.dirname,
+          "../../../../test/fixtures/proxmox/storage-cfg/debian-install-customised.cfg",
+        ),
         "utf8",
       );
       fs.writeFileSync(cfgPath, operators);

@@ -9,3 +9,4 @@ export * from "./catalog";
 export * from "./audit";
 export * from "./auth";
 export * from "./console-keys";
+export * from "./console-process-restarts";

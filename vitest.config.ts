@@ -11,7 +11,7 @@ export default defineConfig({
         resolve: { alias },
         test: {
           name: "unit",
-          include: ["{lib,lab,worker,app,components,deploy,test}/**/*.test.ts"],
+          include: ["{lib,lab,worker,app,components,deploy,test,scripts,bench}/**/*.test.ts"],
           exclude: ["**/*.int.test.ts", "node_modules/**"],
         },
       },

@@ -7,6 +7,8 @@ export const credentialKind = pgEnum("credential_kind", [
   // The host logs in with the console's own key (lib/console-key): no secret of its own, the key
   // in use is recorded in console_key_credentials.
   "console_key",
+  // A UPS source's secrets (NUT password, SNMP community or v3 keys) as sealed JSON.
+  "ups_secret",
 ]);
 
 /**

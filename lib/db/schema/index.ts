@@ -10,3 +10,4 @@ export * from "./audit";
 export * from "./auth";
 export * from "./console-keys";
 export * from "./console-process-restarts";
+export * from "./power";

@@ -13,6 +13,11 @@ export const runs = pgTable(
     id: uuid("id").primaryKey().defaultRandom(),
     hostId: uuid("host_id").references(() => hosts.id),
     pipeline: text("pipeline").notNull(),
+    /**
+     * The graphile-worker task its ticks run as, fixed at start from the pipeline's queue: power
+     * runs tick on their own runner and never wait behind onboarding (lib/pipeline/schedule.ts).
+     */
+    tickTask: text("tick_task").notNull().default("run-tick"),
     status: runStatus("status").notNull().default("running"),
     currentStep: text("current_step").notNull(),
     phase: text("phase"),

@@ -1,0 +1,77 @@
+import { z } from "zod";
+
+/**
+ * The power settings every decision reads: the mode, the trigger thresholds (global defaults,
+ * overridable per UPS), how often the monitor polls, and the shutdown's deadlines. Stored as one
+ * row (`power_settings`); a console that never saved any runs on these defaults, in dry-run.
+ */
+
+export const POWER_MODES = ["dry-run", "armed"] as const;
+export type PowerMode = (typeof POWER_MODES)[number];
+
+const seconds = (max: number) => z.number().int().min(1).max(max);
+
+/** One field per trigger row of the spec; `null` turns a threshold off. */
+const triggerFields = {
+  /** Fire when the UPS itself says the battery is low (NUT LB/FSD, SNMP batteryLow/Depleted). */
+  lowBattery: z.boolean(),
+  /** Fire when the estimated runtime left falls below this. */
+  runtimeBelowSeconds: seconds(86_400).nullable(),
+  /** Fire when the charge falls below this percentage. */
+  chargeBelowPercent: z.number().min(1).max(100).nullable(),
+  /** Fire after this long on battery, by the console's own clock (never the UPS's counter). */
+  onBatteryForSeconds: seconds(7 * 86_400).nullable(),
+  /** A latch releases after this long of uninterrupted mains on its UPS. */
+  latchReleaseAfterStableMainsSeconds: z
+    .number()
+    .int()
+    .min(0)
+    .max(7 * 86_400),
+  /**
+   * Opt-in: fire after this long without a reliable reading when the UPS was last seen on
+   * battery. Off (null) by default: a UPS that stops answering raises an alarm, nothing more.
+   */
+  unreachableShutdownAfterSeconds: seconds(86_400).nullable(),
+};
+
+export const ZTriggerSettings = z.object({
+  lowBattery: triggerFields.lowBattery.default(true),
+  runtimeBelowSeconds: triggerFields.runtimeBelowSeconds.default(300),
+  chargeBelowPercent: triggerFields.chargeBelowPercent.default(30),
+  onBatteryForSeconds: triggerFields.onBatteryForSeconds.default(600),
+  latchReleaseAfterStableMainsSeconds:
+    triggerFields.latchReleaseAfterStableMainsSeconds.default(300),
+  unreachableShutdownAfterSeconds: triggerFields.unreachableShutdownAfterSeconds.default(null),
+});
+export type TriggerSettings = z.infer<typeof ZTriggerSettings>;
+
+/** A UPS's own deviations from the global triggers; a key left out follows the defaults. */
+export const ZTriggerOverrides = z.object(triggerFields).partial().strict();
+export type TriggerOverrides = z.infer<typeof ZTriggerOverrides>;
+
+export const ZShutdownSettings = z.object({
+  /** Hard deadline of one shutdown call; a target that takes longer is reported as failed. */
+  callTimeoutSeconds: z.number().int().min(1).max(120).default(10),
+  /** How long a target may take to stop answering after its call (guests stop first). */
+  targetDownSeconds: z.number().int().min(10).max(3600).default(180),
+});
+export type ShutdownSettings = z.infer<typeof ZShutdownSettings>;
+
+export const ZPowerSettings = z.object({
+  mode: z.enum(POWER_MODES).default("dry-run"),
+  triggers: ZTriggerSettings.default(ZTriggerSettings.parse({})),
+  /** One small request per UPS per interval, on mains and on battery alike. */
+  pollIntervalMs: z.number().int().min(200).max(60_000).default(1000),
+  shutdown: ZShutdownSettings.default(ZShutdownSettings.parse({})),
+});
+export type PowerSettings = z.infer<typeof ZPowerSettings>;
+
+export const DEFAULT_POWER_SETTINGS: PowerSettings = ZPowerSettings.parse({});
+
+/** The thresholds that apply to one UPS: its overrides over the global defaults. */
+export function effectiveTriggers(
+  defaults: TriggerSettings,
+  overrides: TriggerOverrides | null | undefined,
+): TriggerSettings {
+  return ZTriggerSettings.parse({ ...defaults, ...ZTriggerOverrides.parse(overrides ?? {}) });
+}

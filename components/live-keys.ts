@@ -3,4 +3,5 @@ export const liveKeys = {
   hosts: ["hosts"] as const,
   host: (hostId: string) => ["host", hostId] as const,
   run: (runId: string) => ["run", runId] as const,
+  crashLoops: ["crash-loops"] as const,
 };

@@ -24,8 +24,14 @@ export const FALLBACK_POLL_MS = 3_000;
 /** Invalidations arriving within this window are coalesced into one refetch per key. */
 const COALESCE_MS = 150;
 
-/** What /api/live relays (log messages stay on the log streams, access changes on the server). */
-export type BrowserLiveMessage = Exclude<LiveMessage, { type: "log" } | { type: "access" }>;
+/**
+ * What /api/live relays about hosts and runs (log messages stay on the log streams, access
+ * changes on the server; a process restart only refreshes the crash-loop banner).
+ */
+export type BrowserLiveMessage = Exclude<
+  LiveMessage,
+  { type: "log" } | { type: "access" } | { type: "process-restart" }
+>;
 
 /**
  * The hosts list is not invalidated here: with a fleet changing phase every few seconds that
@@ -53,6 +59,14 @@ function isLiveMessage(value: unknown): value is BrowserLiveMessage {
   return (
     (v.type === "run" && typeof v.runId === "string") ||
     (v.type === "host" && typeof v.hostId === "string")
+  );
+}
+
+function isProcessRestart(value: unknown): boolean {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    (value as Record<string, unknown>).type === "process-restart"
   );
 }
 
@@ -127,6 +141,7 @@ export function LiveProvider({ children }: { children: ReactNode }) {
       });
       es.onmessage = (event) => {
         const message = parse(event.data);
+        if (isProcessRestart(message)) return invalidate([liveKeys.crashLoops]);
         if (!isLiveMessage(message)) return;
         invalidate(keysFor(message));
         for (const listener of listeners.current) listener(message);

@@ -50,6 +50,7 @@ export const ZLiveMessage = z.discriminatedUnion("type", [
   z.object({ type: z.literal("host"), hostId: z.uuid() }),
   z.object({ type: z.literal("log"), runId: z.uuid(), seq: z.number().int().positive() }),
   z.object({ type: z.literal("access"), userId: z.uuid() }),
+  z.object({ type: z.literal("process-restart"), process: z.string().max(100) }),
 ]);
 
 /** A notification payload is `unknown` until it parses: a malformed one is dropped, not relayed. */

@@ -52,7 +52,9 @@ export type LiveMessage =
   /** New run-log chunks up to `seq` committed (lib/logs); only the log streams relay it. */
   | { type: "log"; runId: string; seq: number }
   /** What `userId` may do changed (lib/auth/access-changed.ts); never relayed to a browser. */
-  | { type: "access"; userId: string };
+  | { type: "access"; userId: string }
+  /** npm start's supervisor restarted one of the console's processes (lib/supervisor). */
+  | { type: "process-restart"; process: string };
 
 /** Characters of phase / failure reason a notification carries (the row shows one line). */
 export const LIVE_PHASE_MAX = 300;

@@ -1,17 +1,23 @@
 /**
  * `npm start`: one command, one Ctrl-C. Brings up Postgres (embedded under .data/ unless
- * DATABASE_URL is set), applies migrations, builds the web app on first start, then runs the
- * worker and the Next.js server as child processes and stops all of them together.
+ * DATABASE_URL is set), applies migrations, builds the web app on first start, then keeps the
+ * worker and the Next.js server running as child processes: whatever ends by itself — either
+ * child or the embedded database — is started again with backoff (lib/supervisor). Only Ctrl-C,
+ * SIGTERM or SIGHUP stops everything: the children first, then the database.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { dataDir } from "../lib/config/paths";
-import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from "../lib/db/embedded-postgres";
 import { migrateDatabase } from "../lib/db/migrate";
 import { ensureConsoleKeyAt } from "../lib/console-key/ensure-at-start";
 import { loadSecretKey } from "../lib/secrets/key";
 import { issueFirstStartSetupToken } from "../lib/auth/first-start";
+import { embeddedPostgresService } from "../lib/supervisor/embedded-postgres-service";
+import { createRestartRecorder, type RestartRecorder } from "../lib/supervisor/record-restarts";
+import { stopOnSignals } from "../lib/supervisor/stop-on-signals";
+import { createSupervisor } from "../lib/supervisor/supervisor";
+import { webServerProcess, workerProcess } from "./console-processes";
 
 const root = path.resolve(import.meta.dirname, "..");
 const port = Number(process.env.PORT ?? 3000);
@@ -22,18 +28,39 @@ function say(line: string) {
   console.log(`[clupilot] ${line}`);
 }
 
+let recorder: RestartRecorder | undefined;
+const supervisor = createSupervisor({ log: say, onRestart: (event) => recorder?.record(event) });
+
+let stopping: Promise<never> | undefined;
+function stop(why: string, code: number): Promise<never> {
+  stopping ??= (async () => {
+    say(`${why}: stopping worker, web server and database`);
+    await recorder?.close();
+    await supervisor.stop();
+    say("stopped");
+    process.exit(code);
+  })();
+  return stopping;
+}
+
 async function main() {
-  let pg: EmbeddedPostgresHandle | undefined;
+  // From the first moment: a Ctrl-C during the migrations or the build stops the database too.
+  stopOnSignals((why) => void stop(why, 0));
+
   let databaseUrl = process.env.DATABASE_URL;
   if (!databaseUrl) {
     const dir = path.join(dataDir(), "postgres");
     say(`starting embedded PostgreSQL in ${dir}`);
-    pg = await startEmbeddedPostgres({
+    const database = embeddedPostgresService({
       dir,
       port: Number(process.env.CLUPILOT_PG_PORT ?? 54329),
-      log: process.env.CLUPILOT_PG_LOG ? (line) => console.log(`[postgres] ${line}`) : undefined,
+      log: say,
+      postgresLog: process.env.CLUPILOT_PG_LOG
+        ? (line) => console.log(`[postgres] ${line}`)
+        : undefined,
     });
-    databaseUrl = await pg.createDatabase("clupilot");
+    await supervisor.start([database]);
+    databaseUrl = await database.handle().createDatabase("clupilot");
   }
   loadSecretKey(); // create .data/secret.key once, before two processes race for it
   say("applying migrations");
@@ -50,46 +77,11 @@ async function main() {
   // While no user exists, a fresh one-time token for /setup (printed once the server is up).
   const setupToken = await issueFirstStartSetupToken(databaseUrl);
 
-  const children: ChildProcess[] = [];
-  const tsx = path.join(root, "node_modules", "tsx", "dist", "cli.mjs");
-  children.push(
-    spawn(process.execPath, [tsx, "worker/main.ts"], { cwd: root, env, stdio: "inherit" }),
-  );
-  // Not `next start`: our server rewrites forwarding headers first (scripts/web-server.ts).
-  children.push(
-    spawn(process.execPath, ["--import", "tsx", "scripts/web-server.ts"], {
-      cwd: root,
-      env: { ...env, NODE_ENV: dev ? "development" : "production" },
-      stdio: "inherit",
-    }),
-  );
-  say(
-    `console on http://${host === "0.0.0.0" ? "localhost" : host}:${port} — Ctrl-C stops everything`,
-  );
-  if (setupToken) {
-    say(
-      `First start: open http://${host === "0.0.0.0" ? "localhost" : host}:${port}/setup and enter setup token ${setupToken}`,
-    );
-  }
-
-  let stopping = false;
-  const stop = async (why: string, code = 0) => {
-    if (stopping) return;
-    stopping = true;
-    say(`${why}: stopping worker, web server and database`);
-    await Promise.all(children.map((child) => stopChild(child)));
-    say("children stopped; stopping database");
-    await pg?.stop().catch((e: Error) => say(`database stop failed: ${e.message}`));
-    say("database stopped");
-    process.exit(code);
-  };
-  process.on("SIGINT", () => void stop("Ctrl-C"));
-  process.on("SIGTERM", () => void stop("SIGTERM"));
-  for (const child of children) {
-    child.on("exit", (code, signal) => {
-      if (!stopping) void stop(`a child process exited (${code ?? signal})`, 1);
-    });
-  }
+  recorder = createRestartRecorder({ databaseUrl, log: say });
+  await supervisor.start([workerProcess(env), webServerProcess(env, dev)]);
+  const origin = `http://${host === "0.0.0.0" ? "localhost" : host}:${port}`;
+  say(`console on ${origin} — Ctrl-C stops everything`);
+  if (setupToken) say(`First start: open ${origin}/setup and enter setup token ${setupToken}`);
 }
 
 function runToEnd(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<void> {
@@ -101,20 +93,8 @@ function runToEnd(command: string, args: string[], env: NodeJS.ProcessEnv): Prom
   });
 }
 
-/** SIGTERM, then SIGKILL after a grace period; resolves once the child is gone. */
-function stopChild(child: ChildProcess, graceMs = 10_000): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
-    child.once("exit", () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.kill("SIGTERM");
-  });
-}
-
 main().catch((error: Error) => {
+  if (stopping) return; // what was starting failed because everything is being stopped
   console.error(`[clupilot] could not start: ${error.message}`);
-  process.exit(1);
+  void stop("could not start", 1);
 });

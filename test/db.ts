@@ -4,16 +4,19 @@ import { afterAll, beforeAll, inject } from "vitest";
 import { createDb, type Database } from "@/lib/db/client";
 
 /**
- * A fresh database cloned from the migrated template, for one test file (or one test).
- * Returns its URL and a drop function.
+ * A fresh database cloned from the migrated template (or an `empty` one, with no migration
+ * applied), for one test file (or one test). Returns its URL and a drop function.
  */
-export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+export async function createTestDatabase(
+  options: { empty?: boolean } = {},
+): Promise<{ url: string; drop(): Promise<void> }> {
   const baseUrl = inject("postgresUrl");
   const name = `clupilot_t_${crypto.randomBytes(6).toString("hex")}`;
   const admin = new pg.Client({ connectionString: baseUrl });
   await admin.connect();
   try {
-    await admin.query(`create database "${name}" template clupilot_template`);
+    const template = options.empty ? "template0" : "clupilot_template";
+    await admin.query(`create database "${name}" template ${template}`);
   } finally {
     await admin.end();
   }

@@ -1,6 +1,7 @@
 import Link from "next/link";
 import type { ReactNode } from "react";
 import { ActorProvider } from "@/components/actor-context";
+import { CrashLoopBanner } from "@/components/crash-loop-banner";
 import { LiveIndicator } from "@/components/live-provider";
 import { UserMenu } from "@/components/user-menu";
 import { requirePageActor } from "@/lib/auth/actor";
@@ -47,6 +48,7 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
         <UserMenu actor={actor} />
       </header>
       <main id="main" className="main">
+        <CrashLoopBanner />
         {children}
       </main>
     </ActorProvider>

@@ -5,7 +5,7 @@ import {
 } from "@/lib/db/embedded-postgres";
 import type { Service, ServiceRun } from "./supervisor";
 
-export const POSTGRES_GONE = "pg_ctl status: no server running on its data folder";
+export const POSTGRES_GONE = "server process gone, says pg_ctl status";
 
 /**
  * The embedded PostgreSQL as a supervised service. It runs detached (pg_ctl, its own session),

@@ -1,0 +1,282 @@
+import { describe, expect, it } from "vitest";
+import { ZTriggerSettings, type TriggerSettings } from "@/lib/power/settings";
+import type { UpsReading } from "@/lib/power/ups/reading";
+import { decide, type Decision } from "./decide";
+import { UNKNOWN_STATE, type UpsMonitorState } from "./state";
+
+const T0 = new Date("2026-12-01T10:00:00Z");
+const at = (seconds: number) => new Date(T0.getTime() + seconds * 1000);
+const defaults = ZTriggerSettings.parse({});
+
+function reading(seconds: number, values: Partial<Extract<UpsReading, { kind: "reading" }>> = {}) {
+  return {
+    kind: "reading",
+    at: at(seconds),
+    onBattery: false,
+    lowBattery: false,
+    chargePercent: 100,
+    runtimeSeconds: 3600,
+    reportedSecondsOnBattery: null,
+    rawStatus: "OL",
+    ...values,
+  } satisfies UpsReading;
+}
+const onBattery = (
+  seconds: number,
+  values: Partial<Extract<UpsReading, { kind: "reading" }>> = {},
+) => reading(seconds, { onBattery: true, rawStatus: "OB DISCHRG", ...values });
+const unreliable = (seconds: number): UpsReading => ({
+  kind: "unreliable",
+  at: at(seconds),
+  reason: "upsd at 127.0.0.1:3493 answered ERR DATA-STALE",
+});
+
+/** Feeds readings through decide, one after another, as the monitor does. */
+function feed(
+  readings: UpsReading[],
+  options: { triggers?: Partial<TriggerSettings>; from?: UpsMonitorState } = {},
+): Decision[] {
+  const triggers = { ...defaults, ...options.triggers };
+  let previous = options.from ?? UNKNOWN_STATE;
+  return readings.map((r) => {
+    const decision = decide({ ups: { name: "ups-a" }, previous, reading: r, triggers, now: r.at });
+    previous = decision.state;
+    return decision;
+  });
+}
+const kinds = (decisions: Decision[]) => decisions.flatMap((d) => d.events.map((e) => e.kind));
+const last = (decisions: Decision[]) => decisions[decisions.length - 1]!;
+
+describe("the trigger decision", () => {
+  it("never triggers on mains, even with low battery, low charge and little runtime", () => {
+    const decisions = feed([
+      reading(0),
+      reading(1, { lowBattery: true, chargePercent: 5, runtimeSeconds: 20, rawStatus: "OL LB" }),
+    ]);
+    expect(decisions.map((d) => d.fired)).toEqual([null, null]);
+    expect(last(decisions).state.latch).toBeNull();
+    expect(last(decisions).demandsShutdown).toBe(false);
+  });
+
+  it("starts the console's on-battery clock at the mains→battery transition and says so", () => {
+    const decisions = feed([reading(0), onBattery(7)]);
+    expect(last(decisions).state.onBatterySince).toEqual(at(7));
+    expect(last(decisions).state.mainsSince).toBeNull();
+    expect(kinds(decisions)).toEqual(["ups.on_battery"]);
+    expect(last(decisions).events[0]!.severity).toBe("warning");
+    expect(last(decisions).fired).toBeNull();
+  });
+
+  it("fires on the UPS's low battery while on battery, latches, and demands shutdown", () => {
+    const decisions = feed([
+      reading(0),
+      onBattery(1),
+      onBattery(2, { lowBattery: true, rawStatus: "OB LB" }),
+    ]);
+    const fired = last(decisions).fired!;
+    expect(fired.trigger).toBe("low_battery");
+    expect(fired.at).toEqual(at(2));
+    expect(last(decisions).state.latch).toEqual(fired);
+    expect(last(decisions).demandsShutdown).toBe(true);
+    expect(kinds(decisions)).toEqual(["ups.on_battery", "ups.low_battery", "trigger.fired"]);
+  });
+
+  it("fires straight from on line to OB LB in one reading (the UPS that dies without warning)", () => {
+    const decisions = feed([reading(0), onBattery(1, { lowBattery: true, rawStatus: "OB LB" })]);
+    expect(last(decisions).fired?.trigger).toBe("low_battery");
+  });
+
+  it("ignores the UPS's low battery when that trigger is turned off", () => {
+    const decisions = feed([reading(0), onBattery(1, { lowBattery: true })], {
+      triggers: { lowBattery: false },
+    });
+    expect(last(decisions).fired).toBeNull();
+  });
+
+  it("fires when the runtime falls below the threshold", () => {
+    const decisions = feed([
+      reading(0),
+      onBattery(1, { runtimeSeconds: 300 }),
+      onBattery(2, { runtimeSeconds: 299 }),
+    ]);
+    expect(decisions.map((d) => d.fired?.trigger ?? null)).toEqual([null, null, "runtime"]);
+    expect(last(decisions).fired!.reason).toMatch(/runtime 4 min 59 s is below 5 min 0 s/);
+  });
+
+  it("fires when the charge falls below the threshold", () => {
+    const decisions = feed([
+      reading(0),
+      onBattery(1, { chargePercent: 30 }),
+      onBattery(2, { chargePercent: 29.5 }),
+    ]);
+    expect(decisions.map((d) => d.fired?.trigger ?? null)).toEqual([null, null, "charge"]);
+  });
+
+  it("takes the first row that fires, in the spec's order", () => {
+    const decisions = feed([
+      reading(0),
+      onBattery(700, { lowBattery: true, chargePercent: 1, runtimeSeconds: 1 }),
+    ]);
+    expect(last(decisions).fired?.trigger).toBe("low_battery");
+    const withoutLb = feed([reading(0), onBattery(1, { chargePercent: 1, runtimeSeconds: 1 })]);
+    expect(last(withoutLb).fired?.trigger).toBe("runtime");
+  });
+
+  it("fires on battery ≥ N s measured by the console's clock from the transition", () => {
+    const decisions = feed([reading(0), onBattery(10), onBattery(609), onBattery(610)]);
+    expect(decisions.map((d) => d.fired?.trigger ?? null)).toEqual([
+      null,
+      null,
+      null,
+      "on_battery_for",
+    ]);
+    expect(last(decisions).fired!.reason).toMatch(
+      /on battery for 10 min 0 s by the console's clock/,
+    );
+  });
+
+  it("PVE-UPS #25: a UPS whose own counter says 900 s at the start of a new outage does not fire", () => {
+    const stale = { reportedSecondsOnBattery: 900 };
+    const decisions = feed([
+      reading(0),
+      onBattery(1, stale),
+      onBattery(2, { reportedSecondsOnBattery: 901 }),
+    ]);
+    expect(decisions.map((d) => d.fired)).toEqual([null, null, null]);
+    expect(last(decisions).state.onBatterySince).toEqual(at(1));
+    // It fires only when the console's own clock reaches the limit.
+    const later = feed([onBattery(611, { reportedSecondsOnBattery: 1510 })], {
+      from: last(decisions).state,
+    });
+    expect(last(later).fired?.trigger).toBe("on_battery_for");
+  });
+
+  it("counts from the first sight when the UPS is already on battery at the console's first reading", () => {
+    const decisions = feed([onBattery(0, { reportedSecondsOnBattery: 5000 })]);
+    expect(last(decisions).state.onBatterySince).toEqual(at(0));
+    expect(last(decisions).events[0]!.message).toMatch(/on battery when the console first read it/);
+    expect(last(decisions).fired).toBeNull();
+  });
+
+  it("keeps the clock and the latch across a restart: the state read back continues", () => {
+    const before = feed([reading(0), onBattery(5)]);
+    // A worker restart: the next reading comes with the state as persisted.
+    const after = feed([onBattery(300), onBattery(605)], { from: last(before).state });
+    expect(kinds(after)).toEqual(["trigger.fired"]);
+    expect(last(after).fired?.trigger).toBe("on_battery_for");
+    const afterLatch = feed([onBattery(606)], { from: last(after).state });
+    expect(last(afterLatch).fired).toBeNull();
+    expect(last(afterLatch).state.latch?.at).toEqual(at(605));
+    expect(last(afterLatch).demandsShutdown).toBe(true);
+  });
+
+  it("fires once: a latched UPS does not fire again while the outage goes on", () => {
+    const decisions = feed([
+      reading(0),
+      onBattery(1, { lowBattery: true }),
+      onBattery(2, { lowBattery: true, chargePercent: 2 }),
+    ]);
+    expect(kinds(decisions).filter((k) => k === "trigger.fired")).toHaveLength(1);
+  });
+
+  it("reports mains back, keeps the latch, and stops demanding shutdown while on mains", () => {
+    const decisions = feed([reading(0), onBattery(1, { lowBattery: true }), reading(30)]);
+    expect(last(decisions).events.map((e) => e.kind)).toEqual(["ups.mains_back"]);
+    expect(last(decisions).events[0]!.message).toMatch(/mains back after 29\.0 s on battery/);
+    expect(last(decisions).state.latch).not.toBeNull();
+    expect(last(decisions).demandsShutdown).toBe(false);
+    // Back on battery before the latch released: it demands shutdown again, without a new trigger.
+    const again = feed([onBattery(60)], { from: last(decisions).state });
+    expect(kinds(again)).toEqual(["ups.on_battery"]);
+    expect(last(again).demandsShutdown).toBe(true);
+  });
+
+  it("releases the latch after N s of unbroken mains; a battery blip starts the count again", () => {
+    const triggers = { latchReleaseAfterStableMainsSeconds: 300 };
+    const latched = last(
+      feed([reading(0), onBattery(1, { lowBattery: true })], { triggers }),
+    ).state;
+    const blip = feed(
+      [reading(10), reading(200), onBattery(250), reading(260), reading(559), reading(560)],
+      {
+        triggers,
+        from: latched,
+      },
+    );
+    expect(blip.map((d) => d.state.latch === null)).toEqual([
+      false,
+      false,
+      false,
+      false,
+      false,
+      true,
+    ]);
+    expect(last(blip).events.map((e) => e.kind)).toEqual(["latch.released"]);
+  });
+
+  it("raises an alarm on an unreliable reading, once, and never triggers on it by default", () => {
+    const decisions = feed([
+      reading(0),
+      onBattery(1),
+      unreliable(2),
+      unreliable(3),
+      unreliable(5000),
+    ]);
+    expect(kinds(decisions)).toEqual(["ups.on_battery", "ups.unreachable"]);
+    const alarm = decisions[2]!.events[0]!;
+    expect(alarm.severity).toBe("critical");
+    expect(alarm.message).toMatch(
+      /no reliable reading: upsd .* ERR DATA-STALE \(last seen on battery\)/,
+    );
+    expect(decisions.map((d) => d.fired)).toEqual([null, null, null, null, null]);
+    const state = last(decisions).state;
+    expect(state.reachable).toBe(false);
+    expect(state.alarm?.since).toEqual(at(2));
+    // The clock is not lost while the UPS cannot be asked.
+    expect(state.onBatterySince).toEqual(at(1));
+  });
+
+  it("an unreachable UPS last seen on mains raises a warning, not a critical alarm", () => {
+    const decisions = feed([reading(0), unreliable(1)]);
+    expect(last(decisions).events[0]!.severity).toBe("warning");
+  });
+
+  it("opt-in: fires after N s without a reliable reading while last seen on battery, counted from the first failed read", () => {
+    const triggers = { unreachableShutdownAfterSeconds: 120 };
+    const decisions = feed(
+      [reading(0), onBattery(1), unreliable(100), unreliable(219), unreliable(220)],
+      { triggers },
+    );
+    expect(decisions.map((d) => d.fired?.trigger ?? null)).toEqual([
+      null,
+      null,
+      null,
+      null,
+      "unreachable_on_battery",
+    ]);
+    expect(last(decisions).demandsShutdown).toBe(true);
+    const onMains = feed([reading(0), unreliable(1), unreliable(10_000)], { triggers });
+    expect(last(onMains).fired).toBeNull();
+  });
+
+  it("says when the UPS answers again and clears the alarm", () => {
+    const decisions = feed([reading(0), unreliable(1), reading(13)]);
+    expect(last(decisions).events.map((e) => e.kind)).toEqual(["ups.reachable"]);
+    expect(last(decisions).events[0]!.message).toMatch(/answering again after 12\.0 s/);
+    expect(last(decisions).state.alarm).toBeNull();
+    expect(last(decisions).state.reachable).toBe(true);
+  });
+
+  it("turns a threshold off with null", () => {
+    const triggers = {
+      runtimeBelowSeconds: null,
+      chargeBelowPercent: null,
+      onBatteryForSeconds: null,
+    };
+    const decisions = feed(
+      [reading(0), onBattery(100_000, { chargePercent: 1, runtimeSeconds: 1 })],
+      { triggers },
+    );
+    expect(last(decisions).fired).toBeNull();
+  });
+});

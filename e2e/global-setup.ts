@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { chromium, expect } from "@playwright/test";
 import { startImageServer } from "../lab/image/server";
-import { freePort } from "../lib/db/embedded-postgres";
+import { embeddedPostgresUrl, freePort } from "../lib/db/embedded-postgres";
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../test/chromium";
 import { E2E_ADMIN, E2E_STORAGE_STATE } from "./auth-state";
 
@@ -75,7 +75,11 @@ export default async function globalSetup() {
   // Specs that write rows the console reads (a seeded host's credential) seal them with the
   // console's own key, found through its data folder.
   process.env.CLUPILOT_DATA_DIR = dataDir;
-  process.env.E2E_DATABASE_URL = `postgres://clupilot:clupilot-local@127.0.0.1:${pgPort}/clupilot`;
+  process.env.E2E_DATABASE_URL = embeddedPostgresUrl(
+    path.join(dataDir, "postgres"),
+    pgPort,
+    "clupilot",
+  );
 
   const printed = /First start: open (\S+)\/setup and enter setup token (\S+)/.exec(output);
   if (!printed) throw new Error(`npm start printed no setup token line:\n${output}`);

@@ -3,6 +3,7 @@ import path from "node:path";
 import pg from "pg";
 import { dataDir } from "@/lib/config/paths";
 import { embeddedPostgresUrl, startEmbeddedPostgres } from "@/lib/db/embedded-postgres";
+import { readStoredPassword } from "@/lib/db/embedded-postgres-credentials";
 
 export type CliDatabase = { url: string; release(): Promise<void> };
 
@@ -16,22 +17,25 @@ export async function openConsoleDatabase(say: (line: string) => void): Promise<
   if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, release: async () => {} };
   const dir = path.join(dataDir(), "postgres");
   const port = Number(process.env.CLUPILOT_PG_PORT ?? 54329);
-  const url = embeddedPostgresUrl(port, "clupilot");
   if (!fs.existsSync(path.join(dir, "PG_VERSION"))) {
     throw new Error(
       `No console database in ${dir}. Run \`npm start\` once first (or set DATABASE_URL / CLUPILOT_DATA_DIR).`,
     );
   }
-  if (await reachable(url)) return { url, release: async () => {} };
+  // No password file yet: a cluster from before generated passwords, which starting it (below)
+  // moves onto one.
+  const url = readStoredPassword(dir) === null ? null : embeddedPostgresUrl(dir, port, "clupilot");
+  if (url && (await reachable(url))) return { url, release: async () => {} };
   if (fs.existsSync(path.join(dir, "postmaster.pid"))) {
     throw new Error(
       `The embedded PostgreSQL in ${dir} looks running but does not answer on port ${port}. ` +
-        "Set CLUPILOT_PG_PORT to the port `npm start` uses, or stop the console and try again.",
+        "Set CLUPILOT_PG_PORT to the port `npm start` uses, or stop the console and try again" +
+        (url ? "." : " (a console started before this version: restart it once)."),
     );
   }
   say(`starting the embedded PostgreSQL in ${dir} for this command`);
   const server = await startEmbeddedPostgres({ dir, port });
-  return { url, release: () => server.stop() };
+  return { url: embeddedPostgresUrl(dir, port, "clupilot"), release: () => server.stop() };
 }
 
 async function reachable(url: string): Promise<boolean> {

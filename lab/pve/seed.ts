@@ -39,7 +39,7 @@ export type PveStorageLayout = "dir-no-images" | "dir" | "lvm-thin" | "zfs";
 
 /** Verbatim from test/fixtures/proxmox/storage-cfg (its README: where each comes from). */
 export const STORAGE_LAYOUTS: Record<PveStorageLayout, string> = {
-  // Proxmox installed over Debian, as the seed observed it: `local` without `images`.
+  // Proxmox installed over Debian, as observed on such a host: `local` without `images`.
   "dir-no-images": "dir: local\n\tpath /var/lib/vz\n\tcontent iso,vztmpl,backup\n",
   // ISO installer, ext4 root without LVM-thin: `local` holds images.
   dir: "dir: local\n\tpath /var/lib/vz\n\tcontent iso,vztmpl,backup,rootdir,images,import\n",

@@ -10,7 +10,8 @@ import { apiGet } from "./test-helpers";
 
 /**
  * The simulated Proxmox tools over the lab's real SSH, the way the console's scripts run them.
- * Volume names follow proxmox-facts.md: Proxmox picks them per storage type and format.
+ * Volume names are Proxmox's, per storage type and format (docs/decisions.md, "Volume names are
+ * Proxmox's, and raw on directory storage").
  */
 
 const IMAGE = "/var/lib/clupilot/debian-13.raw";

@@ -60,9 +60,9 @@ import { sh } from "./quote";
 
 /**
  * Every shell command the console can send to a host, with samples built from hostile values.
- * `lib/ssh/commands.test.ts` runs each sample through `sh -n` (spec: "Every command the step
- * sends must pass `sh -n`"). A step that builds commands adds an entry here, pointing at its
- * own exported builder. Imported by tests only, so it may depend on any step module.
+ * `lib/ssh/commands.test.ts` runs each sample through `sh -n`: every command a step sends must
+ * parse. A step that builds commands adds an entry here, pointing at its own exported builder.
+ * Imported by tests only, so it may depend on any step module.
  */
 export type CommandCatalogEntry = {
   /** `<module>/<builder>`, e.g. `ssh/uploadCommand`. */

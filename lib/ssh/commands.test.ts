@@ -9,7 +9,7 @@ import { HOSTILE_PATHS, HOSTILE_VALUES, commandCatalog } from "./command-catalog
 import { formatMode, uploadCommand } from "./commands";
 import { sh, shJoin, shQuote } from "./quote";
 
-/** Parses (never runs) a command with the host's POSIX shell, as the spec demands (`sh -n`). */
+/** Parses (never runs) a command with the host's POSIX shell (`sh -n`): each one must parse. */
 function shellSyntaxError(command: string): string | null {
   const result = spawnSync("/bin/sh", ["-n", "-c", command], { encoding: "utf8" });
   return result.status === 0 ? null : result.stderr || `exit ${String(result.status)}`;

@@ -17,7 +17,7 @@ import { verifyVmTemplate } from "./verify-vm-template";
 
 export const ONBOARD_HOST = "onboard-host";
 
-/** THE onboarding order (spec: onboarding.md, "Steps, in order"): the one place it lives. */
+/** THE onboarding order (docs/pipeline.md, "Onboarding"): the one place it lives. */
 export function onboardingSteps(config: OnboardingConfig): Step<HostServices>[] {
   return [
     connectHost,

@@ -8,7 +8,8 @@ import { alreadyInPlace } from "./already-in-place";
  * not hold a visit, an SSH channel or a worker for minutes. The job runs under `nohup setsid`
  * (it survives the channel closing and leads its own process group), writes its own status
  * files, and each visit reads them in one round trip — the same decision shape as
- * BuildVmTemplate's tables in onboarding.md:
+ * BuildVmTemplate's tables (docs/build-vm-template.md; this one: docs/pipeline.md, "Detached
+ * remote jobs").
  *
  * Files in `${CLUPILOT_STATE_DIR:-/var/lib/clupilot}/jobs/<name>/` on the host:
  *

@@ -1,6 +1,7 @@
 /**
  * BuildVmTemplate against lab nodes over real SSH, with the real scripts, real processes and
- * the lab's Proxmox API. Test names follow issue 4's list (the seed's list, then "beyond").
+ * the lab's Proxmox API. Test names follow issue 4's list (the original design's list, then
+ * "beyond"; the tables in docs/build-vm-template.md).
  * Lab nodes are shared: each test requires its own VMIDs, so one node carries many builds.
  */
 import { createHash } from "node:crypto";
@@ -186,9 +187,9 @@ async function startByHand(node: LabNode, vmids: number[]) {
   }
 }
 
-// ── the seed's list ───────────────────────────────────────────────────────────────────────
+// ── the original design's list ────────────────────────────────────────────────────────────
 
-describe("BuildVmTemplate (the seed's list)", () => {
+describe("BuildVmTemplate (the original design's list)", () => {
   it("no published catalog → advance, nothing uploaded", async () => {
     const since = nodeA.commands.length;
     const done = await settled(db, await run(hostA, null));
@@ -411,9 +412,9 @@ describe("BuildVmTemplate (the seed's list)", () => {
   });
 });
 
-// ── beyond the seed ───────────────────────────────────────────────────────────────────────
+// ── beyond the original design ────────────────────────────────────────────────────────────
 
-describe("BuildVmTemplate (beyond the seed)", () => {
+describe("BuildVmTemplate (beyond the original design)", () => {
   it("the VM list flapping (502, timeout) while a template stands → the template is never destroyed", async () => {
     const before = vmConf(nodeB, 9000);
     const since = nodeB.commands.length;

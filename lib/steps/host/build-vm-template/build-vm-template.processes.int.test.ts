@@ -1,7 +1,8 @@
 /**
- * BuildVmTemplate's process semantics, beyond what the seed's mocks could show: the detached
- * driver outlives its SSH channel (lab and real OpenSSH), a reused PID is never signalled, Abort
- * takes the whole process group down, and a worker killed mid-build adopts the live build.
+ * BuildVmTemplate's process semantics, beyond what the original design's mocks could show: the
+ * detached driver outlives its SSH channel (lab and real OpenSSH), a reused PID is never
+ * signalled, Abort takes the whole process group down, and a worker killed mid-build adopts the
+ * live build.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";

@@ -1,6 +1,6 @@
 /**
- * BuildVmTemplate's decision tables (spec: onboarding.md, "BuildVmTemplate"), one function per
- * table, branches in the order of the table's rows.
+ * BuildVmTemplate's decision tables (docs/build-vm-template.md, tables 1 and 2), one function
+ * per table, branches in the order of the table's rows.
  */
 
 export type BuildState = "running" | "ok" | "failed";

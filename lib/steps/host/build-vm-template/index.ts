@@ -70,9 +70,9 @@ const COMMAND_SLACK_MS = 30_000;
 const ABORT_CHECK_MS = 1000;
 
 /**
- * BuildVmTemplate: every VMID the catalog requires is a template (spec: onboarding.md). Builds
- * only the missing VMIDs by running deploy/bootstrap/lib/template-run.sh detached on the host,
- * then follows it through its status files. Needs a host with Proxmox installed and the
+ * BuildVmTemplate: every VMID the catalog requires is a template (docs/build-vm-template.md).
+ * Builds only the missing VMIDs by running deploy/bootstrap/lib/template-run.sh detached on the
+ * host, then follows it through its status files. Needs a host with Proxmox installed and the
  * console's API token and certificate pin stored (CreateApiToken, VerifyProxmoxApi).
  */
 export function buildVmTemplate(

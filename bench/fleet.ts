@@ -13,27 +13,27 @@
  *    the browser (p50/p95, rows on screen), requests per second the page caused, and the web
  *    server's CPU.
  *
- * Prints `label: value unit` lines and ends by itself.
+ * Prints `label: value unit` lines and ends by itself; whatever way it ends, it stops the
+ * server, the browser and Postgres it started (support/run-bench.ts).
  */
-import { spawnSync } from "node:child_process";
 import fs from "node:fs";
-import path from "node:path";
 import { sql } from "drizzle-orm";
-import { chromium, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { createApiToken } from "@/lib/auth/api-tokens";
 import { createSession } from "@/lib/auth/session";
 import { SESSION_COOKIE } from "@/lib/auth/session-cookie";
 import { createUser } from "@/lib/auth/users";
-import { createDb, type Database } from "@/lib/db/client";
+import type { Database } from "@/lib/db/client";
 import { listHosts } from "@/lib/hosts/list-hosts";
 import { notifyLive } from "@/lib/pipeline/schedule";
-import { CHROMIUM_ARGS, CHROMIUM_PATH } from "@/test/chromium";
 import { seedFleet } from "@/test/fleet-seed";
 import { rowsPaintedAt } from "@/test/paint-timing";
+import { launchChromium } from "./support/chromium";
+import { openBenchDb } from "./support/postgres";
+import { startProductionConsole } from "./support/production-console";
 import { percentile, report } from "./support/report";
-import { startProductionConsole, waitUntilAnswering } from "./support/production-console";
+import { runBench } from "./support/run-bench";
 
-const root = path.resolve(import.meta.dirname, "..");
 const REQUESTS = Number(process.env.BENCH_FLEET_REQUESTS ?? 30);
 const OPENS = Number(process.env.BENCH_FLEET_OPENS ?? 5);
 /** Every host changes phase once per this many seconds during the fan-out. */
@@ -68,21 +68,9 @@ async function timed(fn: () => Promise<unknown>): Promise<number> {
 }
 
 async function main() {
-  if (!fs.existsSync(path.join(root, ".next", "BUILD_ID"))) {
-    console.error("no production build: building it first (next build)");
-    const built = spawnSync(
-      process.execPath,
-      [path.join(root, "node_modules/next/dist/bin/next"), "build"],
-      {
-        cwd: root,
-        stdio: "inherit",
-      },
-    );
-    if (built.status !== 0) throw new Error("next build failed");
-  }
   const server = await startProductionConsole("fleet");
   const { url, base } = server;
-  const { db, pool } = createDb(url, 4);
+  const { db } = openBenchDb(url, 4);
   const user = await createUser(db, {
     name: "bench-viewer",
     role: "viewer",
@@ -91,7 +79,7 @@ async function main() {
   const { token: sessionToken } = await createSession(db, user.id);
   const { token: apiToken } = await createApiToken(db, user.id, "bench:fleet");
 
-  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+  const browser = await launchChromium();
   const context = await browser.newContext();
   await context.addCookies([
     { name: SESSION_COOKIE, value: sessionToken, url: base, httpOnly: true, sameSite: "Lax" },
@@ -101,32 +89,26 @@ async function main() {
   const html = () =>
     fetch(`${base}/hosts`, { headers: { cookie: `${SESSION_COOKIE}=${sessionToken}` } });
 
-  try {
-    await waitUntilAnswering(
-      () =>
-        api().then(
-          (r) => r.status === 200,
-          () => false,
-        ),
-      300,
-    );
+  await server.waitUntilAnswering(
+    () =>
+      api().then(
+        (r) => r.status === 200,
+        () => false,
+      ),
+    30,
+  );
 
-    await seedFleet(url, { hosts: 1000, runsPerHost: 5, prefix: "a" });
-    await measureFleet(db, context, base, "1000 hosts", api, html);
-    await measureFanOut(db, context, base, server.serverPid);
-    // Grow the fleet to 10 000 (the first 1000 stay onboarding from the fan-out).
-    await seedFleet(url, { hosts: 9000, runsPerHost: 5, prefix: "b" });
-    await measureFleet(db, context, base, "10 000 hosts", api, html);
-  } finally {
-    await browser.close().catch(() => {});
-    await pool.end();
-    await server.stop();
-  }
+  await seedFleet(url, { hosts: 1000, runsPerHost: 5, prefix: "a" });
+  await measureFleet(db, context, base, "1000 hosts", api, html);
+  await measureFanOut(db, context, base, server.serverPid);
+  // Grow the fleet to 10 000 (the first 1000 stay onboarding from the fan-out).
+  await seedFleet(url, { hosts: 9000, runsPerHost: 5, prefix: "b" });
+  await measureFleet(db, context, base, "10 000 hosts", api, html);
 }
 
 async function measureFleet(
   db: Database,
-  context: Awaited<ReturnType<Awaited<ReturnType<typeof chromium.launch>>["newContext"]>>,
+  context: BrowserContext,
   base: string,
   label: string,
   api: (query?: string) => Promise<Response>,
@@ -224,7 +206,7 @@ async function measureFleet(
 
 async function measureFanOut(
   db: Database,
-  context: Awaited<ReturnType<Awaited<ReturnType<typeof chromium.launch>>["newContext"]>>,
+  context: BrowserContext,
   base: string,
   serverPid: number,
 ) {
@@ -315,10 +297,4 @@ async function installPhaseWatcher(page: Page) {
   });
 }
 
-main().then(
-  () => process.exit(0),
-  (error: Error) => {
-    console.error(error.stack ?? error.message);
-    process.exit(1);
-  },
-);
+runBench(main);

@@ -27,11 +27,9 @@
  * - SSH connections per host: accepted authentications seen by the lab node's SSH server (every
  *   connection authenticates exactly once).
  */
-import { fork } from "node:child_process";
 import { EventEmitter } from "node:events";
 import fs from "node:fs";
 import os from "node:os";
-import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { inArray } from "drizzle-orm";
@@ -39,12 +37,14 @@ import pg from "pg";
 import type { WorkerEvents } from "graphile-worker";
 import { startImageServer, startLab, type ImageServer, type LabNode } from "@/lab";
 import { createDb, type Database } from "@/lib/db/client";
-import { startEmbeddedPostgres } from "@/lib/db/embedded-postgres";
 import { migrateDatabase } from "@/lib/db/migrate";
 import { runs } from "@/lib/db/schema";
 import { createHost } from "@/lib/hosts/create-host";
 import type { OnboardingConfig } from "@/lib/steps/host/config";
 import { setCatalog } from "@/test/fixtures/build-vm-template";
+import { startBenchPostgres } from "./support/postgres";
+import { exitOf, spawnUntilEnd, stopProcessGroup } from "./support/processes";
+import { BenchCannotRun, runBench, startUntilEnd } from "./support/run-bench";
 
 const USAGE = `Usage: npm run bench:onboard -- [--hosts N] [--time-scale S] [--concurrency C]
   --hosts N         fresh lab nodes onboarded at once (default 10; the issue's figure: 50)
@@ -127,21 +127,25 @@ async function workerMain() {
   });
 }
 
-type WorkerChild = { stop(): Promise<WorkerReport>; kill(): void };
+type WorkerChild = { stop(): Promise<WorkerReport>; kill(): Promise<void> };
 
 async function startWorkerProcess(
   url: string,
   config: OnboardingConfig,
   concurrency: number,
 ): Promise<WorkerChild> {
-  const child = fork(fileURLToPath(import.meta.url), ["--worker"], {
-    execArgv: ["--import", "tsx"],
-    env: { ...process.env, BENCH_WORKER: JSON.stringify({ url, config, concurrency }) },
-    stdio: ["ignore", "inherit", "inherit", "ipc"],
-  });
-  const exited = new Promise<never>((_, reject) =>
-    child.once("exit", (code) => reject(new Error(`the worker process exited (${code})`))),
+  const child = spawnUntilEnd(
+    "worker process",
+    process.execPath,
+    ["--import", "tsx", fileURLToPath(import.meta.url), "--worker"],
+    {
+      env: { ...process.env, BENCH_WORKER: JSON.stringify({ url, config, concurrency }) },
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    },
   );
+  const exited = exitOf(child).then((code) => {
+    throw new Error(`the worker process exited (${code})`);
+  });
   exited.catch(() => {});
   await Promise.race([
     new Promise<void>((resolve) => child.once("message", () => resolve())),
@@ -155,9 +159,7 @@ async function startWorkerProcess(
       child.send({ stop: true });
       return Promise.race([result, exited]);
     },
-    kill() {
-      if (child.exitCode === null) child.kill("SIGKILL");
-    },
+    kill: () => stopProcessGroup(child),
   };
 }
 
@@ -207,14 +209,16 @@ async function round(options: {
   url: string;
   config: OnboardingConfig;
   concurrency: number;
-  labs: LabNode[];
 }): Promise<Round> {
-  const nodes = await Promise.all(
+  const nodes: LabNode[] = await Promise.all(
     Array.from({ length: options.hosts }, (_, i) =>
-      startLab({ name: `${options.label}${i + 1}`, timeScale: options.timeScale }),
+      startUntilEnd(
+        `lab node ${options.label}${i + 1}`,
+        startLab({ name: `${options.label}${i + 1}`, timeScale: options.timeScale }),
+        (node) => node.stop(),
+      ),
     ),
   );
-  options.labs.push(...nodes);
   const cpu0 = processTreeCpuSeconds();
   const worker = await startWorkerProcess(options.url, options.config, options.concurrency);
   const { db, pool } = createDb(options.url, 4);
@@ -264,7 +268,7 @@ async function round(options: {
       treeCpuSeconds: processTreeCpuSeconds() - cpu0,
     };
   } finally {
-    worker.kill();
+    await worker.kill();
     await pool.end();
   }
 }
@@ -286,71 +290,63 @@ async function main() {
   const timeScale = Number(values["time-scale"]);
   const concurrency = Number(values.concurrency);
   if (!Number.isInteger(hosts) || hosts < 1)
-    throw new Error(`--hosts: a whole number ≥ 1\n${USAGE}`);
-  if (!(timeScale > 0)) throw new Error(`--time-scale: a positive number\n${USAGE}`);
+    throw new BenchCannotRun(`--hosts: a whole number ≥ 1\n${USAGE}`);
+  if (!(timeScale > 0)) throw new BenchCannotRun(`--time-scale: a positive number\n${USAGE}`);
   if (!Number.isInteger(concurrency) || concurrency < 1)
-    throw new Error(`--concurrency: a whole number ≥ 1\n${USAGE}`);
+    throw new BenchCannotRun(`--concurrency: a whole number ≥ 1\n${USAGE}`);
 
   const benchStarted = performance.now();
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "clupilot-bench-onboard-"));
-  fs.chmodSync(dir, 0o755);
-  const pgServer = await startEmbeddedPostgres({ dir: path.join(dir, "db") });
-  const image = await startImageServer({ imageSizeBytes: 256 * 1024 });
-  const labs: LabNode[] = [];
-  try {
-    const config = await labConfig(image);
-    const common = { timeScale, config, concurrency, labs };
+  const pgServer = await startBenchPostgres("onboard");
+  const image = await startUntilEnd(
+    "image server",
+    startImageServer({ imageSizeBytes: 256 * 1024 }),
+    (server) => server.stop(),
+  );
+  const config = await labConfig(image);
+  const common = { timeScale, config, concurrency };
 
-    const baselineUrl = await pgServer.createDatabase("baseline");
-    await migrateDatabase(baselineUrl);
-    const one = await round({ ...common, label: "solo", hosts: 1, url: baselineUrl });
-    if (one.failed.length) throw new Error(`the baseline host failed: ${one.failed[0]}`);
+  const baselineUrl = await pgServer.createDatabase("baseline");
+  await migrateDatabase(baselineUrl);
+  const one = await round({ ...common, label: "solo", hosts: 1, url: baselineUrl });
+  if (one.failed.length) throw new Error(`the baseline host failed: ${one.failed[0]}`);
 
-    const fleetUrl = await pgServer.createDatabase("fleet");
-    await migrateDatabase(fleetUrl);
-    const many = await round({ ...common, label: "pve", hosts, url: fleetUrl });
+  const fleetUrl = await pgServer.createDatabase("fleet");
+  await migrateDatabase(fleetUrl);
+  const many = await round({ ...common, label: "pve", hosts, url: fleetUrl });
 
-    report("hosts", hosts, "hosts");
-    report("lab time scale", timeScale, "×");
-    report("worker concurrency", concurrency, "ticks");
-    report("baseline: one host alone, wall time (the critical path)", one.wallSeconds, "s");
-    report(`${hosts} hosts at once, wall time`, many.wallSeconds, "s");
-    report(`${hosts} hosts succeeded`, hosts - many.failed.length, "hosts");
-    report("wall time ÷ critical path (goal ≤ 1.10)", many.wallSeconds / one.wallSeconds, "×");
-    report("worker CPU, baseline (one host)", one.worker.cpuSeconds, "s");
-    report(`worker CPU, ${hosts} hosts`, many.worker.cpuSeconds, "s");
-    report("worker CPU per host", many.worker.cpuSeconds / hosts, "s");
-    report(
-      "lab CPU per host (SSH/API servers and simulated tools)",
-      (many.treeCpuSeconds - many.worker.cpuSeconds) / hosts,
-      "s",
-    );
-    report("machine cores", os.availableParallelism(), "cores");
-    report("SSH connections opened per host, baseline", one.sshConnections, "connections");
-    report("SSH connections opened per host", many.sshConnections / hosts, "connections");
-    report("SSH authentication attempts per host", many.sshAuthAttempts / hosts, "attempts");
-    report("SSH commands per host", many.hostCommands / hosts, "commands");
-    report("ticks per host", many.worker.ticks / hosts, "ticks");
-    report("Postgres queries per tick, baseline", one.worker.queries / one.worker.ticks, "queries");
-    report("Postgres queries per tick", many.worker.queries / many.worker.ticks, "queries");
-    for (const reason of [...new Set(many.failed)].slice(0, 5)) console.log(`failed: ${reason}`);
-    report("benchmark took", (performance.now() - benchStarted) / 1000, "s");
-    if (many.failed.length) process.exitCode = 1;
-  } finally {
-    await Promise.allSettled(labs.map((node) => node.stop()));
-    await image.stop();
-    await pgServer.stop();
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
+  report("hosts", hosts, "hosts");
+  report("lab time scale", timeScale, "×");
+  report("worker concurrency", concurrency, "ticks");
+  report("baseline: one host alone, wall time (the critical path)", one.wallSeconds, "s");
+  report(`${hosts} hosts at once, wall time`, many.wallSeconds, "s");
+  report(`${hosts} hosts succeeded`, hosts - many.failed.length, "hosts");
+  report("wall time ÷ critical path (goal ≤ 1.10)", many.wallSeconds / one.wallSeconds, "×");
+  report("worker CPU, baseline (one host)", one.worker.cpuSeconds, "s");
+  report(`worker CPU, ${hosts} hosts`, many.worker.cpuSeconds, "s");
+  report("worker CPU per host", many.worker.cpuSeconds / hosts, "s");
+  report(
+    "lab CPU per host (SSH/API servers and simulated tools)",
+    (many.treeCpuSeconds - many.worker.cpuSeconds) / hosts,
+    "s",
+  );
+  report("machine cores", os.availableParallelism(), "cores");
+  report("SSH connections opened per host, baseline", one.sshConnections, "connections");
+  report("SSH connections opened per host", many.sshConnections / hosts, "connections");
+  report("SSH authentication attempts per host", many.sshAuthAttempts / hosts, "attempts");
+  report("SSH commands per host", many.hostCommands / hosts, "commands");
+  report("ticks per host", many.worker.ticks / hosts, "ticks");
+  report("Postgres queries per tick, baseline", one.worker.queries / one.worker.ticks, "queries");
+  report("Postgres queries per tick", many.worker.queries / many.worker.ticks, "queries");
+  for (const reason of [...new Set(many.failed)].slice(0, 5)) console.log(`failed: ${reason}`);
+  report("benchmark took", (performance.now() - benchStarted) / 1000, "s");
+  if (many.failed.length) process.exitCode = 1;
 }
 
-const entry = process.argv.includes("--worker") ? workerMain() : main();
-entry.then(
-  () => {
-    if (!process.argv.includes("--worker")) process.exit(process.exitCode ?? 0);
-  },
-  (error: Error) => {
+if (process.argv.includes("--worker")) {
+  workerMain().catch((error: Error) => {
     console.error(error);
     process.exit(1);
-  },
-);
+  });
+} else {
+  runBench(main);
+}

@@ -9,12 +9,9 @@
  * the worker. `BENCH_BUILDS` builds per mode (default 3).
  */
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq } from "drizzle-orm";
 import { startImageServer, startLab } from "@/lab";
-import { createDb } from "@/lib/db/client";
-import { startEmbeddedPostgres } from "@/lib/db/embedded-postgres";
 import { migrateDatabase } from "@/lib/db/migrate";
 import { stepVisits } from "@/lib/db/schema";
 import { BUILD_VM_TEMPLATE } from "@/lib/steps/host/build-vm-template";
@@ -27,6 +24,8 @@ import {
   startBuildRun,
 } from "@/test/fixtures/build-vm-template";
 import { startWorker } from "@/worker/runner";
+import { openBenchDb, startBenchPostgres } from "./support/postgres";
+import { runBench, startUntilEnd, stopAtEnd } from "./support/run-bench";
 
 const BUILDS = Number(process.env.BENCH_BUILDS ?? 3);
 const POLL_SECONDS = Number(process.env.BENCH_POLL_SECONDS ?? 30);
@@ -53,138 +52,127 @@ function watchFile(file: string, test: (text: string) => boolean) {
 }
 
 async function main() {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "clupilot-bench-template-"));
-  fs.chmodSync(dir, 0o755);
-  const pg = await startEmbeddedPostgres({ dir: path.join(dir, "db") });
-  const image = await startImageServer({ imageSizeBytes: 256 * 1024 });
-  const node = await startLab({ state: "onboarded", storage: "lvm-thin", timeScale: 0.01 });
-  try {
-    const url = await pg.createDatabase("bench");
-    await migrateDatabase(url);
-    const { db, pool } = createDb(url, 8);
-    const config = labBuildConfig(image, { pollSeconds: POLL_SECONDS });
-    const modes = {
-      watch: buildTemplatePipeline("bench-template-watch", config, { watch: true }),
-      plain: buildTemplatePipeline("bench-template-plain", config, { watch: false }),
-    };
-    const worker = await startWorker({
-      connectionString: url,
-      pipelines: { [modes.watch.name]: modes.watch, [modes.plain.name]: modes.plain },
-      concurrency: 2,
-      pollIntervalMs: 100,
-      log: () => {},
-    });
-    const hostId = await insertOnboardedHost(db, node);
-    const buildDir = path.join(node.root, "var/lib/clupilot/template-build");
-    let vmid = 9000;
+  const pg = await startBenchPostgres("template");
+  const image = await startUntilEnd(
+    "image server",
+    startImageServer({ imageSizeBytes: 256 * 1024 }),
+    (server) => server.stop(),
+  );
+  const node = await startUntilEnd(
+    "lab node",
+    startLab({ state: "onboarded", storage: "lvm-thin", timeScale: 0.01 }),
+    (lab) => lab.stop(),
+  );
+  const url = await pg.createDatabase("bench");
+  await migrateDatabase(url);
+  const { db } = openBenchDb(url, 8);
+  const config = labBuildConfig(image, { pollSeconds: POLL_SECONDS });
+  const modes = {
+    watch: buildTemplatePipeline("bench-template-watch", config, { watch: true }),
+    plain: buildTemplatePipeline("bench-template-plain", config, { watch: false }),
+  };
+  const worker = await startWorker({
+    connectionString: url,
+    pipelines: { [modes.watch.name]: modes.watch, [modes.plain.name]: modes.plain },
+    concurrency: 2,
+    pollIntervalMs: 100,
+    log: () => {},
+  });
+  stopAtEnd("worker", () => worker.stop());
+  const hostId = await insertOnboardedHost(db, node);
+  const buildDir = path.join(node.root, "var/lib/clupilot/template-build");
+  let vmid = 9000;
 
-    // Warm-up build (installs libguestfs-tools, downloads and verifies the image once).
-    await setCatalog(db, [vmid++]);
-    await settled(db, await startBuildRun(db, modes.watch, hostId), 120_000);
+  // Warm-up build (installs libguestfs-tools, downloads and verifies the image once).
+  await setCatalog(db, [vmid++]);
+  await settled(db, await startBuildRun(db, modes.watch, hostId), 120_000);
 
-    for (const [mode, pipeline] of Object.entries(modes)) {
-      const okToAdvance: number[] = [];
-      const readyToAdvance: number[] = [];
-      const hostCommands: number[] = [];
-      const slotShare: number[] = [];
-      for (let i = 0; i < BUILDS; i++) {
-        const current = vmid++;
-        await setCatalog(db, [current]);
-        const confFile = path.join(
-          node.root,
-          "etc/pve/nodes",
-          node.name,
-          "qemu-server",
-          `${current}.conf`,
-        );
-        const since = node.commands.length;
-        const startedAt = Date.now();
-        const runId = await startBuildRun(db, pipeline, hostId);
-        const ready = watchFile(confFile, (t) => /^template: 1$/m.test(t) && /base-/.test(t));
-        // "ok" counts only after this build said "running" (the previous build left "ok").
-        let seenRunning = false;
-        const ok = watchFile(path.join(buildDir, "state"), (t) => {
-          if (t.trim() === "running") seenRunning = true;
-          return seenRunning && t.trim() === "ok";
-        });
-        const run = await settled(db, runId, 300_000);
-        // The driver may write ok just after the step advanced (Proxmox reported the template
-        // first): give it a moment.
-        const waitUntil = Date.now() + 5000;
-        while (ok.at() === null && Date.now() < waitUntil)
-          await new Promise((resolve) => setTimeout(resolve, 20));
-        ready.stop();
-        ok.stop();
-        if (run.status !== "succeeded")
-          throw new Error(`${mode} build failed: ${run.failureReason}`);
-        const visits = await db
-          .select()
-          .from(stepVisits)
-          .where(and(eq(stepVisits.runId, runId), eq(stepVisits.step, BUILD_VM_TEMPLATE)))
-          .orderBy(asc(stepVisits.id));
-        const advancedAt = visits.at(-1)!.finishedAt.getTime();
-        const okAt = ok.at();
-        if (okAt !== null) okToAdvance.push((advancedAt - okAt) / 1000);
-        const readyAt = ready.at();
-        if (readyAt !== null) readyToAdvance.push((advancedAt - readyAt) / 1000);
-        hostCommands.push(node.commands.slice(since).length);
-        const busy = visits.reduce(
-          (sum, v) => sum + (v.finishedAt.getTime() - v.startedAt.getTime()),
-          0,
-        );
-        slotShare.push((busy / (advancedAt - startedAt)) * 100);
-      }
-      const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
-      const max = (xs: number[]) => (xs.length ? Math.max(...xs) : NaN);
-      report(`${mode}: builds`, BUILDS, "builds");
-      report(`${mode}: state=ok → advance, mean`, mean(okToAdvance), "s");
-      report(`${mode}: state=ok → advance, max`, max(okToAdvance), "s");
-      report(`${mode}: template reported → advance, mean`, mean(readyToAdvance), "s");
-      report(`${mode}: template reported → advance, max`, max(readyToAdvance), "s");
-      report(`${mode}: SSH commands per build (start to advance)`, mean(hostCommands), "commands");
-      report(`${mode}: worker slot held during the build`, mean(slotShare), "%");
-    }
-    report("poll interval", POLL_SECONDS, "s");
-
-    // Round trips per poll need a build that outlasts several polls: a slower customise and a
-    // 2 s interval, one build per mode; commands are counted inside visits that polled.
-    node.setTiming({ timeScale: 0.15 });
-    config.pollSeconds = 2;
-    for (const [mode, pipeline] of Object.entries(modes)) {
+  for (const [mode, pipeline] of Object.entries(modes)) {
+    const okToAdvance: number[] = [];
+    const readyToAdvance: number[] = [];
+    const hostCommands: number[] = [];
+    const slotShare: number[] = [];
+    for (let i = 0; i < BUILDS; i++) {
       const current = vmid++;
       await setCatalog(db, [current]);
+      const confFile = path.join(
+        node.root,
+        "etc/pve/nodes",
+        node.name,
+        "qemu-server",
+        `${current}.conf`,
+      );
       const since = node.commands.length;
+      const startedAt = Date.now();
       const runId = await startBuildRun(db, pipeline, hostId);
-      await settled(db, runId, 300_000);
-      const polls = (
-        await db
-          .select()
-          .from(stepVisits)
-          .where(and(eq(stepVisits.runId, runId), eq(stepVisits.step, BUILD_VM_TEMPLATE)))
-      ).filter((v) => v.visit > 1 && v.outcome === "poll");
-      const inPolls = node.commands.slice(since).filter((c) => {
-        const at = c.startedAt.getTime();
-        return polls.some((v) => at >= v.startedAt.getTime() && at <= v.finishedAt.getTime());
+      const ready = watchFile(confFile, (t) => /^template: 1$/m.test(t) && /base-/.test(t));
+      // "ok" counts only after this build said "running" (the previous build left "ok").
+      let seenRunning = false;
+      const ok = watchFile(path.join(buildDir, "state"), (t) => {
+        if (t.trim() === "running") seenRunning = true;
+        return seenRunning && t.trim() === "ok";
       });
-      report(`${mode}: polls of a running build (2 s interval)`, polls.length, "polls");
-      report(`${mode}: SSH round trips per poll`, inPolls.length / polls.length, "round trips");
+      const run = await settled(db, runId, 300_000);
+      // The driver may write ok just after the step advanced (Proxmox reported the template
+      // first): give it a moment.
+      const waitUntil = Date.now() + 5000;
+      while (ok.at() === null && Date.now() < waitUntil)
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      ready.stop();
+      ok.stop();
+      if (run.status !== "succeeded") throw new Error(`${mode} build failed: ${run.failureReason}`);
+      const visits = await db
+        .select()
+        .from(stepVisits)
+        .where(and(eq(stepVisits.runId, runId), eq(stepVisits.step, BUILD_VM_TEMPLATE)))
+        .orderBy(asc(stepVisits.id));
+      const advancedAt = visits.at(-1)!.finishedAt.getTime();
+      const okAt = ok.at();
+      if (okAt !== null) okToAdvance.push((advancedAt - okAt) / 1000);
+      const readyAt = ready.at();
+      if (readyAt !== null) readyToAdvance.push((advancedAt - readyAt) / 1000);
+      hostCommands.push(node.commands.slice(since).length);
+      const busy = visits.reduce(
+        (sum, v) => sum + (v.finishedAt.getTime() - v.startedAt.getTime()),
+        0,
+      );
+      slotShare.push((busy / (advancedAt - startedAt)) * 100);
     }
+    const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
+    const max = (xs: number[]) => (xs.length ? Math.max(...xs) : NaN);
+    report(`${mode}: builds`, BUILDS, "builds");
+    report(`${mode}: state=ok → advance, mean`, mean(okToAdvance), "s");
+    report(`${mode}: state=ok → advance, max`, max(okToAdvance), "s");
+    report(`${mode}: template reported → advance, mean`, mean(readyToAdvance), "s");
+    report(`${mode}: template reported → advance, max`, max(readyToAdvance), "s");
+    report(`${mode}: SSH commands per build (start to advance)`, mean(hostCommands), "commands");
+    report(`${mode}: worker slot held during the build`, mean(slotShare), "%");
+  }
+  report("poll interval", POLL_SECONDS, "s");
 
-    await worker.stop();
-    await db.execute(sql`select 1`);
-    await pool.end();
-  } finally {
-    await node.stop();
-    await image.stop();
-    await pg.stop();
-    fs.rmSync(dir, { recursive: true, force: true });
+  // Round trips per poll need a build that outlasts several polls: a slower customise and a
+  // 2 s interval, one build per mode; commands are counted inside visits that polled.
+  node.setTiming({ timeScale: 0.15 });
+  config.pollSeconds = 2;
+  for (const [mode, pipeline] of Object.entries(modes)) {
+    const current = vmid++;
+    await setCatalog(db, [current]);
+    const since = node.commands.length;
+    const runId = await startBuildRun(db, pipeline, hostId);
+    await settled(db, runId, 300_000);
+    const polls = (
+      await db
+        .select()
+        .from(stepVisits)
+        .where(and(eq(stepVisits.runId, runId), eq(stepVisits.step, BUILD_VM_TEMPLATE)))
+    ).filter((v) => v.visit > 1 && v.outcome === "poll");
+    const inPolls = node.commands.slice(since).filter((c) => {
+      const at = c.startedAt.getTime();
+      return polls.some((v) => at >= v.startedAt.getTime() && at <= v.finishedAt.getTime());
+    });
+    report(`${mode}: polls of a running build (2 s interval)`, polls.length, "polls");
+    report(`${mode}: SSH round trips per poll`, inPolls.length / polls.length, "round trips");
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error: Error) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+runBench(main);

@@ -74,7 +74,7 @@ function runScript(
       : ["/bin/bash", ["-s"]];
   const result = spawnSync(command, args, {
     input: fs.readFileSync(script),
-    env,
+    env: env as NodeJS.ProcessEnv, // only these: nothing of this process's environment
     cwd: os.tmpdir(),
     encoding: "utf8",
     // It must answer at once; a hang (or an attempt to install) ends here and fails below.

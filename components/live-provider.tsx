@@ -26,11 +26,12 @@ const COALESCE_MS = 150;
 
 /**
  * What /api/live relays about hosts and runs (log messages stay on the log streams, access
- * changes on the server; a process restart only refreshes the crash-loop banner).
+ * changes on the server; a process restart only refreshes the crash-loop banner; power messages
+ * are for the power pages).
  */
 export type BrowserLiveMessage = Exclude<
   LiveMessage,
-  { type: "log" } | { type: "access" } | { type: "process-restart" }
+  { type: "log" } | { type: "access" } | { type: "process-restart" } | { type: "power" }
 >;
 
 /**

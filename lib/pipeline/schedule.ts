@@ -2,6 +2,14 @@ import { sql } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 
 export const TICK_TASK = "run-tick";
+export const POWER_TICK_TASK = "power-tick";
+
+/**
+ * Each queue's ticks run as their own graphile-worker task, served by their own runner in the
+ * worker process: a power shutdown never waits behind onboardings or a template build's watch.
+ */
+export const TICK_TASKS = { default: TICK_TASK, power: POWER_TICK_TASK } as const;
+export type TickQueue = keyof typeof TICK_TASKS;
 
 /** The job key that makes graphile-worker keep at most one pending tick per run. */
 export function tickJobKey(runId: string): string {
@@ -13,17 +21,21 @@ type Executor = Pick<Database, "execute">;
 /**
  * Schedules the run's next tick inside the caller's transaction, so a state change and its
  * follow-up commit together. `replace` moves a pending tick (e.g. a long poll) to the new time.
+ * The task is the one the run was started with (`runs.tick_task`), so every caller — engine,
+ * abort, retry, recovery — schedules on the run's own queue without knowing its pipeline.
  */
 export async function scheduleTick(tx: Executor, runId: string, runAt: Date): Promise<void> {
-  await tx.execute(sql`
+  const added = await tx.execute(sql`
     select graphile_worker.add_job(
-      ${TICK_TASK},
-      json_build_object('runId', ${runId}::text),
+      r.tick_task,
+      json_build_object('runId', r.id::text),
       run_at => ${runAt.toISOString()}::timestamptz,
       max_attempts => 25,
       job_key => ${tickJobKey(runId)},
       job_key_mode => 'replace'
-    )`);
+    ) from runs r where r.id = ${runId}::uuid`);
+  if (added.rows.length !== 1)
+    throw new Error(`cannot schedule a tick of run ${runId}: no such run`);
 }
 
 export const LIVE_CHANNEL = "clupilot_live";
@@ -54,7 +66,12 @@ export type LiveMessage =
   /** What `userId` may do changed (lib/auth/access-changed.ts); never relayed to a browser. */
   | { type: "access"; userId: string }
   /** npm start's supervisor restarted one of the console's processes (lib/supervisor). */
-  | { type: "process-restart"; process: string };
+  | { type: "process-restart"; process: string }
+  /**
+   * Power state changed (lib/power): a UPS's reading or state (`upsId`), a power event
+   * (`eventId`), or the mode or configuration (both null). The UI re-reads what it shows.
+   */
+  | { type: "power"; upsId: string | null; eventId: number | null };
 
 /** Characters of phase / failure reason a notification carries (the row shows one line). */
 export const LIVE_PHASE_MAX = 300;

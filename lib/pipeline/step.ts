@@ -63,6 +63,8 @@ export type Step<Services> = {
 
 export type Pipeline<Services> = {
   name: string;
+  /** Whose worker slots its ticks take (default: the onboarding runner's). */
+  queue?: import("./schedule").TickQueue;
   /** The order lives here and nowhere else. */
   steps: readonly Step<Services>[];
   /**

@@ -1,6 +1,6 @@
 import type { Database } from "@/lib/db/client";
 import { events, runs } from "@/lib/db/schema";
-import { notifyLive, scheduleTick } from "@/lib/pipeline/schedule";
+import { notifyLive, scheduleTick, TICK_TASKS } from "@/lib/pipeline/schedule";
 import type { AnyPipeline } from "@/lib/pipeline/step";
 
 type Executor = Pick<Database, "insert" | "execute">;
@@ -22,6 +22,7 @@ export async function startRun(
     .insert(runs)
     .values({
       pipeline: input.pipeline.name,
+      tickTask: TICK_TASKS[input.pipeline.queue ?? "default"],
       hostId: input.hostId,
       currentStep: firstStep.name,
       context: input.context ?? {},

@@ -44,6 +44,8 @@ export interface UpsSource {
   close(): Promise<void>;
 }
 
+const NO_CONTROL_CHARACTERS = /^[^\x00-\x1f\x7f]*$/;
+
 const host = z.string().trim().min(1, "Enter the UPS server's address").max(253);
 
 /** A NUT server (`upsd`) and the UPS name it serves. The password is stored sealed. */
@@ -56,8 +58,18 @@ export const ZNutSourceSchema = z.object({
     .string()
     .trim()
     .regex(/^[A-Za-z0-9_.-]{1,64}$/, "A NUT UPS name: letters, digits, '_', '.', '-'"),
-  username: z.string().trim().max(64).optional(),
-  password: z.string().max(256).optional(),
+  // A line break would end the protocol line and start another command.
+  username: z
+    .string()
+    .trim()
+    .max(64)
+    .regex(NO_CONTROL_CHARACTERS, "Remove line breaks and control characters from the user name")
+    .optional(),
+  password: z
+    .string()
+    .max(256)
+    .regex(NO_CONTROL_CHARACTERS, "Remove line breaks and control characters from the password")
+    .optional(),
 });
 
 /** An SNMP agent with the UPS-MIB (RFC 1628). Community and v3 keys are stored sealed. */

@@ -17,6 +17,8 @@ export default async function setup(project: TestProject) {
     baseUrl = externalUrl;
   } else {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "clupilot-test-pg-"));
+    // Reachable by the postgres user (as root), so the cluster is created inside this folder
+    // and goes with it, instead of in the system folder (lib/db/embedded-postgres-layout.ts).
     fs.chmodSync(dir, 0o755);
     const pg = await startEmbeddedPostgres({ dir: path.join(dir, "db") });
     baseUrl = pg.url;

@@ -27,6 +27,7 @@ import { runAs, type PostgresIdentity } from "./embedded-postgres-process";
  *
  * Rejected: a user namespace mapping a non-root uid onto root (PostgreSQL would start, but act
  * as root on the host's files), and opening the folders above the data folder to others.
+ * docs/embedded-postgres.md has the whole picture.
  */
 
 /** The root-owned folder, traversable by the postgres user, for its programs and clusters. */

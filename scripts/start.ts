@@ -13,11 +13,12 @@ import { migrateDatabase } from "../lib/db/migrate";
 import { ensureConsoleKeyAt } from "../lib/console-key/ensure-at-start";
 import { loadSecretKey } from "../lib/secrets/key";
 import { issueFirstStartSetupToken } from "../lib/auth/first-start";
-import { embeddedPostgresService } from "../lib/supervisor/embedded-postgres-service";
-import { createRestartRecorder, type RestartRecorder } from "../lib/supervisor/record-restarts";
-import { stopOnSignals } from "../lib/supervisor/stop-on-signals";
-import { createSupervisor } from "../lib/supervisor/supervisor";
-import { webServerProcess, workerProcess } from "./console-processes";
+import {
+  embeddedDatabase,
+  superviseConsole,
+  webServerProcess,
+  workerProcess,
+} from "./console-processes";
 
 const root = path.resolve(import.meta.dirname, "..");
 const port = Number(process.env.PORT ?? 3000);
@@ -28,38 +29,14 @@ function say(line: string) {
   console.log(`[clupilot] ${line}`);
 }
 
-let recorder: RestartRecorder | undefined;
-const supervisor = createSupervisor({ log: say, onRestart: (event) => recorder?.record(event) });
-
-let stopping: Promise<never> | undefined;
-function stop(why: string, code: number): Promise<never> {
-  stopping ??= (async () => {
-    say(`${why}: stopping worker, web server and database`);
-    await recorder?.close();
-    await supervisor.stop();
-    say("stopped");
-    process.exit(code);
-  })();
-  return stopping;
-}
+const supervision = superviseConsole(say);
 
 async function main() {
-  // From the first moment: a Ctrl-C during the migrations or the build stops the database too.
-  stopOnSignals((why) => void stop(why, 0));
-
   let databaseUrl = process.env.DATABASE_URL;
   if (!databaseUrl) {
-    const dir = path.join(dataDir(), "postgres");
-    say(`starting embedded PostgreSQL in ${dir}`);
-    const database = embeddedPostgresService({
-      dir,
-      port: Number(process.env.CLUPILOT_PG_PORT ?? 54329),
-      log: say,
-      postgresLog: process.env.CLUPILOT_PG_LOG
-        ? (line) => console.log(`[postgres] ${line}`)
-        : undefined,
-    });
-    await supervisor.start([database]);
+    say(`starting embedded PostgreSQL in ${path.join(dataDir(), "postgres")}`);
+    const database = embeddedDatabase(say);
+    await supervision.start([database]);
     databaseUrl = await database.handle().createDatabase("clupilot");
   }
   loadSecretKey(); // create .data/secret.key once, before two processes race for it
@@ -77,8 +54,8 @@ async function main() {
   // While no user exists, a fresh one-time token for /setup (printed once the server is up).
   const setupToken = await issueFirstStartSetupToken(databaseUrl);
 
-  recorder = createRestartRecorder({ databaseUrl, log: say });
-  await supervisor.start([workerProcess(env), webServerProcess(env, dev)]);
+  supervision.recordRestartsIn(databaseUrl);
+  await supervision.start([workerProcess(env), webServerProcess(env, dev)]);
   const origin = `http://${host === "0.0.0.0" ? "localhost" : host}:${port}`;
   say(`console on ${origin} — Ctrl-C stops everything`);
   if (setupToken) say(`First start: open ${origin}/setup and enter setup token ${setupToken}`);
@@ -94,7 +71,7 @@ function runToEnd(command: string, args: string[], env: NodeJS.ProcessEnv): Prom
 }
 
 main().catch((error: Error) => {
-  if (stopping) return; // what was starting failed because everything is being stopped
+  if (supervision.stopping) return; // what was starting failed because everything is stopping
   console.error(`[clupilot] could not start: ${error.message}`);
-  void stop("could not start", 1);
+  void supervision.stop("could not start", 1);
 });

@@ -3,7 +3,7 @@
  * 0.01), production poll interval (30 s), in two modes measured in the same run:
  * - watch (the product): one command per poll waits on the host, up to the poll interval, for the
  *   build's state or phase to change;
- * - plain poll (the seed's design, the baseline): read the status once, sleep 30 s.
+ * - plain poll (the original design's poll(30), the baseline): read the status once, sleep 30 s.
  * Prints the time from the driver writing `state=ok` (and from Proxmox reporting the template)
  * to the step advancing, SSH round trips per poll, and what each mode costs on the host and in
  * the worker. `BENCH_BUILDS` builds per mode (default 3).

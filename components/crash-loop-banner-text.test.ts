@@ -14,7 +14,7 @@ const loop = (process: string, calmsInMs: number): CrashLoopReport => ({
 describe("crashLoopSentence", () => {
   it("names the process, how often, the last exit and where to read why", () => {
     expect(crashLoopSentence(loop("web server", 1_000), "10:00:00")).toBe(
-      "Web server restarted 6 times in 5 minutes; last exit at 10:00:00: killed by SIGKILL — " +
+      "The web server restarted 6 times in 5 minutes; last exit at 10:00:00: killed by SIGKILL — " +
         "see the console's log (the output of npm start) for why.",
     );
   });

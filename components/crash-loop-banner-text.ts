@@ -8,10 +8,9 @@ const RECHECK_MARGIN_MS = 500;
  * page shows times. Says what keeps happening and where the reason is, not a guess at the cause.
  */
 export function crashLoopSentence(loop: CrashLoopReport, at: string): string {
-  const name = loop.process.charAt(0).toUpperCase() + loop.process.slice(1);
   const minutes = loop.windowMinutes === 1 ? "minute" : `${loop.windowMinutes} minutes`;
   return (
-    `${name} restarted ${loop.restarts} times in ${minutes}; last exit at ${at}: ` +
+    `The ${loop.process} restarted ${loop.restarts} times in ${minutes}; last exit at ${at}: ` +
     `${loop.lastEnding} — see the console's log (the output of npm start) for why.`
   );
 }

@@ -169,9 +169,16 @@ export async function startLab(options: StartLabOptions = {}): Promise<LabNode> 
     ...(options.storage === undefined ? {} : { storage: options.storage }),
   });
 
+  // Powered off (or rebooting), the node answers neither SSH nor its API, as a real one.
   const power = new RebootController(root, {
-    stop: () => server.stop(),
-    start: () => server.restart(),
+    stop: async () => {
+      await api.powerOff();
+      await server.stop();
+    },
+    start: async () => {
+      await api.powerOn();
+      await server.restart();
+    },
   });
   const switches = registerSshSwitches(new SwitchRegistry(), server);
   registerPveSwitches(switches, api, pve);

@@ -27,12 +27,16 @@ export type PveApiFaults = {
   config500Message: string | null;
   /** Every request is answered this much later. */
   delayMs: number;
+  /** `POST /nodes/{node}/status` (shutdown, reboot) never answers and does nothing. */
+  statusPostHang: boolean;
 };
 
 export type PveApiRequest = {
   method: string;
   path: string;
   query: Record<string, string>;
+  /** Parameters of a POST/PUT body (form-encoded or JSON), as Proxmox reads them. */
+  body: Record<string, string>;
   authid: string | null;
   status: number;
   at: Date;
@@ -59,6 +63,10 @@ export type PveApi = {
   faults: PveApiFaults;
   authFailureDelayMs: number;
   readonly requests: readonly PveApiRequest[];
+  /** The node lost power: nothing listens any more (connections refused), open ones are cut. */
+  powerOff(): Promise<void>;
+  /** The node booted: the API listens again on the same port with the same certificate. */
+  powerOn(): Promise<void>;
   stop(): Promise<void>;
 };
 
@@ -69,6 +77,7 @@ export function defaultPveApiFaults(): PveApiFaults {
     config500Vmids: [],
     config500Message: null,
     delayMs: 0,
+    statusPostHang: false,
   };
 }
 
@@ -125,6 +134,8 @@ export async function startPveApi(options: StartPveApiOptions): Promise<PveApi> 
     faults,
     authFailureDelayMs: options.authFailureDelayMs ?? 3000,
     requests,
+    powerOff: async () => {},
+    powerOn: async () => {},
     stop: async () => {},
   };
 
@@ -150,10 +161,12 @@ export async function startPveApi(options: StartPveApiOptions): Promise<PveApi> 
     const url = new URL(req.url ?? "/", "https://lab");
     const method = req.method ?? "GET";
     const query = Object.fromEntries(url.searchParams);
+    const body = await readBodyParams(req);
     const record: PveApiRequest = {
       method,
       path: url.pathname,
       query,
+      body,
       authid: null,
       status: 0,
       at: new Date(),
@@ -190,6 +203,9 @@ export async function startPveApi(options: StartPveApiOptions): Promise<PveApi> 
         return res.end(BAD_GATEWAY_HTML);
       }
     }
+    if (method === "POST" && /^\/nodes\/[^/]+\/status$/.test(apiPath) && faults.statusPostHang) {
+      return; // never answered; the socket is closed on stop() or power off
+    }
     const configMatch = /^\/nodes\/[^/]+\/qemu\/(\d+)\/config$/.exec(apiPath);
     if (method === "GET" && configMatch && faults.config500Vmids.includes(Number(configMatch[1]))) {
       const message =
@@ -201,7 +217,7 @@ export async function startPveApi(options: StartPveApiOptions): Promise<PveApi> 
 
     try {
       if (!pveInstalled(root)) createPmxcfs(root, { node });
-      const data = dispatch({ root, node, authid }, method, apiPath, query);
+      const data = dispatch({ root, node, authid }, method, apiPath, { ...query, ...body });
       finish(200);
       send(res, 200, { data: data ?? null });
     } catch (error) {
@@ -230,19 +246,46 @@ export async function startPveApi(options: StartPveApiOptions): Promise<PveApi> 
   });
   server.on("tlsClientError", () => {});
 
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? 0, "127.0.0.1", () => resolve());
-  });
-  const address = server.address() as net.AddressInfo;
-  api.port = address.port;
-  api.url = `https://127.0.0.1:${address.port}`;
-  api.stop = async () => {
+  const listen = (port: number) =>
+    new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(port, "127.0.0.1", () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
+  const close = async () => {
     for (const t of timers) clearTimeout(t);
     timers.clear();
     for (const s of sockets) s.destroy();
     sockets.clear();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
   };
+  await listen(options.port ?? 0);
+  const address = server.address() as net.AddressInfo;
+  api.port = address.port;
+  api.url = `https://127.0.0.1:${address.port}`;
+  api.powerOff = close;
+  api.powerOn = async () => {
+    if (!server.listening) await listen(api.port);
+  };
+  api.stop = close;
   return api;
+}
+
+/**
+ * A POST/PUT body's parameters, as Proxmox's API server reads them: form-encoded (what `curl -d`
+ * and most clients send) or JSON. Other methods and other bodies carry none.
+ */
+async function readBodyParams(req: http.IncomingMessage): Promise<Record<string, string>> {
+  if (req.method !== "POST" && req.method !== "PUT") return {};
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString("utf8");
+  if (!text) return {};
+  if ((req.headers["content-type"] ?? "").startsWith("application/json")) {
+    const parsed = JSON.parse(text) as Record<string, unknown>;
+    return Object.fromEntries(Object.entries(parsed).map(([k, v]) => [k, String(v)]));
+  }
+  return Object.fromEntries(new URLSearchParams(text));
 }

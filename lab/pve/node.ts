@@ -123,6 +123,16 @@ export function registerPveSwitches(
     )
     .register(
       booleanSwitch({
+        name: "api.statusPostHang",
+        description: "POST /nodes/{node}/status (shutdown, reboot) never answers and does nothing.",
+        get: () => api.faults.statusPostHang,
+        set: (value) => {
+          api.faults.statusPostHang = value;
+        },
+      }),
+    )
+    .register(
+      booleanSwitch({
         name: "pve.clusterFsDown",
         description:
           "pve-cluster (pmxcfs) is down: pveum fails with 'ipcc_send_rec … Connection refused'.",

@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 
 import { readInstalled } from "../debian/dpkg-status";
+import { requestPower } from "../debian/power";
 import { effectivePrivs, hasPriv, permissionPaths, readUserCfg, type UserCfg } from "./access";
 import { PVE_VERSION } from "./seed";
 import {
@@ -388,6 +389,27 @@ export const ROUTES: Route[] = [
         wait: 0,
         ksm: { shared: 0 },
       };
+    },
+  },
+  {
+    method: "POST",
+    path: "/nodes/{node}/status",
+    params: ["command"],
+    handler: (ctx) => {
+      checkNode(ctx);
+      const command = ctx.params.command;
+      if (command !== "shutdown" && command !== "reboot") {
+        throw new ApiError(400, "Parameter verification failed.", {
+          command:
+            command === undefined
+              ? "property is missing and it is not optional"
+              : `value '${command}' does not have a value in the enumeration 'reboot, shutdown'`,
+        });
+      }
+      requirePriv(ctx, readUserCfg(ctx.root), `/nodes/${ctx.node}`, ["Sys.PowerMgmt"]);
+      // Proxmox runs `sleep 2; poweroff` (or reboot) in the background and answers at once.
+      requestPower(ctx.root, command === "shutdown" ? "poweroff" : "reboot", 2000);
+      return null;
     },
   },
   {

@@ -100,6 +100,8 @@ export const CONSOLE_ROLE_PRIVS = [
   "VM.Config.Network",
   "VM.Config.Options",
   "VM.PowerMgmt",
+  // What CreateApiToken grants for power: shutting the node down.
+  "Sys.PowerMgmt",
 ];
 
 export type SeedOptions = {

@@ -26,13 +26,43 @@ export function apiGet(
   authorization: string | null,
   options: { timeoutMs?: number } = {},
 ): Promise<ApiResponse> {
+  return apiRequest(lab, "GET", apiPath, authorization, options);
+}
+
+/** A POST with form-encoded parameters, as Proxmox's own clients send them. */
+export function apiPost(
+  lab: LabNode,
+  apiPath: string,
+  authorization: string | null,
+  params: Record<string, string>,
+  options: { timeoutMs?: number } = {},
+): Promise<ApiResponse> {
+  return apiRequest(lab, "POST", apiPath, authorization, {
+    ...options,
+    body: new URLSearchParams(params).toString(),
+  });
+}
+
+function apiRequest(
+  lab: LabNode,
+  method: string,
+  apiPath: string,
+  authorization: string | null,
+  options: { timeoutMs?: number; body?: string } = {},
+): Promise<ApiResponse> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
-    const req = https.get(
+    const req = https.request(
       `${lab.api.url}/api2/json${apiPath}`,
       {
+        method,
         rejectUnauthorized: false,
-        headers: authorization === null ? {} : { Authorization: authorization },
+        headers: {
+          ...(authorization === null ? {} : { Authorization: authorization }),
+          ...(options.body === undefined
+            ? {}
+            : { "Content-Type": "application/x-www-form-urlencoded" }),
+        },
         timeout: options.timeoutMs ?? 10_000,
       },
       (res) => {
@@ -61,5 +91,6 @@ export function apiGet(
     );
     req.on("timeout", () => req.destroy(new Error("timeout")));
     req.on("error", reject);
+    req.end(options.body);
   });
 }

@@ -58,14 +58,37 @@ export function embeddedDatabase(say: (line: string) => void) {
  * between — so the pid a process prints is the one that is signalled, and the supervisor sees
  * exactly how it ended.
  */
-export function workerProcess(env: NodeJS.ProcessEnv): Service {
+export function workerProcess(env: NodeJS.ProcessEnv, name = "worker"): Service {
   return childProcessService({
-    name: "worker",
+    name,
     command: process.execPath,
     args: ["--import", "tsx", "worker/main.ts"],
     cwd: root,
     env,
   });
+}
+
+/**
+ * `CLUPILOT_WORKERS` worker processes (default 1), named `worker` alone or `worker 1` … `worker N`
+ * in the log: more processes are more ticks at once, as more `clupilot-worker@N` units are in
+ * production; they share the queue (README "Running it for real").
+ */
+export function workerProcesses(env: NodeJS.ProcessEnv): Service[] {
+  const count = workerCount(env.CLUPILOT_WORKERS);
+  if (count === 1) return [workerProcess(env)];
+  return Array.from({ length: count }, (_, i) => workerProcess(env, `worker ${i + 1}`));
+}
+
+export function workerCount(value: string | undefined): number {
+  if (value === undefined || value.trim() === "") return 1;
+  const count = Number(value);
+  if (!Number.isInteger(count) || count < 1 || count > 32) {
+    throw new Error(
+      `CLUPILOT_WORKERS=${JSON.stringify(value)} is not a number of worker processes: ` +
+        "set a whole number from 1 to 32, or unset it for one.",
+    );
+  }
+  return count;
 }
 
 /** Not `next start`: our server rewrites forwarding headers first (scripts/web-server.ts). */

@@ -17,7 +17,7 @@ import {
   embeddedDatabase,
   superviseConsole,
   webServerProcess,
-  workerProcess,
+  workerProcesses,
 } from "./console-processes";
 
 const root = path.resolve(import.meta.dirname, "..");
@@ -55,7 +55,7 @@ async function main() {
   const setupToken = await issueFirstStartSetupToken(databaseUrl);
 
   supervision.recordRestartsIn(databaseUrl);
-  await supervision.start([workerProcess(env), webServerProcess(env, dev)]);
+  await supervision.start([...workerProcesses(env), webServerProcess(env, dev)]);
   const origin = `http://${host === "0.0.0.0" ? "localhost" : host}:${port}`;
   say(`console on ${origin} — Ctrl-C stops everything`);
   if (setupToken) say(`First start: open ${origin}/setup and enter setup token ${setupToken}`);

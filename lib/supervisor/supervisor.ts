@@ -62,7 +62,7 @@ export function createSupervisor(options: SupervisorOptions): Supervisor {
   const groups: Supervised[][] = [];
   let stopping = false;
 
-  type Supervised = { service: Service; stop(): Promise<void> };
+  type Supervised = { stop(): Promise<void> };
 
   function supervise(service: Service, first: ServiceRun): Supervised {
     let run: ServiceRun | null = first;
@@ -144,7 +144,6 @@ export function createSupervisor(options: SupervisorOptions): Supervisor {
 
     watch(first);
     return {
-      service,
       async stop() {
         if (restartTimer) clearTimeout(restartTimer);
         if (calmTimer) clearTimeout(calmTimer);

@@ -1,0 +1,201 @@
+import { randomBytes } from "node:crypto";
+
+import type { UpsMibObject } from "@/lib/power/ups/snmp/ups-mib";
+
+import { SwitchRegistry } from "../control/switches";
+import { labNutDevice } from "./nut-face";
+import {
+  LabNutServer,
+  type LabNutCommand,
+  type LabNutDriverState,
+  type LabNutReachability,
+} from "./nut-server";
+import { LabSnmpAgent, type LabSnmpV3User } from "./snmp-agent";
+import { upsMibValues } from "./snmp-face";
+import { registerUpsSwitches } from "./switches";
+import {
+  PowerTimeline,
+  type PowerPatch,
+  type PowerSnapshot,
+  type PowerTimelineOptions,
+} from "./timeline";
+
+export type StartLabUpsOptions = Omit<PowerTimelineOptions, "now"> & {
+  /** The UPS's NUT name (`upsc <name>@host`). Default `labups`. */
+  name?: string;
+  /** The NUT server face; `false` = none. Credentials are generated unless given. */
+  nut?: false | { port?: number; username?: string; password?: string };
+  /** The SNMP agent face; `false` = none. `v3: false` = communities only. */
+  snmp?: false | { port?: number; community?: string; v3?: false | Partial<LabSnmpV3User> };
+  /** UPS-MIB objects the SNMP face does not serve (e.g. a card without upsSecondsOnBattery). */
+  snmpMissing?: readonly UpsMibObject[];
+  /** Real clock in ms, for tests that drive time themselves. */
+  now?: () => number;
+};
+
+export type LabUpsNutEndpoint = {
+  host: "127.0.0.1";
+  port: number;
+  upsName: string;
+  /** The console's user: `upsmon secondary`. */
+  username: string;
+  password: string;
+  /** A `upsmon primary` user (may send FSD), as the UPS's own upsmon would have. */
+  primary: { username: string; password: string };
+};
+
+export type LabUpsSnmpEndpoint = {
+  host: "127.0.0.1";
+  port: number;
+  community: string;
+  v3: LabSnmpV3User | null;
+};
+
+/** The switches of the lab UPS, from code (the control page and API use `switches`). */
+export type LabUpsController = {
+  snapshot(): PowerSnapshot;
+  pullPlug(): void;
+  restore(): void;
+  /** On battery at the low-battery threshold at once (the UPS that dies without warning). */
+  jumpToLowBattery(): void;
+  set(patch: PowerPatch): void;
+  /** The NUT driver: `stale` answers DATA-STALE, `not-connected` DRIVER-NOT-CONNECTED. */
+  readonly driver: LabNutDriverState;
+  setDriver(state: LabNutDriverState): void;
+  /** Both faces: `refused` closes the NUT port, `silent` answers nothing (SNMP drops either way). */
+  readonly reachability: LabNutReachability;
+  setReachability(state: LabNutReachability): Promise<void>;
+  /** PVE-UPS #25: the UPS's own on-battery counter starts here on the next outage (null = 0). */
+  readonly staleCounterOnNextOutage: number | null;
+  setStaleCounterOnNextOutage(seconds: number | null): void;
+};
+
+export type LabUps = {
+  name: string;
+  nut: LabUpsNutEndpoint | null;
+  snmp: LabUpsSnmpEndpoint | null;
+  control: LabUpsController;
+  /** Every switch and action, for the control page and API (`ups.*`). */
+  switches: SwitchRegistry;
+  /** Every line the NUT face received, passwords masked. */
+  readonly nutCommands: readonly LabNutCommand[];
+  /** Requests the SNMP face received (answered or dropped). */
+  readonly snmpRequests: number;
+  stop(): Promise<void>;
+};
+
+/**
+ * A lab UPS you can unplug (lab.md, "A UPS"): one power timeline, a NUT server face and an
+ * SNMP agent face both drawn from it, and switches for everything a real UPS does to a console.
+ */
+export async function startLabUps(options: StartLabUpsOptions = {}): Promise<LabUps> {
+  const name = options.name ?? "labups";
+  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name)) throw new Error(`lab: bad UPS name ${name}`);
+  const timeline = new PowerTimeline(options);
+  let driver: LabNutDriverState = "connected";
+  let reachability: LabNutReachability = "reachable";
+
+  let nutServer: LabNutServer | null = null;
+  let nut: LabUpsNutEndpoint | null = null;
+  let snmpAgent: LabSnmpAgent | null = null;
+  let snmpEndpoint: LabUpsSnmpEndpoint | null = null;
+  try {
+    if (options.nut !== false) {
+      const username = options.nut?.username ?? "clupilot";
+      const password = options.nut?.password ?? secret();
+      const primary = { username: "upsprimary", password: secret() };
+      nutServer = await LabNutServer.start({
+        devices: () => [labNutDevice({ name, timeline, driver: () => driver })],
+        users: [
+          { username, password, upsmon: "secondary" },
+          { ...primary, upsmon: "primary" },
+        ],
+        ...(options.nut?.port === undefined ? {} : { port: options.nut.port }),
+      });
+      nut = {
+        host: "127.0.0.1",
+        port: nutServer.port,
+        upsName: name,
+        username,
+        password,
+        primary,
+      };
+    }
+    if (options.snmp !== false) {
+      const community = options.snmp?.community ?? secret();
+      const v3Option = options.snmp?.v3;
+      const v3: LabSnmpV3User | null =
+        v3Option === false
+          ? null
+          : {
+              user: v3Option?.user ?? "clupilot",
+              authProtocol: v3Option?.authProtocol ?? "sha",
+              authKey: v3Option?.authKey ?? secret(),
+              privProtocol: v3Option?.privProtocol ?? "aes",
+              privKey: v3Option?.privKey ?? secret(),
+            };
+      const missing = new Set(options.snmpMissing ?? []);
+      snmpAgent = await LabSnmpAgent.start({
+        communities: [community],
+        v3Users: v3 === null ? [] : [v3],
+        values: () => upsMibValues(timeline.snapshot(), missing),
+        ...(options.snmp?.port === undefined ? {} : { port: options.snmp.port }),
+      });
+      snmpEndpoint = { host: "127.0.0.1", port: snmpAgent.port, community, v3 };
+    }
+  } catch (error) {
+    await nutServer?.stop();
+    await snmpAgent?.stop();
+    throw error;
+  }
+
+  const control: LabUpsController = {
+    snapshot: () => timeline.snapshot(),
+    pullPlug: () => timeline.pullPlug(),
+    restore: () => timeline.restore(),
+    jumpToLowBattery: () => timeline.jumpToLowBattery(),
+    set: (patch) => timeline.set(patch),
+    get driver() {
+      return driver;
+    },
+    setDriver(state) {
+      driver = state;
+    },
+    get reachability() {
+      return reachability;
+    },
+    async setReachability(state) {
+      reachability = state;
+      if (snmpAgent !== null) snmpAgent.silent = state !== "reachable";
+      await nutServer?.setReachability(state);
+    },
+    get staleCounterOnNextOutage() {
+      return timeline.staleCounterOnNextOutage;
+    },
+    setStaleCounterOnNextOutage(seconds) {
+      timeline.staleCounterOnNextOutage = seconds;
+    },
+  };
+  let stopping: Promise<void> | null = null;
+  return {
+    name,
+    nut,
+    snmp: snmpEndpoint,
+    control,
+    switches: registerUpsSwitches(new SwitchRegistry(), control),
+    get nutCommands() {
+      return nutServer?.commands ?? [];
+    },
+    get snmpRequests() {
+      return snmpAgent?.requests ?? 0;
+    },
+    stop() {
+      stopping ??= Promise.all([nutServer?.stop(), snmpAgent?.stop()]).then(() => {});
+      return stopping;
+    },
+  };
+}
+
+function secret(): string {
+  return randomBytes(12).toString("base64url");
+}

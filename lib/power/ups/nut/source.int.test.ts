@@ -1,0 +1,272 @@
+import net from "node:net";
+
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+import {
+  startLabTestPeer,
+  startUpsdTestPeer,
+  type NutTestPeer,
+  type NutTestPower,
+} from "@/lab/ups/nut-peers";
+import { startUpsdPeer, UPSD_PEER_USER } from "@/lab/ups/upsd-peer";
+import { waitUntil } from "@/lab/processes";
+
+import type { TNutSource, UpsReading } from "../reading";
+import { NutConnectionPool } from "./pool";
+import { NutUpsSource } from "./source";
+
+/**
+ * The NUT source against real NUT servers: Debian's upsd with dummy-ups, and the lab UPS's NUT
+ * face, running the same scenarios — so the client is proven against the real thing and the lab
+ * cannot drift into a dialect of its own.
+ */
+
+const ON_LINE: NutTestPower = { mains: true, chargePercent: 100, runtimeSeconds: 1800 };
+const ON_BATTERY: NutTestPower = { mains: false, chargePercent: 57, runtimeSeconds: 1026 };
+const LOW_BATTERY: NutTestPower = { mains: false, chargePercent: 8, runtimeSeconds: 144 };
+
+/** upsd needs up to ~2 s to serve a rewritten .dev file; the lab answers at once. */
+const CHANGE_TIMEOUT_MS = 6000;
+
+describe.each([
+  ["upsd", startUpsdTestPeer],
+  ["lab", startLabTestPeer],
+] as const)("NUT source against %s", (_name, startPeer) => {
+  let peer: NutTestPeer;
+  let pool: NutConnectionPool;
+  let source: NutUpsSource;
+
+  beforeAll(async () => {
+    peer = await startPeer(ON_LINE);
+    // A short backoff keeps the reconnect scenarios quick.
+    pool = new NutConnectionPool({ reconnectBackoff: { initialMs: 100, maxMs: 400 } });
+    source = sourceFor(peer, pool);
+  });
+
+  afterAll(async () => {
+    await source?.close();
+    await peer?.stop();
+  });
+
+  async function readUntil(
+    what: string,
+    matches: (reading: UpsReading) => boolean,
+    from: NutUpsSource = source,
+  ): Promise<UpsReading> {
+    let last: UpsReading | undefined;
+    await waitUntil(
+      async () => {
+        last = await from.read();
+        return matches(last);
+      },
+      { timeoutMs: CHANGE_TIMEOUT_MS, what: `${what} (last: ${JSON.stringify(last)})` },
+    );
+    return last!;
+  }
+
+  it("reads a UPS on line with its charge and runtime", async () => {
+    const reading = await readUntil("on line", (r) => r.kind === "reading");
+    expect(reading).toMatchObject({
+      kind: "reading",
+      onBattery: false,
+      lowBattery: false,
+      chargePercent: 100,
+      runtimeSeconds: 1800,
+      reportedSecondsOnBattery: null,
+      rawStatus: "OL",
+    });
+  });
+
+  it("follows the UPS from on line to on battery to low battery", async () => {
+    await peer.power(ON_BATTERY);
+    expect(await readUntil("on battery", (r) => r.kind === "reading" && r.onBattery)).toMatchObject(
+      {
+        onBattery: true,
+        lowBattery: false,
+        chargePercent: 57,
+        runtimeSeconds: 1026,
+        rawStatus: "OB DISCHRG",
+      },
+    );
+    await peer.power(LOW_BATTERY);
+    expect(
+      await readUntil("low battery", (r) => r.kind === "reading" && r.lowBattery),
+    ).toMatchObject({
+      onBattery: true,
+      lowBattery: true,
+      chargePercent: 8,
+      runtimeSeconds: 144,
+      rawStatus: "OB DISCHRG LB",
+    });
+    await peer.power(ON_LINE);
+    await readUntil("on line again", (r) => r.kind === "reading" && !r.onBattery);
+  });
+
+  it("reads a stale driver as no reliable reading, never as on line, and recovers", async () => {
+    await peer.freezeDriver();
+    const stale = await readUntil("DATA-STALE", (r) => r.kind === "unreliable");
+    expect(stale).toMatchObject({ kind: "unreliable" });
+    expect(stale.kind === "unreliable" && stale.reason).toMatch(
+      /^upsd at 127\.0\.0\.1:\d+ answered ERR DATA-STALE for UPS labups: /,
+    );
+    await peer.startDriver();
+    await readUntil("fresh data again", (r) => r.kind === "reading");
+  });
+
+  it("reads a driver that is not running as no reliable reading, and recovers", async () => {
+    await peer.killDriver();
+    const reading = await readUntil("DRIVER-NOT-CONNECTED", (r) => r.kind === "unreliable");
+    expect(reading.kind === "unreliable" && reading.reason).toMatch(
+      /answered ERR DRIVER-NOT-CONNECTED for UPS labups: /,
+    );
+    await peer.startDriver();
+    // upsd reconnects to a restarted driver by itself, within its own poll cycle.
+    await readUntil("driver back", (r) => r.kind === "reading", source);
+  }, 30_000);
+
+  it("reads a stopped server as refused, then reconnects by itself when it is back", async () => {
+    await peer.stopServer();
+    const refused = await source.read();
+    expect(refused.kind).toBe("unreliable");
+    expect(refused.kind === "unreliable" && refused.reason).toMatch(
+      /^upsd at 127\.0\.0\.1:\d+ refused the connection/,
+    );
+    await peer.startServer();
+    await readUntil("server back", (r) => r.kind === "reading" && !r.onBattery);
+  });
+
+  it("reads forced shutdown (FSD from the primary upsmon) as on battery and low battery", async () => {
+    await readUntil("on line", (r) => r.kind === "reading" && !r.onBattery);
+    await peer.declareForcedShutdown();
+    expect(
+      await readUntil("FSD", (r) => r.kind === "reading" && r.rawStatus.includes("FSD")),
+    ).toMatchObject({ onBattery: true, lowBattery: true, rawStatus: "FSD OL" });
+    // upsd keeps FSD until it restarts.
+    await peer.stopServer();
+    await peer.startServer();
+    await readUntil("FSD gone", (r) => r.kind === "reading" && !r.onBattery);
+  });
+
+  it("reports a wrong password as ACCESS-DENIED, never as a reading", async () => {
+    const wrong = sourceFor(peer, pool, { password: "not the password" });
+    try {
+      const reading = await wrong.read();
+      expect(reading.kind).toBe("unreliable");
+      expect(reading.kind === "unreliable" && reading.reason).toMatch(
+        /refused the login of user "monuser" \(ERR ACCESS-DENIED\): check the password/,
+      );
+      expect(JSON.stringify(reading)).not.toContain("not the password");
+    } finally {
+      await wrong.close();
+    }
+  });
+
+  it("reports a UPS name the server does not have as UNKNOWN-UPS", async () => {
+    const unknown = sourceFor(peer, pool, { upsName: "nosuchups" });
+    try {
+      const reading = await unknown.read();
+      expect(reading.kind === "unreliable" && reading.reason).toMatch(
+        /answered ERR UNKNOWN-UPS for UPS nosuchups: it serves no UPS of that name/,
+      );
+    } finally {
+      await unknown.close();
+    }
+  });
+
+  it("reads anonymously when no user is configured", async () => {
+    const anonymous = sourceFor(peer, pool, { username: undefined, password: undefined });
+    try {
+      expect(await anonymous.read()).toMatchObject({ kind: "reading", onBattery: false });
+    } finally {
+      await anonymous.close();
+    }
+  });
+});
+
+describe("NUT connections", () => {
+  it("serves two UPS on one upsd over one shared connection, in order", async () => {
+    const peer = await startUpsdPeer({
+      ups: [
+        { name: "ups1", vars: { "ups.status": "OL", "battery.charge": "100" } },
+        { name: "ups2", vars: { "ups.status": "OB DISCHRG", "battery.charge": "40" } },
+      ],
+    });
+    const pool = new NutConnectionPool();
+    const config = {
+      type: "nut" as const,
+      host: peer.host,
+      port: peer.port,
+      ...UPSD_PEER_USER,
+    };
+    const first = new NutUpsSource({ ...config, upsName: "ups1" }, { pool });
+    const second = new NutUpsSource({ ...config, upsName: "ups2" }, { pool });
+    try {
+      // Concurrent reads on the one connection: each gets its own UPS's answer.
+      const readings = await Promise.all([
+        first.read(),
+        second.read(),
+        first.read(),
+        second.read(),
+      ]);
+      expect(readings.map((r) => r.kind === "reading" && r.chargePercent)).toEqual([
+        100, 40, 100, 40,
+      ]);
+      expect(pool.size).toBe(1);
+    } finally {
+      await first.close();
+      await second.close();
+      await peer.stop();
+    }
+    expect(pool.size).toBe(0);
+  });
+
+  it("gives up on a server that accepts and never answers within the deadline", async () => {
+    // The one case without a real NUT server: a peer that says nothing at all.
+    const sockets = new Set<net.Socket>();
+    const silent = net.createServer((socket) => {
+      sockets.add(socket);
+      socket.resume(); // reads and ignores, so it sees the client hang up
+    });
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    const port = (silent.address() as net.AddressInfo).port;
+    const pool = new NutConnectionPool();
+    const source = new NutUpsSource(
+      { type: "nut", host: "127.0.0.1", port, upsName: "labups" },
+      { pool, deadlineMs: 500 },
+    );
+    try {
+      const reading = await source.read();
+      expect(reading).toMatchObject({ kind: "unreliable" });
+      expect(reading.kind === "unreliable" && reading.reason).toBe(
+        `upsd at 127.0.0.1:${port} did not answer within 0.5 s`,
+      );
+      // The connection it gave up on is closed, not left for the next answer to confuse.
+      await waitUntil(() =>
+        [...sockets].every((socket) => socket.destroyed || socket.readableEnded),
+      );
+    } finally {
+      await source.close();
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
+  });
+});
+
+function sourceFor(
+  peer: NutTestPeer,
+  pool: NutConnectionPool,
+  overrides: Partial<Pick<TNutSource, "upsName" | "username" | "password">> = {},
+): NutUpsSource {
+  return new NutUpsSource(
+    {
+      type: "nut",
+      host: peer.host,
+      port: peer.port,
+      upsName: peer.upsName,
+      username: peer.user.username,
+      password: peer.user.password,
+      ...overrides,
+    },
+    { pool },
+  );
+}

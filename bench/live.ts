@@ -83,8 +83,10 @@ async function main() {
       LIVE_CHANNEL,
       JSON.stringify({ type: "run", runId, hostId: null }),
     ]);
-    await writer.query("commit");
+    // From sending COMMIT: listeners can hear the NOTIFY before the writer hears COMMIT's answer
+    // (timing from that answer gave negative latencies).
     const committed = performance.now();
+    await writer.query("commit");
     const deadline = committed + 5000;
     while ((!arrivedSse.has(runId) || !arrivedBare.has(runId)) && performance.now() < deadline) {
       await new Promise((resolve) => setImmediate(resolve));

@@ -1,11 +1,21 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
-import { isProcessAlive } from "@/lab/processes";
+import { afterEach, describe, expect, it } from "vitest";
+import { isProcessAlive, waitUntil } from "@/lab/processes";
 
 const root = path.resolve(import.meta.dirname, "../..");
 
 type Ended = { code: number | null; stdout: string; stderr: string; pids: number[] };
+
+/** Every process id a case saw (fixture, launcher, sleepers): none may outlive a failed case. */
+const seen = new Set<number>();
+const remember = (output: string) => {
+  for (const match of output.matchAll(/(?:sleeper|bench) (\d+)/g)) seen.add(Number(match[1]));
+};
+afterEach(() => {
+  for (const pid of seen) if (isProcessAlive(pid)) process.kill(pid, "SIGKILL");
+  seen.clear();
+});
 
 /**
  * Runs fixtures/bench-that-ends.ts as its own Node process; `signal` is sent once it has
@@ -17,11 +27,13 @@ function runFixture(how: string, signal?: { name: NodeJS.Signals; at: string }):
     ["--import", "tsx", "bench/support/fixtures/bench-that-ends.ts", how],
     { cwd: root, stdio: ["ignore", "pipe", "pipe"] },
   );
+  seen.add(child.pid!);
   let stdout = "";
   let stderr = "";
   let signalled = false;
   child.stdout.on("data", (chunk) => {
     stdout += chunk;
+    remember(stdout);
     if (signal && !signalled && stdout.includes(`${signal.at}\n`)) {
       signalled = true;
       child.kill(signal.name);
@@ -76,6 +88,31 @@ describe(
       expect(ended.pids).toHaveLength(1);
       expect(ended.pids.filter(isProcessAlive)).toEqual([]);
       expect(ended.stdout).toContain("stopped last\nstopped first\n");
+    });
+
+    it("when its launcher is killed: stops by itself", async () => {
+      // sh starts the bench in the background and is then killed: nobody signals the bench.
+      const launcher = spawn(
+        "/bin/sh",
+        [
+          "-c",
+          `'${process.execPath}' --import tsx bench/support/fixtures/bench-that-ends.ts wait & echo "bench $!"; wait`,
+        ],
+        { cwd: root, stdio: ["ignore", "pipe", "pipe"] },
+      );
+      seen.add(launcher.pid!);
+      let stdout = "";
+      launcher.stdout.on("data", (chunk) => remember((stdout += chunk)));
+      await waitUntil(() => /ready\n/.test(stdout), { timeoutMs: 20_000, what: "the bench" });
+      const bench = Number(/bench (\d+)/.exec(stdout)![1]);
+      const sleeper = Number(/sleeper (\d+)/.exec(stdout)![1]);
+      launcher.kill("SIGKILL");
+      await waitUntil(() => !isProcessAlive(bench), {
+        timeoutMs: 20_000,
+        what: "the bench to end",
+      });
+      expect(stdout).toContain("stopped last\nstopped first\n");
+      expect(isProcessAlive(sleeper)).toBe(false);
     });
 
     it("on Ctrl-C while something is still starting: that is stopped too, once it has started", async () => {

@@ -1,6 +1,7 @@
 /**
  * How every bench starts and ends. `runBench(main)` runs the bench; whatever way it ends — main
- * returns or throws, Ctrl-C (SIGINT), SIGTERM, SIGHUP, an uncaught error — everything registered
+ * returns or throws, Ctrl-C (SIGINT), SIGTERM, SIGHUP, an uncaught error, its launcher killed —
+ * everything registered
  * with `stopAtEnd`/`startUntilEnd` is stopped, newest first, before the process exits. Benches
  * start servers, Postgres (pg_ctl puts it in its own session) and workers that outlive a bench
  * process that simply dies, so nothing may be started without being registered here.
@@ -72,6 +73,14 @@ export function runBench(main: () => Promise<void>): void {
   };
   process.on("uncaughtException", failed);
   process.on("unhandledRejection", failed);
+  // A bench whose launcher is gone (killed, or a wrapper that does not pass signals on) has
+  // nobody left to report to: it stops as if the terminal had hung up.
+  const launcher = process.ppid;
+  setInterval(() => {
+    if (endedAt === null && process.ppid !== launcher) {
+      void end(SIGNAL_CODES.SIGHUP, "bench: its launcher is gone: stopping what the bench started");
+    }
+  }, 500).unref();
   main().then(() => end(Number(process.exitCode ?? 0)), failed);
 }
 

@@ -1,5 +1,6 @@
 import { drizzle, type NodePgDatabase } from "drizzle-orm/node-postgres";
 import pg from "pg";
+import { trackReachability, type Reachability } from "./reachability";
 import * as schema from "./schema";
 
 export type Database = NodePgDatabase<typeof schema>;
@@ -20,13 +21,25 @@ export function databaseUrl(): string {
   return url;
 }
 
-export function createDb(connectionString: string, max = 10): DbHandle {
+/**
+ * A pool with its connection losses handled: `pg` emits 'error' for a client that loses its
+ * connection while idle in the pool (a database restart), and an 'error' nobody listens to ends
+ * the process. The next query simply connects anew; `reachability` hears of the loss and of the
+ * next successful connection (one log line each, however many clients were dropped).
+ */
+export function createDb(
+  connectionString: string,
+  max = 10,
+  reachability: Reachability = trackReachability({
+    log: (line) => console.error(line),
+    meanwhile: "queries fail until it is back, then reconnect",
+  }),
+): DbHandle {
   const pool = new pg.Pool({ connectionString, max });
-  // An idle client losing its connection (database restart) must not crash the process;
-  // the next query reconnects.
-  pool.on("error", (error) => console.error(`database connection lost: ${error.message}`));
+  pool.on("error", (error) => reachability.lost(error));
   pool.on("connect", (client) => {
-    client.on("error", (error) => console.error(`database connection lost: ${error.message}`));
+    reachability.answered();
+    client.on("error", (error) => reachability.lost(error));
   });
   return { pool, db: drizzle(pool, { schema }) };
 }

@@ -1,0 +1,44 @@
+import { safeErrorSummary } from "@/lib/errors";
+import { isAftermathOfLoss } from "./unreachable";
+
+/**
+ * Whether this process can reach its database, as its own calls last found out. While the
+ * database is away every poll, heartbeat and request fails the same way; the log gets one line
+ * when it goes away and one when it is back, not one per failed call.
+ */
+export type Reachability = {
+  /**
+   * A call failed because the database is away (see isDatabaseUnreachable). A query on a client
+   * that broke earlier is not counted: that loss was reported when it happened.
+   */
+  lost(error: unknown): void;
+  /** A call got an answer from the database. */
+  answered(): void;
+  readonly reachable: boolean;
+};
+
+export function trackReachability(options: {
+  log: (line: string) => void;
+  /** What this process does meanwhile, for the log line ("ticks wait …", "answering 503 …"). */
+  meanwhile: string;
+  now?: () => number;
+}): Reachability {
+  const now = options.now ?? Date.now;
+  let awaySince: number | null = null;
+  return {
+    lost(error) {
+      if (awaySince !== null || isAftermathOfLoss(error)) return;
+      awaySince = now();
+      options.log(`database unreachable (${safeErrorSummary(error)}); ${options.meanwhile}`);
+    },
+    answered() {
+      if (awaySince === null) return;
+      const seconds = ((now() - awaySince) / 1000).toFixed(1);
+      awaySince = null;
+      options.log(`database reachable again after ${seconds} s`);
+    },
+    get reachable() {
+      return awaySince === null;
+    },
+  };
+}

@@ -1,5 +1,6 @@
 import { databaseUrl } from "@/lib/db/client";
 import { pipelines } from "@/lib/steps/pipelines";
+import { guardWorkerProcess } from "./process-guard";
 import { startWorker } from "./runner";
 
 /** The worker process: `npm start` runs it next to the web server; it can also run alone. */
@@ -9,7 +10,15 @@ async function main() {
     pipelines,
     concurrency: Number(process.env.CLUPILOT_WORKER_CONCURRENCY ?? 4),
     log: (line) => console.log(`[worker] ${line}`),
+    onUnexpectedStop: (reason) => {
+      console.error(`[worker] graphile-worker stopped by itself (${reason}); exiting`);
+      // graphile-worker sets 57 when a newer worker migrated the schema incompatibly.
+      process.exit(
+        typeof process.exitCode === "number" && process.exitCode !== 0 ? process.exitCode : 1,
+      );
+    },
   });
+  guardWorkerProcess(worker, (line) => console.error(`[worker] ${line}`));
   console.log(`[worker] ready (pid ${process.pid})`);
   let stopping = false;
   const stop = (signal: string) => {

@@ -1,15 +1,20 @@
 import { EventEmitter } from "node:events";
 import { Logger, run, type Runner, type WorkerEvents } from "graphile-worker";
 import { createDb } from "@/lib/db/client";
+import { trackReachability, type Reachability } from "@/lib/db/reachability";
+import { isDatabaseUnreachable } from "@/lib/db/unreachable";
+import { safeErrorSummary } from "@/lib/errors";
 import type { EngineOptions } from "@/lib/pipeline/engine";
 import {
   beat,
   forgetWorkers,
   HEARTBEAT_INTERVAL_MS,
   recoverDeadWorkers,
+  releaseStrandedJobs,
 } from "@/lib/pipeline/recovery";
 import { TICK_TASK } from "@/lib/pipeline/schedule";
 import type { AnyPipeline } from "@/lib/pipeline/step";
+import { createJobLedger, SETTLE_MS } from "./job-ledger";
 import { createRunTickTask } from "./tasks/run-tick";
 import {
   createVmTemplateCheckTask,
@@ -34,9 +39,23 @@ export type WorkerOptions = {
   periodicChecks?: boolean;
   /** graphile-worker's event emitter, for callers that measure (benchmarks). */
   events?: WorkerEvents;
+  /**
+   * graphile-worker's runner stopped without stop() being called (it does not for a lost
+   * database: it polls and re-LISTENs by itself; it does for a breaking migration by a newer
+   * worker, or a worker that exited). Default: one log line. A worker process exits instead,
+   * so its supervisor starts a fresh one rather than keeping a process that beats its heartbeat
+   * and takes no job.
+   */
+  onUnexpectedStop?: (reason: string) => void;
 };
 
-export type WorkerHandle = { stop(): Promise<void>; runner: Runner; workerIds(): string[] };
+export type WorkerHandle = {
+  stop(): Promise<void>;
+  runner: Runner;
+  workerIds(): string[];
+  /** This process's view of its database (one log line when it goes away, one when it is back). */
+  reachability: Reachability;
+};
 
 /**
  * Starts graphile-worker with the run-tick task, the heartbeat of its workers, and the sweep
@@ -45,8 +64,17 @@ export type WorkerHandle = { stop(): Promise<void>; runner: Runner; workerIds():
 export async function startWorker(options: WorkerOptions): Promise<WorkerHandle> {
   const concurrency = options.concurrency ?? 4;
   const log = options.log ?? ((line: string) => console.log(line));
+  const reachability = trackReachability({
+    log,
+    meanwhile: "ticks wait and resume by themselves once it is back",
+  });
+  /** A failure of the database's making is reported once per outage; anything else, as it comes. */
+  const report = (what: string, error: unknown) => {
+    if (isDatabaseUnreachable(error)) reachability.lost(error);
+    else log(`${what}: ${safeErrorSummary(error)}`);
+  };
   // Each concurrent tick holds a connection for its visit; graphile-worker needs its own too.
-  const { pool, db } = createDb(options.connectionString, concurrency * 2 + 4);
+  const { pool, db } = createDb(options.connectionString, concurrency * 2 + 4, reachability);
   const engine: EngineOptions = { ...options.engine, db, pipelines: options.pipelines };
   const workerIds = new Set<string>();
   const events: WorkerEvents = options.events ?? new EventEmitter();
@@ -61,6 +89,12 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
   events.on("worker:stop", ({ worker }) => {
     workerIds.delete(worker.workerId);
   });
+  // graphile-worker retries a failed job fetch every poll interval by itself, logging it only
+  // at debug level: these events are how this process learns the database went and came back.
+  events.on("worker:getJob:error", ({ error }) => report("fetching a job failed", error));
+  events.on("worker:getJob:empty", () => reachability.answered());
+  events.on("job:start", () => reachability.answered());
+  const ledger = createJobLedger(events);
 
   const runner = await run({
     pgPool: pool,
@@ -74,39 +108,70 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
     crontab: options.periodicChecks === false ? "" : VM_TEMPLATE_CHECK_CRONTAB,
     events,
     // Per-job INFO lines would drown the console's own output; warnings and errors pass, with
-    // a failed query's parameters cut off (they may hold a sealed secret or a log line).
-    logger: new Logger(() => (level, message) => {
-      if (level === "error" || level === "warning") {
+    // a failed query's parameters cut off (they may hold a sealed secret or a log line). Its
+    // errors about a lost database (LISTEN retries, failed ticks, cron) are the one outage line.
+    logger: new Logger(() => (level, message, meta) => {
+      const error = meta?.error ?? meta?.fatalError;
+      if (error !== undefined && isDatabaseUnreachable(error)) reachability.lost(error);
+      else if (level === "error" || level === "warning") {
         log(`graphile-worker ${level}: ${withoutQueryParams(message)}`);
       }
     }),
   });
 
+  let stopped = false;
+  const onUnexpectedStop =
+    options.onUnexpectedStop ??
+    ((reason: string) => log(`graphile-worker stopped by itself (${reason}); no job is taken`));
+  runner.promise.then(
+    () => stopped || onUnexpectedStop("its worker pool ended"),
+    (error: unknown) => stopped || onUnexpectedStop(safeErrorSummary(error)),
+  );
+
   const ids = () => [...workerIds];
   await beat(db, ids());
   const sweep = async () => {
     try {
-      const report = await recoverDeadWorkers(db, ids());
-      if (report.unlockedWorkers.length > 0) {
-        log(`released jobs of dead workers ${report.unlockedWorkers.join(", ")}`);
+      const recovered = await recoverDeadWorkers(db, ids());
+      if (recovered.unlockedWorkers.length > 0) {
+        log(`released jobs of dead workers ${recovered.unlockedWorkers.join(", ")}`);
       }
-      if (report.rescheduledRuns.length > 0) {
-        log(`rescheduled runs that had lost their tick: ${report.rescheduledRuns.join(", ")}`);
+      if (recovered.rescheduledRuns.length > 0) {
+        log(`rescheduled runs that had lost their tick: ${recovered.rescheduledRuns.join(", ")}`);
+      }
+      const stranded = await releaseStrandedJobs(
+        db,
+        ids(),
+        { busy: ledger.busy(), succeeded: ledger.succeeded() },
+        SETTLE_MS / 1000,
+      );
+      if (stranded.completed.length > 0) {
+        log(
+          `jobs done before the database went away, recorded now: ${stranded.completed.join(", ")}`,
+        );
+      }
+      if (stranded.released.length > 0) {
+        log(
+          `jobs whose end was lost with the database, handed back: ${stranded.released.join(", ")}`,
+        );
       }
     } catch (error) {
-      log(`recovery sweep failed (will retry): ${(error as Error).message}`);
+      report("recovery sweep failed (will retry)", error);
     }
   };
   await sweep();
   const heartbeat = setInterval(() => {
-    beat(db, ids()).catch((error: Error) => log(`heartbeat failed (will retry): ${error.message}`));
+    beat(db, ids()).then(
+      () => reachability.answered(),
+      (error: unknown) => report("heartbeat failed (will retry)", error),
+    );
   }, HEARTBEAT_INTERVAL_MS);
   const sweeper = setInterval(() => void sweep(), options.recoveryIntervalMs ?? 10_000);
 
-  let stopped = false;
   return {
     runner,
     workerIds: ids,
+    reachability,
     async stop() {
       if (stopped) return;
       stopped = true;

@@ -87,11 +87,7 @@ export async function recoverDeadWorkers(
     (id) => !ownWorkerIds.includes(id),
   );
   if (unlock.length > 0) {
-    const ids = sql.join(
-      unlock.map((id) => sql`${id}`),
-      sql`, `,
-    );
-    await db.execute(sql`select graphile_worker.force_unlock_workers(array[${ids}]::text[])`);
+    await db.execute(sql`select graphile_worker.force_unlock_workers(${textArray(unlock)})`);
     await forgetWorkers(db, unlock);
   }
   return { unlockedWorkers: unlock, rescheduledRuns: await rescheduleOrphanRuns(db) };
@@ -111,4 +107,61 @@ async function rescheduleOrphanRuns(db: Database): Promise<string[]> {
     });
   }
   return orphans.rows.map((r) => r.id);
+}
+
+export type StrandedJobsReport = { completed: string[]; released: string[] };
+
+/**
+ * Jobs locked in the name of this live process that none of its workers is running: their
+ * finish (graphile-worker's completeJob / failJob) was lost because the database was away at
+ * that moment, or a job was locked by a fetch whose answer never arrived. Nobody else releases
+ * them — this process beats its heartbeat — so it does it itself, the way graphile-worker would
+ * have: a job that succeeded is deleted, any other is handed back with the usual retry delay.
+ * `jobs.busy` are the ones its workers still hold (see worker/job-ledger.ts); a lock younger
+ * than `settleSeconds` is left alone, as its job may not have reached a worker yet.
+ */
+export async function releaseStrandedJobs(
+  db: Database,
+  ownWorkerIds: readonly string[],
+  jobs: { busy: ReadonlySet<string>; succeeded: ReadonlySet<string> },
+  settleSeconds: number,
+): Promise<StrandedJobsReport> {
+  if (ownWorkerIds.length === 0) return { completed: [], released: [] };
+  const own = textArray(ownWorkerIds);
+  const locked = await db.execute<{ id: string }>(sql`
+    select id::text as id from graphile_worker._private_jobs
+    where locked_by = any(${own}) and locked_at < now() - make_interval(secs => ${settleSeconds})`);
+  const stranded = locked.rows.map((row) => row.id).filter((id) => !jobs.busy.has(id));
+  const completed = stranded.filter((id) => jobs.succeeded.has(id));
+  const released = stranded.filter((id) => !jobs.succeeded.has(id));
+  if (completed.length > 0) {
+    await db.execute(sql`
+      with j as (
+        delete from graphile_worker._private_jobs
+        where id = any(${textArray(completed)}::bigint[]) and locked_by = any(${own})
+        returning job_queue_id, locked_by)
+      update graphile_worker._private_job_queues q set locked_by = null, locked_at = null
+      from j where q.id = j.job_queue_id and q.locked_by = j.locked_by`);
+  }
+  if (released.length > 0) {
+    await db.execute(sql`
+      with j as (
+        update graphile_worker._private_jobs
+        set locked_by = null, locked_at = null,
+          last_error = 'its worker lost the database before it could record how the job ended',
+          run_at = greatest(now(), run_at) + exp(least(attempts, 10)) * interval '1 second'
+        where id = any(${textArray(released)}::bigint[]) and locked_by = any(${own})
+        returning job_queue_id)
+      update graphile_worker._private_job_queues q set locked_by = null, locked_at = null
+      from j where q.id = j.job_queue_id and q.locked_by = any(${own})`);
+  }
+  return { completed, released };
+}
+
+/** A `text[]` of the values, one parameter each. */
+function textArray(values: readonly string[]) {
+  return sql`array[${sql.join(
+    values.map((value) => sql`${value}`),
+    sql`, `,
+  )}]::text[]`;
 }

@@ -1,17 +1,7 @@
-import crypto from "node:crypto";
-import https from "node:https";
-import net from "node:net";
-import tls from "node:tls";
-import type { z } from "zod";
-import {
-  ProxmoxAuthError,
-  ProxmoxCertificateMismatchError,
-  ProxmoxPermissionError,
-  ProxmoxUnavailableError,
-} from "./errors";
+import { z } from "zod";
 import { configIsTemplate } from "./is-template";
+import { pinnedApiCall, type PinnedRequest } from "./pinned-https";
 import {
-  ZEnvelope,
   ZNodeList,
   ZNodeStatus,
   ZPermissions,
@@ -42,23 +32,11 @@ export const PROXMOX_REQUESTS = [
   "GET /nodes",
   "GET /nodes/{node}/status",
   "GET /nodes/{node}/storage",
+  "POST /nodes/{node}/status",
 ] as const;
 
-function normalizeFingerprint(value: string): string {
-  return value.replace(/[^0-9a-f]/gi, "").toUpperCase();
-}
-
-function formatFingerprint(der: Buffer): string {
-  const hex = crypto.createHash("sha256").update(der).digest("hex").toUpperCase();
-  return hex.match(/../g)!.join(":");
-}
-
 export class ProxmoxClient {
-  private readonly url: URL;
-
-  constructor(private readonly target: ProxmoxTarget) {
-    this.url = new URL(target.baseUrl);
-  }
+  constructor(private readonly target: ProxmoxTarget) {}
 
   /** `GET /version`. */
   version() {
@@ -116,125 +94,39 @@ export class ProxmoxClient {
     return configIsTemplate(await this.vmConfig(vmid));
   }
 
-  private async get<S extends z.ZodType>(path: string, schema: S): Promise<z.infer<S>> {
-    const { status, body } = await this.request("GET", path);
-    const what = `GET ${path} on ${this.target.node}`;
-    if (status === 401)
-      throw new ProxmoxAuthError(`${what}: the API token was refused (401); check or recreate it`);
-    if (status === 403)
-      throw new ProxmoxPermissionError(`${what}: permission denied (403): ${proxmoxMessage(body)}`);
-    if (status < 200 || status >= 300) {
-      throw new ProxmoxUnavailableError(
-        `${what} answered ${status}: ${proxmoxMessage(body)}`,
-        status,
-      );
-    }
-    let json: unknown;
-    try {
-      json = JSON.parse(body);
-    } catch {
-      throw new ProxmoxUnavailableError(`${what} answered with something that is not JSON`);
-    }
-    const envelope = ZEnvelope.safeParse(json);
-    const parsed = envelope.success ? schema.safeParse(envelope.data.data) : undefined;
-    if (!parsed?.success)
-      throw new ProxmoxUnavailableError(`${what} answered in an unexpected shape`);
-    return parsed.data;
-  }
-
   /**
-   * One request on its own TLS connection. The certificate is checked against the pin before
-   * a single byte of the request (and so the token) is written.
+   * `POST /nodes/{node}/status command=shutdown` (needs `Sys.PowerMgmt` on `/nodes/{node}`), to
+   * this node's own address: Proxmox answers null at once and powers off about two seconds
+   * later (`sleep 2; poweroff`), stopping its guests on the way.
    */
-  private request(method: string, path: string): Promise<{ status: number; body: string }> {
-    const timeoutMs = this.target.timeoutMs ?? 15_000;
-    const host = this.url.hostname.replace(/^\[|\]$/g, "");
-    const port = Number(this.url.port || 8006);
-    const where = `${this.url.origin}`;
-    return new Promise((resolve, reject) => {
-      let settled = false;
-      const done = (error: Error | null, value?: { status: number; body: string }) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        if (error) reject(error);
-        else resolve(value!);
-      };
-      const timer = setTimeout(() => {
-        socket.destroy();
-        done(
-          new ProxmoxUnavailableError(
-            `${method} ${path} on ${where} timed out after ${timeoutMs} ms`,
-          ),
-        );
-      }, timeoutMs);
-      const socket = tls.connect({
-        host,
-        port,
-        servername: net.isIP(host) ? undefined : host,
-        rejectUnauthorized: false,
-      });
-      socket.once("error", (error) =>
-        done(
-          new ProxmoxUnavailableError(
-            `could not reach the Proxmox API at ${where}: ${error.message}`,
-          ),
-        ),
-      );
-      socket.once("secureConnect", () => {
-        const cert = socket.getPeerCertificate();
-        const offered = cert?.raw ? formatFingerprint(cert.raw) : "none";
-        if (normalizeFingerprint(offered) !== normalizeFingerprint(this.target.certSha256)) {
-          socket.destroy();
-          return done(new ProxmoxCertificateMismatchError(where, this.target.certSha256, offered));
-        }
-        const req = https.request(
-          {
-            method,
-            host,
-            port,
-            path: `/api2/json${path}`,
-            headers: {
-              Authorization: `PVEAPIToken=${this.target.tokenId}=${this.target.tokenSecret}`,
-              Accept: "application/json",
-            },
-            createConnection: () => socket,
-            agent: false,
-            // The socket's certificate was just checked against the pin; without this, the
-            // request re-verifies it against the CA store and refuses Proxmox's self-signed one.
-            rejectUnauthorized: false,
-          },
-          (res) => {
-            let body = "";
-            res.setEncoding("utf8");
-            res.on("data", (chunk: string) => (body += chunk));
-            res.on("end", () => done(null, { status: res.statusCode ?? 0, body }));
-            res.on("error", (error) =>
-              done(
-                new ProxmoxUnavailableError(
-                  `${method} ${path} on ${where} broke off: ${error.message}`,
-                ),
-              ),
-            );
-          },
-        );
-        req.on("error", (error) =>
-          done(
-            new ProxmoxUnavailableError(`${method} ${path} on ${where} failed: ${error.message}`),
-          ),
-        );
-        req.end();
-      });
-    });
+  async shutdownNode(): Promise<void> {
+    await this.call(
+      { method: "POST", path: this.shutdownPath(), form: { command: "shutdown" } },
+      z.null(),
+    );
   }
-}
 
-function proxmoxMessage(body: string): string {
-  try {
-    const message = (JSON.parse(body) as { message?: unknown }).message;
-    if (typeof message === "string" && message.trim()) return message.trim();
-  } catch {
-    // not JSON
+  /** The path `shutdownNode` posts to. */
+  shutdownPath(): string {
+    return `/nodes/${encodeURIComponent(this.target.node)}/status`;
   }
-  return body.trim().slice(0, 200) || "no message";
+
+  private get<S extends z.ZodType>(path: string, schema: S): Promise<z.infer<S>> {
+    return this.call({ method: "GET", path }, schema);
+  }
+
+  private call<S extends z.ZodType>(
+    request: Omit<PinnedRequest, "authorization">,
+    schema: S,
+  ): Promise<z.infer<S>> {
+    return pinnedApiCall(
+      this.target,
+      {
+        ...request,
+        authorization: `PVEAPIToken=${this.target.tokenId}=${this.target.tokenSecret}`,
+      },
+      schema,
+      `${request.method} ${request.path} on ${this.target.node}`,
+    );
+  }
 }

@@ -1,15 +1,12 @@
 import { and, desc, eq, gte, ilike, lte, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
+import { blankToUndefined, optionalInstant } from "@/lib/api/query-params";
 import type { Database } from "@/lib/db/client";
 import { auditLog, auditOutcome } from "@/lib/db/schema";
 import { AUDIT_ACTIONS } from "./actions";
 
 export const AUDIT_PAGE_SIZE = 50;
 const MAX_PAGE_SIZE = 200;
-
-/** A query-string or form value left empty means "no filter", not "match the empty string". */
-const blankToUndefined = (value: unknown) =>
-  typeof value === "string" && value.trim() === "" ? undefined : value;
 
 const optionalText = (max: number, what: string) =>
   z.preprocess(
@@ -22,22 +19,6 @@ const optionalText = (max: number, what: string) =>
       .refine((text) => !text.includes("\0"), `Remove the NUL character from ${what}.`)
       .optional(),
   );
-
-/**
- * A point in time for the range filter. The page's `datetime-local` inputs send no offset; those
- * are read as UTC (the page says so), so a URL means the same thing in every browser.
- */
-const optionalInstant = z.preprocess(
-  blankToUndefined,
-  z.iso
-    .datetime({
-      local: true,
-      offset: true,
-      error: "Enter a date and time like 2026-11-30T05:30 (UTC) or with an offset.",
-    })
-    .transform((text) => new Date(/[zZ]|[+-]\d\d:?\d\d$/.test(text) ? text : `${text}Z`))
-    .optional(),
-);
 
 /** Where the previous page stopped: the last entry's exact time (microseconds) and id. */
 const ZAuditCursor = z.object({

@@ -14,6 +14,10 @@ import { UPS_MIB, type UpsMibObject } from "@/lib/power/ups/snmp/ups-mib";
  *   "noSuchObject" value; a v1 agent must fail the whole request with noSuchName and the
  *   index of the object (RFC 3584 section 4.2.1), which is what makes v1 clients fall back.
  * - "unreachable" drops requests unanswered (UDP has no refusal a client could see).
+ *
+ * One difference remains, on purpose small: an SNMPv3 request with a wrong authentication key
+ * gets no answer from net-snmp's agent, where snmpd reports usmStatsWrongDigests. Either way
+ * the console has no reading; only the reason it shows differs ("did not answer" vs "refused").
  */
 
 export type LabSnmpV3User = {
@@ -79,8 +83,10 @@ export class LabSnmpAgent {
         return created;
       },
     };
+    // net-snmp reads port 0 as "the default, 161": pick a free one first.
+    const port = options.port ?? (await freeUdpPort());
     const agent = snmp.createAgent(
-      { port: options.port ?? 0, address: "127.0.0.1", transport: "udp4", dgramModule },
+      { port, address: "127.0.0.1", transport: "udp4", dgramModule },
       () => {
         // Authorisation failures and undecodable packets: a real agent ignores them too.
       },
@@ -113,6 +119,17 @@ export class LabSnmpAgent {
   stop(): Promise<void> {
     return new Promise((resolve) => this.agent.close(() => resolve()));
   }
+}
+
+function freeUdpPort(): Promise<number> {
+  const probe = dgram.createSocket("udp4");
+  return new Promise((resolve, reject) => {
+    probe.once("error", reject);
+    probe.bind(0, "127.0.0.1", () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
+    });
+  });
 }
 
 function registerUpsMib(agent: NetSnmpAgent, values: () => LabUpsMibValues): void {
@@ -155,7 +172,8 @@ const EXCEPTIONS: ReadonlySet<number> = new Set([
 function answerV1AsV1(agent: NetSnmpAgent): void {
   const send = agent.sendResponse.bind(agent);
   agent.sendResponse = (socket, rinfo, request, response) => {
-    if (request.version === snmp.Version1 && response.errorStatus === snmp.ErrorStatus.NoError) {
+    // A PDU nothing went wrong with may carry no error status at all yet.
+    if (request.version === snmp.Version1 && !response.errorStatus) {
       const missing = response.varbinds.findIndex((varbind) => EXCEPTIONS.has(varbind.type));
       if (missing >= 0) {
         response.errorStatus = snmp.ErrorStatus.NoSuchName;

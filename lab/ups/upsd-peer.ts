@@ -8,6 +8,7 @@ import path from "node:path";
 import { freePort } from "@/lib/db/embedded-postgres";
 
 import { waitUntil } from "../processes";
+import { isRunning, terminate } from "./peer-process";
 import { nutExchange } from "./nut-exchange";
 
 /**
@@ -242,21 +243,6 @@ export async function startUpsdPeer(options: {
       return stopped;
     },
   };
-}
-
-function isRunning(child: ChildProcess): boolean {
-  return child.exitCode === null && child.signalCode === null;
-}
-
-/** SIGTERM (after SIGCONT, a stopped process would not act on it), SIGKILL after 2 s. */
-async function terminate(child: ChildProcess): Promise<void> {
-  if (!isRunning(child)) return;
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  child.kill("SIGCONT");
-  child.kill("SIGTERM");
-  const timer = setTimeout(() => child.kill("SIGKILL"), 2000);
-  await exited;
-  clearTimeout(timer);
 }
 
 function accepts(port: number): Promise<boolean> {

@@ -11,6 +11,7 @@ import { startRun } from "@/lib/runs/start-run";
 import { advance, definePipeline, poll, type Step } from "@/lib/pipeline/step";
 import { startWorker } from "@/worker/runner";
 import { openBenchDb, startBenchPostgres } from "./support/postgres";
+import { percentile, report } from "./support/report";
 import { runBench, stopAtEnd } from "./support/run-bench";
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 500);
@@ -57,19 +58,7 @@ function dueToStarted(
     due = finishedAt + (v.outcome === "poll" ? POLL_MS : 0);
     previousRun = v.run_id;
   }
-  latencies.sort((a, b) => a - b);
   return { latencies, visitMs };
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-
-function report(label: string, value: number, unit: string) {
-  console.log(
-    `${label}: ${Number.isFinite(value) ? value.toFixed(value >= 100 ? 0 : 2) : "n/a"} ${unit}`,
-  );
 }
 
 async function main() {

@@ -43,6 +43,7 @@ import { createHost } from "@/lib/hosts/create-host";
 import type { OnboardingConfig } from "@/lib/steps/host/config";
 import { setCatalog } from "@/test/fixtures/build-vm-template";
 import { startBenchPostgres } from "./support/postgres";
+import { report } from "./support/report";
 import { exitOf, spawnUntilEnd, stopProcessGroup } from "./support/processes";
 import { BenchCannotRun, runBench, startUntilEnd } from "./support/run-bench";
 
@@ -54,15 +55,6 @@ const USAGE = `Usage: npm run bench:onboard -- [--hosts N] [--time-scale S] [--c
 const TEMPLATE_VMID = 9000;
 
 type WorkerReport = { cpuSeconds: number; queries: number; ticks: number };
-
-function report(label: string, value: number, unit: string) {
-  const text = Number.isFinite(value)
-    ? Number.isInteger(value)
-      ? String(value)
-      : value.toFixed(2)
-    : "n/a";
-  console.log(`${label}: ${text} ${unit}`);
-}
 
 /** The lab-friendly configuration: the image server for downloads, polls as often as the lab moves. */
 async function labConfig(image: ImageServer): Promise<OnboardingConfig> {

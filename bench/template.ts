@@ -25,14 +25,11 @@ import {
 } from "@/test/fixtures/build-vm-template";
 import { startWorker } from "@/worker/runner";
 import { openBenchDb, startBenchPostgres } from "./support/postgres";
+import { report } from "./support/report";
 import { runBench, startUntilEnd, stopAtEnd } from "./support/run-bench";
 
 const BUILDS = Number(process.env.BENCH_BUILDS ?? 3);
 const POLL_SECONDS = Number(process.env.BENCH_POLL_SECONDS ?? 30);
-
-function report(label: string, value: number, unit: string) {
-  console.log(`${label}: ${Number.isInteger(value) ? value : value.toFixed(2)} ${unit}`);
-}
 
 /** Notes (locally, 10 ms resolution) when the lab host's file first satisfies `test`. */
 function watchFile(file: string, test: (text: string) => boolean) {

@@ -5,6 +5,7 @@ import { createContext, useContext, useEffect, useRef, useState, type ReactNode 
 import type { LiveMessage } from "@/lib/pipeline/schedule";
 import { leaveForSignIn } from "./leave-for-sign-in";
 import { liveKeys } from "./live-keys";
+import { isPowerLiveMessage, powerKeysFor, type PowerLiveMessage } from "./power/power-keys";
 
 /**
  * - connecting:   first attempt, nothing received yet
@@ -18,6 +19,10 @@ const LiveContext = createContext<LiveStatus>("connecting");
 export type LiveMessageListener = (message: BrowserLiveMessage) => void;
 type Subscribe = (listener: LiveMessageListener) => () => void;
 const LiveMessagesContext = createContext<Subscribe>(() => () => {});
+/** Power messages have their own listeners: the fleet's would refresh on every UPS reading. */
+type PowerListener = (message: PowerLiveMessage) => void;
+type SubscribePower = (listener: PowerListener) => () => void;
+const PowerMessagesContext = createContext<SubscribePower>(() => () => {});
 
 /** How often queries poll while the live stream is down. */
 export const FALLBACK_POLL_MS = 3_000;
@@ -86,6 +91,13 @@ export function LiveProvider({ children }: { children: ReactNode }) {
       listeners.current.delete(listener);
     };
   });
+  const powerListeners = useRef(new Set<PowerListener>());
+  const [subscribePower] = useState<SubscribePower>(() => (listener: PowerListener) => {
+    powerListeners.current.add(listener);
+    return () => {
+      powerListeners.current.delete(listener);
+    };
+  });
 
   useEffect(() => {
     let source: EventSource | null = null;
@@ -143,6 +155,11 @@ export function LiveProvider({ children }: { children: ReactNode }) {
       es.onmessage = (event) => {
         const message = parse(event.data);
         if (isProcessRestart(message)) return invalidate([liveKeys.crashLoops]);
+        if (isPowerLiveMessage(message)) {
+          invalidate(powerKeysFor(message));
+          for (const listener of powerListeners.current) listener(message);
+          return;
+        }
         if (!isLiveMessage(message)) return;
         invalidate(keysFor(message));
         for (const listener of listeners.current) listener(message);
@@ -173,7 +190,11 @@ export function LiveProvider({ children }: { children: ReactNode }) {
 
   return (
     <LiveContext.Provider value={status}>
-      <LiveMessagesContext.Provider value={subscribe}>{children}</LiveMessagesContext.Provider>
+      <LiveMessagesContext.Provider value={subscribe}>
+        <PowerMessagesContext.Provider value={subscribePower}>
+          {children}
+        </PowerMessagesContext.Provider>
+      </LiveMessagesContext.Provider>
     </LiveContext.Provider>
   );
 }
@@ -184,6 +205,16 @@ export function LiveProvider({ children }: { children: ReactNode }) {
  */
 export function useLiveMessages(listener: LiveMessageListener): void {
   const subscribe = useContext(LiveMessagesContext);
+  const latest = useRef(listener);
+  useEffect(() => {
+    latest.current = listener;
+  });
+  useEffect(() => subscribe((message) => latest.current(message)), [subscribe]);
+}
+
+/** Calls `listener` with every power message while the caller is mounted (the power pages). */
+export function usePowerLiveMessages(listener: PowerListener): void {
+  const subscribe = useContext(PowerMessagesContext);
   const latest = useRef(listener);
   useEffect(() => {
     latest.current = listener;

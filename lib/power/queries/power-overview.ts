@@ -10,6 +10,8 @@ export type PowerOverview = {
    */
   serverTime: string;
   mode: PowerModeView;
+  /** How often the monitor polls: a reading much older than this is stale. */
+  pollIntervalMs: number;
   ups: UpsCard[];
   /** Warnings and criticals nobody acknowledged yet. */
   unacknowledged: number;
@@ -25,6 +27,7 @@ export async function getPowerOverview(db: Database): Promise<PowerOverview> {
   return {
     serverTime: new Date().toISOString(),
     mode: powerModeView(stored),
+    pollIntervalMs: stored.settings.pollIntervalMs,
     ups,
     unacknowledged,
   };

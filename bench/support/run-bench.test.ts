@@ -90,6 +90,13 @@ describe(
       expect(ended.stdout).toContain("stopped last\nstopped first\n");
     });
 
+    it("a main that returns while the bench is stopping changes nothing: one stop each, exit 130", async () => {
+      const ended = await runFixture("return-on-signal", { name: "SIGINT", at: "ready" });
+      expect(ended.code).toBe(130);
+      expect(ended.stdout).toMatch(/^sleeper \d+\nready\nstopped last\nstopped first\n$/);
+      expect(ended.pids.filter(isProcessAlive)).toEqual([]);
+    });
+
     it("when its launcher is killed: stops by itself", async () => {
       // sh starts the bench in the background and is then killed: nobody signals the bench.
       const launcher = spawn(

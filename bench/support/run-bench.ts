@@ -1,10 +1,9 @@
 /**
  * How every bench starts and ends. `runBench(main)` runs the bench; whatever way it ends — main
  * returns or throws, Ctrl-C (SIGINT), SIGTERM, SIGHUP, an uncaught error, its launcher killed —
- * everything registered
- * with `stopAtEnd`/`startUntilEnd` is stopped, newest first, before the process exits. Benches
- * start servers, Postgres (pg_ctl puts it in its own session) and workers that outlive a bench
- * process that simply dies, so nothing may be started without being registered here.
+ * everything registered with `stopAtEnd`/`startUntilEnd` is stopped, newest first, before the
+ * process exits. Benches start servers, Postgres (pg_ctl puts it in its own session) and workers
+ * that outlive a bench process that simply dies, so nothing may be started unregistered.
  */
 
 /** The bench cannot run as things are; the message says what to do. Printed without a stack. */
@@ -64,24 +63,20 @@ export function runBench(main: () => Promise<void>): void {
       }
     });
   }
-  const failed = (error: unknown) => {
-    if (endedAt !== null) {
-      // Whatever was in flight fails as its servers go away: expected, not the bench's result.
-      return;
-    }
-    void end(1, describe(error));
-  };
+  // Once ending, whatever was in flight fails as its servers go away, or completes: neither is
+  // the bench's result any more (end() ignores them).
+  const failed = (error: unknown) => void end(1, describe(error));
   process.on("uncaughtException", failed);
   process.on("unhandledRejection", failed);
   // A bench whose launcher is gone (killed, or a wrapper that does not pass signals on) has
   // nobody left to report to: it stops as if the terminal had hung up.
   const launcher = process.ppid;
   setInterval(() => {
-    if (endedAt === null && process.ppid !== launcher) {
+    if (process.ppid !== launcher) {
       void end(SIGNAL_CODES.SIGHUP, "bench: its launcher is gone: stopping what the bench started");
     }
   }, 500).unref();
-  main().then(() => end(Number(process.exitCode ?? 0)), failed);
+  main().then(() => void end(Number(process.exitCode ?? 0)), failed);
 }
 
 function describe(error: unknown): string {
@@ -90,7 +85,9 @@ function describe(error: unknown): string {
   return `bench failed: ${String(error)}`;
 }
 
-async function end(code: number, message?: string): Promise<never> {
+/** Stops everything registered, then exits; only the first call does anything. */
+async function end(code: number, message?: string): Promise<void> {
+  if (endedAt !== null) return;
   endedAt = Date.now();
   if (message) console.error(message);
   let left = false;

@@ -1,14 +1,17 @@
 import http from "node:http";
 import path from "node:path";
 import next from "next";
-import { safeErrorSummary } from "@/lib/errors";
+import { databaseUrl } from "@/lib/db/client";
+import { createDatabaseGate, createDatabaseProbe } from "@/lib/http/database-gate";
 import { parseTrustedProxies } from "@/lib/http/forwarded-headers";
-import { prepareIncomingRequest } from "@/lib/http/incoming-request";
+import { createConsoleRequestListener } from "@/lib/http/request-listener";
 
 /**
  * The console's web server: Next.js behind a plain Node HTTP server, so every request's
  * forwarding headers are rewritten from the TCP connection before Next.js (and the sign-in rate
- * limit) reads them — see lib/http/incoming-request.ts. Otherwise what `next start` does.
+ * limit) reads them — see lib/http/incoming-request.ts — and, while the database is away,
+ * requests get a clear 503 instead of failing inside Next.js (lib/http/database-gate.ts).
+ * Otherwise what `next start` does.
  *
  * Environment: PORT, HOSTNAME (listen address), NODE_ENV (development = `next dev`),
  * CLUPILOT_TRUSTED_PROXIES (reverse proxies whose X-Forwarded-* headers count).
@@ -23,16 +26,16 @@ async function main() {
   const app = next({ dev, dir: root, hostname, port });
   await app.prepare();
   const handle = app.getRequestHandler();
-  const server = http.createServer((request, response) => {
-    prepareIncomingRequest(request, response, trusted);
-    handle(request, response).catch((error: unknown) => {
-      // The path only: a query string is the client's to fill, with anything in it.
-      const where = (request.url ?? "/").split("?")[0];
-      console.error(`request ${request.method} ${where} failed: ${safeErrorSummary(error)}`);
-      if (!response.headersSent) response.writeHead(500);
-      response.end();
-    });
-  });
+  const probe = createDatabaseProbe(databaseUrl());
+  const gate = createDatabaseGate({ probe: probe.probe, log: (line) => console.error(line) });
+  const server = http.createServer(
+    createConsoleRequestListener({
+      trusted,
+      gate,
+      handle: (request, response) => handle(request, response),
+      log: (line) => console.error(line),
+    }),
+  );
   if (dev) server.on("upgrade", app.getUpgradeHandler()); // hot reload's websocket
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

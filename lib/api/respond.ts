@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { DATABASE_UNREACHABLE_MESSAGE, isDatabaseUnreachable } from "@/lib/db/unreachable";
 import { AppError, safeErrorSummary } from "@/lib/errors";
 
 export { safeErrorSummary };
@@ -23,7 +24,8 @@ export const UNEXPECTED_MESSAGE =
  * Maps any thrown value to a status and a user-facing message:
  * - zod error (bad input)            → 400 with the field errors
  * - AppError (the domain refused)    → its own status, message and field errors
- * - anything else (a bug, an outage) → 500 with a generic message; details go to the server log
+ * - the database is away             → 503 saying so (a request that raced the web server's gate)
+ * - anything else (a bug)            → 500 with a generic message; details go to the server log
  */
 export function describeError(error: unknown, context: string): ErrorDescription {
   if (error instanceof z.ZodError) {
@@ -34,6 +36,10 @@ export function describeError(error: unknown, context: string): ErrorDescription
   }
   if (isUnstorableText(error)) {
     return { status: 400, error: UNSTORABLE_TEXT_MESSAGE, fieldErrors: {} };
+  }
+  if (isDatabaseUnreachable(error)) {
+    console.error(`${context} answered 503, the database is away: ${safeErrorSummary(error)}`);
+    return { status: 503, error: DATABASE_UNREACHABLE_MESSAGE, fieldErrors: {} };
   }
   console.error(`${context} failed: ${safeErrorSummary(error)}`);
   return { status: 500, error: UNEXPECTED_MESSAGE, fieldErrors: {} };

@@ -81,7 +81,9 @@ export function createLiveListener(options: {
 }): LiveListener {
   const channel = options.channel ?? LIVE_CHANNEL;
   const initialBackoffMs = options.initialBackoffMs ?? 500;
-  const maxBackoffMs = options.maxBackoffMs ?? 30_000;
+  // A refused connection costs nothing: after a database restart the open pages resync within
+  // a few seconds of it being back, not half a minute later.
+  const maxBackoffMs = options.maxBackoffMs ?? 5_000;
   const healthCheckMs = options.healthCheckMs ?? 30_000;
   const log = options.log ?? ((line: string) => console.warn(line));
 
@@ -157,9 +159,12 @@ export function createLiveListener(options: {
     setConnected(false);
     if (closed) return;
     const delay = reconnectDelayMs(attempt, initialBackoffMs, maxBackoffMs);
+    // One line per outage: the attempts while the database is away fail the same way.
+    if (attempt === 0) {
+      const reason = error instanceof Error ? error.message : "connection ended";
+      log(`live listener lost its database connection (${reason}); reconnecting until it is back`);
+    }
     attempt += 1;
-    const reason = error instanceof Error ? error.message : "connection ended";
-    log(`live listener lost its database connection (${reason}); reconnecting in ${delay} ms`);
     if (reconnectTimer) clearTimeout(reconnectTimer);
     reconnectTimer = setTimeout(() => {
       reconnectTimer = null;

@@ -10,6 +10,15 @@ export type ControlNodeState = {
   actions: Array<{ name: string; description: string }>;
 };
 
+/** What the control API reports for one lab UPS (GET /api/ups). */
+export type ControlUpsState = {
+  name: string;
+  endpoints: Record<string, unknown>;
+  power: Record<string, unknown>;
+  switches: SwitchState[];
+  actions: Array<{ name: string; description: string }>;
+};
+
 /** Escapes text for HTML element content and double-quoted attribute values. */
 export function escapeHtml(value: unknown): string {
   return String(value)
@@ -24,9 +33,14 @@ export function escapeHtml(value: unknown): string {
  * The control page: plain HTML rendered on the server (every value escaped), a few lines of
  * script that send a change to the JSON API and reload. No framework, no external assets.
  */
-export function renderControlPage(nodes: readonly ControlNodeState[]): string {
+export function renderControlPage(
+  nodes: readonly ControlNodeState[],
+  ups: readonly ControlUpsState[] = [],
+): string {
   const e = escapeHtml;
-  const body = nodes.length === 0 ? "<p>No nodes.</p>" : nodes.map(renderNode).join("\n");
+  const body =
+    (nodes.length === 0 ? "<p>No nodes.</p>" : nodes.map(renderNode).join("\n")) +
+    ups.map((device) => `\n${renderUps(device)}`).join("");
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -64,7 +78,22 @@ ${body}
     }
     location.reload();
   }
-  const nodeUrl = (el) => "/api/nodes/" + encodeURIComponent(el.closest("section").dataset.node);
+  const nodeUrl = (el) => {
+    const section = el.closest("section");
+    return section.dataset.ups !== undefined
+      ? "/api/ups/" + encodeURIComponent(section.dataset.ups)
+      : "/api/nodes/" + encodeURIComponent(section.dataset.node);
+  };
+  // A UPS's power changes by itself (the battery drains): its line is refreshed every 2 s.
+  for (const line of document.querySelectorAll("[data-ups-power]")) {
+    const url = "/api/ups/" + encodeURIComponent(line.closest("section").dataset.ups);
+    setInterval(async () => {
+      try {
+        const response = await fetch(url);
+        if (response.ok) line.textContent = JSON.stringify((await response.json()).power);
+      } catch {}
+    }, 2000);
+  }
   document.addEventListener("change", (event) => {
     const el = event.target;
     if (!el.dataset || !el.dataset.switch) return;
@@ -94,30 +123,46 @@ function renderNode(node: ControlNodeState): string {
     node.api === undefined
       ? ""
       : `<div>API <code>${e(node.api.url)}</code> certificate <code>${e(node.api.certSha256)}</code></div>`;
-  const switches = node.switches
-    .map(
-      (s) =>
-        `<tr><td><label><code>${e(s.name)}</code></label></td><td>${renderInput(s)}</td>` +
-        `<td class="desc">${e(s.description)}</td></tr>`,
-    )
-    .join("\n");
-  const actions = node.actions
-    .map(
-      (a) =>
-        `<tr><td><code>${e(a.name)}</code></td><td><button type="button" data-action="${e(a.name)}">Run</button></td>` +
-        `<td class="desc">${e(a.description)}</td></tr>`,
-    )
-    .join("\n");
   return `<section data-node="${e(node.name)}">
 <h2>${e(node.name)}</h2>
 <div>SSH <code>${e(node.ssh.username)}@${e(node.ssh.host)}:${e(node.ssh.port)}</code> password <code>${e(node.ssh.password)}</code> host key <code>${e(node.ssh.hostKeySha256)}</code></div>
 ${api}
 <div class="desc">root <code>${e(node.root)}</code></div>
 <table>
-${switches}
-${actions}
+${renderRows(node.switches, node.actions)}
 </table>
 </section>`;
+}
+
+function renderUps(ups: ControlUpsState): string {
+  const e = escapeHtml;
+  return `<section data-ups="${e(ups.name)}">
+<h2>UPS ${e(ups.name)}</h2>
+<div>Power <code data-ups-power>${e(JSON.stringify(ups.power))}</code></div>
+<div class="desc">endpoints <code>${e(JSON.stringify(ups.endpoints))}</code></div>
+<table>
+${renderRows(ups.switches, ups.actions)}
+</table>
+</section>`;
+}
+
+function renderRows(
+  switches: readonly SwitchState[],
+  actions: ReadonlyArray<{ name: string; description: string }>,
+): string {
+  const e = escapeHtml;
+  return [
+    ...switches.map(
+      (s) =>
+        `<tr><td><label><code>${e(s.name)}</code></label></td><td>${renderInput(s)}</td>` +
+        `<td class="desc">${e(s.description)}</td></tr>`,
+    ),
+    ...actions.map(
+      (a) =>
+        `<tr><td><code>${e(a.name)}</code></td><td><button type="button" data-action="${e(a.name)}">Run</button></td>` +
+        `<td class="desc">${e(a.description)}</td></tr>`,
+    ),
+  ].join("\n");
 }
 
 function renderInput(s: SwitchState): string {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
+import { controlUps, startLabUps, type LabUps } from "../ups/lab-ups";
 import { escapeHtml } from "./page";
 import { startControlServer, type ControlNode, type ControlServer } from "./server";
 import { SwitchRegistry, choiceSwitch, registerSshSwitches } from "./switches";
@@ -187,5 +188,83 @@ describe("lab control server", () => {
     const response = await fetch(`${control.url}/api/nodes/${encodeURIComponent(nasty.node.name)}`);
     expect(response.status).toBe(200);
     expect(((await response.json()) as { name: string }).name).toBe(nasty.node.name);
+  });
+});
+
+describe("lab control server with a lab UPS", () => {
+  let control: ControlServer;
+  let ups: LabUps;
+
+  beforeAll(async () => {
+    // The faces stay off: the control API drives the power timeline itself.
+    ups = await startLabUps({ name: "lab-ups.1", nut: false, snmp: false });
+    control = await startControlServer({ nodes: () => [], ups: () => [controlUps(ups)] });
+  });
+  afterAll(async () => {
+    await control?.stop();
+    await ups?.stop();
+  });
+
+  const upsUrl = () => `${control.url}/api/ups/${encodeURIComponent("lab-ups.1")}`;
+  const json = { "content-type": "application/json" };
+
+  it("lists the UPS with its power, switches and actions", async () => {
+    const body = (await (await fetch(`${control.url}/api/ups`)).json()) as {
+      ups: Array<Record<string, unknown>>;
+    };
+    expect(body.ups).toHaveLength(1);
+    expect(body.ups[0]).toMatchObject({
+      name: "lab-ups.1",
+      power: { status: "OL", mains: true, chargePercent: 100, lowBattery: false },
+      actions: expect.arrayContaining([expect.objectContaining({ name: "ups.pullPlug" })]),
+    });
+  });
+
+  it("pulls the plug with a switch and jumps to low battery with an action", async () => {
+    const flipped = await fetch(`${upsUrl()}/faults`, {
+      method: "PUT",
+      headers: json,
+      body: JSON.stringify({ "ups.mains": false, "ups.hold": true }),
+    });
+    expect(flipped.status).toBe(200);
+    expect(((await flipped.json()) as { power: object }).power).toMatchObject({
+      mains: false,
+      status: "OB DISCHRG",
+    });
+    const jumped = await fetch(`${upsUrl()}/actions/ups.jumpToLowBattery`, {
+      method: "POST",
+      headers: json,
+    });
+    expect(((await jumped.json()) as { power: object }).power).toMatchObject({
+      lowBattery: true,
+      status: "OB DISCHRG LB",
+    });
+  });
+
+  it("refuses invalid values (nothing changes) and unknown UPS or actions", async () => {
+    const before = ups.control.snapshot().lowBatteryPercent;
+    const invalid = await fetch(`${upsUrl()}/faults`, {
+      method: "PUT",
+      headers: json,
+      body: JSON.stringify({ "ups.lowBatteryPercent": 50, "ups.nutDriver": "broken" }),
+    });
+    expect(invalid.status).toBe(400);
+    expect(ups.control.snapshot().lowBatteryPercent).toBe(before);
+    expect((await fetch(`${control.url}/api/ups/nosuch`)).status).toBe(404);
+    const noAction = await fetch(`${upsUrl()}/actions/ups.explode`, {
+      method: "POST",
+      headers: json,
+    });
+    expect(noAction.status).toBe(404);
+  });
+
+  it("shows the UPS, its power and its switches on the page", async () => {
+    ups.control.set({ held: true });
+    ups.control.jumpToLowBattery();
+    const page = await (await fetch(control.url)).text();
+    expect(page).toContain('<section data-ups="lab-ups.1">');
+    expect(page).toContain(escapeHtml('"status":"OB DISCHRG LB"'));
+    expect(page).toContain('data-switch="ups.mains"');
+    expect(page).toContain('data-action="ups.pullPlug"');
   });
 });

@@ -2,7 +2,7 @@ import http from "node:http";
 
 import { z } from "zod";
 
-import { renderControlPage, type ControlNodeState } from "./page";
+import { renderControlPage, type ControlNodeState, type ControlUpsState } from "./page";
 import type { SwitchRegistry } from "./switches";
 
 /**
@@ -14,6 +14,10 @@ import type { SwitchRegistry } from "./switches";
  *   GET  /api/nodes/:name                   state
  *   PUT  /api/nodes/:name/faults            { "<switch>": value, … } → state | 400 { fieldErrors }
  *   POST /api/nodes/:name/actions/:action   runs it → state
+ *   GET  /api/ups                           { ups: [state] } (lab UPS devices, when started)
+ *   GET  /api/ups/:name                     state
+ *   PUT  /api/ups/:name/faults              as for nodes
+ *   POST /api/ups/:name/actions/:action     as for nodes
  *
  * Changing requests must be `application/json` (a browser page elsewhere cannot send that
  * without a CORS preflight, which is never answered) and the Host header must name this server
@@ -35,6 +39,16 @@ export type ControlNode = {
   switches: SwitchRegistry;
 };
 
+/** A lab UPS on the control page: its endpoints, its power now and its switches. */
+export type ControlUps = {
+  name: string;
+  /** NUT and SNMP endpoints with credentials, as `npm run lab` prints them. */
+  endpoints: Record<string, unknown>;
+  /** The power state now (mains, charge, runtime, …). */
+  power(): Record<string, unknown>;
+  switches: SwitchRegistry;
+};
+
 export type ControlServer = {
   url: string;
   port: number;
@@ -44,6 +58,8 @@ export type ControlServer = {
 export type ControlServerOptions = {
   /** The nodes, read on every request (a fleet may change). */
   nodes: () => readonly ControlNode[];
+  /** Lab UPS devices (lab/ups), read on every request. Default: none. */
+  ups?: () => readonly ControlUps[];
   /** Default: a random free port. */
   port?: number;
 };
@@ -68,6 +84,16 @@ export function nodeState(node: ControlNode): ControlNodeState {
       : { api: { url: node.api.url, certSha256: node.api.certSha256 } }),
     switches: node.switches.list(),
     actions: node.switches.listActions(),
+  };
+}
+
+export function upsState(ups: ControlUps): ControlUpsState {
+  return {
+    name: ups.name,
+    endpoints: ups.endpoints,
+    power: ups.power(),
+    switches: ups.switches.list(),
+    actions: ups.switches.listActions(),
   };
 }
 
@@ -126,7 +152,11 @@ async function handle(
         "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'",
       "x-frame-options": "DENY",
     });
-    response.end(renderControlPage(nodes.map(nodeState)));
+    response.end(renderControlPage(nodes.map(nodeState), (options.ups?.() ?? []).map(upsState)));
+    return;
+  }
+  if (parts[0] === "api" && parts[1] === "ups") {
+    await handleUps(request, response, parts, options.ups?.() ?? []);
     return;
   }
   if (parts[0] !== "api" || parts[1] !== "nodes") {
@@ -149,10 +179,58 @@ async function handle(
     send(response, 200, nodeState(node));
     return;
   }
+  const outcome = await handleSwitches(request, response, parts, node.name, node.switches);
+  if (outcome === "changed") send(response, 200, nodeState(node));
+  else if (outcome === "not-a-switch-path") send(response, 404, { error: "not found" });
+}
+
+async function handleUps(
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+  parts: readonly string[],
+  devices: readonly ControlUps[],
+): Promise<void> {
+  const method = request.method ?? "GET";
+  if (parts.length === 2) {
+    if (method !== "GET") return methodNotAllowed(response, "GET");
+    send(response, 200, { ups: devices.map(upsState) });
+    return;
+  }
+  const name = decodeURIComponent(parts[2] ?? "");
+  const ups = devices.find((candidate) => candidate.name === name);
+  if (ups === undefined) {
+    send(response, 404, { error: `no UPS named ${JSON.stringify(name)}` });
+    return;
+  }
+  if (parts.length === 3) {
+    if (method !== "GET") return methodNotAllowed(response, "GET");
+    send(response, 200, upsState(ups));
+    return;
+  }
+  const outcome = await handleSwitches(request, response, parts, ups.name, ups.switches);
+  if (outcome === "changed") send(response, 200, upsState(ups));
+  else if (outcome === "not-a-switch-path") send(response, 404, { error: "not found" });
+}
+
+/**
+ * `PUT …/faults` and `POST …/actions/:action` on one switch registry (a node's or a UPS's).
+ * `changed`: the caller answers with the new state; `answered`: an error was answered here.
+ */
+async function handleSwitches(
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+  parts: readonly string[],
+  owner: string,
+  switches: SwitchRegistry,
+): Promise<"changed" | "answered" | "not-a-switch-path"> {
+  const method = request.method ?? "GET";
   if (parts.length === 4 && parts[3] === "faults") {
-    if (method !== "PUT") return methodNotAllowed(response, "PUT");
+    if (method !== "PUT") {
+      methodNotAllowed(response, "PUT");
+      return "answered";
+    }
     const body = await readJson(request, response);
-    if (body === undefined) return;
+    if (body === undefined) return "answered";
     const parsed = faultsBody.safeParse(body);
     if (!parsed.success) {
       send(response, 400, {
@@ -160,33 +238,34 @@ async function handle(
         formErrors: parsed.error.issues.map((issue) => issue.message),
         fieldErrors: {},
       });
-      return;
+      return "answered";
     }
-    const result = await node.switches.apply(parsed.data);
+    const result = await switches.apply(parsed.data);
     if (!result.ok) {
       send(response, 400, {
         error: "invalid switches; nothing was changed",
         fieldErrors: result.fieldErrors,
         formErrors: result.formErrors,
       });
-      return;
+      return "answered";
     }
-    send(response, 200, nodeState(node));
-    return;
+    return "changed";
   }
   if (parts.length === 5 && parts[3] === "actions") {
-    if (method !== "POST") return methodNotAllowed(response, "POST");
-    const action = decodeURIComponent(parts[4] ?? "");
-    if (!node.switches.hasAction(action)) {
-      send(response, 404, { error: `no action ${JSON.stringify(action)} on ${node.name}` });
-      return;
+    if (method !== "POST") {
+      methodNotAllowed(response, "POST");
+      return "answered";
     }
-    if ((await readJson(request, response)) === undefined) return;
-    await node.switches.run(action);
-    send(response, 200, nodeState(node));
-    return;
+    const action = decodeURIComponent(parts[4] ?? "");
+    if (!switches.hasAction(action)) {
+      send(response, 404, { error: `no action ${JSON.stringify(action)} on ${owner}` });
+      return "answered";
+    }
+    if ((await readJson(request, response)) === undefined) return "answered";
+    await switches.run(action);
+    return "changed";
   }
-  send(response, 404, { error: "not found" });
+  return "not-a-switch-path";
 }
 
 /** The parsed JSON body, or undefined after answering 4xx. An empty body is `{}`. */

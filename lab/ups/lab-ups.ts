@@ -2,8 +2,9 @@ import { randomBytes } from "node:crypto";
 
 import type { UpsMibObject } from "@/lib/power/ups/snmp/ups-mib";
 
+import type { ControlUps } from "../control/server";
 import { SwitchRegistry } from "../control/switches";
-import { labNutDevice } from "./nut-face";
+import { labNutDevice, nutStatus } from "./nut-face";
 import {
   LabNutServer,
   type LabNutCommand,
@@ -193,6 +194,29 @@ export async function startLabUps(options: StartLabUpsOptions = {}): Promise<Lab
       stopping ??= Promise.all([nutServer?.stop(), snmpAgent?.stop()]).then(() => {});
       return stopping;
     },
+  };
+}
+
+/** The lab UPS as the control page and API show it. */
+export function controlUps(ups: LabUps): ControlUps {
+  return {
+    name: ups.name,
+    endpoints: { nut: ups.nut, snmp: ups.snmp },
+    power() {
+      const power = ups.control.snapshot();
+      return {
+        status: nutStatus(power),
+        mains: power.mains,
+        chargePercent: Math.round(power.chargePercent * 10) / 10,
+        runtimeSeconds: Math.round(power.runtimeSeconds),
+        lowBattery: power.lowBattery,
+        secondsOnBattery: Math.round(power.secondsOnBattery),
+        held: power.held,
+        nutDriver: ups.control.driver,
+        reachability: ups.control.reachability,
+      };
+    },
+    switches: ups.switches,
   };
 }
 

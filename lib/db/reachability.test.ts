@@ -20,12 +20,14 @@ describe("a process's view of its database", () => {
   it("logs one line when the database goes away and one when it answers again, however many calls fail", () => {
     const { reachability, lines, advance } = tracker();
     reachability.answered();
+    expect(reachability.backSince).toBeNull();
     for (let i = 0; i < 20; i++) reachability.lost(refused);
     expect(reachability.reachable).toBe(false);
     advance(4_200);
     reachability.answered();
     reachability.answered();
     expect(reachability.reachable).toBe(true);
+    expect(reachability.backSince).toBe(5_200);
     expect(lines).toEqual([
       "database unreachable (Error [ECONNREFUSED]: connect ECONNREFUSED 127.0.0.1:5432); ticks wait",
       "database reachable again after 4.2 s",

@@ -15,6 +15,8 @@ export type Reachability = {
   /** A call got an answer from the database. */
   answered(): void;
   readonly reachable: boolean;
+  /** When the database last came back after being away (null: it never was away). */
+  readonly backSince: number | null;
 };
 
 export function trackReachability(options: {
@@ -25,6 +27,7 @@ export function trackReachability(options: {
 }): Reachability {
   const now = options.now ?? Date.now;
   let awaySince: number | null = null;
+  let backSince: number | null = null;
   return {
     lost(error) {
       if (awaySince !== null || isAftermathOfLoss(error)) return;
@@ -33,12 +36,16 @@ export function trackReachability(options: {
     },
     answered() {
       if (awaySince === null) return;
-      const seconds = ((now() - awaySince) / 1000).toFixed(1);
+      backSince = now();
+      const seconds = ((backSince - awaySince) / 1000).toFixed(1);
       awaySince = null;
       options.log(`database reachable again after ${seconds} s`);
     },
     get reachable() {
       return awaySince === null;
+    },
+    get backSince() {
+      return backSince;
     },
   };
 }

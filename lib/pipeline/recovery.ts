@@ -48,6 +48,18 @@ function processIsAlive(pid: number): boolean {
   }
 }
 
+/**
+ * How old a heartbeat must be, in a sweep at `now`, to count as a dead worker's. Right after a
+ * database outage every worker's last beat is as old as the outage (none could beat meanwhile),
+ * so age proves nothing until the living have had STALE_AFTER_SECONDS to beat again; until then
+ * only a process on this machine that is gone counts as dead.
+ */
+export function staleAfterSecondsAt(now: number, databaseBackSince: number | null): number {
+  const justBack =
+    databaseBackSince !== null && now - databaseBackSince < STALE_AFTER_SECONDS * 1000;
+  return justBack ? Number.POSITIVE_INFINITY : STALE_AFTER_SECONDS;
+}
+
 export type RecoveryReport = { unlockedWorkers: string[]; rescheduledRuns: string[] };
 
 /**

@@ -1,7 +1,8 @@
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { workerHeartbeats } from "@/lib/db/schema";
 import { registerTestDatabase } from "@/test/db";
-import { releaseStrandedJobs } from "./recovery";
+import { recoverDeadWorkers, releaseStrandedJobs, staleAfterSecondsAt } from "./recovery";
 
 const testDatabase = registerTestDatabase();
 
@@ -75,5 +76,34 @@ describe("jobs stranded by a lost database (releaseStrandedJobs)", () => {
     expect((await job(running))!.locked_by).toBe("pool-own");
     expect((await job(justLocked))!.locked_by).toBe("pool-own");
     expect((await job(elsewhere))!.locked_by).toBe("pool-elsewhere");
+  });
+});
+
+describe("the dead-worker sweep right after a database outage", () => {
+  it("does not take an old heartbeat for a dead worker until the living had time to beat again", async () => {
+    await testDatabase.db.insert(workerHeartbeats).values({
+      workerId: "pool-on-another-machine",
+      hostname: "another-machine",
+      pid: 4242,
+      lastSeenAt: new Date(Date.now() - 60_000), // its last beat before the outage
+    });
+    const held = await lockedJob("pool-on-another-machine", 60);
+    const now = Date.now();
+
+    const justBack = await recoverDeadWorkers(testDatabase.db, [], {
+      staleAfterSeconds: staleAfterSecondsAt(now, now - 5_000),
+    });
+    expect(justBack.unlockedWorkers).not.toContain("pool-on-another-machine");
+    expect((await job(held))!.locked_by).toBe("pool-on-another-machine");
+
+    const longBack = await recoverDeadWorkers(testDatabase.db, [], {
+      staleAfterSeconds: staleAfterSecondsAt(now, now - 40_000),
+    });
+    expect(longBack.unlockedWorkers).toContain("pool-on-another-machine");
+    expect((await job(held))!.locked_by).toBeNull();
+  });
+
+  it("judges by the usual staleness when there was no outage", () => {
+    expect(staleAfterSecondsAt(Date.now(), null)).toBe(30);
   });
 });

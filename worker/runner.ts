@@ -11,6 +11,7 @@ import {
   HEARTBEAT_INTERVAL_MS,
   recoverDeadWorkers,
   releaseStrandedJobs,
+  staleAfterSecondsAt,
 } from "@/lib/pipeline/recovery";
 import { TICK_TASK } from "@/lib/pipeline/schedule";
 import type { AnyPipeline } from "@/lib/pipeline/step";
@@ -132,7 +133,9 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
   await beat(db, ids());
   const sweep = async () => {
     try {
-      const recovered = await recoverDeadWorkers(db, ids());
+      const recovered = await recoverDeadWorkers(db, ids(), {
+        staleAfterSeconds: staleAfterSecondsAt(Date.now(), reachability.backSince),
+      });
       if (recovered.unlockedWorkers.length > 0) {
         log(`released jobs of dead workers ${recovered.unlockedWorkers.join(", ")}`);
       }

@@ -5,6 +5,14 @@ import path from "node:path";
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
+import {
+  ZNutSourceSchema,
+  ZSnmpSourceSchema,
+  type TNutSource,
+  type TSnmpSource,
+  type UpsSource,
+} from "@/lib/power/ups/reading";
+import { createUpsSource } from "@/lib/power/ups/source";
 import { SshConnectError } from "@/lib/ssh/errors";
 
 import { labSession } from "./test-helpers";
@@ -186,6 +194,39 @@ describe("npm run lab (lab/cli.ts as a real child process)", () => {
     }
   });
 
+  it("--ups starts a lab UPS readable over NUT and SNMP, unplugged from the control API", async () => {
+    const cli = startCli(["--ups", "--time-scale", "0.01"]);
+    const sources: UpsSource[] = [];
+    try {
+      const printed = JSON.parse(await cli.firstLine) as Printed & {
+        ups: { name: string; nut: TNutSource; snmpV2c: TSnmpSource; snmpV3: TSnmpSource };
+      };
+      expect(printed.ups.name).toBe("labups");
+      const nut = createUpsSource(ZNutSourceSchema.parse(printed.ups.nut));
+      const v3 = createUpsSource(ZSnmpSourceSchema.parse(printed.ups.snmpV3));
+      sources.push(nut, v3);
+      expect(await nut.read()).toMatchObject({ kind: "reading", onBattery: false });
+
+      const unplug = await fetch(`${printed.control}/api/ups/labups/faults`, {
+        method: "PUT",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ "ups.mains": false }),
+      });
+      expect(unplug.status).toBe(200);
+      expect(await nut.read()).toMatchObject({ kind: "reading", onBattery: true });
+      expect(await v3.read()).toMatchObject({ kind: "reading", onBattery: true });
+      expect(cli.stderr()).toContain(`UPS labups: NUT labups@127.0.0.1:${printed.ups.nut.port}`);
+
+      await Promise.all(sources.map((source) => source.close()));
+      cli.child.kill("SIGINT");
+      expect(await cli.exited).toEqual({ code: 0, signal: null });
+      expect(await portRefuses(printed.ups.nut.port)).toBe(true);
+    } finally {
+      await Promise.all(sources.map((source) => source.close()));
+      cli.child.kill("SIGKILL");
+    }
+  });
+
   it("refuses unknown flags and invalid values with a usage error", async () => {
     const unknown = startCli(["--nodes", "1", "--bogus"]);
     expect((await unknown.exited).code).toBe(2);
@@ -197,5 +238,9 @@ describe("npm run lab (lab/cli.ts as a real child process)", () => {
     expect(badValue.stderr()).toContain(
       "--storage must be one of dir-no-images, dir, lvm-thin, zfs",
     );
+
+    const badUpsPort = startCli(["--ups-nut-port", "70000"]);
+    expect((await badUpsPort.exited).code).toBe(2);
+    expect(badUpsPort.stderr()).toContain("--ups-nut-port must be a port number (1..65535)");
   });
 });

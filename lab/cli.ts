@@ -7,6 +7,7 @@ import { startControlServer, type ControlServer } from "./control/server";
 import { MAX_FLEET_NODES, startFleet, type LabFleet, type StartFleetOptions } from "./fleet";
 import { startImageServer, type ImageServer } from "./image/server";
 import type { LabNode } from "./index";
+import { controlUps, labUpsSources, startLabUps, type LabUps } from "./ups/lab-ups";
 import type { PveState, PveStorageLayout } from "./pve/seed";
 
 /**
@@ -25,10 +26,16 @@ export const USAGE = `Usage: npm run lab -- [options]
   --register URL            also add every node to the console at URL (POST URL/api/hosts),
                             with the operator API token in CLUPILOT_API_TOKEN
   --control-port N          port of the control page and API (default: a free port)
+  --ups                     also start a lab UPS: a NUT server and an SNMP agent (v1/v2c/v3)
+                            on one power timeline; pull its plug on the control page
+  --ups-nut-port N          port of the lab UPS's NUT server (implies --ups; default: free)
+  --ups-snmp-port N         UDP port of the lab UPS's SNMP agent (implies --ups; default: free)
   -h, --help                show this help
 
 Prints {"nodes":[{"name","ssh":{…},"api":{…}}],"control":"http://127.0.0.1:PORT","consoleEnv":{…}}
 on stdout; consoleEnv is what the console needs to onboard a fresh node from the lab's image server.
+With --ups, "ups":{"name","nut":{…},"snmpV2c":{…},"snmpV3":{…}} holds the UPS settings to enter
+in the console (--time-scale also compresses its battery: 30 minutes last 90 s at 0.05).
 `;
 
 export const STATES = ["fresh", "proxmox", "onboarded"] as const satisfies readonly PveState[];
@@ -47,6 +54,8 @@ export type CliOptions = {
   root?: string;
   register?: string;
   controlPort?: number;
+  /** Start a lab UPS; its face ports (default: free ports). */
+  ups: false | { nutPort?: number; snmpPort?: number };
   help: boolean;
 };
 
@@ -69,13 +78,16 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
         root: { type: "string" },
         register: { type: "string" },
         "control-port": { type: "string" },
+        ups: { type: "boolean" },
+        "ups-nut-port": { type: "string" },
+        "ups-snmp-port": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     }));
   } catch (error) {
     throw new UsageError(error instanceof Error ? error.message : String(error));
   }
-  const options: CliOptions = { nodes: 1, help: values.help === true };
+  const options: CliOptions = { nodes: 1, ups: false, help: values.help === true };
   if (values.nodes !== undefined) {
     const nodes = Number(values.nodes);
     if (!/^\d+$/.test(values.nodes) || nodes < 1 || nodes > MAX_FLEET_NODES) {
@@ -109,13 +121,31 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
     options.register = url.href.replace(/\/+$/, "");
   }
   if (values["control-port"] !== undefined) {
-    const port = Number(values["control-port"]);
-    if (!/^\d+$/.test(values["control-port"]) || port < 1 || port > 65535) {
-      throw new UsageError("--control-port must be a port number (1..65535)");
-    }
-    options.controlPort = port;
+    options.controlPort = portNumber("--control-port", values["control-port"]);
+  }
+  if (
+    values.ups === true ||
+    values["ups-nut-port"] !== undefined ||
+    values["ups-snmp-port"] !== undefined
+  ) {
+    options.ups = {
+      ...(values["ups-nut-port"] === undefined
+        ? {}
+        : { nutPort: portNumber("--ups-nut-port", values["ups-nut-port"]) }),
+      ...(values["ups-snmp-port"] === undefined
+        ? {}
+        : { snmpPort: portNumber("--ups-snmp-port", values["ups-snmp-port"]) }),
+    };
   }
   return options;
+}
+
+function portNumber(flag: string, value: string): number {
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port < 1 || port > 65535) {
+    throw new UsageError(`${flag} must be a port number (1..65535)`);
+  }
+  return port;
 }
 
 function oneOf<T extends string>(flag: string, value: string, allowed: readonly T[]): T {
@@ -137,7 +167,7 @@ export function fleetOptions(options: CliOptions): StartFleetOptions {
 }
 
 /** The stdout object: what a person pastes into the console. */
-export function describeLab(nodes: readonly LabNode[], controlUrl: string) {
+export function describeLab(nodes: readonly LabNode[], controlUrl: string, ups?: LabUps | null) {
   return {
     nodes: nodes.map((node) => {
       const api = node.api as { url: string; certSha256: string } | undefined;
@@ -154,6 +184,7 @@ export function describeLab(nodes: readonly LabNode[], controlUrl: string) {
       };
     }),
     control: controlUrl,
+    ...(ups == null ? {} : { ups: { name: ups.name, ...labUpsSources(ups) } }),
   };
 }
 
@@ -247,6 +278,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   let fleet: LabFleet | null = null;
   let control: ControlServer | null = null;
   let images: ImageServer | null = null;
+  let ups: LabUps | null = null;
   let stoppingSince: number | null = null;
   const stop = async (signal: string) => {
     if (stoppingSince !== null) {
@@ -262,6 +294,7 @@ export async function main(argv: readonly string[]): Promise<void> {
       await control?.stop();
       await fleet?.stop();
       await images?.stop();
+      await ups?.stop();
       log("stopped");
       process.exit(0);
     } catch (error) {
@@ -277,9 +310,18 @@ export async function main(argv: readonly string[]): Promise<void> {
     // The lab's stand-in for cloud.debian.org and Proxmox's keyring: the console must be
     // pointed at it (printed below) to onboard a fresh node without internet.
     images = await startImageServer();
+    if (options.ups !== false) {
+      ups = await startLabUps({
+        ...(options.timeScale === undefined ? {} : { timeScale: options.timeScale }),
+        nut: options.ups.nutPort === undefined ? {} : { port: options.ups.nutPort },
+        snmp: options.ups.snmpPort === undefined ? {} : { port: options.ups.snmpPort },
+      });
+    }
     const nodes = fleet.nodes;
+    const upsDevices = ups === null ? [] : [controlUps(ups)];
     control = await startControlServer({
       nodes: () => nodes,
+      ups: () => upsDevices,
       ...(options.controlPort === undefined ? {} : { port: options.controlPort }),
     });
   } catch (error) {
@@ -287,6 +329,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     await control?.stop();
     await fleet?.stop();
     await images?.stop();
+    await ups?.stop();
     process.exitCode = 1;
     return;
   }
@@ -299,13 +342,29 @@ export async function main(argv: readonly string[]): Promise<void> {
     CLUPILOT_POLL_SECONDS: "2",
   };
   process.stdout.write(
-    `${JSON.stringify({ ...describeLab(fleet.nodes, control.url), consoleEnv })}\n`,
+    `${JSON.stringify({ ...describeLab(fleet.nodes, control.url, ups), consoleEnv })}\n`,
   );
   for (const node of fleet.nodes) {
     log(
       `${node.name}: ssh ${node.ssh.username}@${node.ssh.host} -p ${node.ssh.port} ` +
         `(password ${node.ssh.password}, host key ${node.ssh.hostKeySha256}), root ${node.root}`,
     );
+  }
+  if (ups !== null) {
+    const { nut, snmp } = ups;
+    if (nut !== null) {
+      log(
+        `UPS ${ups.name}: NUT ${nut.upsName}@${nut.host}:${nut.port} (user ${nut.username}, password ${nut.password})`,
+      );
+    }
+    if (snmp !== null) {
+      log(
+        `UPS ${ups.name}: SNMP ${snmp.host}:${snmp.port} (v1/v2c community ${snmp.community}` +
+          (snmp.v3 === null
+            ? ")"
+            : `; v3 user ${snmp.v3.user}, ${snmp.v3.authProtocol} key ${snmp.v3.authKey}, ${snmp.v3.privProtocol} key ${snmp.v3.privKey})`),
+      );
+    }
   }
   log(`control page: ${control.url}`);
   log(

@@ -35,6 +35,15 @@ export type { PveState, PveStorageLayout } from "./pve/seed";
 export type { DebianFaults, LabTiming } from "./debian/lab-state";
 export type { PowerState, RebootControl, RebootRecord } from "./debian/reboot-controller";
 export { startImageServer, type ImageServer, type ImageServerOptions } from "./image/server";
+export {
+  controlUps,
+  labUpsSources,
+  startLabUps,
+  type LabUps,
+  type LabUpsController,
+  type StartLabUpsOptions,
+} from "./ups/lab-ups";
+export type { PowerPatch, PowerSnapshot } from "./ups/timeline";
 
 /** Simulated host tools (`uname`, later `qm`, `pvesm`, …), first on every lab command's PATH. */
 export const LAB_TOOLS_BIN = path.join(

@@ -1,10 +1,15 @@
 import { afterEach, describe, expect, it } from "vitest";
 
-import type { UpsReading, UpsSource } from "@/lib/power/ups/reading";
+import {
+  ZNutSourceSchema,
+  ZSnmpSourceSchema,
+  type UpsReading,
+  type UpsSource,
+} from "@/lib/power/ups/reading";
 import { NutConnectionPool } from "@/lib/power/ups/nut/pool";
 import { createUpsSource } from "@/lib/power/ups/source";
 
-import { startLabUps, type LabUps } from "./lab-ups";
+import { labUpsSources, startLabUps, type LabUps } from "./lab-ups";
 
 /**
  * The lab UPS as the console sees it: one power timeline behind a NUT server and an SNMP agent,
@@ -22,34 +27,11 @@ afterEach(async () => {
 });
 
 function sourcesOf(ups: LabUps): { nut: UpsSource; v2c: UpsSource; v3: UpsSource } {
-  const nut = ups.nut!;
-  const snmp = ups.snmp!;
+  const settings = labUpsSources(ups);
   const made = {
-    nut: createUpsSource(
-      {
-        type: "nut",
-        host: nut.host,
-        port: nut.port,
-        upsName: nut.upsName,
-        username: nut.username,
-        password: nut.password,
-      },
-      { nutPool: new NutConnectionPool() },
-    ),
-    v2c: createUpsSource({
-      type: "snmp",
-      version: "2c",
-      host: snmp.host,
-      port: snmp.port,
-      community: snmp.community,
-    }),
-    v3: createUpsSource({
-      type: "snmp",
-      version: "3",
-      host: snmp.host,
-      port: snmp.port,
-      ...snmp.v3!,
-    }),
+    nut: createUpsSource(settings.nut!, { nutPool: new NutConnectionPool() }),
+    v2c: createUpsSource(settings.snmpV2c!),
+    v3: createUpsSource(settings.snmpV3!),
   };
   sources.push(made.nut, made.v2c, made.v3);
   return made;
@@ -94,6 +76,14 @@ describe("the lab UPS", () => {
       lowBattery: true,
       chargePercent: 20,
     });
+  });
+
+  it("prints settings the console's own UPS schemas accept as they are", async () => {
+    lab = await startLabUps();
+    const settings = labUpsSources(lab);
+    expect(ZNutSourceSchema.parse(settings.nut)).toEqual(settings.nut);
+    expect(ZSnmpSourceSchema.parse(settings.snmpV2c)).toEqual(settings.snmpV2c);
+    expect(ZSnmpSourceSchema.parse(settings.snmpV3)).toEqual(settings.snmpV3);
   });
 
   it("drains by itself on battery, time compressed", async () => {
@@ -153,21 +143,10 @@ describe("the lab UPS", () => {
 
   it("waits after a silent server before connecting again (backoff), and says when", async () => {
     lab = await startLabUps({ snmp: false });
-    const nut = lab.nut!;
-    const source = createUpsSource(
-      {
-        type: "nut",
-        host: nut.host,
-        port: nut.port,
-        upsName: nut.upsName,
-        username: nut.username,
-        password: nut.password,
-      },
-      {
-        deadlineMs: 300,
-        nutPool: new NutConnectionPool({ reconnectBackoff: { initialMs: 5000, maxMs: 5000 } }),
-      },
-    );
+    const source = createUpsSource(labUpsSources(lab).nut!, {
+      deadlineMs: 300,
+      nutPool: new NutConnectionPool({ reconnectBackoff: { initialMs: 5000, maxMs: 5000 } }),
+    });
     sources.push(source);
     await lab.control.setReachability("silent");
     const first = await source.read();

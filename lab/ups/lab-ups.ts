@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 
+import type { TNutSource, TSnmpSource } from "@/lib/power/ups/reading";
 import type { UpsMibObject } from "@/lib/power/ups/snmp/ups-mib";
 
 import type { ControlUps } from "../control/server";
@@ -194,6 +195,45 @@ export async function startLabUps(options: StartLabUpsOptions = {}): Promise<Lab
       stopping ??= Promise.all([nutServer?.stop(), snmpAgent?.stop()]).then(() => {});
       return stopping;
     },
+  };
+}
+
+/**
+ * The console's settings for each way of reading the lab UPS (validated by the same zod schemas
+ * as the console's UPS form): NUT, SNMP v2c and SNMP v3 authPriv, as far as its faces run.
+ */
+export function labUpsSources(ups: LabUps): {
+  nut: TNutSource | null;
+  snmpV2c: TSnmpSource | null;
+  snmpV3: TSnmpSource | null;
+} {
+  const { nut, snmp } = ups;
+  return {
+    nut:
+      nut === null
+        ? null
+        : {
+            type: "nut",
+            host: nut.host,
+            port: nut.port,
+            upsName: nut.upsName,
+            username: nut.username,
+            password: nut.password,
+          },
+    snmpV2c:
+      snmp === null
+        ? null
+        : {
+            type: "snmp",
+            version: "2c",
+            host: snmp.host,
+            port: snmp.port,
+            community: snmp.community,
+          },
+    snmpV3:
+      snmp?.v3 == null
+        ? null
+        : { type: "snmp", version: "3", host: snmp.host, port: snmp.port, ...snmp.v3 },
   };
 }
 

@@ -13,7 +13,7 @@ import {
   releaseStrandedJobs,
   staleAfterSecondsAt,
 } from "@/lib/pipeline/recovery";
-import { TICK_TASK } from "@/lib/pipeline/schedule";
+import { POWER_TICK_TASK, TICK_TASK } from "@/lib/pipeline/schedule";
 import type { AnyPipeline } from "@/lib/pipeline/step";
 import { createJobLedger, SETTLE_MS } from "./job-ledger";
 import { createRunTickTask } from "./tasks/run-tick";
@@ -27,6 +27,8 @@ export type WorkerOptions = {
   connectionString: string;
   pipelines: Readonly<Record<string, AnyPipeline>>;
   concurrency?: number;
+  /** Ticks of power runs in parallel, on their own runner, pool and slots (default 2). */
+  powerConcurrency?: number;
   /** How often graphile-worker looks for jobs that became due (new jobs arrive via LISTEN). */
   pollIntervalMs?: number;
   engine?: Omit<EngineOptions, "db" | "pipelines">;
@@ -53,14 +55,17 @@ export type WorkerOptions = {
 export type WorkerHandle = {
   stop(): Promise<void>;
   runner: Runner;
+  /** The runner of power ticks (lib/power): never behind onboarding's queue. */
+  powerRunner: Runner;
   workerIds(): string[];
   /** This process's view of its database (one log line when it goes away, one when it is back). */
   reachability: Reachability;
 };
 
 /**
- * Starts graphile-worker with the run-tick task, the heartbeat of its workers, and the sweep
- * that releases jobs of dead workers (see lib/pipeline/recovery.ts).
+ * Starts graphile-worker with the run-tick task (and, on a runner of its own, the power-tick
+ * task), the heartbeat of its workers, and the sweep that releases jobs of dead workers (see
+ * lib/pipeline/recovery.ts).
  */
 export async function startWorker(options: WorkerOptions): Promise<WorkerHandle> {
   const concurrency = options.concurrency ?? 4;
@@ -97,6 +102,16 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
   events.on("job:start", () => reachability.answered());
   const ledger = createJobLedger(events);
 
+  // Per-job INFO lines would drown the console's own output; warnings and errors pass, with
+  // a failed query's parameters cut off (they may hold a sealed secret or a log line). Its
+  // errors about a lost database (LISTEN retries, failed ticks, cron) are the one outage line.
+  const logger = new Logger(() => (level, message, meta) => {
+    const error = meta?.error ?? meta?.fatalError;
+    if (error !== undefined && isDatabaseUnreachable(error)) reachability.lost(error);
+    else if (level === "error" || level === "warning") {
+      log(`graphile-worker ${level}: ${withoutQueryParams(message)}`);
+    }
+  });
   const runner = await run({
     pgPool: pool,
     concurrency,
@@ -108,26 +123,32 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
     },
     crontab: options.periodicChecks === false ? "" : VM_TEMPLATE_CHECK_CRONTAB,
     events,
-    // Per-job INFO lines would drown the console's own output; warnings and errors pass, with
-    // a failed query's parameters cut off (they may hold a sealed secret or a log line). Its
-    // errors about a lost database (LISTEN retries, failed ticks, cron) are the one outage line.
-    logger: new Logger(() => (level, message, meta) => {
-      const error = meta?.error ?? meta?.fatalError;
-      if (error !== undefined && isDatabaseUnreachable(error)) reachability.lost(error);
-      else if (level === "error" || level === "warning") {
-        log(`graphile-worker ${level}: ${withoutQueryParams(message)}`);
-      }
-    }),
+    logger,
+  });
+  // Power ticks run on a runner of their own, with their own pool and slots: a shutdown never
+  // waits behind onboardings, a template build's watch or a full pool.
+  const powerConcurrency = options.powerConcurrency ?? 2;
+  const power = createDb(options.connectionString, powerConcurrency * 2 + 2, reachability);
+  const powerRunner = await run({
+    pgPool: power.pool,
+    concurrency: powerConcurrency,
+    noHandleSignals: true,
+    pollInterval: options.pollIntervalMs ?? 1000,
+    taskList: { [POWER_TICK_TASK]: createRunTickTask({ ...engine, db: power.db }) },
+    events,
+    logger,
   });
 
   let stopped = false;
   const onUnexpectedStop =
     options.onUnexpectedStop ??
     ((reason: string) => log(`graphile-worker stopped by itself (${reason}); no job is taken`));
-  runner.promise.then(
-    () => stopped || onUnexpectedStop("its worker pool ended"),
-    (error: unknown) => stopped || onUnexpectedStop(safeErrorSummary(error)),
-  );
+  for (const each of [runner, powerRunner]) {
+    each.promise.then(
+      () => stopped || onUnexpectedStop("its worker pool ended"),
+      (error: unknown) => stopped || onUnexpectedStop(safeErrorSummary(error)),
+    );
+  }
 
   const ids = () => [...workerIds];
   await beat(db, ids());
@@ -173,6 +194,7 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
 
   return {
     runner,
+    powerRunner,
     workerIds: ids,
     reachability,
     async stop() {
@@ -181,9 +203,9 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
       clearInterval(heartbeat);
       clearInterval(sweeper);
       const known = ids();
-      await runner.stop();
+      await Promise.all([runner.stop(), powerRunner.stop()]);
       await forgetWorkers(db, known).catch(() => {});
-      await pool.end();
+      await Promise.all([pool.end(), power.pool.end()]);
     },
   };
 }

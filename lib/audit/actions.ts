@@ -27,6 +27,16 @@ export const AUDIT_ACTIONS = [
   "catalog.version_publish",
   "console_key.rotate",
   "secrets.rotate",
+  "power.arm",
+  "power.disarm",
+  "power.settings_update",
+  "power.ups_create",
+  "power.ups_update",
+  "power.ups_delete",
+  "power.target_create",
+  "power.target_update",
+  "power.target_delete",
+  "power.latch_release",
 ] as const;
 
 export const ZAuditAction = z.enum(AUDIT_ACTIONS);

@@ -49,13 +49,21 @@ export type TriggerSettings = z.infer<typeof ZTriggerSettings>;
 export const ZTriggerOverrides = z.object(triggerFields).partial().strict();
 export type TriggerOverrides = z.infer<typeof ZTriggerOverrides>;
 
-export const ZShutdownSettings = z.object({
+const shutdownFields = {
   /** Hard deadline of one shutdown call; a target that takes longer is reported as failed. */
-  callTimeoutSeconds: z.number().int().min(1).max(120).default(10),
+  callTimeoutSeconds: z.number().int().min(1).max(120),
   /** How long a target may take to stop answering after its call (guests stop first). */
-  targetDownSeconds: z.number().int().min(10).max(3600).default(180),
+  targetDownSeconds: z.number().int().min(10).max(3600),
+};
+
+export const ZShutdownSettings = z.object({
+  callTimeoutSeconds: shutdownFields.callTimeoutSeconds.default(10),
+  targetDownSeconds: shutdownFields.targetDownSeconds.default(180),
 });
 export type ShutdownSettings = z.infer<typeof ZShutdownSettings>;
+
+/** A change of some shutdown settings; a key left out keeps its value. */
+export const ZShutdownSettingsChange = z.object(shutdownFields).partial().strict();
 
 export const ZPowerSettings = z.object({
   mode: z.enum(POWER_MODES).default("dry-run"),

@@ -35,6 +35,11 @@ export const PROXMOX_REQUESTS = [
   "POST /nodes/{node}/status",
 ] as const;
 
+/** The path a node's shutdown is posted to: its own `/nodes/{node}/status`. */
+export function pveShutdownPath(node: string): string {
+  return `/nodes/${encodeURIComponent(node)}/status`;
+}
+
 export class ProxmoxClient {
   constructor(private readonly target: ProxmoxTarget) {}
 
@@ -101,14 +106,9 @@ export class ProxmoxClient {
    */
   async shutdownNode(): Promise<void> {
     await this.call(
-      { method: "POST", path: this.shutdownPath(), form: { command: "shutdown" } },
+      { method: "POST", path: pveShutdownPath(this.target.node), form: { command: "shutdown" } },
       z.null(),
     );
-  }
-
-  /** The path `shutdownNode` posts to. */
-  shutdownPath(): string {
-    return `/nodes/${encodeURIComponent(this.target.node)}/status`;
   }
 
   private get<S extends z.ZodType>(path: string, schema: S): Promise<z.infer<S>> {

@@ -1,5 +1,6 @@
 import type { AnyPipeline } from "@/lib/pipeline/step";
 import { rotateConsoleKeyPipeline } from "@/lib/console-key/rotation/pipeline";
+import { powerShutdownPipeline } from "@/lib/power/shutdown/pipeline";
 import { onboardHostPipeline } from "./host";
 import { decommissionHostPipeline } from "./host/decommission";
 
@@ -8,4 +9,5 @@ export const pipelines: Readonly<Record<string, AnyPipeline>> = {
   [onboardHostPipeline.name]: onboardHostPipeline,
   [rotateConsoleKeyPipeline.name]: rotateConsoleKeyPipeline,
   [decommissionHostPipeline.name]: decommissionHostPipeline,
+  [powerShutdownPipeline.name]: powerShutdownPipeline,
 };

@@ -18,7 +18,7 @@ import type { Latch, TriggerKind, UpsMonitorState, UpsValues } from "./state";
  * A latch holds until released: while it holds and the UPS is on battery, it demands shutdown.
  */
 
-export type PowerEventKind =
+export type MonitorEventKind =
   | "ups.on_battery"
   | "ups.mains_back"
   | "ups.low_battery"
@@ -30,7 +30,7 @@ export type PowerEventKind =
 export type PowerEventDraft = {
   at: Date;
   severity: "info" | "warning" | "critical";
-  kind: PowerEventKind;
+  kind: MonitorEventKind;
   message: string;
   data?: Record<string, unknown>;
 };
@@ -69,7 +69,7 @@ function decideReliable(input: DecisionInput, reading: UpsValues): Outcome {
   const events: PowerEventDraft[] = [];
   const event = (
     severity: PowerEventDraft["severity"],
-    kind: PowerEventKind,
+    kind: MonitorEventKind,
     message: string,
     data?: Record<string, unknown>,
   ) =>

@@ -1,0 +1,57 @@
+import type { Database } from "@/lib/db/client";
+import { powerEvents } from "@/lib/db/schema";
+import { notifyLive } from "@/lib/pipeline/schedule";
+import type { MonitorEventKind, PowerEventDraft } from "./triggers/decide";
+
+/** Every kind of power event: the monitor's (triggers/decide.ts) and these. */
+export type PowerEventKind =
+  | MonitorEventKind
+  | "shutdown.cancelled"
+  | "shutdown.would_send"
+  | "shutdown.sent"
+  | "shutdown.failed"
+  | "target.down"
+  | "target.still_up"
+  | "mode.armed"
+  | "mode.disarmed"
+  | "config.changed";
+
+export type PowerEventInput = Omit<PowerEventDraft, "kind" | "at"> & {
+  kind: PowerEventKind;
+  at?: Date;
+  upsId?: string | null;
+  targetId?: string | null;
+  runId?: string | null;
+};
+
+type Executor = Pick<Database, "insert" | "execute">;
+
+/**
+ * Appends power events and tells the live channel, in the caller's transaction: an event and
+ * the change it reports commit together, and the UI hears of it on commit.
+ */
+export async function recordPowerEvents(
+  tx: Executor,
+  inputs: readonly PowerEventInput[],
+): Promise<number[]> {
+  if (inputs.length === 0) return [];
+  const rows = await tx
+    .insert(powerEvents)
+    .values(
+      inputs.map((e) => ({
+        ...(e.at ? { at: e.at } : {}),
+        severity: e.severity,
+        kind: e.kind,
+        upsId: e.upsId ?? null,
+        targetId: e.targetId ?? null,
+        runId: e.runId ?? null,
+        message: e.message,
+        data: e.data ?? null,
+      })),
+    )
+    .returning({ id: powerEvents.id, upsId: powerEvents.upsId });
+  for (const row of rows) {
+    await notifyLive(tx, { type: "power", upsId: row.upsId, eventId: row.id });
+  }
+  return rows.map((row) => row.id);
+}

@@ -1,0 +1,179 @@
+import { formatDuration } from "@/lib/logs/text";
+import type { Database } from "@/lib/db/client";
+import type { PowerPlanSnapshot } from "./plan-snapshot";
+import { readPowerSettings } from "./power-settings-store";
+import { buildPlan, orderTargets, type PlannedTarget } from "./shutdown/plan";
+import { dueTargets } from "./targets/due-targets";
+import { loadTargets, type TargetRecord } from "./targets/load-targets";
+import { describeShutdown } from "./targets/shutdown-call";
+import { readMonitorStates } from "./monitor/monitor-state-store";
+
+/**
+ * The exact sequence the console would run right now, per UPS: if that UPS's trigger fired at
+ * this moment (with the other UPSes as they are), which targets would be shut down, in which
+ * order, with which requests and deadlines, and whether the total time budget fits in the
+ * runtime the UPS reports.
+ */
+
+export type PreviewGroup = {
+  ups: {
+    id: string;
+    name: string;
+    reachable: boolean | null;
+    onBattery: boolean | null;
+    chargePercent: number | null;
+    runtimeSeconds: number | null;
+    readingAt: string | null;
+    latched: boolean;
+  };
+  targets: Omit<PlannedTarget, "endpoint" | "dueSince">[];
+  /** `all`-policy targets this UPS alone does not bring down: the feeds still needed. */
+  heldBack: { id: string; name: string; waitingFor: string[] }[];
+  budgetSeconds: number;
+  reserveSeconds: number | null;
+  verdict: "ok" | "short" | "unknown" | "nothing";
+  /** `budget 40 s, reserve 11 min 0 s: OK`. */
+  summary: string;
+};
+
+export type PlanPreview = {
+  mode: "dry-run" | "armed";
+  armedAt: string | null;
+  armedBy: string | null;
+  callTimeoutSeconds: number;
+  targetDownSeconds: number;
+  groups: PreviewGroup[];
+  /** Targets no UPS can bring down: without feeds, or turned off. */
+  unprotected: { id: string; name: string; why: string }[];
+  /** While armed: how the plan differs from the one confirmed when arming. */
+  changedSinceArmed: { added: string[]; removed: string[]; changed: string[] } | null;
+};
+
+export async function planPreview(db: Database, now = new Date()): Promise<PlanPreview> {
+  const [settings, records, states] = await Promise.all([
+    readPowerSettings(db),
+    loadTargets(db),
+    readMonitorStates(db),
+  ]);
+  const upsList = [
+    ...new Map(records.flatMap((r) => r.feeds.map((f) => [f.upsId, f.upsName] as const))),
+  ].map(([id, name]) => ({ id, name }));
+  for (const state of states) {
+    if (!upsList.some((u) => u.id === state.upsId))
+      upsList.push({ id: state.upsId, name: state.name });
+  }
+  upsList.sort((a, b) => a.name.localeCompare(b.name));
+  const latched = new Map(
+    states.flatMap((s) => (s.state.latch ? [[s.upsId, s.state.latch.at] as const] : [])),
+  );
+
+  const groups = upsList.map((ups): PreviewGroup => {
+    const state = states.find((s) => s.upsId === ups.id)?.state;
+    const fed = records.filter((r) => r.feeds.some((f) => f.upsId === ups.id));
+    const ifFired = new Map(latched).set(ups.id, latched.get(ups.id) ?? now);
+    const due = new Map(
+      dueTargets(
+        fed.map((r) => ({ ...r, feeds: r.feeds.map((f) => f.upsId) })),
+        ifFired,
+      ).map((d) => [d.targetId, d.dueSince.toISOString()]),
+    );
+    const plan = buildPlan(fed, due, settings, now);
+    const heldBack = fed
+      .filter((r) => r.enabled && !due.has(r.id))
+      .map((r) => ({
+        id: r.id,
+        name: r.name,
+        waitingFor: r.feeds.filter((f) => !ifFired.has(f.upsId)).map((f) => f.upsName),
+      }));
+    const reading = state?.lastReading ?? null;
+    const reserveSeconds = reading?.runtimeSeconds ?? null;
+    const verdict =
+      plan.targets.length === 0
+        ? "nothing"
+        : reserveSeconds === null
+          ? "unknown"
+          : plan.budgetSeconds <= reserveSeconds
+            ? "ok"
+            : "short";
+    const budget = `budget ${formatDuration(plan.budgetSeconds * 1000)}`;
+    const summary =
+      verdict === "nothing"
+        ? "nothing would be shut down"
+        : verdict === "unknown"
+          ? `${budget}, reserve unknown (no runtime reading)`
+          : `${budget}, reserve ${formatDuration(reserveSeconds! * 1000)}: ${verdict === "ok" ? "OK" : "TOO SHORT"}`;
+    return {
+      ups: {
+        id: ups.id,
+        name: ups.name,
+        reachable: state?.reachable ?? null,
+        onBattery: reading?.onBattery ?? null,
+        chargePercent: reading?.chargePercent ?? null,
+        runtimeSeconds: reading?.runtimeSeconds ?? null,
+        readingAt: reading?.at.toISOString() ?? null,
+        latched: latched.has(ups.id),
+      },
+      targets: plan.targets.map(
+        ({ endpoint: _endpoint, dueSince: _dueSince, ...target }) => target,
+      ),
+      heldBack,
+      budgetSeconds: plan.budgetSeconds,
+      reserveSeconds,
+      verdict,
+      summary,
+    };
+  });
+
+  const unprotected = records.flatMap((r) =>
+    !r.enabled
+      ? [{ id: r.id, name: r.name, why: "turned off" }]
+      : r.feeds.length === 0
+        ? [{ id: r.id, name: r.name, why: "no UPS feeds it" }]
+        : [],
+  );
+  const current = planSnapshot(records);
+  return {
+    mode: settings.mode,
+    armedAt: settings.armedAt?.toISOString() ?? null,
+    armedBy: settings.armedBy,
+    callTimeoutSeconds: settings.shutdown.callTimeoutSeconds,
+    targetDownSeconds: settings.shutdown.targetDownSeconds,
+    groups,
+    unprotected,
+    changedSinceArmed:
+      settings.mode === "armed"
+        ? diffSnapshots(settings.armedPlan ?? { targets: [] }, current)
+        : null,
+  };
+}
+
+/** Every protected target in sequence order, as an arming confirmation lists it. */
+export function planSnapshot(records: readonly TargetRecord[]): PowerPlanSnapshot {
+  return {
+    targets: orderTargets(records.filter((r) => r.enabled && r.feeds.length > 0)).map((r) => ({
+      id: r.id,
+      name: r.name,
+      kind: r.kind,
+      stage: r.stage,
+      runsConsole: r.runsConsole,
+      feedPolicy: r.feedPolicy,
+      feeds: r.feeds.map((f) => f.upsName),
+      request: r.endpoint ? describeShutdown(r.endpoint).line : `cannot be reached: ${r.problem}`,
+    })),
+  };
+}
+
+function diffSnapshots(
+  armed: PowerPlanSnapshot,
+  now: PowerPlanSnapshot,
+): { added: string[]; removed: string[]; changed: string[] } {
+  const before = new Map(armed.targets.map((t) => [t.id, t]));
+  const after = new Map(now.targets.map((t) => [t.id, t]));
+  return {
+    added: now.targets.filter((t) => !before.has(t.id)).map((t) => t.name),
+    removed: armed.targets.filter((t) => !after.has(t.id)).map((t) => t.name),
+    changed: now.targets
+      .filter((t) => before.has(t.id) && JSON.stringify(before.get(t.id)) !== JSON.stringify(t))
+      .map((t) => t.name),
+  };
+}

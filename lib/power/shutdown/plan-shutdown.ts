@@ -1,0 +1,60 @@
+import { formatDuration } from "@/lib/logs/text";
+import { advance, fail, type Step } from "@/lib/pipeline/step";
+import { readPowerSettings } from "@/lib/power/power-settings-store";
+import { loadTargets } from "@/lib/power/targets/load-targets";
+import { buildPlan, ZShutdownInput, type PlannedTarget } from "./plan";
+import type { PowerServices } from "./services";
+
+/**
+ * Freezes the sequence into the run: the due targets in order (stages, the console's host
+ * last), each one's exact request and deadline, the mode at this moment and the total budget.
+ * What ShutDownTargets sends is this plan, whatever is edited meanwhile.
+ */
+export const planShutdown: Step<PowerServices> = {
+  name: "PlanShutdown",
+  maxDuration: () => 60,
+  async visit(ctx) {
+    const { db } = ctx.services;
+    const input = ZShutdownInput.safeParse(ctx.context.get("input"));
+    if (!input.success) {
+      return fail(
+        "This run does not say which UPS fired and which targets are due; power-shutdown runs are started by the power monitor.",
+      );
+    }
+    const { trigger, targets } = input.data;
+    const settings = await readPowerSettings(db);
+    const ids = targets.map((t) => t.targetId);
+    const records = await loadTargets(db, ids);
+    const plan = buildPlan(
+      records,
+      new Map(targets.map((t) => [t.targetId, t.dueSince])),
+      settings,
+      new Date(),
+    );
+    ctx.context.set("plan", plan);
+
+    ctx.log(`${trigger.upsName}: trigger fired at ${trigger.latchedAt}: ${trigger.reason}`);
+    ctx.log(
+      plan.mode === "armed"
+        ? "mode: armed — the calls below will be sent"
+        : "mode: dry-run — nothing will be sent; every call is logged as 'would POST …'",
+    );
+    for (const target of plan.targets) ctx.log(describeStep(target));
+    for (const id of ids.filter((id) => !records.some((r) => r.id === id))) {
+      ctx.log(`target ${id} was removed since it became due: left out`);
+    }
+    const budget = `budget ${formatDuration(plan.budgetSeconds * 1000)} (${plan.groups} group(s) × ${plan.callTimeoutSeconds} s per call + ${plan.targetDownSeconds} s to go down)`;
+    ctx.log(budget);
+    if (plan.targets.length === 0) {
+      return fail("None of the due targets exists any more: nothing to shut down.");
+    }
+    return advance(`${plan.targets.length} target(s), ${plan.mode}, ${budget}`);
+  },
+};
+
+function describeStep(target: PlannedTarget): string {
+  const what = `${target.name} (${target.kind}${target.runsConsole ? ", runs the console: last" : ""})`;
+  if (!target.request)
+    return `group ${target.group + 1}: ${what} — cannot be reached: ${target.problem}`;
+  return `group ${target.group + 1}: ${what} — ${target.request.line}, deadline ${target.deadlineSeconds} s`;
+}

@@ -1,0 +1,227 @@
+import { asc, eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { powerEvents } from "@/lib/db/schema";
+import { readLogTail } from "@/lib/logs/read";
+import { setPowerMode } from "@/lib/power/set-power-mode";
+import { updatePowerSettings } from "@/lib/power/update-power-settings";
+import { waitUntil, type LabNode } from "@/lab";
+import { startLabPbs, type LabPbs } from "@/lab/pbs/server";
+import { registerTestDatabase } from "@/test/db";
+import {
+  addUps,
+  ADMIN,
+  onboardedLabNode,
+  onboardForPower,
+  persistReading,
+  protectHost,
+  protectPbs,
+  shutdownInput,
+} from "@/test/fixtures/power";
+import { settled } from "@/test/runs";
+import { startWorker, type WorkerHandle } from "@/worker/runner";
+import { powerShutdownPipeline } from "./pipeline";
+import { SHUTDOWN_CANCELLED } from "./shut-down-targets";
+import { startShutdownRun } from "./start-shutdown-run";
+
+const database = registerTestDatabase(6);
+let worker: WorkerHandle;
+const nodes: Record<"a" | "b" | "c", LabNode> = {} as never;
+const targets: Record<"a" | "b" | "c" | "pbs", string> = {} as never;
+let pbs: LabPbs;
+let upsId: string;
+
+beforeAll(async () => {
+  const { db, url } = database;
+  worker = await startWorker({
+    connectionString: url,
+    pipelines: {
+      [onboardForPower.name]: onboardForPower,
+      [powerShutdownPipeline.name]: powerShutdownPipeline,
+    },
+    concurrency: 2,
+    pollIntervalMs: 200,
+    periodicChecks: false,
+    log: () => {},
+  });
+  upsId = await addUps(db);
+  for (const [key, name] of [
+    ["a", "pve-a"],
+    ["b", "pve-b"],
+    ["c", "pve-c"],
+  ] as const) {
+    const { node, hostId } = await onboardedLabNode(db, name);
+    nodes[key] = node;
+    targets[key] = await protectHost(db, hostId, {
+      feeds: [upsId],
+      stage: key === "b" ? 1 : 0,
+      // pve-c runs the console: last, although its stage is 0.
+      runsConsole: key === "c",
+    });
+  }
+  pbs = await startLabPbs({ name: "pbs-lab" });
+  targets.pbs = await protectPbs(db, pbs, { feeds: [upsId], stage: 1 });
+  await updatePowerSettings(
+    db,
+    { shutdown: { callTimeoutSeconds: 2, targetDownSeconds: 20 } },
+    ADMIN,
+  );
+}, 120_000);
+
+afterAll(async () => {
+  await worker?.stop();
+  await Promise.all([...Object.values(nodes).map((node) => node.stop()), pbs?.stop()]);
+});
+
+const posts = (node: LabNode) => node.api.requests.filter((r) => r.method === "POST");
+
+async function runShutdown(targetIds: string[], dueSince = new Date()) {
+  const { db } = database;
+  const runId = await db.transaction((tx) =>
+    startShutdownRun(tx, shutdownInput(upsId, targetIds, dueSince)),
+  );
+  return settled(db, runId, 90_000);
+}
+
+async function eventsOf(runId: string) {
+  return database.db
+    .select()
+    .from(powerEvents)
+    .where(eq(powerEvents.runId, runId))
+    .orderBy(asc(powerEvents.id));
+}
+
+async function powerOnAll() {
+  await Promise.all([...Object.values(nodes).map((node) => node.power.powerOn()), pbs.powerOn()]);
+}
+
+describe("the power-shutdown pipeline", () => {
+  it("in dry-run runs the whole chain, records the exact requests as 'would …', and sends nothing", async () => {
+    await persistReading(database.db, upsId, true);
+    const run = await runShutdown(Object.values(targets));
+    expect(run.status).toBe("succeeded");
+
+    const events = await eventsOf(run.id);
+    const wouldSend = events.filter((e) => e.kind === "shutdown.would_send");
+    const line = (node: LabNode) =>
+      `would POST https://127.0.0.1:${node.api.port}/api2/json/nodes/${node.name}/status command=shutdown`;
+    const pbsLine = `would POST https://127.0.0.1:${pbs.port}/api2/json/nodes/localhost/status command=shutdown`;
+    expect(wouldSend).toHaveLength(4);
+    // Stage 1 (pve-b and the PBS) goes out together, in either order.
+    const middle = wouldSend.slice(1, 3).map((e) => e.message);
+    expect(middle.filter((m) => m.includes(line(nodes.b)))).toHaveLength(1);
+    expect(middle.filter((m) => m.includes(pbsLine))).toHaveLength(1);
+    // The console's host comes last; the stage-0 host first.
+    expect(wouldSend[0]!.message).toContain(line(nodes.a));
+    expect(wouldSend[3]!.message).toContain(line(nodes.c));
+    expect(wouldSend[0]!.data).toMatchObject({
+      request: {
+        method: "POST",
+        url: `https://127.0.0.1:${nodes.a.api.port}/api2/json/nodes/pve-a/status`,
+        form: { command: "shutdown" },
+        authorization: "PVEAPIToken=clupilot@pve!console=***",
+      },
+    });
+
+    // Nothing reached any target.
+    for (const node of Object.values(nodes)) expect(posts(node)).toEqual([]);
+    expect(pbs.requests).toEqual([]);
+    const log = (await readLogTail(database.db, run.id, 200)).map((l) => l.text).join("\n");
+    expect(log).toContain("mode: dry-run");
+    expect(log).toContain(`${line(nodes.a)} (dry-run: nothing sent)`);
+    expect(log).not.toMatch(/PVEAPIToken=[^*\s]*=[0-9a-f-]{36}/);
+  });
+
+  it("armed: one call per target in order — stages, then the console's host last; PBS gets its header and path; all go down", async () => {
+    const { db } = database;
+    await setPowerMode(db, { mode: "armed", confirmedTargetIds: Object.values(targets) }, ADMIN);
+    await persistReading(db, upsId, true);
+    const run = await runShutdown(Object.values(targets));
+    expect(run.status).toBe("succeeded");
+
+    for (const node of Object.values(nodes)) {
+      expect(posts(node)).toHaveLength(1);
+      expect(posts(node)[0]).toMatchObject({
+        path: `/api2/json/nodes/${node.name}/status`,
+        body: { command: "shutdown" },
+        authid: "clupilot@pve!console",
+        status: 200,
+      });
+    }
+    const pbsPosts = pbs.requests.filter((r) => r.method === "POST");
+    expect(pbsPosts).toHaveLength(1);
+    expect(pbsPosts[0]).toMatchObject({
+      path: "/api2/json/nodes/localhost/status",
+      scheme: "PBSAPIToken",
+      authid: pbs.token.id,
+      body: { command: "shutdown" },
+      status: 200,
+    });
+    const at = (node: LabNode) => posts(node)[0]!.at.getTime();
+    expect(at(nodes.a)).toBeLessThan(at(nodes.b));
+    expect(at(nodes.a)).toBeLessThan(pbsPosts[0]!.at.getTime());
+    expect(at(nodes.b)).toBeLessThan(at(nodes.c));
+    expect(pbsPosts[0]!.at.getTime()).toBeLessThan(at(nodes.c));
+
+    for (const node of Object.values(nodes)) expect(node.power.state).toBe("down");
+    expect(pbs.state).toBe("down");
+    const kinds = (await eventsOf(run.id)).map((e) => e.kind);
+    expect(kinds.filter((k) => k === "shutdown.sent")).toHaveLength(4);
+    expect(kinds.filter((k) => k === "target.down")).toHaveLength(4);
+    await powerOnAll();
+  });
+
+  it("a target that hangs is reported after its deadline and the sequence goes on", async () => {
+    const { db } = database;
+    await persistReading(db, upsId, true);
+    await nodes.a.switches.apply({ "api.statusPostHang": true });
+    const before = posts(nodes.b).length;
+    try {
+      const run = await runShutdown([targets.a, targets.b]);
+      expect(run.status).toBe("failed");
+      expect(run.failureReason).toMatch(/call failed \(.*timed out after 2000 ms\)/);
+      expect(run.failureReason).toMatch(/1 target\(s\) stopped answering/);
+      expect(posts(nodes.b)).toHaveLength(before + 1);
+      expect(nodes.b.power.state).toBe("down");
+      expect(nodes.a.power.state).toBe("up");
+      const failed = (await eventsOf(run.id)).filter((e) => e.kind === "shutdown.failed");
+      expect(failed).toHaveLength(1);
+      expect(failed[0]!.targetId).toBe(targets.a);
+    } finally {
+      await nodes.a.switches.apply({ "api.statusPostHang": false });
+      await powerOnAll();
+    }
+  });
+
+  it("mains back before anything was sent: the run is cancelled and says so, nothing is sent", async () => {
+    const { db } = database;
+    await persistReading(db, upsId, false);
+    const before = Object.values(nodes).map((node) => posts(node).length);
+    const run = await runShutdown([targets.a, targets.c]);
+    expect(run.status).toBe("failed");
+    expect(run.failureReason).toBe(SHUTDOWN_CANCELLED);
+    expect((await eventsOf(run.id)).map((e) => e.kind)).toEqual(["shutdown.cancelled"]);
+    expect(Object.values(nodes).map((node) => posts(node).length)).toEqual(before);
+  });
+
+  it("two runs for the same target and the same outage send exactly one call", async () => {
+    const { db } = database;
+    await persistReading(db, upsId, true);
+    const before = posts(nodes.b).length;
+    const dueSince = new Date();
+    const [first, second] = await Promise.all([
+      runShutdown([targets.b], dueSince),
+      runShutdown([targets.b], dueSince),
+    ]);
+    expect(posts(nodes.b)).toHaveLength(before + 1);
+    const logs = await Promise.all(
+      [first, second].map(async (run) =>
+        (await readLogTail(db, run.id, 200)).map((l) => l.text).join("\n"),
+      ),
+    );
+    expect(
+      logs.filter((log) => /not sent again — run .* already called it for this outage/.test(log)),
+    ).toHaveLength(1);
+    await waitUntil(() => nodes.b.power.state === "down", { timeoutMs: 10_000 });
+    await powerOnAll();
+  });
+});

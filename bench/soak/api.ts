@@ -1,0 +1,69 @@
+import type { SecretWatch } from "./secrets";
+
+/** What the console answered, or why there was no answer. */
+export type ApiAnswer =
+  { status: number; body: unknown; text: string } | { status: null; error: string };
+
+/**
+ * The soak's JSON API client: a bearer token, a timeout on every request (a console that
+ * hangs is an answer too: none), and every answer searched for the soak's secrets on arrival.
+ */
+export class ApiClient {
+  constructor(
+    private readonly base: string,
+    private readonly token: string,
+    private readonly secrets: SecretWatch,
+    private readonly timeoutMs = 15_000,
+  ) {}
+
+  async request(method: "GET" | "POST" | "PATCH" | "DELETE", path: string, body?: unknown) {
+    let response: Response;
+    try {
+      response = await fetch(`${this.base}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${this.token}`,
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+    } catch (error) {
+      return { status: null, error: describeFetchError(error) } satisfies ApiAnswer;
+    }
+    let text: string;
+    try {
+      text = await response.text();
+    } catch (error) {
+      return { status: null, error: `answer cut off: ${describeFetchError(error)}` } as ApiAnswer;
+    }
+    this.secrets.scan(`API answer ${method} ${path.split("?")[0]} (${response.status})`, text);
+    let parsed: unknown = null;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // an HTML error page or an empty body: the text says what it was
+    }
+    return { status: response.status, body: parsed, text } as ApiAnswer;
+  }
+
+  get = (path: string) => this.request("GET", path);
+  post = (path: string, body: unknown = {}) => this.request("POST", path, body);
+}
+
+function describeFetchError(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = (error as Error & { cause?: { code?: string } }).cause;
+    if (error.name === "TimeoutError") return "no answer within the timeout";
+    return cause?.code ?? error.message;
+  }
+  return String(error);
+}
+
+/** Short words for an answer in the soak's log: `201`, `409 Only a running run…`, `ECONNREFUSED`. */
+export function describeAnswer(answer: ApiAnswer): string {
+  if (answer.status === null) return answer.error;
+  const body = answer.body as { error?: string; message?: string } | null;
+  const message = body?.message ?? body?.error;
+  return message ? `${answer.status} ${String(message).slice(0, 120)}` : String(answer.status);
+}

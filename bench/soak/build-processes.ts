@@ -1,0 +1,30 @@
+import type { LabNode } from "@/lab";
+import { DRIVER_NAME } from "@/lib/steps/host/build-vm-template/commands";
+import { isLive, type ProcessInfo } from "./proc";
+
+/**
+ * A template build on a lab node, as the node's process table shows it: the driver
+ * (`bash <root>/…/template-build/template-run.sh …`, started with `setsid`, so it leads its own
+ * process group) and every process of that group (its subshells and the tools it runs).
+ */
+export type BuildGroup = { pgid: number; members: ProcessInfo[] };
+
+export function buildGroupsOn(node: LabNode, table: readonly ProcessInfo[]): BuildGroup[] {
+  const driverPath = `${node.root}/`;
+  const groups = new Set(
+    table
+      .filter((p) => isLive(p) && p.cmdline.includes(DRIVER_NAME) && p.cmdline.includes(driverPath))
+      .map((p) => p.pgid),
+  );
+  return [...groups]
+    .sort((a, b) => a - b)
+    .map((pgid) => ({ pgid, members: table.filter((p) => p.pgid === pgid && isLive(p)) }));
+}
+
+/** Live processes of groups that once were a build's on this node (a killed driver's children). */
+export function leftoversOf(
+  groups: ReadonlySet<number>,
+  table: readonly ProcessInfo[],
+): ProcessInfo[] {
+  return table.filter((p) => groups.has(p.pgid) && isLive(p));
+}

@@ -1,0 +1,212 @@
+import { buildGroupsOn } from "./build-processes";
+import { compareSnapshot, takeSnapshot, waitForDatabase } from "./durability";
+import { processTable, signal, type ProcessInfo } from "./proc";
+import { choose, type ChaosEvent, type Fault } from "./schedule";
+import type { SoakContext } from "./soak-context";
+import { templatesOn } from "./soak-lab";
+import type { SwitchChanges } from "./switchboard";
+
+export type FaultOutcome =
+  | {
+      injected: true;
+      detail: string;
+      /** When the fault was over (healed, back up). */ overAt: number;
+    }
+  | { injected: false; reason: string };
+
+/** Durability across database restarts: what each restart was checked against. */
+export type DurabilityReport = { checked: number; problems: string[] };
+
+/** How long a fault whose target is not there yet (no build running) waits for one. */
+const TARGET_WAIT_MS = 30_000;
+/** How long the database may take to come back before the soak says so. */
+const DATABASE_BACK_MS = 120_000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export function createFaults(
+  ctx: SoakContext,
+  durability: DurabilityReport,
+  /** True once the chaos is over: a fault still waiting for its target gives up. */
+  over: () => boolean,
+) {
+  /** Waits until `find` returns something (polling every 500 ms), or gives up after `ms`. */
+  const waitFor = async <T>(find: () => T | undefined, ms: number): Promise<T | undefined> => {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const found = find();
+      if (found !== undefined || Date.now() > deadline || over()) return found;
+      await sleep(500);
+    }
+  };
+
+  /** Database faults one after the other: the next waits until the database is back. */
+  let databaseTurn: Promise<unknown> = Promise.resolve();
+
+  const killProcess =
+    (what: string, find: () => ProcessInfo | undefined) =>
+    async (_event: ChaosEvent): Promise<FaultOutcome> => {
+      // A process the supervisor is restarting right now is not there yet: wait for it a little.
+      const target = await waitFor(find, 10_000);
+      if (!target) return { injected: false, reason: `no ${what} running` };
+      signal(target.pid, "SIGKILL");
+      return { injected: true, detail: `kill -9 ${what} (pid ${target.pid})`, overAt: Date.now() };
+    };
+
+  /**
+   * Takes the database away (`how`), waits until it takes connections again (npm start's
+   * supervisor restarts it), and checks that everything committed before is still there.
+   */
+  const databaseFault =
+    (
+      describe: string,
+      how: (postmaster: ProcessInfo, backends: ProcessInfo[], event: ChaosEvent) => Promise<void>,
+    ) =>
+    (event: ChaosEvent): Promise<FaultOutcome> => {
+      const turn = databaseTurn.then(async (): Promise<FaultOutcome> => {
+        const running = ctx.console.postgres();
+        if (!running) return { injected: false, reason: "the database is not running" };
+        let before;
+        try {
+          before = await takeSnapshot(ctx.console.databaseUrl);
+        } catch (error) {
+          return {
+            injected: false,
+            reason: `could not count rows first: ${(error as Error).message}`,
+          };
+        }
+        const takenAt = Date.now();
+        await how(running.postmaster, running.backends, event);
+        const backAt = await waitForDatabase(ctx.console.databaseUrl, DATABASE_BACK_MS);
+        if (backAt === null) {
+          durability.problems.push(
+            `the database did not come back within ${DATABASE_BACK_MS / 1000} s after ${describe}`,
+          );
+          return { injected: true, detail: `${describe}: NOT back`, overAt: Date.now() };
+        }
+        durability.checked += 1;
+        try {
+          const lost = await compareSnapshot(ctx.console.databaseUrl, before);
+          durability.problems.push(
+            ...lost.map((problem) => `after ${describe} at ${ctx.since(backAt)}: ${problem}`),
+          );
+        } catch (error) {
+          durability.problems.push(
+            `after ${describe}: could not count rows again: ${(error as Error).message}`,
+          );
+        }
+        return {
+          injected: true,
+          detail: `${describe} (pid ${running.postmaster.pid}); took connections again after ${((backAt - takenAt) / 1000).toFixed(1)} s`,
+          overAt: backAt,
+        };
+      });
+      databaseTurn = turn.catch(() => {});
+      return turn;
+    };
+
+  /** A switch change on one node for the event's duration. */
+  const window =
+    (describe: string, changes: (event: ChaosEvent) => SwitchChanges) =>
+    async (event: ChaosEvent): Promise<FaultOutcome> => {
+      const board = ctx.boards[event.node]!;
+      const name = ctx.nodes[event.node]!.node.name;
+      const layer = await board.on(changes(event));
+      await sleep(event.durationMs);
+      await board.off(layer);
+      return {
+        injected: true,
+        detail: `${describe} on ${name} for ${(event.durationMs / 1000).toFixed(1)} s`,
+        overAt: Date.now(),
+      };
+    };
+
+  /** A build's process on whichever node runs one (in node order), chosen by the event's pick. */
+  const killBuildProcess =
+    (which: "driver" | "child") =>
+    async (event: ChaosEvent): Promise<FaultOutcome> => {
+      const target = await waitFor(() => {
+        const table = processTable();
+        const candidates = ctx.nodes.flatMap(({ node }) =>
+          buildGroupsOn(node, table).flatMap((group) =>
+            group.members
+              .filter((p) => (which === "driver" ? p.pid === group.pgid : p.pid !== group.pgid))
+              .map((p) => ({ node: node.name, process: p })),
+          ),
+        );
+        return choose(candidates, event.pick);
+      }, TARGET_WAIT_MS);
+      if (!target) return { injected: false, reason: `no template build ${which} running` };
+      // The driver with its whole group (as the OOM killer or an operator's kill would leave it
+      // is not the point: the build is gone); a child alone, so the driver sees it die.
+      if (which === "driver") signal(-target.process.pid, "SIGKILL");
+      else signal(target.process.pid, "SIGKILL");
+      return {
+        injected: true,
+        detail: `kill -9 build ${which} on ${target.node} (pid ${target.process.pid}: ${target.process.cmdline.slice(0, 80)})`,
+        overAt: Date.now(),
+      };
+    };
+
+  const faults: Record<Fault, (event: ChaosEvent) => Promise<FaultOutcome>> = {
+    "worker.kill9": (event) =>
+      killProcess("a worker", () =>
+        choose(
+          ctx.console.workers().sort((a, b) => a.pid - b.pid),
+          event.pick,
+        ),
+      )(event),
+    "web.kill9": killProcess("the web server", () => ctx.console.webServer()),
+    "postgres.crash": databaseFault("kill -9 of the postmaster", async (postmaster) => {
+      signal(postmaster.pid, "SIGKILL");
+    }),
+    "postgres.fastRestart": databaseFault(
+      "fast shutdown of Postgres (SIGINT)",
+      async (postmaster) => {
+        signal(postmaster.pid, "SIGINT");
+      },
+    ),
+    "postgres.pauseThenRestart": databaseFault(
+      "Postgres frozen (SIGSTOP), then killed",
+      async (postmaster, backends, event) => {
+        const all = [postmaster, ...backends];
+        for (const p of all) signal(p.pid, "SIGSTOP");
+        await sleep(event.durationMs);
+        signal(postmaster.pid, "SIGKILL");
+        // The backends go on only to notice their postmaster is gone, and exit.
+        for (const p of all) signal(p.pid, "SIGCONT");
+      },
+    ),
+    "ssh.dropMidCommand": window("SSH connections cut after each command's start", (event) => ({
+      "ssh.dropAfterMs": event.amount,
+    })),
+    "api.vmList502": window("502 on the VM list", () => ({ "api.vmList502": true })),
+    "api.config500": window("500 on every VM config", (event) => ({
+      "api.config500Vmids": [...templatesOn(ctx.nodes[event.node]!.node).keys()],
+    })),
+    "api.vmListHang": window("the VM list never answers", () => ({ "api.vmListHang": true })),
+    "api.slowAnswers": window("slow API answers", (event) => ({ "api.delayMs": event.amount })),
+    "node.unreachable": window(
+      "the node stops answering (SSH refused and cut, API silent)",
+      (event) => ({
+        "ssh.refuseConnections": true,
+        "ssh.dropAfterMs": 0,
+        "api.delayMs": event.durationMs,
+      }),
+    ),
+    "node.reboot": async (event) => {
+      const { node } = ctx.nodes[event.node]!;
+      if (node.power.state !== "up") return { injected: false, reason: `${node.name} is not up` };
+      await node.switches.run("reboot.reboot");
+      await waitFor(() => (node.power.state === "up" ? undefined : true), 5_000);
+      const upAt = await node.power
+        .waitUntilUp(60_000)
+        .then(() => Date.now())
+        .catch(() => Date.now());
+      return { injected: true, detail: `${node.name} rebooted unexpectedly`, overAt: upAt };
+    },
+    "build.killDriver": killBuildProcess("driver"),
+    "build.killChild": killBuildProcess("child"),
+  };
+  return faults;
+}

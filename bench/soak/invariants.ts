@@ -1,0 +1,269 @@
+import fs from "node:fs";
+import pg from "pg";
+import { consolePages } from "@/e2e/console-pages";
+import { signIn } from "@/lib/auth/sign-in";
+import { SESSION_COOKIE } from "@/lib/auth/session-cookie";
+import { createDb } from "@/lib/db/client";
+import type { SoakAccounts } from "./accounts";
+import { leftoversOf } from "./build-processes";
+import type { DurabilityReport } from "./faults";
+import { hasEnvironment, processTable } from "./proc";
+import { MAX_SILENCE_MS, type ProbeReport } from "./prober";
+import type { SoakContext } from "./soak-context";
+import { STUCK_AFTER_MS, stuckRuns, type WatchReport } from "./watch";
+
+export type Verdict = { invariant: string; held: boolean; detail: string };
+
+const list = (items: readonly string[], max = 5) =>
+  items.slice(0, max).join("; ") + (items.length > max ? `; … ${items.length - max} more` : "");
+
+/** The console stayed up and answering; nobody had to start it again. */
+export function consoleVerdicts(ctx: SoakContext, probes: ProbeReport): Verdict[] {
+  const restarts = new Map<string, number>();
+  for (const line of ctx.console.restartLines()) {
+    const name = /^\[clupilot\] (.+?) ended \(/.exec(line)?.[1] ?? "?";
+    restarts.set(name, (restarts.get(name) ?? 0) + 1);
+  }
+  const exited = ctx.console.exited();
+  const unexpected = [...probes.unexpected].map(([status, n]) => `${status} ×${n}`);
+  return [
+    {
+      invariant: `the console never went more than ${MAX_SILENCE_MS / 1000} s without answering`,
+      held: probes.tooLong.length === 0,
+      detail:
+        `longest silence ${(probes.longestSilenceMs / 1000).toFixed(1)} s over ${probes.probes} probes ` +
+        `(${probes.unavailable503} answered 503 while the database was away)` +
+        (probes.tooLong.length
+          ? `; silent ${probes.tooLong.map((s) => `+${(s.fromMs / 1000).toFixed(0)}…+${(s.toMs / 1000).toFixed(0)} s`).join(", ")}`
+          : ""),
+    },
+    {
+      invariant: "the console answered only 200, or 503 while the database was away",
+      held: unexpected.length === 0,
+      detail: unexpected.length ? `also ${unexpected.join(", ")}` : "yes",
+    },
+    {
+      invariant: "nobody restarted the console (npm start stayed the same process)",
+      held: exited === null,
+      detail:
+        (exited === null
+          ? `pid ${ctx.console.startPid} throughout`
+          : `npm start exited (${exited})`) +
+        `; its supervisor restarted ${[...restarts].map(([n, c]) => `${n} ×${c}`).join(", ") || "nothing"}`,
+    },
+  ];
+}
+
+/** What the database says about the runs, the visits and the secrets it holds. */
+export async function databaseVerdicts(
+  ctx: SoakContext,
+  watch: WatchReport,
+  durability: DurabilityReport,
+  lastFaultOverAt: number,
+): Promise<Verdict[]> {
+  const client = new pg.Client({ connectionString: ctx.console.databaseUrl });
+  client.on("error", () => {});
+  await client.connect();
+  try {
+    const { rows: runs } = await client.query<{
+      id: string;
+      status: string;
+      failure_reason: string | null;
+    }>(`select id, status::text, failure_reason from runs`);
+    const reasonless = runs.filter((r) => r.status === "failed" && !r.failure_reason);
+    const stuckNow = await stuckRuns(client, lastFaultOverAt);
+    for (const run of stuckNow) watch.stuck.set(run.id, `${run.what} at the end`);
+    const by = (status: string) => runs.filter((r) => r.status === status).length;
+    const aborted = runs.filter((r) => /abort/i.test(r.failure_reason ?? "")).length;
+
+    const { rows: overlaps } = await client.query<{ run_id: string; step: string; visit: number }>(
+      `select run_id, step, visit from (
+         select run_id, step, visit, started_at,
+                max(finished_at) over (partition by run_id order by started_at, id
+                                       rows between unbounded preceding and 1 preceding) as before
+         from step_visits) v
+       where started_at < before`,
+    );
+    const { rows: visitCount } = await client.query<{ n: number }>(
+      "select count(*)::int as n from step_visits",
+    );
+
+    return [
+      {
+        invariant: "every run ended (succeeded, failed with a reason, aborted) or is progressing",
+        held: reasonless.length === 0 && stuckNow.length === 0,
+        detail:
+          `${runs.length} runs: ${by("succeeded")} succeeded, ${by("failed")} failed (${aborted} aborted), ` +
+          `${by("running") - stuckNow.length} progressing` +
+          (reasonless.length
+            ? `; failed without a reason: ${list(reasonless.map((r) => r.id))}`
+            : "") +
+          (stuckNow.length ? `; stuck: ${list(stuckNow.map((r) => r.id))}` : ""),
+      },
+      {
+        invariant: `no run stuck with a tick overdue > ${STUCK_AFTER_MS / 1000} s after the last fault`,
+        held: watch.stuck.size === 0,
+        detail: watch.stuck.size
+          ? list([...watch.stuck].map(([id, what]) => `${id} ${what}`))
+          : "none",
+      },
+      {
+        invariant: "never two visits of one run at once (step_visits)",
+        held: overlaps.length === 0,
+        detail: overlaps.length
+          ? list(overlaps.map((o) => `${o.run_id} ${o.step} visit ${o.visit}`))
+          : `${visitCount[0]!.n} visits, none overlapping`,
+      },
+      {
+        invariant:
+          "every committed run event, visit, log line and context survived every database restart",
+        held: durability.problems.length === 0,
+        detail: durability.problems.length
+          ? list(durability.problems)
+          : `counted before and after ${durability.checked} restarts`,
+      },
+    ];
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/** What the lab nodes say: build drivers, templates and leftover processes. */
+export async function labVerdicts(ctx: SoakContext, watch: WatchReport): Promise<Verdict[]> {
+  const client = new pg.Client({ connectionString: ctx.console.databaseUrl });
+  client.on("error", () => {});
+  await client.connect();
+  let hostsBuilding: Set<string>;
+  try {
+    // Hosts whose latest run is running: a build process there may be that run's own.
+    const { rows } = await client.query<{ address: string; ssh_port: number }>(
+      `select h.address, h.ssh_port from hosts h join lateral (
+         select status from runs r where r.host_id = h.id order by r.created_at desc limit 1
+       ) latest on true where latest.status = 'running'`,
+    );
+    hostsBuilding = new Set(rows.map((r) => String(r.ssh_port)));
+  } finally {
+    await client.end().catch(() => {});
+  }
+  const table = processTable();
+  const leftovers = ctx.nodes.flatMap(({ node }, i) => {
+    if (hostsBuilding.has(String(node.ssh.port))) return [];
+    return leftoversOf(watch.buildGroups.get(i)!, table)
+      .filter((p) => hasEnvironment(p.pid, `CLUPILOT_HOST_ROOT=${node.root}`))
+      .map((p) => `${node.name} pid ${p.pid} (${p.cmdline.slice(0, 60)})`);
+  });
+  const builds = [...watch.buildGroups.values()].reduce((n, groups) => n + groups.size, 0);
+  return [
+    {
+      invariant: "never two template drivers for one build on a host",
+      held: watch.doubleDrivers.length === 0,
+      detail: watch.doubleDrivers.length
+        ? list(watch.doubleDrivers)
+        : `${builds} builds seen in ${watch.samples} process-table samples`,
+    },
+    {
+      invariant: "no template that existed was destroyed or changed",
+      held: watch.templateChanges.length === 0,
+      detail: watch.templateChanges.length
+        ? list(watch.templateChanges)
+        : `${watch.templatesSeen.size} templates watched (${[...watch.templatesSeen].join(", ")})`,
+    },
+    {
+      invariant: "no process of an aborted or failed build left on any node",
+      held: leftovers.length === 0,
+      detail: leftovers.length ? list(leftovers) : "none",
+    },
+  ];
+}
+
+/**
+ * Every secret the soak knows, searched for in the console's log, in the database's run logs,
+ * events, visits, run rows and audit log, in every page (signed in as the admin) and in the API
+ * answers (every answer was searched on arrival; here the soak also reads every run and log).
+ */
+export async function secretVerdict(
+  ctx: SoakContext,
+  accounts: SoakAccounts,
+  ids: { hostIds: string[] },
+): Promise<Verdict> {
+  const { secrets } = ctx;
+  secrets.scan("the console's output (npm start)", fs.readFileSync(ctx.console.logFile, "utf8"));
+  const client = new pg.Client({ connectionString: ctx.console.databaseUrl });
+  client.on("error", () => {});
+  await client.connect();
+  let runIds: string[];
+  let planId: string | undefined;
+  try {
+    for (const table of [
+      "run_log_chunks",
+      "events",
+      "step_visits",
+      "runs",
+      "audit_log",
+      "console_process_restarts",
+    ]) {
+      const { rows } = await client.query<{ row: string }>(`select t::text as row from ${table} t`);
+      secrets.scan(`table ${table}`, rows.map((r) => r.row).join("\n"));
+    }
+    runIds = (await client.query<{ id: string }>("select id from runs")).rows.map((r) => r.id);
+    planId = (await client.query<{ id: string }>("select id from plans limit 1")).rows[0]?.id;
+  } finally {
+    await client.end().catch(() => {});
+  }
+
+  for (const runId of runIds) {
+    await ctx.api.get(`/api/runs/${runId}`);
+    await ctx.api.get(`/api/runs/${runId}/log`);
+  }
+  for (const path of [
+    "/api/hosts?limit=200",
+    "/api/audit",
+    "/api/console-key",
+    "/api/catalog",
+    "/api/crash-loops",
+    "/api/tokens",
+  ]) {
+    await ctx.adminApi.get(path);
+  }
+  for (const hostId of ids.hostIds) await ctx.api.get(`/api/hosts/${hostId}`);
+
+  const cookie = await signInCookie(ctx.console.databaseUrl, accounts.admin);
+  const pages = new Set<string>();
+  for (const hostId of ids.hostIds) {
+    for (const page of consolePages({ hostId, planId: planId ?? crypto.randomUUID() }))
+      pages.add(page);
+  }
+  let pagesRead = 0;
+  for (const page of pages) {
+    const response = await fetch(`${ctx.console.base}${page}`, {
+      headers: { cookie },
+      redirect: "manual",
+      signal: AbortSignal.timeout(30_000),
+    }).catch(() => null);
+    if (!response) continue;
+    pagesRead += 1;
+    secrets.scan(`page ${page} (${response.status})`, await response.text());
+  }
+  const hits = secrets.hits();
+  return {
+    invariant: "no secret in any log, event, API answer or page",
+    held: hits.length === 0,
+    detail: hits.length
+      ? list(hits.map((h) => `${h.secret} in ${h.where}`))
+      : `${secrets.count} spellings of the soak's secrets; ${runIds.length} runs' logs, ${pagesRead} pages, every API answer`,
+  };
+}
+
+async function signInCookie(url: string, account: { name: string; password: string }) {
+  const { db, pool } = createDb(url, 1);
+  try {
+    const session = await signIn(db, {
+      name: account.name,
+      password: account.password,
+      address: "127.0.0.1",
+    });
+    return `${SESSION_COOKIE}=${session.token}`;
+  } finally {
+    await pool.end();
+  }
+}

@@ -2,6 +2,7 @@ import http from "node:http";
 import path from "node:path";
 import next from "next";
 import { databaseUrl } from "@/lib/db/client";
+import { processReachability } from "@/lib/db/reachability";
 import { createDatabaseGate, createDatabaseProbe } from "@/lib/http/database-gate";
 import { parseTrustedProxies } from "@/lib/http/forwarded-headers";
 import { createConsoleRequestListener } from "@/lib/http/request-listener";
@@ -27,7 +28,7 @@ async function main() {
   await app.prepare();
   const handle = app.getRequestHandler();
   const probe = createDatabaseProbe(databaseUrl());
-  const gate = createDatabaseGate({ probe: probe.probe, log: (line) => console.error(line) });
+  const gate = createDatabaseGate({ probe: probe.probe, reachability: processReachability() });
   const server = http.createServer(
     createConsoleRequestListener({
       trusted,

@@ -1,6 +1,6 @@
 import { drizzle, type NodePgDatabase } from "drizzle-orm/node-postgres";
 import pg from "pg";
-import { trackReachability, type Reachability } from "./reachability";
+import { processReachability, type Reachability } from "./reachability";
 import * as schema from "./schema";
 
 export type Database = NodePgDatabase<typeof schema>;
@@ -30,10 +30,7 @@ export function databaseUrl(): string {
 export function createDb(
   connectionString: string,
   max = 10,
-  reachability: Reachability = trackReachability({
-    log: (line) => console.error(line),
-    meanwhile: "queries fail until it is back, then reconnect",
-  }),
+  reachability: Reachability = processReachability(),
 ): DbHandle {
   const pool = new pg.Pool({ connectionString, max });
   pool.on("error", (error) => reachability.lost(error));

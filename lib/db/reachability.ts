@@ -49,3 +49,19 @@ export function trackReachability(options: {
     },
   };
 }
+
+// Next.js bundles its own copy of this module beside the web server's: the tracker lives on
+// globalThis so that both, and every pool of the process, share one.
+const globalForReachability = globalThis as unknown as { __clupilotReachability?: Reachability };
+
+/**
+ * The process's one view of its database, for the pools of getDb() and the web server's gate: a
+ * restart is one line in the log however many of them notice it.
+ */
+export function processReachability(): Reachability {
+  globalForReachability.__clupilotReachability ??= trackReachability({
+    log: (line) => console.error(line),
+    meanwhile: "retrying until it is back",
+  });
+  return globalForReachability.__clupilotReachability;
+}

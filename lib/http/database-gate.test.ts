@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { trackReachability } from "@/lib/db/reachability";
 import { createDatabaseGate } from "./database-gate";
 
 const refused = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), {
@@ -16,7 +17,11 @@ function gate(timings: { timeoutMs?: number } = {}) {
       if (state.silent) return new Promise<void>(() => {});
       if (!state.up) throw refused;
     },
-    log: (line) => lines.push(line),
+    reachability: trackReachability({
+      log: (line) => lines.push(line),
+      meanwhile: "the web server answers 503 until it is back",
+      now: () => now,
+    }),
     timings,
     now: () => now,
   });

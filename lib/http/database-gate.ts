@@ -1,5 +1,5 @@
 import pg from "pg";
-import { trackReachability, type Reachability } from "@/lib/db/reachability";
+import type { Reachability } from "@/lib/db/reachability";
 
 /**
  * Whether the web server's requests can reach the database, asked in front of Next.js: while it
@@ -19,17 +19,17 @@ export const GATE_TIMINGS = { freshForMs: 1_000, retryEveryMs: 500, timeoutMs: 3
 export function createDatabaseGate(options: {
   /** Resolves when the database answered a trivial query. */
   probe: () => Promise<void>;
-  log: (line: string) => void;
+  /**
+   * The process's view of its database (processReachability()): the app's pools report to it
+   * too, so a connection they lose makes the gate ask again at once, and a restart is one line.
+   */
+  reachability: Reachability;
   timings?: Partial<typeof GATE_TIMINGS>;
   now?: () => number;
 }): DatabaseGate {
   const { freshForMs, retryEveryMs, timeoutMs } = { ...GATE_TIMINGS, ...options.timings };
   const now = options.now ?? Date.now;
-  const reachability = trackReachability({
-    log: options.log,
-    meanwhile: "the web server answers 503 until it is back",
-    now,
-  });
+  const { reachability } = options;
   let checkedAt = -Infinity;
   let probing: Promise<boolean> | null = null;
 

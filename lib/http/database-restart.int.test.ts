@@ -62,9 +62,11 @@ async function consoleApp(request: http.IncomingMessage, response: http.ServerRe
 
 beforeAll(async () => {
   postgres = await startRestartablePostgres();
-  app = createDb(postgres.url, 4, trackReachability({ log: () => {}, meanwhile: "" }));
+  // One view of the database for the app's pool and the gate, as processReachability() is.
+  const reachability = trackReachability({ log: (line) => logged.push(line), meanwhile: "503" });
+  app = createDb(postgres.url, 4, reachability);
   probe = createDatabaseProbe(postgres.url);
-  const gate = createDatabaseGate({ probe: probe.probe, log: (line) => logged.push(line) });
+  const gate = createDatabaseGate({ probe: probe.probe, reachability });
   server = http.createServer(
     createConsoleRequestListener({
       trusted: parseTrustedProxies(undefined),

@@ -1,6 +1,6 @@
 import net from "node:net";
 
-import { NutLineReader } from "./line-reader";
+import { NutLineReader, NutLineTooLong } from "./line-reader";
 import {
   NutGrammarError,
   nutErrorCode,
@@ -293,6 +293,7 @@ export class NutConnection {
       return await reader.next(deadlineAt, timeout);
     } catch (error) {
       if (error instanceof NutFailure) throw this.drop(error);
+      if (error instanceof NutLineTooLong) throw this.protocolFailure("a request", error.message);
       throw this.drop(this.closedFailure(error instanceof Error ? error.message : String(error)));
     }
   }

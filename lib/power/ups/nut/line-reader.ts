@@ -1,5 +1,10 @@
 import type { Socket } from "node:net";
 
+/** The peer sent more than a line may hold without ending it: not a NUT server talking. */
+export class NutLineTooLong extends Error {
+  override readonly name = "NutLineTooLong";
+}
+
 /**
  * The lines a NUT server sends on one socket, handed out one at a time with a deadline. The
  * protocol is strictly request → answer, so at most one reader waits at a time.
@@ -56,7 +61,7 @@ export class NutLineReader {
     }
     // A peer that never ends its line would grow the buffer without bound.
     if (this.buffer.length > this.limits.maxLineLength) {
-      this.end(new Error(`sent a line longer than ${this.limits.maxLineLength} characters`));
+      this.end(new NutLineTooLong(`a line longer than ${this.limits.maxLineLength} characters`));
       return;
     }
     this.wake();

@@ -1,5 +1,7 @@
 import { requestStillAllowed, type Actor } from "@/lib/auth/actor";
 import type { Role } from "@/lib/auth/roles";
+import { processReachability } from "@/lib/db/reachability";
+import { isDatabaseUnreachable } from "@/lib/db/unreachable";
 import { safeErrorSummary } from "@/lib/errors";
 import type { LiveEvent, LiveListener } from "@/lib/live/listener";
 import { serialRerun } from "./serial-rerun";
@@ -36,9 +38,14 @@ export function watchStreamAccess(options: {
         try {
           allowed = await options.stillAllowed();
         } catch (error) {
-          console.error(
-            `re-checking ${options.actor.name}'s stream failed (kept open): ${safeErrorSummary(error)}`,
-          );
+          // While the database is away every open stream fails its check the same way: the
+          // process's one outage line says it, not a line per stream every 15 s.
+          if (isDatabaseUnreachable(error)) processReachability().lost(error);
+          else {
+            console.error(
+              `re-checking ${options.actor.name}'s stream failed (kept open): ${safeErrorSummary(error)}`,
+            );
+          }
           allowed = true;
         }
         if (!allowed && !stopped) {

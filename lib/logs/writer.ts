@@ -63,8 +63,9 @@ export function createRunLogWriter(
     flushIntervalMs?: number;
     limits?: Partial<ChunkLimits>;
     hold?: Partial<HoldLimits>;
-    /** Called once per streak of failed writes (the first), and with the count of lines given up. */
+    /** The first failed write of each streak (later ones fail the same way). */
     onError?: (error: unknown) => void;
+    /** Lines given up at close because the database stayed away (also in the run's log later). */
     onLost?: (count: number) => void;
   } = {},
 ): RunLogWriter {

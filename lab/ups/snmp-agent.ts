@@ -121,7 +121,8 @@ export class LabSnmpAgent {
   }
 }
 
-function freeUdpPort(): Promise<number> {
+/** A UDP port on 127.0.0.1 that was free a moment ago. */
+export function freeUdpPort(): Promise<number> {
   const probe = dgram.createSocket("udp4");
   return new Promise((resolve, reject) => {
     probe.once("error", reject);

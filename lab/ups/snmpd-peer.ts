@@ -4,12 +4,11 @@ import { chmod, mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 
-import { freePort } from "@/lib/db/embedded-postgres";
 import { UPS_MIB, type UpsMibObject } from "@/lib/power/ups/snmp/ups-mib";
 
 import { waitUntil } from "../processes";
 import { terminate } from "./peer-process";
-import type { LabSnmpV3User } from "./snmp-agent";
+import { freeUdpPort, type LabSnmpV3User } from "./snmp-agent";
 
 /**
  * A real SNMP agent as a test peer: Debian's `snmpd` (net-snmp 5.9) on a free loopback port,
@@ -79,7 +78,7 @@ export async function startSnmpdPeer(
     await mkdir(path.join(dir, "persist"), { mode: 0o700 });
     await writeFile(path.join(dir, "ups-mib.sh"), PASS_SCRIPT, { mode: 0o700 });
     await setValues(initial);
-    const port = await freePort();
+    const port = await freeUdpPort();
     await writeFile(
       path.join(dir, "snmpd.conf"),
       [

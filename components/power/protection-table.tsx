@@ -59,8 +59,15 @@ export function ProtectionTable({ initial }: { initial: TargetProtection[] }) {
                     target.name
                   )}
                   <div className="muted small">
-                    {target.kind === "pbs" ? "Proxmox Backup Server" : "Proxmox VE node"} ·{" "}
-                    <span className="mono">{target.endpoint}</span>
+                    {target.kind === "pbs" ? "Proxmox Backup Server" : "Proxmox VE node"}
+                    {target.address && (
+                      <>
+                        {" · "}
+                        <span className="mono">
+                          {target.address}:{target.port}
+                        </span>
+                      </>
+                    )}
                   </div>
                   {target.runsConsole && (
                     <div className="small" data-testid="runs-console">
@@ -68,12 +75,17 @@ export function ProtectionTable({ initial }: { initial: TargetProtection[] }) {
                     </div>
                   )}
                   {!target.enabled && <div className="small">turned off: never shut down</div>}
+                  {target.problem && (
+                    <div className="small notice-error" data-testid="target-problem">
+                      cannot be called: {target.problem}
+                    </div>
+                  )}
                 </th>
                 <td>
                   {target.feeds.length === 0 ? (
                     <span className="notice-warning">no feed: never shut down</span>
                   ) : (
-                    target.feeds.map((feed) => feed.name).join(", ")
+                    target.feeds.map((feed) => feed.upsName).join(", ")
                   )}
                 </td>
                 <td>{POLICY[target.feedPolicy]}</td>

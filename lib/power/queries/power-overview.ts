@@ -1,6 +1,7 @@
 import type { Database } from "@/lib/db/client";
 import { countUnacknowledgedPowerEvents } from "./power-events";
-import { powerModeView, readPowerSettings, type PowerModeView } from "./power-settings";
+import { readPowerSettings } from "@/lib/power/power-settings-store";
+import { powerModeView, type PowerModeView } from "./power-settings";
 import { listUpsCards, type UpsCard } from "./ups-cards";
 
 export type PowerOverview = {
@@ -21,13 +22,13 @@ export type PowerOverview = {
 export async function getPowerOverview(db: Database): Promise<PowerOverview> {
   const stored = await readPowerSettings(db);
   const [ups, unacknowledged] = await Promise.all([
-    listUpsCards(db, stored.settings.triggers),
+    listUpsCards(db, stored.triggers),
     countUnacknowledgedPowerEvents(db),
   ]);
   return {
     serverTime: new Date().toISOString(),
     mode: powerModeView(stored),
-    pollIntervalMs: stored.settings.pollIntervalMs,
+    pollIntervalMs: stored.pollIntervalMs,
     ups,
     unacknowledged,
   };

@@ -373,7 +373,8 @@ describe("power page queries", () => {
       kind: "pve-node",
       feedPolicy: "all",
       stage: 1,
-      feeds: [{ name: "prot-a" }, { name: "prot-b" }],
+      feeds: [{ upsName: "prot-a" }, { upsName: "prot-b" }],
+      request: "POST https://127.0.0.1:8006/api2/json/nodes/prot-verified/status command=shutdown",
       token: { answer: "yes", asOf: t0.toISOString() },
     });
     expect(row(ids.lacking).token).toMatchObject({
@@ -384,12 +385,18 @@ describe("power page queries", () => {
       answer: "no",
       reason: expect.stringContaining("403"),
     });
-    expect(row(ids.bare)).toMatchObject({ runsConsole: true, token: { answer: "no" } });
+    expect(row(ids.bare)).toMatchObject({
+      runsConsole: true,
+      request: null,
+      token: { answer: "no", reason: expect.stringContaining("finish its onboarding") },
+    });
     expect(row(ids.unchecked)).toMatchObject({ feeds: [], token: { answer: "unknown" } });
     expect(row(ids.pbs)).toMatchObject({
       kind: "pbs",
       name: "prot-pbs",
-      endpoint: "127.0.0.1:8007",
+      address: "127.0.0.1",
+      port: 8007,
+      hostId: null,
       token: { answer: "unknown" },
     });
     // Configured order: stage first.

@@ -4,21 +4,21 @@ import { judgeShutdownToken, type ShutdownTokenEvidence } from "./shutdown-token
 const t = (minute: number) => new Date(Date.UTC(2026, 11, 1, 10, minute));
 const pve: ShutdownTokenEvidence = {
   kind: "pve-node",
-  hasToken: true,
+  problem: null,
   nodeName: "pve1",
   verification: null,
   lastCall: null,
 };
 
 describe("whether a target's token can shut it down, as last known", () => {
-  it("no token (or no pinned certificate) is 'no', whatever was learned before", () => {
+  it("a target the console cannot call (no token or certificate pin yet) is 'no', whatever was learned before", () => {
     const verdict = judgeShutdownToken({
       ...pve,
-      hasToken: false,
+      problem: "host pve1 has no Proxmox API token or certificate pin yet; finish its onboarding",
       verification: { passed: true, detail: null, at: t(0) },
     });
     expect(verdict.answer).toBe("no");
-    expect(verdict.reason).toContain("onboarding");
+    expect(verdict.reason).toContain("finish its onboarding");
   });
 
   it("never checked is 'unknown', never 'yes'", () => {
@@ -88,7 +88,7 @@ describe("whether a target's token can shut it down, as last known", () => {
   it("a backup server's refusal names its own privilege, Sys.PowerManagement", () => {
     const verdict = judgeShutdownToken({
       kind: "pbs",
-      hasToken: true,
+      problem: null,
       nodeName: null,
       verification: null,
       lastCall: { state: "failed", detail: "HTTP 403 permission check failed", at: t(2) },

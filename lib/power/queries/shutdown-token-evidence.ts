@@ -9,8 +9,11 @@ export type ShutdownTokenAnswer = "yes" | "no" | "unknown";
 
 export type ShutdownTokenEvidence = {
   kind: "pve-node" | "pbs";
-  /** The target has a token, a pinned certificate and (PVE) a node name to call. */
-  hasToken: boolean;
+  /**
+   * Why the console cannot call the target at all (no token or certificate pin yet, host gone or
+   * retired), or null when it can.
+   */
+  problem: string | null;
   nodeName: string | null;
   /** The host's last VerifyProxmoxApi verdict (PVE only): it checks Sys.PowerMgmt on the node. */
   verification: { passed: boolean; detail: string | null; at: Date } | null;
@@ -31,15 +34,8 @@ const REFUSED = /\b40[13]\b|permission|not allowed|unauthori[sz]ed/i;
 
 export function judgeShutdownToken(evidence: ShutdownTokenEvidence): ShutdownTokenVerdict {
   const privilege = PRIVILEGE[evidence.kind];
-  if (!evidence.hasToken) {
-    return {
-      answer: "no",
-      reason:
-        evidence.kind === "pve-node"
-          ? "The host has no API token yet (or no pinned certificate): finish its onboarding."
-          : "No API token is stored for this backup server: edit the target and enter it.",
-      asOf: null,
-    };
+  if (evidence.problem !== null) {
+    return { answer: "no", reason: `It cannot be called: ${evidence.problem}.`, asOf: null };
   }
 
   const { lastCall, verification } = evidence;

@@ -1,74 +1,48 @@
-import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
-import {
-  hosts,
-  powerShutdownCalls,
-  powerTargetFeeds,
-  powerTargets,
-  runs,
-  stepVisits,
-  upsDevices,
-} from "@/lib/db/schema";
+import { powerShutdownCalls, powerTargets, runs, stepVisits } from "@/lib/db/schema";
+import { listPowerTargets, type PowerTargetView } from "@/lib/power/power-targets";
 import { verifyProxmoxApi } from "@/lib/steps/host/verify-proxmox-api";
 import { judgeShutdownToken, type ShutdownTokenVerdict } from "./shutdown-token-evidence";
 
-export type TargetProtection = {
-  id: string;
-  kind: "pve-node" | "pbs";
-  name: string;
-  /** `address:port` the shutdown call goes to. */
-  endpoint: string;
+export type TargetProtection = PowerTargetView & {
+  /** The onboarded host of a PVE node target (its page), null for a backup server. */
   hostId: string | null;
-  nodeName: string | null;
-  feedPolicy: "all" | "any";
-  feeds: { upsId: string; name: string }[];
-  stage: number;
-  runsConsole: boolean;
-  enabled: boolean;
   token: ShutdownTokenVerdict;
 };
 
 /**
- * Every protected target with what protects it: its feeds and policy, its stage, whether it runs
- * the console, and whether its token can shut it down as last known. Ordered as configured
- * (stage, then name); the exact sequence is the plan's to say.
+ * Every protected target with what protects it — feeds and policy, stage, whether it runs the
+ * console, its exact request — and whether its token can shut it down as last known: the host's
+ * last VerifyProxmoxApi (which checks Sys.PowerMgmt on the node), or a newer real call's answer.
  */
 export async function listTargetProtection(db: Database): Promise<TargetProtection[]> {
-  const targets = await db
-    .select({ target: powerTargets, host: hosts })
-    .from(powerTargets)
-    .leftJoin(hosts, eq(hosts.id, powerTargets.hostId))
-    .orderBy(asc(powerTargets.stage), asc(sql`coalesce(${hosts.name}, ${powerTargets.name})`));
+  const targets = await listPowerTargets(db);
   if (targets.length === 0) return [];
-  const targetIds = targets.map(({ target }) => target.id);
-  const hostIds = targets.flatMap(({ target }) => (target.hostId ? [target.hostId] : []));
+  const targetIds = targets.map((target) => target.id);
 
-  const [feeds, verifications, calls] = await Promise.all([
+  const [hostIds, verifications, calls] = await Promise.all([
     db
-      .select({ targetId: powerTargetFeeds.targetId, upsId: upsDevices.id, name: upsDevices.name })
-      .from(powerTargetFeeds)
-      .innerJoin(upsDevices, eq(upsDevices.id, powerTargetFeeds.upsId))
-      .where(inArray(powerTargetFeeds.targetId, targetIds))
-      .orderBy(asc(upsDevices.name)),
-    hostIds.length === 0
-      ? []
-      : db
-          .selectDistinctOn([runs.hostId], {
-            hostId: runs.hostId,
-            outcome: stepVisits.outcome,
-            detail: stepVisits.detail,
-            at: stepVisits.finishedAt,
-          })
-          .from(stepVisits)
-          .innerJoin(runs, eq(runs.id, stepVisits.runId))
-          .where(
-            and(
-              inArray(runs.hostId, hostIds),
-              eq(stepVisits.step, verifyProxmoxApi.name),
-              inArray(stepVisits.outcome, ["advance", "fail"]),
-            ),
-          )
-          .orderBy(runs.hostId, desc(stepVisits.id)),
+      .select({ id: powerTargets.id, hostId: powerTargets.hostId })
+      .from(powerTargets)
+      .where(inArray(powerTargets.id, targetIds)),
+    db
+      .selectDistinctOn([runs.hostId], {
+        hostId: runs.hostId,
+        outcome: stepVisits.outcome,
+        detail: stepVisits.detail,
+        at: stepVisits.finishedAt,
+      })
+      .from(stepVisits)
+      .innerJoin(runs, eq(runs.id, stepVisits.runId))
+      .innerJoin(powerTargets, eq(powerTargets.hostId, runs.hostId))
+      .where(
+        and(
+          eq(stepVisits.step, verifyProxmoxApi.name),
+          inArray(stepVisits.outcome, ["advance", "fail"]),
+        ),
+      )
+      .orderBy(runs.hostId, desc(stepVisits.id)),
     db
       .selectDistinctOn([powerShutdownCalls.targetId], {
         targetId: powerShutdownCalls.targetId,
@@ -82,37 +56,24 @@ export async function listTargetProtection(db: Database): Promise<TargetProtecti
       .where(
         and(
           inArray(powerShutdownCalls.targetId, targetIds),
-          // A dry-run row sent nothing; a call still going out has no answer yet.
+          // A dry-run row sent nothing and a call still going out has no answer: neither tells.
           inArray(powerShutdownCalls.state, ["sent", "failed", "unknown"]),
         ),
       )
       .orderBy(powerShutdownCalls.targetId, desc(powerShutdownCalls.id)),
   ]);
 
-  return targets.map(({ target, host }): TargetProtection => {
-    const verification = host ? verifications.find((v) => v.hostId === host.id) : undefined;
+  return targets.map((target): TargetProtection => {
+    const hostId = hostIds.find((row) => row.id === target.id)?.hostId ?? null;
+    const verification = hostId ? verifications.find((v) => v.hostId === hostId) : undefined;
     const call = calls.find((c) => c.targetId === target.id);
-    const hasToken = host
-      ? Boolean(host.apiTokenId && host.apiTokenCredentialId && host.apiCertSha256 && host.nodeName)
-      : Boolean(target.tokenId && target.tokenCredentialId && target.certSha256);
     return {
-      id: target.id,
-      kind: target.kind,
-      name: host?.name ?? target.name ?? target.id,
-      endpoint: host ? `${host.address}:${host.apiPort}` : `${target.address}:${target.port}`,
-      hostId: target.hostId,
-      nodeName: host?.nodeName ?? null,
-      feedPolicy: target.feedPolicy,
-      feeds: feeds
-        .filter((f) => f.targetId === target.id)
-        .map(({ upsId, name }) => ({ upsId, name })),
-      stage: target.stage,
-      runsConsole: target.runsConsole,
-      enabled: target.enabled,
+      ...target,
+      hostId,
       token: judgeShutdownToken({
         kind: target.kind,
-        hasToken,
-        nodeName: host?.nodeName ?? null,
+        problem: target.problem,
+        nodeName: target.nodeName,
         verification: verification
           ? {
               passed: verification.outcome === "advance",

@@ -1,0 +1,130 @@
+import { TransactionRollbackError } from "drizzle-orm";
+import { z } from "zod";
+import type { Database } from "@/lib/db/client";
+import { planPreview, type PlanPreview } from "@/lib/power/plan-preview";
+import { readPowerMode } from "./power-settings";
+
+/**
+ * What a configuration change does to the shutdown plan, in lines an admin reads before saving
+ * while armed: per UPS, the sequence and the budget before ⇒ after, and targets that stop or
+ * start being protected. Drawn from two plan previews, so it is exactly what the preview (and a
+ * run) would do.
+ */
+export type PlanChange = { changed: boolean; lines: string[] };
+
+function sequence(group: PlanPreview["groups"][number]): string {
+  if (group.targets.length === 0) return "nothing";
+  const groups: string[][] = [];
+  for (const target of group.targets) {
+    (groups[target.group] ??= []).push(
+      target.runsConsole ? `${target.name} (console)` : target.name,
+    );
+  }
+  return groups.map((names) => names.join(" + ")).join(" → ");
+}
+
+export function describePlanChange(before: PlanPreview, after: PlanPreview): PlanChange {
+  const lines: string[] = [];
+  const ids = [...new Set([...before.groups, ...after.groups].map((g) => g.ups.id))];
+  for (const id of ids) {
+    const was = before.groups.find((g) => g.ups.id === id);
+    const now = after.groups.find((g) => g.ups.id === id);
+    const name = (now ?? was)!.ups.name;
+    if (!was) {
+      lines.push(`${name}: new — would shut down ${sequence(now!)}; ${now!.summary}`);
+      continue;
+    }
+    if (!now) {
+      lines.push(`${name}: no longer in the plan (it shut down ${sequence(was)})`);
+      continue;
+    }
+    if (sequence(was) !== sequence(now)) {
+      lines.push(`${name}: ${sequence(was)} ⇒ ${sequence(now)}`);
+    }
+    if (was.summary !== now.summary) lines.push(`${name}: ${was.summary} ⇒ ${now.summary}`);
+    for (const target of now.targets) {
+      const old = was.targets.find((t) => t.id === target.id);
+      const oldLine = old?.request?.line ?? null;
+      const newLine = target.request?.line ?? null;
+      if (old && oldLine !== newLine) {
+        lines.push(
+          `${target.name}: ${oldLine ?? "cannot be reached"} ⇒ ${newLine ?? "cannot be reached"}`,
+        );
+      }
+    }
+  }
+  const unprotectedBefore = new Set(before.unprotected.map((t) => t.name));
+  const unprotectedAfter = new Set(after.unprotected.map((t) => t.name));
+  for (const target of after.unprotected) {
+    if (!unprotectedBefore.has(target.name))
+      lines.push(`${target.name}: unprotected (${target.why})`);
+  }
+  for (const target of before.unprotected) {
+    if (!unprotectedAfter.has(target.name)) lines.push(`${target.name}: protected again`);
+  }
+  return { changed: lines.length > 0, lines };
+}
+
+/**
+ * The plan change `apply` would make, without making it: `apply` runs in a transaction that is
+ * rolled back (its audit entry, events and live notifications with it). `apply` receives that
+ * transaction as its database; the domain functions open savepoints inside it.
+ */
+export async function previewPlanChange(
+  db: Database,
+  apply: (db: Database) => Promise<unknown>,
+): Promise<PlanChange> {
+  const before = await planPreview(db);
+  let after: PlanPreview | null = null;
+  await db
+    .transaction(async (tx) => {
+      const inside = tx as unknown as Database;
+      await apply(inside);
+      after = await planPreview(inside);
+      tx.rollback();
+    })
+    .catch((error: unknown) => {
+      if (!(error instanceof TransactionRollbackError)) throw error;
+    });
+  return describePlanChange(before, after!);
+}
+
+/** Makes the change and says what it did to the plan. */
+export async function applyWithPlanChange<T>(
+  db: Database,
+  apply: (db: Database) => Promise<T>,
+): Promise<{ result: T; planChange: PlanChange }> {
+  const before = await planPreview(db);
+  const result = await apply(db);
+  return { result, planChange: describePlanChange(before, await planPreview(db)) };
+}
+
+export type GuardedChange<T> =
+  { saved: true; result: T; planChange: PlanChange } | { saved: false; planChange: PlanChange };
+
+/**
+ * A configuration change made while armed that would change the armed plan is not saved until
+ * the admin has seen what it changes and confirmed (`confirmed`): then it is saved, and the
+ * outcome says what it did to the plan. In dry-run nothing real depends on the plan, so the
+ * change is saved at once (and still says what it changed).
+ */
+export async function changeConfirmingArmedPlan<T>(
+  db: Database,
+  confirmed: boolean,
+  apply: (db: Database) => Promise<T>,
+): Promise<GuardedChange<T>> {
+  if (!confirmed && (await readPowerMode(db)).mode === "armed") {
+    const planChange = await previewPlanChange(db, apply);
+    if (planChange.changed) return { saved: false, planChange };
+  }
+  const { result, planChange } = await applyWithPlanChange(db, apply);
+  return { saved: true, result, planChange };
+}
+
+/** How a form or a JSON body says "I have seen the plan change; save it". */
+export const ZPlanChangeConfirmation = z.object({
+  confirmPlanChange: z.preprocess(
+    (value) => value === true || value === "true" || value === "yes" || value === "on",
+    z.boolean(),
+  ),
+});

@@ -1,14 +1,20 @@
+import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "@/lib/db/client";
 import { createTestUser, type TestUser } from "@/test/auth";
-import { seedEvent, seedMonitorState, seedReadings, seedUps } from "@/test/power-seed";
-import { registerProcessTestDatabase } from "@/test/process-database";
+import { seedEvent, seedHost, seedMonitorState, seedReadings, seedUps } from "@/test/power-seed";
+import { routeParams as params, registerProcessTestDatabase } from "@/test/process-database";
 import * as eventsRoute from "./events/route";
 import * as modeRoute from "./mode/route";
+import * as planRoute from "./plan/route";
 import * as readingsRoute from "./readings/route";
 import * as overviewRoute from "./route";
+import * as settingsRoute from "./settings/route";
 import * as shutdownRunRoute from "./shutdown-run/route";
+import * as targetRoute from "./targets/[targetId]/route";
 import * as targetsRoute from "./targets/route";
+import * as upsDeviceRoute from "./ups/[upsId]/route";
+import * as upsRoute from "./ups/route";
 
 // The route handlers use the process-wide database from DATABASE_URL, as in production.
 registerProcessTestDatabase();
@@ -135,5 +141,373 @@ describe("power JSON API: reading", () => {
     const asAdmin = await get(targetsRoute.GET, "/api/power/targets", admin);
     const asViewer = await get(targetsRoute.GET, "/api/power/targets", viewer);
     expect(await asAdmin.json()).toEqual(await asViewer.json());
+  });
+});
+
+const send = (
+  handler: (request: Request, context: never) => Promise<Response>,
+  method: string,
+  path: string,
+  user: TestUser,
+  body?: unknown,
+  context: unknown = params({}),
+) =>
+  handler(
+    new Request(`http://test${path}`, {
+      method,
+      headers: user.authHeaders({ "content-type": "application/json" }),
+      ...(body === undefined
+        ? {}
+        : { body: typeof body === "string" ? body : JSON.stringify(body) }),
+    }),
+    context as never,
+  );
+
+async function configurationCounts() {
+  const { rows } = await getDb().execute<{ ups: number; targets: number; settings: number }>(sql`
+    select (select count(*)::int from ups_devices) as ups,
+      (select count(*)::int from power_targets) as targets,
+      (select count(*)::int from power_settings) as settings`);
+  return rows[0]!;
+}
+
+const NUT_PASSWORD = "nut-secret-do-not-show";
+const nutUps = (name: string) => ({
+  name,
+  source: {
+    type: "nut",
+    host: "127.0.0.1",
+    port: 3493,
+    upsName: "lab",
+    username: "monuser",
+    password: NUT_PASSWORD,
+  },
+});
+
+async function planTargets(user: TestUser): Promise<{ id: string; name: string }[]> {
+  const response = await get(planRoute.GET, "/api/power/plan", user);
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { armingTargets: { id: string; name: string }[] })
+    .armingTargets;
+}
+
+describe("power JSON API: changing", () => {
+  it("viewers get 403 on every change, operators too on arming and configuration; nothing changes", async () => {
+    const ups = await seedUps(getDb());
+    const host = await seedHost(getDb());
+    const before = await configurationCounts();
+    const changes: [string, () => (user: TestUser) => Promise<Response>][] = [
+      [
+        "POST mode",
+        () => (u) => send(modeRoute.POST, "POST", "/api/power/mode", u, { mode: "dry-run" }),
+      ],
+      [
+        "PATCH settings",
+        () => (u) =>
+          send(settingsRoute.PATCH, "PATCH", "/api/power/settings", u, { pollIntervalMs: 2000 }),
+      ],
+      [
+        "POST ups",
+        () => (u) => send(upsRoute.POST, "POST", "/api/power/ups", u, nutUps("refused-ups")),
+      ],
+      [
+        "PATCH ups",
+        () => (u) =>
+          send(
+            upsDeviceRoute.PATCH,
+            "PATCH",
+            `/api/power/ups/${ups.id}`,
+            u,
+            { name: "renamed" },
+            params({ upsId: ups.id }),
+          ),
+      ],
+      [
+        "DELETE ups",
+        () => (u) =>
+          send(
+            upsDeviceRoute.DELETE,
+            "DELETE",
+            `/api/power/ups/${ups.id}`,
+            u,
+            undefined,
+            params({ upsId: ups.id }),
+          ),
+      ],
+      [
+        "POST targets",
+        () => (u) =>
+          send(targetsRoute.POST, "POST", "/api/power/targets", u, {
+            kind: "pve-node",
+            hostId: host.id,
+            feeds: [ups.id],
+            feedPolicy: "any",
+          }),
+      ],
+    ];
+    for (const user of [viewer, operator]) {
+      for (const [label, change] of changes) {
+        const response = await change()(user);
+        expect(response.status, `${user.user.role} ${label}`).toBe(403);
+        expect(((await response.json()) as ErrorBody).error).toMatch(/admin role/);
+      }
+    }
+    expect(await configurationCounts()).toEqual(before);
+  });
+
+  it("an admin adds a NUT UPS with a password: 201, and the password is in no answer and sealed in the database", async () => {
+    const created = await send(
+      upsRoute.POST,
+      "POST",
+      "/api/power/ups",
+      admin,
+      nutUps("secret-ups"),
+    );
+    expect(created.status).toBe(201);
+    const text = await created.text();
+    expect(text).not.toContain(NUT_PASSWORD);
+    const { ups } = JSON.parse(text) as { ups: { id: string; hasSecret: boolean; source: object } };
+    expect(ups.hasSecret).toBe(true);
+    expect(ups.source).toEqual({
+      type: "nut",
+      host: "127.0.0.1",
+      port: 3493,
+      upsName: "lab",
+      username: "monuser",
+    });
+
+    const answers = await Promise.all([
+      get(upsRoute.GET, "/api/power/ups", viewer),
+      get(overviewRoute.GET, "/api/power", viewer),
+      get(planRoute.GET, "/api/power/plan", viewer),
+      get(eventsRoute.GET, "/api/power/events", viewer),
+    ]);
+    for (const answer of answers) expect(await answer.text()).not.toContain(NUT_PASSWORD);
+    const { rows } = await getDb().execute<{ sealed: string }>(
+      sql`select c.sealed from credentials c join ups_devices u on u.secret_credential_id = c.id where u.id = ${ups.id}`,
+    );
+    expect(rows[0]!.sealed).toMatch(/^v1\./);
+    expect(rows[0]!.sealed).not.toContain(NUT_PASSWORD);
+
+    // Changing something else keeps the stored password; the answer still does not carry it.
+    const renamed = await send(
+      upsDeviceRoute.PATCH,
+      "PATCH",
+      `/api/power/ups/${ups.id}`,
+      admin,
+      { name: "secret-ups-2", source: { ...nutUps("x").source, password: "" } },
+      params({ upsId: ups.id }),
+    );
+    expect(renamed.status).toBe(200);
+    const body = await renamed.text();
+    expect(body).not.toContain(NUT_PASSWORD);
+    expect((JSON.parse(body) as { ups: { hasSecret: boolean } }).ups.hasSecret).toBe(true);
+  });
+
+  it("bad input is a 400 naming the nested field (source.host, source.port, triggers.chargeBelowPercent), never a 500", async () => {
+    const cases: [() => Promise<Response>, string[]][] = [
+      [
+        () =>
+          send(upsRoute.POST, "POST", "/api/power/ups", admin, {
+            name: "bad",
+            source: { type: "nut", host: "", port: 99999, upsName: "lab" },
+          }),
+        ["source.host", "source.port"],
+      ],
+      [
+        () =>
+          send(upsRoute.POST, "POST", "/api/power/ups", admin, {
+            name: "bad",
+            source: {
+              type: "snmp",
+              version: "3",
+              host: "10.0.0.1",
+              user: "u",
+              authProtocol: "sha",
+              authKey: "short",
+              privProtocol: "aes",
+              privKey: "short",
+            },
+          }),
+        ["source.authKey", "source.privKey"],
+      ],
+      [
+        () =>
+          send(settingsRoute.PATCH, "PATCH", "/api/power/settings", admin, {
+            triggers: { chargeBelowPercent: 500 },
+          }),
+        ["triggers.chargeBelowPercent"],
+      ],
+      [() => send(modeRoute.POST, "POST", "/api/power/mode", admin, { mode: "on" }), ["mode"]],
+    ];
+    for (const [call, fields] of cases) {
+      const response = await call();
+      expect(response.status).toBe(400);
+      expect(Object.keys(((await response.json()) as ErrorBody).fieldErrors)).toEqual(
+        expect.arrayContaining(fields),
+      );
+    }
+    for (const body of ["[1,2]", "null", '"x"', "{nope"]) {
+      const response = await send(settingsRoute.PATCH, "PATCH", "/api/power/settings", admin, body);
+      expect(response.status, body).toBe(400);
+    }
+  });
+
+  it("arming confirms the targets the plan listed (audited); a list that no longer matches is 409 and stays dry-run; disarming", async () => {
+    const ups = await seedUps(getDb(), { name: "arming-ups" });
+    const host = await seedHost(getDb(), { name: "arming-host" });
+    const created = await send(targetsRoute.POST, "POST", "/api/power/targets", admin, {
+      kind: "pve-node",
+      hostId: host.id,
+      feeds: [ups.id],
+      feedPolicy: "any",
+    });
+    expect(created.status).toBe(201);
+    const listed = await planTargets(viewer);
+    expect(listed.map((t) => t.name)).toContain("arming-host");
+
+    const stale = await send(modeRoute.POST, "POST", "/api/power/mode", admin, {
+      mode: "armed",
+      confirmedTargetIds: listed.slice(1).map((t) => t.id),
+    });
+    expect(stale.status).toBe(409);
+    expect(((await stale.json()) as ErrorBody).error).toMatch(/plan changed/);
+    expect(
+      ((await (await get(modeRoute.GET, "/api/power/mode", viewer)).json()) as { mode: string })
+        .mode,
+    ).toBe("dry-run");
+
+    const armed = await send(modeRoute.POST, "POST", "/api/power/mode", admin, {
+      mode: "armed",
+      confirmedTargetIds: listed.map((t) => t.id),
+    });
+    expect(armed.status).toBe(200);
+    expect(await (await get(modeRoute.GET, "/api/power/mode", viewer)).json()).toMatchObject({
+      mode: "armed",
+      armedBy: admin.user.name,
+    });
+    const { rows } = await getDb().execute<{ action: string; outcome: string }>(
+      sql`select action, outcome from audit_log where actor_name = ${admin.user.name} and action like 'power.%arm' order by id`,
+    );
+    expect(rows.map((r) => `${r.action} ${r.outcome}`)).toEqual([
+      "power.arm failure",
+      "power.arm success",
+    ]);
+
+    const disarmed = await send(modeRoute.POST, "POST", "/api/power/mode", admin, {
+      mode: "dry-run",
+    });
+    expect(disarmed.status).toBe(200);
+    expect(
+      ((await (await get(modeRoute.GET, "/api/power/mode", viewer)).json()) as { mode: string })
+        .mode,
+    ).toBe("dry-run");
+  });
+
+  it("while armed, a change that alters the plan answers 409 with what it changes and saves nothing; confirmed, it is saved and says what it changed", async () => {
+    const ups = await seedUps(getDb(), { name: "guard-ups" });
+    const host = await seedHost(getDb(), { name: "guard-host" });
+    const created = await send(targetsRoute.POST, "POST", "/api/power/targets", admin, {
+      kind: "pve-node",
+      hostId: host.id,
+      feeds: [ups.id],
+      feedPolicy: "any",
+    });
+    const createdBody = (await created.json()) as { target: { id: string } };
+    expect(created.status, JSON.stringify(createdBody)).toBe(201);
+    const { target } = createdBody;
+    const armed = await send(modeRoute.POST, "POST", "/api/power/mode", admin, {
+      mode: "armed",
+      confirmedTargetIds: (await planTargets(admin)).map((t) => t.id),
+    });
+    expect(armed.status).toBe(200);
+
+    const change = { stage: 5, confirmPlanChange: false };
+    const unconfirmed = await send(
+      targetRoute.PATCH,
+      "PATCH",
+      `/api/power/targets/${target.id}`,
+      admin,
+      change,
+      params({ targetId: target.id }),
+    );
+    expect(unconfirmed.status).toBe(409);
+    const refused = (await unconfirmed.json()) as ErrorBody & {
+      planChange: { changed: boolean; lines: string[] };
+    };
+    expect(refused.planChange.changed).toBe(true);
+    expect(refused.planChange.lines).toContain("guard-host: stage 0 ⇒ 5");
+    const stageNow = async () =>
+      (
+        await getDb().execute<{ stage: number }>(
+          sql`select stage from power_targets where id = ${target.id}`,
+        )
+      ).rows[0]!.stage;
+    expect(await stageNow()).toBe(0);
+
+    // A change that leaves the plan as it is needs no confirmation.
+    const harmless = await send(settingsRoute.PATCH, "PATCH", "/api/power/settings", admin, {
+      pollIntervalMs: 1000,
+    });
+    expect(harmless.status).toBe(200);
+
+    const confirmed = await send(
+      targetRoute.PATCH,
+      "PATCH",
+      `/api/power/targets/${target.id}`,
+      admin,
+      { ...change, confirmPlanChange: true },
+      params({ targetId: target.id }),
+    );
+    expect(confirmed.status).toBe(200);
+    expect(
+      ((await confirmed.json()) as { planChange: { changed: boolean } }).planChange.changed,
+    ).toBe(true);
+    expect(await stageNow()).toBe(5);
+    await send(modeRoute.POST, "POST", "/api/power/mode", admin, { mode: "dry-run" });
+  });
+
+  it("a backup server target: its token secret is sealed and in no answer; a malformed id is a 400, an unknown one a 404", async () => {
+    const ups = await seedUps(getDb());
+    const secret = "pbs-token-secret-do-not-show";
+    const created = await send(targetsRoute.POST, "POST", "/api/power/targets", admin, {
+      kind: "pbs",
+      name: "pbs-api",
+      address: "127.0.0.1",
+      tokenId: "root@pam!power",
+      tokenSecret: secret,
+      certSha256: Array.from({ length: 32 }, () => "AB").join(":"),
+      feeds: [ups.id],
+      feedPolicy: "any",
+    });
+    const createdText = await created.text();
+    expect(created.status, createdText).toBe(201);
+    expect(createdText).not.toContain(secret);
+    for (const answer of [
+      await get(targetsRoute.GET, "/api/power/targets", viewer),
+      await get(planRoute.GET, "/api/power/plan", viewer),
+    ]) {
+      expect(await answer.text()).not.toContain(secret);
+    }
+    const malformed = await send(
+      targetRoute.PATCH,
+      "PATCH",
+      "/api/power/targets/x",
+      admin,
+      { stage: 1 },
+      params({ targetId: "x" }),
+    );
+    expect(malformed.status).toBe(400);
+    expect(((await malformed.json()) as ErrorBody).fieldErrors.targetId).toBeDefined();
+    const unknown = crypto.randomUUID();
+    const missing = await send(
+      targetRoute.DELETE,
+      "DELETE",
+      `/api/power/targets/${unknown}`,
+      admin,
+      undefined,
+      params({ targetId: unknown }),
+    );
+    expect(missing.status).toBe(404);
   });
 });

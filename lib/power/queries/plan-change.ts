@@ -2,13 +2,15 @@ import { TransactionRollbackError } from "drizzle-orm";
 import { z } from "zod";
 import type { Database } from "@/lib/db/client";
 import { planPreview, type PlanPreview } from "@/lib/power/plan-preview";
+import type { PowerPlanSnapshot } from "@/lib/power/plan-snapshot";
+import { armingTargets } from "./arming-targets";
 import { readPowerMode } from "./power-settings";
 
 /**
  * What a configuration change does to the shutdown plan, in lines an admin reads before saving
- * while armed: per UPS, the sequence and the budget before ⇒ after, and targets that stop or
- * start being protected. Drawn from two plan previews, so it is exactly what the preview (and a
- * run) would do.
+ * while armed: targets that come under the plan or leave it, a target's stage, feeds, policy or
+ * request, and per UPS the sequence and the budget before ⇒ after. Drawn from two plan
+ * previews and arming lists, so it is exactly what the preview (and a run) would do.
  */
 export type PlanChange = { changed: boolean; lines: string[] };
 
@@ -23,8 +25,48 @@ function sequence(group: PlanPreview["groups"][number]): string {
   return groups.map((names) => names.join(" + ")).join(" → ");
 }
 
-export function describePlanChange(before: PlanPreview, after: PlanPreview): PlanChange {
+/** The plan as the pages show it: the preview per UPS and the targets an arming confirms. */
+export type PlanState = { preview: PlanPreview; targets: PowerPlanSnapshot["targets"] };
+
+export async function readPlanState(db: Database): Promise<PlanState> {
+  const [preview, targets] = await Promise.all([planPreview(db), armingTargets(db)]);
+  return { preview, targets };
+}
+
+const SETTING_WORDS: [keyof PowerPlanSnapshot["targets"][number], string][] = [
+  ["stage", "stage"],
+  ["feedPolicy", "goes down on"],
+  ["feeds", "fed by"],
+  ["runsConsole", "runs the console"],
+  ["request", "request"],
+];
+
+function targetLines(before: PlanState, after: PlanState): string[] {
   const lines: string[] = [];
+  for (const target of after.targets) {
+    const old = before.targets.find((t) => t.id === target.id);
+    if (!old) {
+      lines.push(`${target.name}: now under the plan`);
+      continue;
+    }
+    for (const [key, words] of SETTING_WORDS) {
+      const was = JSON.stringify(old[key]);
+      const now = JSON.stringify(target[key]);
+      if (was !== now) lines.push(`${target.name}: ${words} ${was} ⇒ ${now}`.replaceAll('"', ""));
+    }
+  }
+  for (const target of before.targets) {
+    if (after.targets.some((t) => t.id === target.id)) continue;
+    const why = after.preview.unprotected.find((t) => t.id === target.id)?.why ?? "removed";
+    lines.push(`${target.name}: no longer under the plan (${why})`);
+  }
+  return lines;
+}
+
+export function describePlanChange(beforeState: PlanState, afterState: PlanState): PlanChange {
+  const before = beforeState.preview;
+  const after = afterState.preview;
+  const lines: string[] = targetLines(beforeState, afterState);
   const ids = [...new Set([...before.groups, ...after.groups].map((g) => g.ups.id))];
   for (const id of ids) {
     const was = before.groups.find((g) => g.ups.id === id);
@@ -42,25 +84,6 @@ export function describePlanChange(before: PlanPreview, after: PlanPreview): Pla
       lines.push(`${name}: ${sequence(was)} ⇒ ${sequence(now)}`);
     }
     if (was.summary !== now.summary) lines.push(`${name}: ${was.summary} ⇒ ${now.summary}`);
-    for (const target of now.targets) {
-      const old = was.targets.find((t) => t.id === target.id);
-      const oldLine = old?.request?.line ?? null;
-      const newLine = target.request?.line ?? null;
-      if (old && oldLine !== newLine) {
-        lines.push(
-          `${target.name}: ${oldLine ?? "cannot be reached"} ⇒ ${newLine ?? "cannot be reached"}`,
-        );
-      }
-    }
-  }
-  const unprotectedBefore = new Set(before.unprotected.map((t) => t.name));
-  const unprotectedAfter = new Set(after.unprotected.map((t) => t.name));
-  for (const target of after.unprotected) {
-    if (!unprotectedBefore.has(target.name))
-      lines.push(`${target.name}: unprotected (${target.why})`);
-  }
-  for (const target of before.unprotected) {
-    if (!unprotectedAfter.has(target.name)) lines.push(`${target.name}: protected again`);
   }
   return { changed: lines.length > 0, lines };
 }
@@ -74,13 +97,13 @@ export async function previewPlanChange(
   db: Database,
   apply: (db: Database) => Promise<unknown>,
 ): Promise<PlanChange> {
-  const before = await planPreview(db);
-  let after: PlanPreview | null = null;
+  const before = await readPlanState(db);
+  let after: PlanState | null = null;
   await db
     .transaction(async (tx) => {
       const inside = tx as unknown as Database;
       await apply(inside);
-      after = await planPreview(inside);
+      after = await readPlanState(inside);
       tx.rollback();
     })
     .catch((error: unknown) => {
@@ -94,9 +117,9 @@ export async function applyWithPlanChange<T>(
   db: Database,
   apply: (db: Database) => Promise<T>,
 ): Promise<{ result: T; planChange: PlanChange }> {
-  const before = await planPreview(db);
+  const before = await readPlanState(db);
   const result = await apply(db);
-  return { result, planChange: describePlanChange(before, await planPreview(db)) };
+  return { result, planChange: describePlanChange(before, await readPlanState(db)) };
 }
 
 export type GuardedChange<T> =

@@ -1,0 +1,332 @@
+/**
+ * `npm run bench:power -- [--flips 20] [--load N]`: how fast the console reacts to a UPS that
+ * dies without warning — `OL` flipped straight to `OB LB` on a real upsd (Debian nut-server,
+ * dummy-ups reading a `.dev` file the bench rewrites) — side by side with NUT's own upsmon
+ * watching the same upsd, both timed against the same flips in one run.
+ *
+ * - Time zero of a flip: the first answer of upsd that reports `OB LB` (the bench asks it every
+ *   20 ms on a connection of its own, bench/power/upsd-watch.ts). dummy-ups re-reads its file
+ *   only once a second; that pick-up is printed on its own line and is in neither figure.
+ * - The console, dry-run flips: the moment the bench first sees the committed
+ *   `shutdown.would_send` power event (asked every 20 ms). Armed flips: the moment the first
+ *   `POST /nodes/{node}/status command=shutdown` reached the lab node (its API's request log).
+ *   Flips alternate dry-run, armed, dry-run, … (arming through setPowerMode, as an admin does).
+ * - upsmon: primary, POLLFREQ/POLLFREQALERT 5 s (Debian's defaults), FINALDELAY 0, as the
+ *   reference measurement on this machine (median 3.1 s over 5 flips); its SHUTDOWNCMD appends
+ *   `date +%s.%N` to a file (bench/power/upsmon.ts). A fresh upsmon per flip, started 6–11 s
+ *   (random) before it, so its 5 s poll falls anywhere relative to the flip.
+ * - Between flips: OL again, upsd restarted (a primary upsmon leaves FSD set in upsd until it
+ *   restarts), the console's shutdown run left to end, the monitor seen on mains, its latch
+ *   released by an admin (releaseLatch), the lab node powered on after an armed flip.
+ * - The console is the real worker side: startWorker (power runner) and startPowerMonitor in a
+ *   worker process of its own (bench/power/worker-process.ts), the product's default 1 s poll.
+ * - `--load N`: a second round while N onboardings (full pipeline, template build included) are
+ *   kept in flight on the same worker — each finished one is replaced by a fresh lab node — and
+ *   the shift of the console's median against the idle round.
+ */
+import { parseArgs } from "node:util";
+import { and, desc, eq, gt, isNull } from "drizzle-orm";
+import { startImageServer, startLab, waitUntil, type LabNode } from "@/lab";
+import { startUpsdPeer, UPSD_PEER_USER, upsdAvailable, type UpsdPeer } from "@/lab/ups/upsd-peer";
+import type { AuditActor } from "@/lib/audit/record-audit";
+import type { Database } from "@/lib/db/client";
+import { migrateDatabase } from "@/lib/db/migrate";
+import { powerEvents, runs, upsMonitorState } from "@/lib/db/schema";
+import { createPowerTarget } from "@/lib/power/power-targets";
+import { releaseLatch } from "@/lib/power/release-latch";
+import { setPowerMode } from "@/lib/power/set-power-mode";
+import { POWER_SHUTDOWN } from "@/lib/power/shutdown/pipeline";
+import { updatePowerSettings } from "@/lib/power/update-power-settings";
+import { createUpsDevice } from "@/lib/power/ups-devices";
+import { insertLabHost } from "@/test/fixtures/api-steps";
+import { settled, startTestRun } from "@/test/runs";
+import { hostAccessPipeline } from "./power/host-access";
+import { keepOnboarding } from "./power/onboarding-load";
+import { prepareUpsmon, type Upsmon } from "./power/upsmon";
+import { whenUpsdReports } from "./power/upsd-watch";
+import { startPowerWorker } from "./power/worker";
+import { openBenchDb, startBenchPostgres } from "./support/postgres";
+import { percentile, report } from "./support/report";
+import { BenchCannotRun, runBench, startUntilEnd } from "./support/run-bench";
+
+const USAGE = `Usage: npm run bench:power -- [--flips N] [--load N]
+  --flips N   OL → OB LB flips per round, alternately dry-run and armed (default 20)
+  --load N    a second round while N onboardings with template builds are kept in flight`;
+
+const UPS = "benchups";
+const ONLINE = { "ups.status": "OL", "battery.charge": "100", "battery.runtime": "1800" };
+const DYING = { "ups.status": "OB LB", "battery.charge": "8", "battery.runtime": "120" };
+const ACTOR: AuditActor = { userId: null, name: "bench-power" };
+/** Longest wait for either watcher to react to one flip; a miss is counted, not timed. */
+const REACTION_TIMEOUT_MS = 20_000;
+const ASK_EVERY_MS = 20;
+
+type Mode = "dry-run" | "armed";
+type Flip = {
+  mode: Mode;
+  /** dummy-ups picking up the rewritten file: rewrite → upsd reports it. */
+  pickupMs: number;
+  consoleMs: number | null;
+  upsmonMs: number | null;
+};
+
+type Setup = {
+  db: Database;
+  peer: UpsdPeer;
+  node: LabNode;
+  upsmon: Upsmon;
+  upsId: string;
+  targetId: string;
+};
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls `found` every ASK_EVERY_MS until it yields a time or the reaction timeout passes. */
+async function firstTime(found: () => Promise<number | null> | number | null, since: number) {
+  while (Date.now() - since < REACTION_TIMEOUT_MS) {
+    const at = await found();
+    if (at !== null) return at;
+    await sleep(ASK_EVERY_MS);
+  }
+  return null;
+}
+
+async function lastEventId(db: Database): Promise<number> {
+  const [row] = await db
+    .select({ id: powerEvents.id })
+    .from(powerEvents)
+    .orderBy(desc(powerEvents.id))
+    .limit(1);
+  return row?.id ?? 0;
+}
+
+/** Everything back to normal before a flip: mains, upsd without FSD, no run, no latch. */
+async function backToMains(setup: Setup, mode: Mode) {
+  const { db, peer, node, upsmon, upsId, targetId } = setup;
+  await upsmon.stop();
+  await peer.setVars(UPS, ONLINE);
+  await whenUpsdReports({ port: peer.port, ups: UPS, status: "OL" }, 10_000);
+  await peer.stopUpsd();
+  await peer.startUpsd();
+  const restarted = new Date();
+  await waitUntil(
+    async () =>
+      (
+        await db
+          .select({ id: runs.id })
+          .from(runs)
+          .where(and(eq(runs.pipeline, POWER_SHUTDOWN), eq(runs.status, "running")))
+      ).length === 0,
+    { timeoutMs: 240_000, what: "the console's power-shutdown run to end" },
+  );
+  if (node.power.state !== "up") await node.power.powerOn();
+  await waitUntil(
+    async () => {
+      const [state] = await db
+        .select()
+        .from(upsMonitorState)
+        .where(eq(upsMonitorState.upsId, upsId));
+      return (
+        state?.reachable === true &&
+        state.lastReading?.onBattery === false &&
+        (state.lastReadingAt?.getTime() ?? 0) > restarted.getTime()
+      );
+    },
+    { timeoutMs: 30_000, what: "the console's monitor to read the UPS on mains again" },
+  );
+  const [latched] = await db
+    .select({ upsId: upsMonitorState.upsId })
+    .from(upsMonitorState)
+    .where(and(eq(upsMonitorState.upsId, upsId), isNull(upsMonitorState.latchedAt)));
+  if (!latched) await releaseLatch(db, { upsId }, ACTOR);
+  await setPowerMode(
+    db,
+    mode === "armed" ? { mode, confirmedTargetIds: [targetId] } : { mode },
+    ACTOR,
+  );
+}
+
+async function flipOnce(setup: Setup, mode: Mode): Promise<Flip> {
+  const { db, peer, node, upsmon } = setup;
+  await backToMains(setup, mode);
+  await upsmon.start();
+  // As the reference did: upsmon's 5 s poll lands anywhere relative to the flip.
+  await sleep(6000 + Math.random() * 5000);
+  const eventsBefore = await lastEventId(db);
+  const requestsBefore = node.api.requests.length;
+  const upsmonBefore = (await upsmon.shutdownTimes()).length;
+
+  const rewrittenAt = Date.now();
+  await peer.setVars(UPS, DYING);
+  const shutdownPath = `/api2/json/nodes/${node.name}/status`;
+  const [reportedAt, consoleAt, upsmonAt] = await Promise.all([
+    whenUpsdReports({ port: peer.port, ups: UPS, status: "OB LB" }, 10_000),
+    firstTime(async () => {
+      if (mode === "armed") {
+        const call = node.api.requests
+          .slice(requestsBefore)
+          .find(
+            (r) => r.method === "POST" && r.path === shutdownPath && r.body.command === "shutdown",
+          );
+        return call ? call.at.getTime() : null;
+      }
+      const [event] = await db
+        .select({ id: powerEvents.id })
+        .from(powerEvents)
+        .where(and(eq(powerEvents.kind, "shutdown.would_send"), gt(powerEvents.id, eventsBefore)))
+        .limit(1);
+      return event ? Date.now() : null;
+    }, rewrittenAt),
+    firstTime(async () => (await upsmon.shutdownTimes())[upsmonBefore] ?? null, rewrittenAt),
+  ]);
+  if (upsmonAt === null) console.error(`bench: upsmon did not react:\n${upsmon.log().trim()}`);
+  return {
+    mode,
+    pickupMs: reportedAt - rewrittenAt,
+    consoleMs: consoleAt === null ? null : consoleAt - reportedAt,
+    upsmonMs: upsmonAt === null ? null : upsmonAt - reportedAt,
+  };
+}
+
+async function round(setup: Setup, flips: number, label: string): Promise<Flip[]> {
+  const results: Flip[] = [];
+  for (let i = 0; i < flips; i++) {
+    const flip = await flipOnce(setup, i % 2 === 0 ? "dry-run" : "armed");
+    const seconds = (ms: number | null) => (ms === null ? "none" : `${(ms / 1000).toFixed(2)} s`);
+    console.error(
+      `bench: ${label} flip ${i + 1}/${flips} (${flip.mode}): console ${seconds(flip.consoleMs)}, upsmon ${seconds(flip.upsmonMs)}`,
+    );
+    results.push(flip);
+  }
+  return results;
+}
+
+const timed = (values: (number | null)[]) =>
+  values.filter((v): v is number => v !== null).map((ms) => ms / 1000);
+const median = (values: number[]) => percentile(values, 50);
+
+/** Prints one round's figures; returns the console's median over all its flips. */
+function reportRound(flips: Flip[], label: string): number {
+  const prefix = label ? `${label}: ` : "";
+  const consoleAll = timed(flips.map((f) => f.consoleMs));
+  const upsmon = timed(flips.map((f) => f.upsmonMs));
+  for (const mode of ["dry-run", "armed"] as const) {
+    const values = timed(flips.filter((f) => f.mode === mode).map((f) => f.consoleMs));
+    const what =
+      mode === "armed" ? "first shutdown call at the lab node" : "'would shut down' event";
+    report(`${prefix}console median (${mode}, ${what})`, median(values), "s");
+    report(`${prefix}console p95 (${mode})`, percentile(values, 95), "s");
+  }
+  report(`${prefix}console median`, median(consoleAll), "s");
+  report(`${prefix}console p95`, percentile(consoleAll, 95), "s");
+  report(`${prefix}upsmon median`, median(upsmon), "s");
+  report(`${prefix}upsmon p95`, percentile(upsmon, 95), "s");
+  report(`${prefix}ratio console/upsmon`, median(consoleAll) / median(upsmon), "×");
+  report(
+    `${prefix}console median ≤ 1.0 s and below upsmon's (goal: 1 = met)`,
+    median(consoleAll) <= 1 && median(consoleAll) < median(upsmon) ? 1 : 0,
+    "",
+  );
+  report(`${prefix}flips`, flips.length, "flips");
+  report(`${prefix}flips the console missed`, flips.length - consoleAll.length, "flips");
+  report(`${prefix}flips upsmon missed`, flips.length - upsmon.length, "flips");
+  report(
+    `${prefix}dummy-ups pick-up, file rewritten → upsd reports it (in neither figure), median`,
+    median(flips.map((f) => f.pickupMs / 1000)),
+    "s",
+  );
+  return median(consoleAll);
+}
+
+async function main() {
+  const { values } = parseArgs({
+    options: {
+      flips: { type: "string", default: "20" },
+      load: { type: "string", default: "0" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) {
+    console.log(USAGE);
+    return;
+  }
+  const flips = Number(values.flips);
+  const load = Number(values.load);
+  if (!Number.isInteger(flips) || flips < 2)
+    throw new BenchCannotRun(`--flips: a whole number ≥ 2 (one dry-run, one armed)\n${USAGE}`);
+  if (!Number.isInteger(load) || load < 0)
+    throw new BenchCannotRun(`--load: a whole number ≥ 0\n${USAGE}`);
+  if (!upsdAvailable())
+    throw new BenchCannotRun(
+      "Debian's nut-server (upsd, dummy-ups) is not installed: apt-get install nut-server nut-client",
+    );
+
+  const benchStarted = performance.now();
+  const pg = await startBenchPostgres("power");
+  const url = await pg.createDatabase("clupilot");
+  await migrateDatabase(url);
+  const { db } = openBenchDb(url, 4);
+  const image = await startUntilEnd(
+    "image server",
+    startImageServer({ imageSizeBytes: 256 * 1024 }),
+    (server) => server.stop(),
+  );
+  const peer = await startUntilEnd(
+    "upsd",
+    startUpsdPeer({ ups: [{ name: UPS, vars: ONLINE }] }),
+    (started) => started.stop(),
+  );
+  const node = await startUntilEnd(
+    "lab node",
+    startLab({ name: "pve-power", state: "onboarded", timeScale: 0.01 }),
+    (started) => started.stop(),
+  );
+  await startPowerWorker(url, image);
+
+  // The protected host: onboarded far enough to hold its API token and pinned certificate.
+  const hostId = await insertLabHost(db, node);
+  const access = await settled(db, await startTestRun(db, hostAccessPipeline, hostId), 120_000);
+  if (access.status !== "succeeded")
+    throw new Error(`the lab node's API access failed: ${access.failureReason}`);
+  const ups = await createUpsDevice(
+    db,
+    {
+      name: "bench-ups",
+      source: { type: "nut", host: "127.0.0.1", port: peer.port, upsName: UPS, ...UPSD_PEER_USER },
+    },
+    ACTOR,
+  );
+  const target = await createPowerTarget(
+    db,
+    { kind: "pve-node", hostId, feeds: [ups.id], feedPolicy: "any", stage: 0 },
+    ACTOR,
+  );
+  // The node goes down within seconds of its call; a shorter wait keeps a miss from stalling.
+  await updatePowerSettings(db, { shutdown: { targetDownSeconds: 30 } }, ACTOR);
+  const upsmon = await prepareUpsmon(peer, UPS);
+  const setup: Setup = { db, peer, node, upsmon, upsId: ups.id, targetId: target.id };
+
+  const idle = await round(setup, flips, "idle");
+  let loaded: Flip[] = [];
+  if (load > 0) {
+    const onboarding = await keepOnboarding(db, load);
+    loaded = await round(setup, flips, `load ${load}`);
+    await onboarding.stop();
+    report("onboardings finished during the load round", onboarding.finished(), "runs");
+    report("onboardings failed during the load round", onboarding.failed(), "runs");
+  }
+  await upsmon.stop();
+
+  const idleMedian = reportRound(idle, load > 0 ? "idle" : "");
+  if (load > 0) {
+    const loadedMedian = reportRound(loaded, `${load} onboardings in flight`);
+    report(
+      "console median shift under load (goal: ≤ 0.2 s)",
+      Math.abs(loadedMedian - idleMedian),
+      "s",
+    );
+  }
+  report("benchmark took", (performance.now() - benchStarted) / 1000, "s");
+}
+
+runBench(main);

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { PowerMode, ShutdownSettings } from "@/lib/power/settings";
+import { POWER_MODES, type PowerMode, type ShutdownSettings } from "@/lib/power/settings";
 import type { TargetRecord } from "@/lib/power/targets/load-targets";
 import { describeShutdown, type ShutdownRequest } from "@/lib/power/targets/shutdown-call";
 
@@ -20,6 +20,8 @@ export const ZShutdownInput = z.object({
     latchedAt: z.iso.datetime(),
   }),
   targets: z.array(z.object({ targetId: z.uuid(), dueSince: z.iso.datetime() })).min(1),
+  /** The mode when the run started (PlanShutdown reads it again and freezes that). */
+  mode: z.enum(POWER_MODES).optional(),
 });
 export type ShutdownInput = z.infer<typeof ZShutdownInput>;
 

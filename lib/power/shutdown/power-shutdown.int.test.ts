@@ -11,7 +11,7 @@ import {
   addUps,
   ADMIN,
   onboardedLabNode,
-  onboardForPower,
+  powerTestPipelines,
   persistReading,
   protectHost,
   protectPbs,
@@ -19,7 +19,6 @@ import {
 } from "@/test/fixtures/power";
 import { settled } from "@/test/runs";
 import { startWorker, type WorkerHandle } from "@/worker/runner";
-import { powerShutdownPipeline } from "./pipeline";
 import { SHUTDOWN_CANCELLED } from "./shut-down-targets";
 import { startShutdownRun } from "./start-shutdown-run";
 
@@ -34,10 +33,7 @@ beforeAll(async () => {
   const { db, url } = database;
   worker = await startWorker({
     connectionString: url,
-    pipelines: {
-      [onboardForPower.name]: onboardForPower,
-      [powerShutdownPipeline.name]: powerShutdownPipeline,
-    },
+    pipelines: powerTestPipelines,
     concurrency: 2,
     pollIntervalMs: 200,
     periodicChecks: false,

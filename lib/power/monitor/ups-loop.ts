@@ -1,0 +1,226 @@
+import { and, eq, lt, sql } from "drizzle-orm";
+import type { Database } from "@/lib/db/client";
+import { upsMonitorState, upsReadings } from "@/lib/db/schema";
+import { safeErrorSummary } from "@/lib/errors";
+import { notifyLive } from "@/lib/pipeline/schedule";
+import { recordPowerEvents } from "@/lib/power/events";
+import type { TriggerSettings } from "@/lib/power/settings";
+import { decide, type Decision, type PowerEventDraft } from "@/lib/power/triggers/decide";
+import type { Latch, UpsMonitorState } from "@/lib/power/triggers/state";
+import type { UpsReading, UpsSource } from "@/lib/power/ups/reading";
+import { historyPoint, keepInHistory, type HistoryPoint } from "./history-rule";
+import { columnsOfState, stateOfRow } from "./monitor-state-store";
+import { startDueShutdowns } from "./start-due-shutdowns";
+
+/** How long a lease lasts without renewal: a dead process's UPS is taken over after this. */
+export const LEASE_SECONDS = 5;
+/** Readings older than this are pruned, at most once an hour. */
+const HISTORY_DAYS = 7;
+const PRUNE_EVERY_MS = 3_600_000;
+/** While the database is away: at most this many readings and events wait in memory. */
+const MAX_PENDING = 3600;
+
+export type UpsLoopSettings = { triggers: TriggerSettings; pollIntervalMs: number };
+
+export type UpsLoopOptions = {
+  db: Database;
+  ownerId: string;
+  ups: { id: string; name: string };
+  source: UpsSource;
+  /** The state as persisted when the lease was taken. */
+  state: UpsMonitorState;
+  settings: UpsLoopSettings;
+  log(line: string): void;
+  /** Called once the loop has ended (stopped, or its lease was lost). */
+  onEnd(reason: string): void;
+};
+
+class LeaseLost extends Error {}
+
+/**
+ * One UPS, polled on its persistent connection every interval, for as long as this process
+ * holds the UPS's lease. Each reading is decided (triggers/decide.ts) and persisted in one
+ * transaction with its history row, its events and — when its latch makes targets due — the
+ * start of the shutdown run. If the database cannot be written the loop goes on deciding in
+ * memory (the on-battery clock and a latch are never lost), says so once, and writes what
+ * piled up with the first reading that gets through.
+ */
+export class UpsLoop {
+  private state: UpsMonitorState;
+  /** The latch as last written, to tell an admin's release from our own change. */
+  private persistedLatch: Latch | null;
+  private settings: UpsLoopSettings;
+  private pendingEvents: PowerEventDraft[] = [];
+  private pendingHistory: HistoryPoint[] = [];
+  private lastHistory: HistoryPoint | null = null;
+  private databaseAway = false;
+  private lastPruneAt = 0;
+  private stopped = false;
+  private wake: (() => void) | null = null;
+  readonly done: Promise<void>;
+
+  constructor(private readonly options: UpsLoopOptions) {
+    this.state = options.state;
+    this.persistedLatch = options.state.latch;
+    this.settings = options.settings;
+    this.done = this.run();
+  }
+
+  get upsId(): string {
+    return this.options.ups.id;
+  }
+
+  configure(settings: UpsLoopSettings): void {
+    this.settings = settings;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake?.();
+    await this.done;
+  }
+
+  private async run(): Promise<void> {
+    const { source, ups, log } = this.options;
+    let reason = "stopped";
+    try {
+      while (!this.stopped) {
+        const started = Date.now();
+        const reading = await source.read();
+        if (this.stopped) break;
+        try {
+          await this.process(reading);
+        } catch (error) {
+          if (error instanceof LeaseLost) {
+            reason = "its lease was taken over by another worker";
+            break;
+          }
+          throw error;
+        }
+        await this.sleep(this.settings.pollIntervalMs - (Date.now() - started));
+      }
+    } catch (error) {
+      reason = `failed: ${safeErrorSummary(error)}`;
+      log(`UPS ${ups.name}: monitor ${reason}`);
+    } finally {
+      await source.close().catch(() => {});
+      this.options.onEnd(reason);
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    if (ms <= 0 || this.stopped) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.wake = null;
+        resolve();
+      }, ms);
+      this.wake = () => {
+        clearTimeout(timer);
+        this.wake = null;
+        resolve();
+      };
+    });
+  }
+
+  private decideOn(previous: UpsMonitorState, reading: UpsReading): Decision {
+    return decide({
+      ups: { name: this.options.ups.name },
+      previous,
+      reading,
+      triggers: this.settings.triggers,
+      now: reading.at,
+    });
+  }
+
+  private async process(reading: UpsReading): Promise<void> {
+    const { db, ownerId, ups, log } = this.options;
+    const point = historyPoint(reading);
+    const keep = keepInHistory(this.lastHistory, point);
+    let decision: Decision | null = null;
+    try {
+      await db.transaction(async (tx) => {
+        const [row] = await tx
+          .select()
+          .from(upsMonitorState)
+          .where(eq(upsMonitorState.upsId, ups.id))
+          .for("update");
+        if (!row || row.leaseOwner !== ownerId) throw new LeaseLost();
+        // An admin may have released the latch (lib/power/release-latch.ts): theirs wins.
+        const stored = stateOfRow(row).latch;
+        const previous = sameLatch(stored, this.persistedLatch)
+          ? this.state
+          : { ...this.state, latch: stored };
+        decision = this.decideOn(previous, reading);
+        await tx
+          .update(upsMonitorState)
+          .set({
+            ...columnsOfState(decision.state),
+            leaseUntil: sql`now() + make_interval(secs => ${LEASE_SECONDS})`,
+            updatedAt: new Date(),
+          })
+          .where(eq(upsMonitorState.upsId, ups.id));
+        const history = keep ? [...this.pendingHistory, point] : this.pendingHistory;
+        if (history.length > 0) {
+          await tx.insert(upsReadings).values(history.map((p) => ({ upsId: ups.id, ...p })));
+        }
+        await recordPowerEvents(
+          tx,
+          [...this.pendingEvents, ...decision.events].map((e) => ({ ...e, upsId: ups.id })),
+        );
+        await notifyLive(tx, { type: "power", upsId: ups.id, eventId: null });
+        if (decision.demandsShutdown && decision.state.latch) {
+          const runId = await startDueShutdowns(tx, {
+            id: ups.id,
+            name: ups.name,
+            latch: decision.state.latch,
+          });
+          if (runId) log(`UPS ${ups.name}: power-shutdown run ${runId} started`);
+        }
+      });
+    } catch (error) {
+      if (error instanceof LeaseLost) throw error;
+      // The database is away: decide in memory, keep what it should have recorded.
+      decision = this.decideOn(this.state, reading);
+      this.pendingEvents = [...this.pendingEvents, ...decision.events].slice(-MAX_PENDING);
+      if (keep) this.pendingHistory = [...this.pendingHistory, point].slice(-MAX_PENDING);
+      if (keep) this.lastHistory = point;
+      this.state = decision.state;
+      if (!this.databaseAway) {
+        this.databaseAway = true;
+        log(
+          `UPS ${ups.name}: could not record its reading (${safeErrorSummary(error)}); deciding in memory and trying again every poll`,
+        );
+      }
+      return;
+    }
+    const committed = decision as Decision | null;
+    if (!committed) return;
+    if (this.databaseAway) {
+      this.databaseAway = false;
+      log(
+        `UPS ${ups.name}: recording again (${this.pendingEvents.length} event(s) and ${this.pendingHistory.length} reading(s) from the gap written)`,
+      );
+    }
+    this.state = committed.state;
+    this.persistedLatch = committed.state.latch;
+    this.pendingEvents = [];
+    this.pendingHistory = [];
+    if (keep) this.lastHistory = point;
+    await this.prune();
+  }
+
+  private async prune(): Promise<void> {
+    if (Date.now() - this.lastPruneAt < PRUNE_EVERY_MS) return;
+    this.lastPruneAt = Date.now();
+    const before = new Date(Date.now() - HISTORY_DAYS * 86_400_000);
+    await this.options.db
+      .delete(upsReadings)
+      .where(and(eq(upsReadings.upsId, this.options.ups.id), lt(upsReadings.at, before)))
+      .catch(() => {});
+  }
+}
+
+function sameLatch(a: Latch | null, b: Latch | null): boolean {
+  return a?.at.getTime() === b?.at.getTime() && a?.trigger === b?.trigger;
+}

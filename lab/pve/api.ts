@@ -5,7 +5,7 @@ import type net from "node:net";
 import { isInstalled } from "../debian/dpkg-status";
 import { USERID_RE, TOKENID_RE, readTokenSecrets, readUserCfg } from "./access";
 import { installNodeCert, loadOrCreateNodeCert } from "./cert";
-import { ApiError, dispatch } from "./routes";
+import { ApiError, dispatch, type Route } from "./routes";
 import { createPmxcfs } from "./seed";
 import { nodeName, pveInstalled } from "./state";
 
@@ -51,6 +51,8 @@ export type StartPveApiOptions = {
   /** Delay before a 401 for bad credentials; Proxmox waits ~3 s. Default 3000. */
   authFailureDelayMs?: number;
   faults?: Partial<PveApiFaults>;
+  /** Routes matched before the single-node table: a lab cluster's (lab/pve/cluster). */
+  routes?: readonly Route[];
 };
 
 export type PveApi = {
@@ -217,7 +219,13 @@ export async function startPveApi(options: StartPveApiOptions): Promise<PveApi> 
 
     try {
       if (!pveInstalled(root)) createPmxcfs(root, { node });
-      const data = dispatch({ root, node, authid }, method, apiPath, { ...query, ...body });
+      const data = dispatch(
+        { root, node, authid },
+        method,
+        apiPath,
+        { ...query, ...body },
+        options.routes,
+      );
       finish(200);
       send(res, 200, { data: data ?? null });
     } catch (error) {
@@ -287,5 +295,10 @@ async function readBodyParams(req: http.IncomingMessage): Promise<Record<string,
     const parsed = JSON.parse(text) as Record<string, unknown>;
     return Object.fromEntries(Object.entries(parsed).map(([k, v]) => [k, String(v)]));
   }
-  return Object.fromEntries(new URLSearchParams(text));
+  // A repeated key is an array parameter (`vms=100&vms=101`): joined as Proxmox's lists are.
+  const params: Record<string, string> = {};
+  for (const [key, value] of new URLSearchParams(text)) {
+    params[key] = key in params ? `${params[key]},${value}` : value;
+  }
+  return params;
 }

@@ -649,10 +649,11 @@ export const ROUTES: Route[] = [
 export function matchRoute(
   method: string,
   urlPath: string,
+  routes: readonly Route[] = ROUTES,
 ): { route: Route; pathParams: Record<string, string> } | { allowed: string[] } | null {
   const parts = urlPath.split("/").filter(Boolean);
   const allowed: string[] = [];
-  for (const route of ROUTES) {
+  for (const route of routes) {
     const tparts = route.path.split("/").filter(Boolean);
     if (tparts.length !== parts.length) continue;
     const params: Record<string, string> = {};
@@ -673,14 +674,18 @@ export function matchRoute(
   return allowed.length > 0 ? { allowed } : null;
 }
 
-/** Runs one request; the result is Proxmox's `data`, or an ApiError. */
+/**
+ * Runs one request; the result is Proxmox's `data`, or an ApiError. `extraRoutes` (a lab
+ * cluster's) are matched before the single-node table.
+ */
 export function dispatch(
   base: { root: string; node: string; authid: string },
   method: string,
   urlPath: string,
   query: Record<string, string>,
+  extraRoutes: readonly Route[] = [],
 ): unknown {
-  const match = matchRoute(method, urlPath);
+  const match = matchRoute(method, urlPath, [...extraRoutes, ...ROUTES]);
   if (match === null) throw new ApiError(501, `Method '${method} ${urlPath}' not implemented`);
   if ("allowed" in match) throw new ApiError(501, `Method '${method} ${urlPath}' not implemented`);
   const { route, pathParams } = match;

@@ -1,0 +1,496 @@
+/**
+ * The shared side of a lab Proxmox VE cluster: what pmxcfs and corosync give every member the
+ * same view of (membership, quorum, guest placement, HA resources and the HA manager's armed
+ * state, Ceph's cluster map), plus the timed behaviour the power sequence has to cope with:
+ * guests that take a while to shut down (or hang until forced), HA recovering guests of a node
+ * that went away, and Ceph pools dropping below `min_size` freezing the guests that still do I/O.
+ *
+ * Time is real (timers), scaled by the options; every timer is cleared by `close()`.
+ */
+
+export type PveRelease = "8.4" | "9.1" | "9.2";
+export type GuestType = "qemu" | "lxc";
+export type GuestStatus = "running" | "stopped";
+
+export type LabGuestSpec = {
+  vmid: number;
+  type: GuestType;
+  node: string;
+  name?: string;
+  /** Default running. */
+  status?: GuestStatus;
+  template?: boolean;
+  /** Managed by HA (`vm:<vmid>` / `ct:<vmid>`, state started). */
+  ha?: boolean;
+  /** `ceph`: its disks live on the RBD pool (freezes when the pool loses I/O). Default `local`. */
+  storage?: "ceph" | "local";
+  /** Time a clean shutdown takes; default the cluster's `guestShutdownMs`. */
+  shutdownMs?: number;
+};
+
+export type LabCephOptions = {
+  /** OSDs per node (default 2); every node is an OSD host. */
+  osdsPerNode?: number;
+  /** Monitor nodes; default the first three nodes. */
+  monitors?: string[];
+  /** Pools; default one RBD pool `vm-pool` size 3, min_size 2. */
+  pools?: { name: string; size: number; minSize: number }[];
+};
+
+export type LabClusterTiming = {
+  /** Default time a guest's clean shutdown takes. */
+  guestShutdownMs: number;
+  /** armed → disarming → disarmed. */
+  haDisarmMs: number;
+  /** From a node going away to HA starting its guests elsewhere (fencing + recovery). */
+  haRecoveryMs: number;
+  /** `POST /nodes/{node}/status command=shutdown` runs `sleep 2; poweroff`. */
+  nodeShutdownDelayMs: number;
+};
+
+export type LabClusterFaults = {
+  /** VMIDs whose clean shutdown never completes (only stop / forceStop ends them). */
+  hangOnShutdown: number[];
+  /** `PUT /cluster/ceph/flags` answers with a task that does not set the flags. */
+  bulkFlagsIgnored: boolean;
+};
+
+export type ClusterNode = { name: string; nodeid: number; ip: string; online: boolean };
+
+export type ClusterGuest = {
+  vmid: number;
+  type: GuestType;
+  node: string;
+  name: string;
+  status: GuestStatus;
+  template: boolean;
+  storage: "ceph" | "local";
+  shutdownMs: number;
+  /** A shutdown or stop under way (a task holds it). */
+  busy: boolean;
+};
+
+export type HaResource = { sid: string; type: "vm" | "ct"; state: "started" | "stopped" };
+export type ArmedState = "armed" | "disarming" | "disarmed";
+export type ResourceMode = "freeze" | "ignore";
+
+export const CEPH_FLAGS = [
+  "nobackfill",
+  "nodeep-scrub",
+  "nodown",
+  "noin",
+  "noout",
+  "norebalance",
+  "norecover",
+  "noscrub",
+  "notieragent",
+  "noup",
+  "pause",
+] as const;
+export type CephFlag = (typeof CEPH_FLAGS)[number];
+
+export type LabTask = {
+  upid: string;
+  node: string;
+  type: string;
+  id: string;
+  user: string;
+  starttime: number;
+  pid: number;
+  pstart: number;
+  status: "running" | "stopped";
+  exitstatus?: string;
+};
+
+export type LabClusterModelOptions = {
+  name?: string;
+  nodes: { name: string; ip: string }[];
+  guests?: LabGuestSpec[];
+  /** Default 9.2. */
+  pveVersion?: PveRelease;
+  ceph?: LabCephOptions | boolean;
+  /** `ha: shutdown_policy=…` in datacenter.cfg; default conditional (absent from options). */
+  haShutdownPolicy?: "conditional" | "freeze" | "failover" | "migrate";
+  timing?: Partial<LabClusterTiming>;
+};
+
+export type GuestOutcome = "stopped" | "timeout" | "hung";
+
+export class LabClusterModel {
+  readonly name: string;
+  readonly version: PveRelease;
+  readonly nodes: ClusterNode[];
+  readonly guests = new Map<number, ClusterGuest>();
+  readonly ha = new Map<number, HaResource>();
+  armedState: ArmedState = "armed";
+  resourceMode: ResourceMode | null = null;
+  readonly ceph: {
+    osdsPerNode: number;
+    monitors: string[];
+    pools: { name: string; size: number; minSize: number }[];
+    flags: Set<CephFlag>;
+  } | null;
+  readonly haShutdownPolicy: LabClusterModelOptions["haShutdownPolicy"];
+  readonly timing: LabClusterTiming;
+  readonly faults: LabClusterFaults = { hangOnShutdown: [], bulkFlagsIgnored: false };
+  readonly tasks = new Map<string, LabTask>();
+  /** Nodes told to shut down whose guests are still being stopped. */
+  readonly shuttingDown = new Set<string>();
+  /** Called when a node goes off (its API must stop answering). */
+  onNodeOff: (node: string) => void = () => {};
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly waiters = new Set<() => void>();
+  private taskCounter = 0;
+  private closed = false;
+
+  constructor(options: LabClusterModelOptions) {
+    this.name = options.name ?? "lab";
+    this.version = options.pveVersion ?? "9.2";
+    this.nodes = options.nodes.map((n, i) => ({ ...n, nodeid: i + 1, online: true }));
+    this.timing = {
+      guestShutdownMs: 1000,
+      haDisarmMs: 1000,
+      haRecoveryMs: 1000,
+      nodeShutdownDelayMs: 2000,
+      ...options.timing,
+    };
+    this.haShutdownPolicy = options.haShutdownPolicy;
+    for (const spec of options.guests ?? []) this.addGuest(spec);
+    const ceph = options.ceph === true ? {} : options.ceph || null;
+    this.ceph = ceph && {
+      osdsPerNode: ceph.osdsPerNode ?? 2,
+      monitors: ceph.monitors ?? this.nodes.slice(0, 3).map((n) => n.name),
+      pools: ceph.pools ?? [{ name: "vm-pool", size: 3, minSize: 2 }],
+      flags: new Set(),
+    };
+  }
+
+  addGuest(spec: LabGuestSpec): void {
+    if (this.guests.has(spec.vmid)) throw new Error(`VMID ${spec.vmid} is used twice`);
+    if (!this.node(spec.node)) throw new Error(`guest ${spec.vmid}: no node '${spec.node}'`);
+    this.guests.set(spec.vmid, {
+      vmid: spec.vmid,
+      type: spec.type,
+      node: spec.node,
+      name: spec.name ?? `${spec.type === "qemu" ? "vm" : "ct"}${spec.vmid}`,
+      status: spec.template ? "stopped" : (spec.status ?? "running"),
+      template: spec.template ?? false,
+      storage: spec.storage ?? "local",
+      shutdownMs: spec.shutdownMs ?? this.timing.guestShutdownMs,
+      busy: false,
+    });
+    if (spec.ha) {
+      this.ha.set(spec.vmid, {
+        sid: `${spec.type === "qemu" ? "vm" : "ct"}:${spec.vmid}`,
+        type: spec.type === "qemu" ? "vm" : "ct",
+        state: "started",
+      });
+    }
+  }
+
+  node(name: string): ClusterNode | undefined {
+    return this.nodes.find((n) => n.name === name);
+  }
+
+  /** Corosync's majority: more than half of all votes (one per node) online. */
+  get quorate(): boolean {
+    return this.nodes.filter((n) => n.online).length * 2 > this.nodes.length;
+  }
+
+  /** Whether disarm/arm exist: pve-ha-manager ≥ 5.1.3, shipped with Proxmox VE 9.2. */
+  get hasDisarm(): boolean {
+    return this.version === "9.2";
+  }
+
+  /**
+   * HA acts on its resources unless disarmed with `resource-mode=ignore` (then they count as
+   * unmanaged: stopall and a node's own shutdown stop them like any guest).
+   */
+  haManages(vmid: number): boolean {
+    if (!this.ha.has(vmid)) return false;
+    return !(this.armedState === "disarmed" && this.resourceMode === "ignore");
+  }
+
+  /** HA recovers guests of lost nodes only while armed (disarming/disarmed: nobody does). */
+  get haRecovers(): boolean {
+    return this.armedState === "armed";
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Ceph
+
+  /** Nodes whose OSDs are up (every node is an OSD host). */
+  osdHostsUp(): number {
+    return this.nodes.filter((n) => n.online).length;
+  }
+
+  /**
+   * One replica per host (failure domain host): a pool whose surviving replicas fall below
+   * `min_size` blocks I/O. Flags do not change that — only guests no longer running do no I/O.
+   */
+  cephBlocked(): boolean {
+    if (!this.ceph) return false;
+    const up = this.osdHostsUp();
+    return this.ceph.pools.some((p) => Math.min(p.size, up) < p.minSize);
+  }
+
+  /** A running guest on Ceph while the pool blocks I/O: its processes sit in D state. */
+  frozen(guest: ClusterGuest): boolean {
+    return guest.status === "running" && guest.storage === "ceph" && this.cephBlocked();
+  }
+
+  setFlag(flag: CephFlag, value: boolean): void {
+    if (!this.ceph) throw new Error("Ceph is not installed");
+    if (value) this.ceph.flags.add(flag);
+    else this.ceph.flags.delete(flag);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Tasks
+
+  startTask(node: string, type: string, id: string, user: string): LabTask {
+    const now = Math.floor(Date.now() / 1000);
+    const pid = 100_000 + ++this.taskCounter;
+    const pstart = 1_000_000 + this.taskCounter;
+    const hex = (n: number) => n.toString(16).toUpperCase().padStart(8, "0");
+    const upid = `UPID:${node}:${hex(pid)}:${hex(pstart)}:${hex(now)}:${type}:${id}:${user}:`;
+    const task: LabTask = {
+      upid,
+      node,
+      type,
+      id,
+      user,
+      starttime: now,
+      pid,
+      pstart,
+      status: "running",
+    };
+    this.tasks.set(upid, task);
+    return task;
+  }
+
+  endTask(task: LabTask, exitstatus: string): void {
+    task.status = "stopped";
+    task.exitstatus = exitstatus;
+    this.changed();
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Guests
+
+  /**
+   * A clean shutdown (ACPI / `lxc-stop` with timeout): done after the guest's shutdownMs unless
+   * it hangs (fault) or is frozen on Ceph I/O; after `timeoutS` it is killed when `forceStop`,
+   * else the task fails and the guest keeps running — as `qm shutdown` does.
+   */
+  async shutdownGuest(vmid: number, timeoutS: number, forceStop: boolean): Promise<GuestOutcome> {
+    const guest = this.guests.get(vmid)!;
+    if (guest.status === "stopped") return "stopped";
+    const hangs = this.faults.hangOnShutdown.includes(vmid);
+    const deadline = Date.now() + timeoutS * 1000;
+    const cleanAt = Date.now() + guest.shutdownMs;
+    guest.busy = true;
+    try {
+      const outcome = await this.waitFor(() => {
+        if (guest.status === "stopped") return "stopped";
+        if (!hangs && !this.frozen(guest) && Date.now() >= cleanAt) return "stopped";
+        if (Date.now() >= deadline) return "timeout";
+        return null;
+      }, [cleanAt, deadline]);
+      if (outcome === "stopped") {
+        this.markStopped(guest);
+        return "stopped";
+      }
+      if (!forceStop) return "timeout";
+    } finally {
+      guest.busy = false;
+    }
+    return this.stopGuest(vmid);
+  }
+
+  /** A hard stop: at once, unless the guest is frozen on I/O (D state) — then until it thaws. */
+  async stopGuest(vmid: number): Promise<GuestOutcome> {
+    const guest = this.guests.get(vmid)!;
+    guest.busy = true;
+    try {
+      const outcome = await this.waitFor(() => (this.frozen(guest) ? null : "stopped"), []);
+      if (outcome === "stopped" && guest.status === "running") this.markStopped(guest);
+      return outcome ?? "hung";
+    } finally {
+      guest.busy = false;
+    }
+  }
+
+  private markStopped(guest: ClusterGuest): void {
+    guest.status = "stopped";
+    // A shutdown of an HA-managed guest goes through HA: its request state becomes stopped.
+    const res = this.ha.get(guest.vmid);
+    if (res && this.haManages(guest.vmid)) res.state = "stopped";
+    this.changed();
+  }
+
+  /**
+   * `stopall`: the node's guests (HA-managed ones only when `vms` names them), `maxWorkers` at
+   * a time, each shut down with `timeoutS` and killed after it when `forceStop`.
+   */
+  async stopAll(
+    node: string,
+    options: { vms?: number[]; timeoutS: number; forceStop: boolean; maxWorkers: number },
+  ): Promise<Map<number, GuestOutcome>> {
+    const targets = [...this.guests.values()].filter(
+      (g) =>
+        g.node === node &&
+        g.status === "running" &&
+        (options.vms ? options.vms.includes(g.vmid) : !this.haManages(g.vmid)),
+    );
+    return this.inParallel(targets, options);
+  }
+
+  async inParallel(
+    targets: ClusterGuest[],
+    options: { timeoutS: number; forceStop: boolean; maxWorkers: number },
+  ): Promise<Map<number, GuestOutcome>> {
+    const results = new Map<number, GuestOutcome>();
+    const queue = [...targets];
+    const worker = async () => {
+      for (let g = queue.shift(); g; g = queue.shift()) {
+        results.set(g.vmid, await this.shutdownGuest(g.vmid, options.timeoutS, options.forceStop));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, options.maxWorkers) }, worker));
+    return results;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Nodes
+
+  /**
+   * A node's orderly shutdown: after `sleep 2`, pve-guests stops its guests (stopall with its
+   * defaults: 180 s, force-stop), HA's LRM stops the HA-managed ones under the `conditional`
+   * or `failover` policy (to be recovered elsewhere), then the node powers off. A guest frozen
+   * on I/O keeps the node up — the hang the power sequence must avoid.
+   */
+  async shutdownNode(node: string): Promise<void> {
+    if (this.shuttingDown.has(node)) return;
+    this.shuttingDown.add(node);
+    await this.sleep(this.timing.nodeShutdownDelayMs);
+    const lrmStops = this.haShutdownPolicy !== "freeze" && this.haShutdownPolicy !== "migrate";
+    const own = [...this.guests.values()].filter(
+      (g) => g.node === node && g.status === "running" && (!this.haManages(g.vmid) || lrmStops),
+    );
+    const recover = own.filter((g) => this.haManages(g.vmid) && this.haRecovers).map((g) => g.vmid);
+    await this.inParallel(own, { timeoutS: 180, forceStop: true, maxWorkers: 4 });
+    if (this.closed) return;
+    // The LRM stopped them for the shutdown, not on request: HA still wants them started.
+    for (const vmid of recover) this.ha.get(vmid)!.state = "started";
+    this.powerOff(node);
+  }
+
+  /** The node is gone (power cut or end of its shutdown): its guests with it. */
+  powerOff(node: string): void {
+    const n = this.node(node);
+    if (!n || !n.online) return;
+    n.online = false;
+    this.shuttingDown.delete(node);
+    for (const g of this.guests.values()) if (g.node === node) g.status = "stopped";
+    this.onNodeOff(node);
+    this.changed();
+    if (this.haRecovers && this.quorate) void this.recoverFrom(node);
+  }
+
+  powerOn(node: string): void {
+    const n = this.node(node);
+    if (!n || n.online) return;
+    n.online = true;
+    this.changed();
+  }
+
+  /** HA's recovery: started resources of a lost node move to the online node with fewest guests. */
+  private async recoverFrom(node: string): Promise<void> {
+    await this.sleep(this.timing.haRecoveryMs);
+    if (this.closed || !this.haRecovers || !this.quorate) return;
+    for (const [vmid, res] of this.ha) {
+      const guest = this.guests.get(vmid)!;
+      if (guest.node !== node || res.state !== "started") continue;
+      const online = this.nodes.filter((n) => n.online);
+      if (online.length === 0) return;
+      const load = (name: string) =>
+        [...this.guests.values()].filter((g) => g.node === name).length;
+      const target = online.reduce((a, b) => (load(b.name) < load(a.name) ? b : a));
+      guest.node = target.name;
+      guest.status = "running";
+    }
+    this.changed();
+  }
+
+  disarm(mode: ResourceMode): void {
+    this.resourceMode = mode;
+    if (this.armedState === "disarmed") return;
+    this.armedState = "disarming";
+    this.changed();
+    void this.sleep(this.timing.haDisarmMs).then(() => {
+      if (this.armedState !== "disarming") return;
+      this.armedState = "disarmed";
+      this.changed();
+    });
+  }
+
+  arm(): void {
+    this.armedState = "armed";
+    this.resourceMode = null;
+    this.changed();
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Time
+
+  sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.closed) return;
+      const t = setTimeout(
+        () => {
+          this.timers.delete(t);
+          resolve();
+        },
+        Math.max(0, ms),
+      );
+      this.timers.add(t);
+    });
+  }
+
+  /** Re-evaluates `check` on every state change and at the given instants; null = not yet. */
+  private waitFor<T>(check: () => T | null, instants: number[]): Promise<T | null> {
+    return new Promise((resolve) => {
+      const timers: NodeJS.Timeout[] = [];
+      const waiter = () => {
+        const result = this.closed ? null : check();
+        if (result === null && !this.closed) return;
+        this.waiters.delete(waiter);
+        for (const t of timers) {
+          clearTimeout(t);
+          this.timers.delete(t);
+        }
+        resolve(result);
+      };
+      this.waiters.add(waiter);
+      for (const at of instants) {
+        const t = setTimeout(waiter, Math.max(0, at - Date.now()));
+        timers.push(t);
+        this.timers.add(t);
+      }
+      waiter();
+    });
+  }
+
+  /** State changed: waiting shutdowns and stops look again (a thaw, a forced stop). */
+  changed(): void {
+    for (const waiter of [...this.waiters]) waiter();
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    this.changed();
+  }
+}

@@ -12,7 +12,7 @@ export default defineConfig({
         test: {
           name: "unit",
           include: ["{lib,lab,worker,app,components,deploy,test,scripts,bench}/**/*.test.ts"],
-          exclude: ["**/*.int.test.ts", "node_modules/**"],
+          exclude: ["**/*.int.test.ts", "**/*.build.test.ts", "node_modules/**"],
         },
       },
       {
@@ -27,6 +27,17 @@ export default defineConfig({
           maxWorkers: 2,
           // Unit tests first (group 0), then the integration files.
           sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        resolve: { alias },
+        test: {
+          // Tests of the production build (`npm run build`): npm test runs them after building.
+          name: "after-build",
+          include: ["test/**/*.build.test.ts"],
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+          sequence: { groupOrder: 2 },
         },
       },
     ],

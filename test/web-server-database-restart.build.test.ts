@@ -12,7 +12,8 @@ import { waitFor } from "./worker-process";
 /**
  * The console's own web server (scripts/web-server.ts, the production build) across a PostgreSQL
  * restart: 503 while the database is away, the console again once it is back, the same process.
- * It needs the production build (`npm run build`); without one it is skipped, and
+ * It needs the production build: npm test runs it after `npm run build` (the vitest project
+ * `after-build`); a bare `vitest run` without a build skips it, and
  * lib/http/database-restart.int.test.ts proves the same request handling without Next.js.
  */
 const root = path.resolve(import.meta.dirname, "..");

@@ -1,4 +1,5 @@
 import { databaseUrl } from "@/lib/db/client";
+import { startPowerMonitor } from "@/lib/power/monitor/power-monitor";
 import { pipelines } from "@/lib/steps/pipelines";
 import { guardWorkerProcess } from "./process-guard";
 import { startWorker } from "./runner";
@@ -19,13 +20,20 @@ async function main() {
     },
   });
   guardWorkerProcess(worker, (line) => console.error(`[worker] ${line}`));
+  // The UPS monitor lives here, not in the web server: one loop per UPS whose lease this
+  // process holds (lib/power/monitor).
+  const monitor = await startPowerMonitor({
+    connectionString: databaseUrl(),
+    log: (line) => console.log(`[worker] ${line}`),
+  });
   console.log(`[worker] ready (pid ${process.pid})`);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
     console.log(`[worker] ${signal}: finishing the ticks in progress, then stopping`);
-    worker.stop().then(
+    // The monitor hands its UPS leases back as it stops: another worker takes over at once.
+    Promise.all([monitor.stop(), worker.stop()]).then(
       () => process.exit(0),
       (error: Error) => {
         console.error(`[worker] stop failed: ${error.message}`);

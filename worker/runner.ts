@@ -17,6 +17,7 @@ import { POWER_TICK_TASK, TICK_TASK } from "@/lib/pipeline/schedule";
 import type { AnyPipeline } from "@/lib/pipeline/step";
 import { createJobLedger, SETTLE_MS } from "./job-ledger";
 import { createRunTickTask } from "./tasks/run-tick";
+import { untilDatabaseAnswers } from "./wait-for-database";
 import {
   createVmTemplateCheckTask,
   VM_TEMPLATE_CHECK_CRONTAB,
@@ -112,6 +113,7 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
       log(`graphile-worker ${level}: ${withoutQueryParams(message)}`);
     }
   });
+  await untilDatabaseAnswers(pool, reachability);
   const runner = await run({
     pgPool: pool,
     concurrency,

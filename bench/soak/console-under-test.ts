@@ -11,6 +11,11 @@ import { isLive, processTable, readProcess, signal, type ProcessInfo } from "./p
 
 const root = path.resolve(import.meta.dirname, "../..");
 
+/** One restart as npm start's supervisor logs it (lib/supervisor/supervisor.ts). */
+export type SupervisorRestart = { service: string; ending: string };
+
+const RESTART_LINE = /^\[clupilot\] (.+?) ended \((.*?)\)(?: after [^;]*)?; restarting it in /;
+
 /** The console as `npm start` runs it, with what the soak needs to watch and hurt it. */
 export type ConsoleUnderTest = {
   base: string;
@@ -27,8 +32,8 @@ export type ConsoleUnderTest = {
   logFile: string;
   /** The last lines it printed, for messages. */
   tail(lines?: number): string;
-  /** Lines the supervisor printed about a child that ended, in order. */
-  restartLines(): string[];
+  /** Every child the supervisor saw end and restarted, in order (its log lines, parsed). */
+  restarts(): SupervisorRestart[];
   workers(): ProcessInfo[];
   webServer(): ProcessInfo | undefined;
   /** The postmaster and its backends; empty while the database is down. */
@@ -81,14 +86,15 @@ export async function startConsoleUnderTest(images: ImageServer): Promise<Consol
 
   const log = fs.openSync(logFile, "a");
   let recent: string[] = [];
-  const restarts: string[] = [];
+  const restarts: SupervisorRestart[] = [];
   let partial = "";
   const onOutput = (chunk: Buffer) => {
     fs.writeSync(log, chunk);
     const lines = (partial + chunk.toString("utf8")).split("\n");
     partial = lines.pop()!;
     for (const line of lines) {
-      if (/^\[clupilot\] .+? ended \(.*; restarting it in /.test(line)) restarts.push(line);
+      const restart = RESTART_LINE.exec(line);
+      if (restart) restarts.push({ service: restart[1]!, ending: restart[2]! });
     }
     recent = [...recent, ...lines].slice(-200);
   };
@@ -133,7 +139,7 @@ export async function startConsoleUnderTest(images: ImageServer): Promise<Consol
     exited: () => exit,
     logFile,
     tail: (lines = 40) => recent.slice(-lines).join("\n"),
-    restartLines: () => [...restarts],
+    restarts: () => [...restarts],
     workers: () => children("worker/main.ts"),
     webServer: () => children("scripts/web-server.ts")[0],
     postgres() {

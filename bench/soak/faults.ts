@@ -17,8 +17,11 @@ export type FaultOutcome =
 /** Durability across database restarts: what each restart was checked against. */
 export type DurabilityReport = { checked: number; problems: string[] };
 
-/** How long a fault whose target is not there yet (no build running) waits for one. */
-const TARGET_WAIT_MS = 30_000;
+/**
+ * How long a fault whose target is not there yet waits for one: a build fault waits for a build
+ * until the chaos is over (builds come and go; the decision to hit one is the seed's).
+ */
+const TARGET_WAIT_MS = 24 * 3600_000;
 /** How long the database may take to come back before the soak says so. */
 const DATABASE_BACK_MS = 120_000;
 

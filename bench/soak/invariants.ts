@@ -6,9 +6,13 @@ import { SESSION_COOKIE } from "@/lib/auth/session-cookie";
 import { createDb } from "@/lib/db/client";
 import type { SoakAccounts } from "./accounts";
 import { leftoversOf } from "./build-processes";
+import { POSTGRES_GONE } from "@/lib/supervisor/embedded-postgres-service";
+import type { FaultCount } from "./chaos";
+import type { SupervisorRestart } from "./console-under-test";
 import type { DurabilityReport } from "./faults";
 import { hasEnvironment, processTable } from "./proc";
 import { MAX_SILENCE_MS, type ProbeReport } from "./prober";
+import type { Fault } from "./schedule";
 import type { SoakContext } from "./soak-context";
 import { STUCK_AFTER_MS, stuckRuns, type WatchReport } from "./watch";
 
@@ -18,14 +22,17 @@ const list = (items: readonly string[], max = 5) =>
   items.slice(0, max).join("; ") + (items.length > max ? `; … ${items.length - max} more` : "");
 
 /** The console stayed up and answering; nobody had to start it again. */
-export function consoleVerdicts(ctx: SoakContext, probes: ProbeReport): Verdict[] {
-  const restarts = new Map<string, number>();
-  for (const line of ctx.console.restartLines()) {
-    const name = /^\[clupilot\] (.+?) ended \(/.exec(line)?.[1] ?? "?";
-    restarts.set(name, (restarts.get(name) ?? 0) + 1);
-  }
+export function consoleVerdicts(
+  ctx: SoakContext,
+  probes: ProbeReport,
+  faults: ReadonlyMap<Fault, FaultCount>,
+): Verdict[] {
+  const restarts = ctx.console.restarts();
+  const tally = new Map<string, number>();
+  for (const { service } of restarts) tally.set(service, (tally.get(service) ?? 0) + 1);
   const exited = ctx.console.exited();
   const unexpected = [...probes.unexpected].map(([status, n]) => `${status} ×${n}`);
+  const unexplained = unexplainedEndings(restarts, faults);
   return [
     {
       invariant: `the console never went more than ${MAX_SILENCE_MS / 1000} s without answering`,
@@ -49,9 +56,49 @@ export function consoleVerdicts(ctx: SoakContext, probes: ProbeReport): Verdict[
         (exited === null
           ? `pid ${ctx.console.startPid} throughout`
           : `npm start exited (${exited})`) +
-        `; its supervisor restarted ${[...restarts].map(([n, c]) => `${n} ×${c}`).join(", ") || "nothing"}`,
+        `; its supervisor restarted ${[...tally].map(([n, c]) => `${n} ×${c}`).join(", ") || "nothing"}`,
+    },
+    {
+      invariant: "no process of the console ended unless the chaos killed it (or its database)",
+      held: unexplained.length === 0,
+      detail: unexplained.length ? list(unexplained) : `${restarts.length} endings, each a fault's`,
     },
   ];
+}
+
+/**
+ * The endings the chaos does not explain: a worker or the web server that ended other than by
+ * the soak's kill -9 (or more often than it killed one), a database that ended more often than
+ * the soak took it away. A database start that failed while the old one was still going away
+ * is part of that fault's recovery.
+ */
+function unexplainedEndings(
+  restarts: readonly SupervisorRestart[],
+  faults: ReadonlyMap<Fault, FaultCount>,
+): string[] {
+  const injected = (...kinds: Fault[]) => kinds.reduce((n, k) => n + faults.get(k)!.injected, 0);
+  const allowed = new Map([
+    ["worker", injected("worker.kill9")],
+    ["web server", injected("web.kill9")],
+    ["database", injected("postgres.crash", "postgres.fastRestart", "postgres.pauseThenRestart")],
+  ]);
+  const problems: string[] = [];
+  const kind = (service: string) => (service.startsWith("worker") ? "worker" : service);
+  for (const { service, ending } of restarts) {
+    const expected =
+      kind(service) === "database"
+        ? ending === POSTGRES_GONE || ending.startsWith("could not start")
+        : ending === "killed by SIGKILL";
+    if (!expected) {
+      problems.push(`${service} ended by itself (${ending})`);
+      continue;
+    }
+    if (ending.startsWith("could not start")) continue;
+    const left = allowed.get(kind(service)) ?? 0;
+    if (left === 0) problems.push(`${service} ended (${ending}) more often than the soak made it`);
+    else allowed.set(kind(service), left - 1);
+  }
+  return problems;
 }
 
 /** What the database says about the runs, the visits and the secrets it holds. */

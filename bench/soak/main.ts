@@ -31,7 +31,7 @@ import { SecretWatch } from "./secrets";
 import { soakClock, type SoakContext } from "./soak-context";
 import { startSoakLab } from "./soak-lab";
 import { Switchboard } from "./switchboard";
-import { startWatching } from "./watch";
+import { STUCK_AFTER_MS, startWatching } from "./watch";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -129,7 +129,15 @@ async function soak(
   await sleep(Math.max(0, startedAt + durationMs - QUIET_MS - Date.now()));
   ctx.log(`chaos over: every fault healed; quiet for the last ${QUIET_MS / 1000} s`);
   await chaos.stop();
-  await sleep(Math.max(0, startedAt + durationMs - Date.now()));
+  // A fault that was still under way (the database coming back) pushes the verdict out: the
+  // stuck-run invariant needs a full minute after the last fault to mean anything.
+  const verdictAt = Math.max(startedAt + durationMs, chaos.lastOverAt() + STUCK_AFTER_MS + 15_000);
+  if (verdictAt > startedAt + durationMs) {
+    ctx.log(
+      `the last fault was over only at ${ctx.since(chaos.lastOverAt())}: judging at ${ctx.since(verdictAt)}`,
+    );
+  }
+  await sleep(Math.max(0, verdictAt - Date.now()));
   for (const timer of loadTimers) clearTimeout(timer);
   await Promise.all([...loadUnderWay]);
   clearInterval(progress);
@@ -138,7 +146,7 @@ async function soak(
   const probes = await prober.stop();
   ctx.log("checking the invariants");
   const verdicts = [
-    ...consoleVerdicts(ctx, probes),
+    ...consoleVerdicts(ctx, probes, chaos.counts),
     ...(await databaseVerdicts(ctx, watched, chaos.durability, chaos.lastOverAt())),
     ...(await labVerdicts(ctx, watched)),
     await secretVerdict(ctx, accounts, { hostIds: load.hostIds() }),

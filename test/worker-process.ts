@@ -14,8 +14,12 @@ const root = path.resolve(import.meta.dirname, "..");
  * A real worker in its own Node process (no tsx wrapper process in between, so the PID we
  * signal is the worker itself).
  */
-export async function spawnWorker(env: Record<string, string>): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", "test/fixtures/worker-process.ts"], {
+export async function spawnWorker(
+  env: Record<string, string>,
+  /** The worker's entry point (it prints `ready <pid>`); default: the test pipelines' worker. */
+  script = "test/fixtures/worker-process.ts",
+): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, ["--import", "tsx", script], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],

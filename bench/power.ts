@@ -15,6 +15,10 @@
  *   reference measurement on this machine (median 3.1 s over 5 flips); its SHUTDOWNCMD appends
  *   `date +%s.%N` to a file (bench/power/upsmon.ts). A fresh upsmon per flip, started 6–11 s
  *   (random) before it, so its 5 s poll falls anywhere relative to the flip.
+ * - The console reads the UPS anonymously (LIST VAR needs no login), the same request every
+ *   second as with a user. With a user it would LOGIN, and a primary upsmon waits for every
+ *   logged-in system to log out — up to HOSTSYNC, 15 s — before its SHUTDOWNCMD: measured
+ *   here, upsmon took 18–19 s instead of ~3 s, which times that wait, not upsmon's reaction.
  * - Between flips: OL again, upsd restarted (a primary upsmon leaves FSD set in upsd until it
  *   restarts), the console's shutdown run left to end, the monitor seen on mains, its latch
  *   released by an admin (releaseLatch), the lab node powered on after an armed flip.
@@ -27,7 +31,7 @@
 import { parseArgs } from "node:util";
 import { and, desc, eq, gt, isNull } from "drizzle-orm";
 import { startImageServer, startLab, waitUntil, type LabNode } from "@/lab";
-import { startUpsdPeer, UPSD_PEER_USER, upsdAvailable, type UpsdPeer } from "@/lab/ups/upsd-peer";
+import { startUpsdPeer, upsdAvailable, type UpsdPeer } from "@/lab/ups/upsd-peer";
 import type { AuditActor } from "@/lib/audit/record-audit";
 import type { Database } from "@/lib/db/client";
 import { migrateDatabase } from "@/lib/db/migrate";
@@ -205,37 +209,47 @@ const timed = (values: (number | null)[]) =>
   values.filter((v): v is number => v !== null).map((ms) => ms / 1000);
 const median = (values: number[]) => percentile(values, 50);
 
-/** Prints one round's figures; returns the console's median over all its flips. */
-function reportRound(flips: Flip[], label: string): number {
+type Medians = Record<Mode | "all", number>;
+
+/** Prints one round's figures; returns the console's medians (per mode and over all flips). */
+function reportRound(flips: Flip[], label: string): Medians {
   const prefix = label ? `${label}: ` : "";
-  const consoleAll = timed(flips.map((f) => f.consoleMs));
   const upsmon = timed(flips.map((f) => f.upsmonMs));
+  const upsmonMedian = median(upsmon);
+  const consoleOf = (mode: Mode | "all") =>
+    timed(flips.filter((f) => mode === "all" || f.mode === mode).map((f) => f.consoleMs));
+  const medians = {} as Medians;
   for (const mode of ["dry-run", "armed"] as const) {
-    const values = timed(flips.filter((f) => f.mode === mode).map((f) => f.consoleMs));
+    const values = consoleOf(mode);
     const what =
       mode === "armed" ? "first shutdown call at the lab node" : "'would shut down' event";
-    report(`${prefix}console median (${mode}, ${what})`, median(values), "s");
+    medians[mode] = median(values);
+    report(`${prefix}console median (${mode}: ${what})`, medians[mode], "s");
     report(`${prefix}console p95 (${mode})`, percentile(values, 95), "s");
+    report(`${prefix}ratio console/upsmon (${mode})`, medians[mode] / upsmonMedian, "×");
   }
-  report(`${prefix}console median`, median(consoleAll), "s");
-  report(`${prefix}console p95`, percentile(consoleAll, 95), "s");
-  report(`${prefix}upsmon median`, median(upsmon), "s");
+  const all = consoleOf("all");
+  medians.all = median(all);
+  report(`${prefix}console median`, medians.all, "s");
+  report(`${prefix}console p95`, percentile(all, 95), "s");
+  report(`${prefix}upsmon median`, upsmonMedian, "s");
   report(`${prefix}upsmon p95`, percentile(upsmon, 95), "s");
-  report(`${prefix}ratio console/upsmon`, median(consoleAll) / median(upsmon), "×");
-  report(
-    `${prefix}console median ≤ 1.0 s and below upsmon's (goal: 1 = met)`,
-    median(consoleAll) <= 1 && median(consoleAll) < median(upsmon) ? 1 : 0,
-    "",
-  );
-  report(`${prefix}flips`, flips.length, "flips");
-  report(`${prefix}flips the console missed`, flips.length - consoleAll.length, "flips");
+  report(`${prefix}ratio console/upsmon`, medians.all / upsmonMedian, "×");
+  for (const mode of ["dry-run", "armed"] as const) {
+    const met = medians[mode] <= 1 && medians[mode] < upsmonMedian;
+    console.log(
+      `${prefix}goal, console median (${mode}) ≤ 1.0 s and below upsmon's: ${met ? "met" : "NOT met"}`,
+    );
+  }
+  report(`${prefix}flips (dry-run and armed alternately)`, flips.length, "flips");
+  report(`${prefix}flips the console missed`, flips.length - all.length, "flips");
   report(`${prefix}flips upsmon missed`, flips.length - upsmon.length, "flips");
   report(
     `${prefix}dummy-ups pick-up, file rewritten → upsd reports it (in neither figure), median`,
     median(flips.map((f) => f.pickupMs / 1000)),
     "s",
   );
-  return median(consoleAll);
+  return medians;
 }
 
 async function main() {
@@ -292,7 +306,8 @@ async function main() {
     db,
     {
       name: "bench-ups",
-      source: { type: "nut", host: "127.0.0.1", port: peer.port, upsName: UPS, ...UPSD_PEER_USER },
+      // Read anonymously (see the header): no LOGIN, so upsmon does not wait for the console.
+      source: { type: "nut", host: "127.0.0.1", port: peer.port, upsName: UPS },
     },
     ACTOR,
   );
@@ -317,14 +332,16 @@ async function main() {
   }
   await upsmon.stop();
 
-  const idleMedian = reportRound(idle, load > 0 ? "idle" : "");
+  const idleMedians = reportRound(idle, load > 0 ? "idle" : "");
   if (load > 0) {
-    const loadedMedian = reportRound(loaded, `${load} onboardings in flight`);
-    report(
-      "console median shift under load (goal: ≤ 0.2 s)",
-      Math.abs(loadedMedian - idleMedian),
-      "s",
-    );
+    const loadedMedians = reportRound(loaded, `${load} onboardings in flight`);
+    for (const mode of ["dry-run", "armed", "all"] as const) {
+      report(
+        `console median shift under load${mode === "all" ? "" : ` (${mode})`} (goal ≤ 0.2 s)`,
+        loadedMedians[mode] - idleMedians[mode],
+        "s",
+      );
+    }
   }
   report("benchmark took", (performance.now() - benchStarted) / 1000, "s");
 }

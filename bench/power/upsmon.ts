@@ -59,18 +59,19 @@ export async function prepareUpsmon(peer: UpsdPeer, ups: string): Promise<Upsmon
   );
   await writeFile(path.join(dir, "nut.conf"), "MODE=standalone\n", { mode: 0o600 });
 
+  const env: Record<string, string> = {
+    PATH: "/usr/sbin:/usr/bin:/sbin:/bin",
+    NUT_CONFPATH: dir,
+    NUT_STATEPATH: dir,
+    NUT_ALTPIDPATH: dir,
+  };
   let child: ChildProcess | null = null;
   let printed = "";
   return {
     async start() {
       printed = "";
       const started = spawnUntilEnd("upsmon", UPSMON, ["-F"], {
-        env: {
-          PATH: "/usr/sbin:/usr/bin:/sbin:/bin",
-          NUT_CONFPATH: dir,
-          NUT_STATEPATH: dir,
-          NUT_ALTPIDPATH: dir,
-        } as NodeJS.ProcessEnv,
+        env: env as NodeJS.ProcessEnv,
         stdio: ["ignore", "pipe", "pipe"],
       });
       const collect = (chunk: Buffer) => (printed = (printed + chunk.toString()).slice(-4000));

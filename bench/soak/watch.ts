@@ -46,7 +46,12 @@ export function startWatching(ctx: SoakContext, lastFaultOverAt: () => number) {
     const table = processTable();
     ctx.nodes.forEach(({ node }, i) => {
       const groups = buildGroupsOn(node, table);
-      for (const group of groups) report.buildGroups.get(i)!.add(group.pgid);
+      for (const group of groups) {
+        const seen = report.buildGroups.get(i)!;
+        if (!seen.has(group.pgid))
+          ctx.log(`watch: a template build started on ${node.name} (pgid ${group.pgid})`);
+        seen.add(group.pgid);
+      }
       if (groups.length > 1) {
         report.doubleDrivers.push(
           `${node.name} at ${ctx.since()}: driver groups ${groups.map((g) => g.pgid).join(", ")}`,

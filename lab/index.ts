@@ -44,6 +44,19 @@ export {
   type StartLabUpsOptions,
 } from "./ups/lab-ups";
 export type { PowerPatch, PowerSnapshot } from "./ups/timeline";
+export {
+  startLabCluster,
+  type LabCluster,
+  type LabClusterNode,
+  type StartLabClusterOptions,
+} from "./pve/cluster/start";
+export { registerClusterSwitches } from "./pve/cluster/switches";
+export type {
+  LabClusterFaults,
+  LabClusterTiming,
+  LabGuestSpec,
+  PveRelease,
+} from "./pve/cluster/model";
 
 /** Simulated host tools (`uname`, later `qm`, `pvesm`, …), first on every lab command's PATH. */
 export const LAB_TOOLS_BIN = path.join(

@@ -4,6 +4,7 @@ import { childProcessService } from "../lib/supervisor/child-process-service";
 import { embeddedPostgresService } from "../lib/supervisor/embedded-postgres-service";
 import { createRestartRecorder, type RestartRecorder } from "../lib/supervisor/record-restarts";
 import { stopOnSignals } from "../lib/supervisor/stop-on-signals";
+import { END_WITH_SUPERVISOR_IMPORT } from "../lib/supervisor/supervisor-pid";
 import { createSupervisor, type Service } from "../lib/supervisor/supervisor";
 
 const root = path.resolve(import.meta.dirname, "..");
@@ -62,7 +63,7 @@ export function workerProcess(env: NodeJS.ProcessEnv, name = "worker"): Service 
   return childProcessService({
     name,
     command: process.execPath,
-    args: ["--import", "tsx", "worker/main.ts"],
+    args: ["--import", "tsx", "--import", END_WITH_SUPERVISOR_IMPORT, "worker/main.ts"],
     cwd: root,
     env,
   });
@@ -96,7 +97,7 @@ export function webServerProcess(env: NodeJS.ProcessEnv, dev: boolean): Service 
   return childProcessService({
     name: "web server",
     command: process.execPath,
-    args: ["--import", "tsx", "scripts/web-server.ts"],
+    args: ["--import", "tsx", "--import", END_WITH_SUPERVISOR_IMPORT, "scripts/web-server.ts"],
     cwd: root,
     env: { ...env, NODE_ENV: dev ? "development" : "production" },
   });

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import type { Service, ServiceRun } from "./supervisor";
+import { SUPERVISOR_PID_ENV } from "./supervisor-pid";
 
 /**
  * A service that is a child process (the worker, the web server).
@@ -26,7 +27,8 @@ export function childProcessService(options: {
       new Promise<ServiceRun>((resolve, reject) => {
         const child = spawn(options.command, options.args, {
           cwd: options.cwd,
-          env: options.env,
+          // A child that loads end-with-supervisor.ts stops by itself once this process is gone.
+          env: { ...(options.env ?? process.env), [SUPERVISOR_PID_ENV]: String(process.pid) },
           stdio: "inherit",
           detached: true,
         });

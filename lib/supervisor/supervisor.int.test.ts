@@ -28,6 +28,7 @@ function supervise(config: {
   backoff?: { initialMs: number; maxMs: number; stableMs: number };
   crashLoop?: { restarts: number; windowMs: number };
   stopGraceMs?: number;
+  endWithSupervisor?: boolean;
 }): Harness {
   const child = spawn(
     process.execPath,
@@ -271,6 +272,22 @@ describe("npm start's supervisor", () => {
     expect(await harness.exited).toBe(0);
     await new Promise((resolve) => setTimeout(resolve, 3_500)); // past the restart's due time
     expect(upPids(harness, "flappy")).toHaveLength(1);
+  });
+
+  it("a child stops by itself when the supervisor is killed with SIGKILL: nothing runs on unsupervised", async () => {
+    const harness = supervise({
+      services: [
+        { name: "alpha", script: child("alpha", STAY_UP) },
+        { name: "beta", script: child("beta", STAY_UP) },
+      ],
+      endWithSupervisor: true,
+    });
+    await harness.waitForLine(/^alpha up/);
+    await harness.waitForLine(/^beta up/);
+    const pids = [...upPids(harness, "alpha"), ...upPids(harness, "beta")];
+    harness.process.kill("SIGKILL");
+    await harness.exited;
+    await waitFor("both children gone", async () => pids.every((pid) => !isRunning(pid)), 10_000);
   });
 
   it("kills what a dead child left in its process group before starting it again", async () => {

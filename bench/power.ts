@@ -40,6 +40,7 @@ import { createPowerTarget } from "@/lib/power/power-targets";
 import { releaseLatch } from "@/lib/power/release-latch";
 import { setPowerMode } from "@/lib/power/set-power-mode";
 import { POWER_SHUTDOWN } from "@/lib/power/shutdown/pipeline";
+import type { ShutdownInput } from "@/lib/power/shutdown/plan";
 import { updatePowerSettings } from "@/lib/power/update-power-settings";
 import { createUpsDevice } from "@/lib/power/ups-devices";
 import { insertLabHost } from "@/test/fixtures/api-steps";
@@ -72,6 +73,9 @@ type Flip = {
   pickupMs: number;
   consoleMs: number | null;
   upsmonMs: number | null;
+  /** Where the console's time went: its reading that latched, the run's start (null: none). */
+  latchedMs: number | null;
+  runStartedMs: number | null;
 };
 
 type Setup = {
@@ -184,8 +188,17 @@ async function flipOnce(setup: Setup, mode: Mode): Promise<Flip> {
     firstTime(async () => (await upsmon.shutdownTimes())[upsmonBefore] ?? null, rewrittenAt),
   ]);
   if (upsmonAt === null) console.error(`bench: upsmon did not react:\n${upsmon.log().trim()}`);
+  const [run] = await db
+    .select({ createdAt: runs.createdAt, context: runs.context })
+    .from(runs)
+    .where(and(eq(runs.pipeline, POWER_SHUTDOWN), gt(runs.createdAt, new Date(rewrittenAt))))
+    .orderBy(runs.createdAt)
+    .limit(1);
+  const latchedAt = (run?.context.input as ShutdownInput | undefined)?.trigger.latchedAt;
   return {
     mode,
+    latchedMs: latchedAt ? new Date(latchedAt).getTime() - reportedAt : null,
+    runStartedMs: run ? run.createdAt.getTime() - reportedAt : null,
     pickupMs: reportedAt - rewrittenAt,
     consoleMs: consoleAt === null ? null : consoleAt - reportedAt,
     upsmonMs: upsmonAt === null ? null : upsmonAt - reportedAt,
@@ -241,6 +254,17 @@ function reportRound(flips: Flip[], label: string): Medians {
       `${prefix}goal, console median (${mode}) ≤ 1.0 s and below upsmon's: ${met ? "met" : "NOT met"}`,
     );
   }
+  // Where the console's time goes, from the flip: its poll, the run's start, the run's steps.
+  report(
+    `${prefix}console: flip → the reading that latched, median (the 1 s poll)`,
+    median(timed(flips.map((f) => f.latchedMs))),
+    "s",
+  );
+  report(
+    `${prefix}console: flip → power-shutdown run started, median`,
+    median(timed(flips.map((f) => f.runStartedMs))),
+    "s",
+  );
   report(`${prefix}flips (dry-run and armed alternately)`, flips.length, "flips");
   report(`${prefix}flips the console missed`, flips.length - all.length, "flips");
   report(`${prefix}flips upsmon missed`, flips.length - upsmon.length, "flips");

@@ -243,6 +243,9 @@ describe("lab cluster", () => {
 
   it("disarm exists only on 9.2: the 9.1 index does not list it and the call is not implemented", async () => {
     const { ops, pve1 } = await start({ pveVersion: "9.1" });
+    expect((await clusterCall(pve1, "GET", "/version", ops)).data).toMatchObject({
+      release: "9.1",
+    });
     const index = (await clusterCall(pve1, "GET", "/cluster/ha/status", ops)).data as Row[];
     expect(index.map((r) => r.name)).not.toContain("disarm-ha");
     const answer = await clusterCall(pve1, "POST", "/cluster/ha/status/disarm-ha", ops, {
@@ -358,6 +361,26 @@ describe("lab cluster", () => {
       what: "thawed guest stopped",
     });
     expect(c.model.guests.get(300)!.status).toBe("stopped");
+  });
+
+  it("the naive order hangs: each node stops its own guests and powers off, and the last node's Ceph guest freezes its shutdown", async () => {
+    const { c, ops, pve1, pve2, pve3 } = await start({
+      ceph: true,
+      guests: [
+        { vmid: 100, type: "qemu", node: "pve1", storage: "ceph" },
+        { vmid: 200, type: "qemu", node: "pve2", storage: "ceph" },
+        { vmid: 300, type: "qemu", node: "pve3", storage: "ceph" },
+      ],
+    });
+    for (const node of [pve1, pve2]) {
+      await clusterCall(node, "POST", `/nodes/${node.name}/status`, ops, { command: "shutdown" });
+      await waitUntil(() => !c.model.node(node.name)!.online, { what: `${node.name} off` });
+    }
+    await clusterCall(pve3, "POST", "/nodes/pve3/status", ops, { command: "shutdown" });
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(c.model.node("pve3")!.online).toBe(true);
+    expect(c.model.guests.get(300)!.status).toBe("running");
+    expect((await clusterCall(pve3, "GET", "/version", ops)).status).toBe(200);
   });
 
   it("Ceph: guests stopped first do no I/O, so the same node losses freeze nothing", async () => {

@@ -9,6 +9,13 @@
  */
 
 export type PveRelease = "8.4" | "9.1" | "9.2";
+
+/** The pve-manager version a lab node of each release reports (`GET /version`, dpkg). */
+export const PVE_MANAGER_VERSIONS: Record<PveRelease, string> = {
+  "8.4": "8.4.14",
+  "9.1": "9.1.1",
+  "9.2": "9.2.0",
+};
 export type GuestType = "qemu" | "lxc";
 export type GuestStatus = "running" | "stopped";
 

@@ -11,11 +11,13 @@ import {
   writeTokenSecrets,
   writeUserCfg,
 } from "../access";
+import { markInstalled } from "../../debian/dpkg-status";
 import { startPveApi, type PveApi } from "../api";
 import { createConsoleToken, seedPveState } from "../seed";
 import { withPveLock } from "../state";
 import {
   LabClusterModel,
+  PVE_MANAGER_VERSIONS,
   type LabCephOptions,
   type LabClusterFaults,
   type LabClusterTiming,
@@ -78,6 +80,9 @@ export async function startLabCluster(options: StartLabClusterOptions): Promise<
     fs.writeFileSync(path.join(root, "etc/hostname"), `${name}\n`);
     fs.symlinkSync(path.relative(path.join(root, "etc"), shared), path.join(root, "etc/pve"));
     seedPveState(root, { state: "proxmox", node: name });
+    markInstalled(root, [
+      { name: "pve-manager", version: PVE_MANAGER_VERSIONS[options.pveVersion ?? "9.2"] },
+    ]);
     return root;
   });
   const token = createConsoleToken(roots[0]!);

@@ -37,6 +37,7 @@ export const AUDIT_ACTIONS = [
   "power.target_update",
   "power.target_delete",
   "power.latch_release",
+  "power.event_acknowledge",
 ] as const;
 
 export const ZAuditAction = z.enum(AUDIT_ACTIONS);

@@ -173,7 +173,22 @@ function diffSnapshots(
     added: now.targets.filter((t) => !before.has(t.id)).map((t) => t.name),
     removed: armed.targets.filter((t) => !after.has(t.id)).map((t) => t.name),
     changed: now.targets
-      .filter((t) => before.has(t.id) && JSON.stringify(before.get(t.id)) !== JSON.stringify(t))
+      .filter((t) => before.has(t.id) && !sameEntry(before.get(t.id)!, t))
       .map((t) => t.name),
   };
+}
+
+type SnapshotEntry = PowerPlanSnapshot["targets"][number];
+
+/** Field by field: the stored snapshot is jsonb, whose key order is not the one written. */
+function sameEntry(a: SnapshotEntry, b: SnapshotEntry): boolean {
+  return (
+    a.name === b.name &&
+    a.kind === b.kind &&
+    a.stage === b.stage &&
+    a.runsConsole === b.runsConsole &&
+    a.feedPolicy === b.feedPolicy &&
+    a.feeds.join("\n") === b.feeds.join("\n") &&
+    a.request === b.request
+  );
 }

@@ -82,10 +82,10 @@ export const powerTargets = pgTable(
   {
     id: uuid("id").primaryKey().defaultRandom(),
     kind: powerTargetKind("kind").notNull(),
-    /** pve-node: the onboarded host. */
+    /** pve-node: the onboarded host. Deleting the host (retired first) ends its protection. */
     hostId: uuid("host_id")
       .unique()
-      .references(() => hosts.id),
+      .references(() => hosts.id, { onDelete: "cascade" }),
     /** pbs: its own name, address and API port. */
     name: text("name").unique(),
     address: text("address"),

@@ -9,6 +9,7 @@ import {
   upsMonitorState,
 } from "@/lib/db/schema";
 import { AppError } from "@/lib/errors";
+import { deleteHost } from "@/lib/hosts/delete-host";
 import { seal } from "@/lib/secrets/seal";
 import { registerTestDatabase } from "@/test/db";
 import { addUps, ADMIN, persistReading, protectHost } from "@/test/fixtures/power";
@@ -167,6 +168,16 @@ describe("targets", () => {
     expect((await refusal(protectHost(db, retired.id, { feeds: [upsId] }))).message).toMatch(
       /retired/,
     );
+  });
+
+  it("end with their host: deleting a retired protected host removes its protection", async () => {
+    const { db } = database;
+    const upsId = await addUps(db);
+    const host = await apiHost("doomed");
+    const targetId = await protectHost(db, host.id, { feeds: [upsId] });
+    await db.update(hosts).set({ retiredAt: new Date() }).where(eq(hosts.id, host.id));
+    await deleteHost(db, { hostId: host.id, actor: "test" });
+    expect((await listPowerTargets(db)).some((t) => t.id === targetId)).toBe(false);
   });
 
   it("a PBS target stores its token's secret sealed and shows the exact request", async () => {

@@ -46,7 +46,7 @@ import { createUpsDevice } from "@/lib/power/ups-devices";
 import { insertLabHost } from "@/test/fixtures/api-steps";
 import { settled, startTestRun } from "@/test/runs";
 import { hostAccessPipeline } from "./power/host-access";
-import { keepOnboarding } from "./power/onboarding-load";
+import { keepOnboarding, type InFlight, type OnboardingLoad } from "./power/onboarding-load";
 import { prepareUpsmon, type Upsmon } from "./power/upsmon";
 import { whenUpsdReports } from "./power/upsd-watch";
 import { startPowerWorker } from "./power/worker";
@@ -76,6 +76,8 @@ type Flip = {
   /** Where the console's time went: its reading that latched, the run's start (null: none). */
   latchedMs: number | null;
   runStartedMs: number | null;
+  /** Under --load: the onboardings in flight when the flip was made. */
+  load: InFlight | null;
 };
 
 type Setup = {
@@ -154,7 +156,7 @@ async function backToMains(setup: Setup, mode: Mode) {
   );
 }
 
-async function flipOnce(setup: Setup, mode: Mode): Promise<Flip> {
+async function flipOnce(setup: Setup, mode: Mode, load: OnboardingLoad | null): Promise<Flip> {
   const { db, peer, node, upsmon } = setup;
   await backToMains(setup, mode);
   await upsmon.start();
@@ -164,6 +166,7 @@ async function flipOnce(setup: Setup, mode: Mode): Promise<Flip> {
   const requestsBefore = node.api.requests.length;
   const upsmonBefore = (await upsmon.shutdownTimes()).length;
 
+  const inFlight = load ? await load.inFlight() : null;
   const rewrittenAt = Date.now();
   await peer.setVars(UPS, DYING);
   const shutdownPath = `/api2/json/nodes/${node.name}/status`;
@@ -197,6 +200,7 @@ async function flipOnce(setup: Setup, mode: Mode): Promise<Flip> {
   const latchedAt = (run?.context.input as ShutdownInput | undefined)?.trigger.latchedAt;
   return {
     mode,
+    load: inFlight,
     latchedMs: latchedAt ? new Date(latchedAt).getTime() - reportedAt : null,
     runStartedMs: run ? run.createdAt.getTime() - reportedAt : null,
     pickupMs: reportedAt - rewrittenAt,
@@ -205,10 +209,15 @@ async function flipOnce(setup: Setup, mode: Mode): Promise<Flip> {
   };
 }
 
-async function round(setup: Setup, flips: number, label: string): Promise<Flip[]> {
+async function round(
+  setup: Setup,
+  flips: number,
+  label: string,
+  load: OnboardingLoad | null = null,
+): Promise<Flip[]> {
   const results: Flip[] = [];
   for (let i = 0; i < flips; i++) {
-    const flip = await flipOnce(setup, i % 2 === 0 ? "dry-run" : "armed");
+    const flip = await flipOnce(setup, i % 2 === 0 ? "dry-run" : "armed", load);
     const seconds = (ms: number | null) => (ms === null ? "none" : `${(ms / 1000).toFixed(2)} s`);
     console.error(
       `bench: ${label} flip ${i + 1}/${flips} (${flip.mode}): console ${seconds(flip.consoleMs)}, upsmon ${seconds(flip.upsmonMs)}`,
@@ -265,6 +274,30 @@ function reportRound(flips: Flip[], label: string): Medians {
     median(timed(flips.map((f) => f.runStartedMs))),
     "s",
   );
+  report(
+    `${prefix}console: power-shutdown run started → reaction (engine and steps), median`,
+    median(
+      timed(
+        flips.map((f) =>
+          f.consoleMs === null || f.runStartedMs === null ? null : f.consoleMs - f.runStartedMs,
+        ),
+      ),
+    ),
+    "s",
+  );
+  const loads = flips.flatMap((f) => (f.load ? [f.load] : []));
+  if (loads.length > 0) {
+    report(
+      `${prefix}onboardings in flight at a flip, median`,
+      median(loads.map((l) => l.running)),
+      "runs",
+    );
+    report(
+      `${prefix}of them building their template, median`,
+      median(loads.map((l) => l.buildingTemplate)),
+      "runs",
+    );
+  }
   report(`${prefix}flips (dry-run and armed alternately)`, flips.length, "flips");
   report(`${prefix}flips the console missed`, flips.length - all.length, "flips");
   report(`${prefix}flips upsmon missed`, flips.length - upsmon.length, "flips");
@@ -362,7 +395,12 @@ async function main() {
   let loaded: Flip[] = [];
   if (load > 0) {
     const onboarding = await keepOnboarding(db, load);
-    loaded = await round(setup, flips, `load ${load}`);
+    // Flips start once the load is at its heaviest part: template builds under way.
+    await waitUntil(async () => (await onboarding.inFlight()).buildingTemplate > 0, {
+      timeoutMs: 600_000,
+      what: "an onboarding of the load to reach BuildVmTemplate",
+    });
+    loaded = await round(setup, flips, `load ${load}`, onboarding);
     await onboarding.stop();
     report("onboardings finished during the load round", onboarding.finished(), "runs");
     report("onboardings failed during the load round", onboarding.failed(), "runs");

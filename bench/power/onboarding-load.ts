@@ -3,6 +3,7 @@ import { startLab, type ImageServer, type LabNode } from "@/lab";
 import type { Database } from "@/lib/db/client";
 import { runs } from "@/lib/db/schema";
 import { createHost } from "@/lib/hosts/create-host";
+import { BUILD_VM_TEMPLATE } from "@/lib/steps/host/build-vm-template";
 import { onboardingConfigFromEnv, type OnboardingConfig } from "@/lib/steps/host/config";
 import { setCatalog } from "@/test/fixtures/build-vm-template";
 
@@ -22,7 +23,11 @@ export async function labOnboardingConfig(image: ImageServer): Promise<Onboardin
   };
 }
 
+export type InFlight = { running: number; buildingTemplate: number };
+
 export type OnboardingLoad = {
+  /** The onboardings running now, and how many of them are building their template. */
+  inFlight(): Promise<InFlight>;
   /** Onboardings that ended (succeeded or failed) while the load ran. */
   finished(): number;
   failed(): number;
@@ -80,7 +85,19 @@ export async function keepOnboarding(db: Database, count: number): Promise<Onboa
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
   })();
+  const inFlightNow = async (): Promise<InFlight> => {
+    const rows = await db
+      .select({ status: runs.status, step: runs.currentStep })
+      .from(runs)
+      .where(inArray(runs.id, [...inFlight.keys()]));
+    const running = rows.filter((r) => r.status === "running");
+    return {
+      running: running.length,
+      buildingTemplate: running.filter((r) => r.step === BUILD_VM_TEMPLATE).length,
+    };
+  };
   return {
+    inFlight: inFlightNow,
     finished: () => finished,
     failed: () => failed,
     async stop() {

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import os from "node:os";
 import { and, eq, inArray, isNull, lt, or, sql } from "drizzle-orm";
 import { createDb } from "@/lib/db/client";
+import { trackReachability } from "@/lib/db/reachability";
 import { upsDevices, upsMonitorState } from "@/lib/db/schema";
 import { safeErrorSummary } from "@/lib/errors";
 import { readPowerSettings } from "@/lib/power/power-settings-store";
@@ -44,7 +45,14 @@ export async function startPowerMonitor(options: PowerMonitorOptions): Promise<P
   const log = options.log ?? ((line: string) => console.log(line));
   const openSource = options.openSource ?? ((config) => createUpsSource(config));
   const ownerId = `${os.hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
-  const { pool, db } = createDb(options.connectionString, 6);
+  const { pool, db } = createDb(
+    options.connectionString,
+    6,
+    trackReachability({
+      log: (line) => log(`power monitor: ${line}`),
+      meanwhile: "the UPSes are still read and decided in memory",
+    }),
+  );
   const watched = new Map<string, Watched>();
   let failing = false;
   let stopped = false;

@@ -2,16 +2,20 @@ import Link from "next/link";
 import type { ReactNode } from "react";
 import { ActorProvider } from "@/components/actor-context";
 import { CrashLoopBanner } from "@/components/crash-loop-banner";
+import { PowerModeBanner } from "@/components/power/power-mode-banner";
 import { LiveIndicator } from "@/components/live-provider";
 import { UserMenu } from "@/components/user-menu";
 import { requirePageActor } from "@/lib/auth/actor";
 import { hasRole } from "@/lib/auth/roles";
 import { AUDIT_READER_ROLE } from "@/lib/audit/access";
+import { getDb } from "@/lib/db/client";
+import { readPowerMode } from "@/lib/power/queries/power-settings";
 
 // Every console page needs a signed-in user. Each page checks its own role as well: a layout
 // is not re-rendered on every navigation, and server actions never pass through it.
 export default async function ConsoleLayout({ children }: { children: ReactNode }) {
   const actor = await requirePageActor("viewer");
+  const powerMode = await readPowerMode(getDb());
   return (
     <ActorProvider actor={actor}>
       <a href="#main" className="skip-link">
@@ -28,6 +32,9 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
             </li>
             <li>
               <Link href="/catalog">Catalog</Link>
+            </li>
+            <li>
+              <Link href="/power">Power</Link>
             </li>
             <li>
               <Link href="/settings/ssh-key">SSH key</Link>
@@ -49,6 +56,7 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
       </header>
       <main id="main" className="main">
         <CrashLoopBanner />
+        <PowerModeBanner initialMode={powerMode} />
         {children}
       </main>
     </ActorProvider>

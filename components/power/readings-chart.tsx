@@ -121,7 +121,7 @@ function ReadingsChart({
     const element = container.current;
     if (!element) return;
     const chart = new uPlot(
-      chartOptions(element.clientWidth || 600),
+      chartOptions(element.clientWidth || 600, windowMs),
       columns.current.data,
       element,
     );
@@ -136,7 +136,7 @@ function ReadingsChart({
       chart.destroy();
       plot.current = null;
     };
-  }, [load]);
+  }, [load, windowMs]);
 
   usePowerLiveMessages((message) => {
     if (message.upsId === upsId) void load(false);
@@ -190,13 +190,14 @@ function ReadingsChart({
   );
 }
 
-function chartOptions(width: number): uPlot.Options {
+function chartOptions(width: number, windowMs: number): uPlot.Options {
   return {
     width,
     height: HEIGHT,
     cursor: { drag: { x: false, y: false } },
     scales: {
-      x: { time: true },
+      // The whole window up to now, whatever part of it has readings: a quiet UPS reads as quiet.
+      x: { time: true, range: () => [(Date.now() - windowMs) / 1000, Date.now() / 1000] },
       pct: { range: [0, 100] },
       min: { range: (_u, _min, max) => [0, Math.max(1, (max ?? 0) * 1.1)] },
     },
@@ -232,6 +233,7 @@ function chartOptions(width: number): uPlot.Options {
       {
         scale: "min",
         side: 1,
+        size: 64,
         grid: { show: false },
         values: (_u, ticks) => ticks.map((t) => `${t} min`),
       },

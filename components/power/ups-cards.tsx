@@ -7,6 +7,7 @@ import { formatElapsed } from "../format";
 import { useFallbackRefetchInterval } from "../live-provider";
 import { fetchJson } from "../queries";
 import { powerKeys } from "./power-keys";
+import { ReleaseLatchButton } from "./release-latch-button";
 import styles from "./power.module.css";
 import {
   readingAge,
@@ -95,7 +96,7 @@ function UpsCardView({
           <time dateTime={card.latch.at} suppressHydrationWarning>
             {formatElapsed((now - Date.parse(card.latch.at)) / 1000)} ago
           </time>
-          : {card.latch.reason}
+          : {card.latch.reason} <ReleaseLatchButton upsId={card.id} upsName={card.name} />
         </p>
       )}
       <dl className={styles.figures}>

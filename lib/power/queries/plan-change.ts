@@ -1,9 +1,8 @@
 import { TransactionRollbackError } from "drizzle-orm";
 import { z } from "zod";
 import type { Database } from "@/lib/db/client";
-import { planPreview, type PlanPreview } from "@/lib/power/plan-preview";
-import type { PowerPlanSnapshot } from "@/lib/power/plan-snapshot";
-import { armingTargets } from "./arming-targets";
+import type { PlanPreview } from "@/lib/power/plan-preview";
+import { readPowerPlan, type PowerPlanView } from "./power-plan";
 import { readPowerMode } from "./power-settings";
 
 /**
@@ -25,15 +24,7 @@ function sequence(group: PlanPreview["groups"][number]): string {
   return groups.map((names) => names.join(" + ")).join(" → ");
 }
 
-/** The plan as the pages show it: the preview per UPS and the targets an arming confirms. */
-export type PlanState = { preview: PlanPreview; targets: PowerPlanSnapshot["targets"] };
-
-export async function readPlanState(db: Database): Promise<PlanState> {
-  const [preview, targets] = await Promise.all([planPreview(db), armingTargets(db)]);
-  return { preview, targets };
-}
-
-const SETTING_WORDS: [keyof PowerPlanSnapshot["targets"][number], string][] = [
+const SETTING_WORDS: [keyof PowerPlanView["armingTargets"][number], string][] = [
   ["stage", "stage"],
   ["feedPolicy", "goes down on"],
   ["feeds", "fed by"],
@@ -41,10 +32,10 @@ const SETTING_WORDS: [keyof PowerPlanSnapshot["targets"][number], string][] = [
   ["request", "request"],
 ];
 
-function targetLines(before: PlanState, after: PlanState): string[] {
+function targetLines(before: PowerPlanView, after: PowerPlanView): string[] {
   const lines: string[] = [];
-  for (const target of after.targets) {
-    const old = before.targets.find((t) => t.id === target.id);
+  for (const target of after.armingTargets) {
+    const old = before.armingTargets.find((t) => t.id === target.id);
     if (!old) {
       lines.push(`${target.name}: now under the plan`);
       continue;
@@ -55,18 +46,16 @@ function targetLines(before: PlanState, after: PlanState): string[] {
       if (was !== now) lines.push(`${target.name}: ${words} ${was} ⇒ ${now}`.replaceAll('"', ""));
     }
   }
-  for (const target of before.targets) {
-    if (after.targets.some((t) => t.id === target.id)) continue;
-    const why = after.preview.unprotected.find((t) => t.id === target.id)?.why ?? "removed";
+  for (const target of before.armingTargets) {
+    if (after.armingTargets.some((t) => t.id === target.id)) continue;
+    const why = after.unprotected.find((t) => t.id === target.id)?.why ?? "removed";
     lines.push(`${target.name}: no longer under the plan (${why})`);
   }
   return lines;
 }
 
-export function describePlanChange(beforeState: PlanState, afterState: PlanState): PlanChange {
-  const before = beforeState.preview;
-  const after = afterState.preview;
-  const lines: string[] = targetLines(beforeState, afterState);
+export function describePlanChange(before: PowerPlanView, after: PowerPlanView): PlanChange {
+  const lines: string[] = targetLines(before, after);
   const ids = [...new Set([...before.groups, ...after.groups].map((g) => g.ups.id))];
   for (const id of ids) {
     const was = before.groups.find((g) => g.ups.id === id);
@@ -97,13 +86,13 @@ export async function previewPlanChange(
   db: Database,
   apply: (db: Database) => Promise<unknown>,
 ): Promise<PlanChange> {
-  const before = await readPlanState(db);
-  let after: PlanState | null = null;
+  const before = await readPowerPlan(db);
+  let after: PowerPlanView | null = null;
   await db
     .transaction(async (tx) => {
       const inside = tx as unknown as Database;
       await apply(inside);
-      after = await readPlanState(inside);
+      after = await readPowerPlan(inside);
       tx.rollback();
     })
     .catch((error: unknown) => {
@@ -117,9 +106,9 @@ export async function applyWithPlanChange<T>(
   db: Database,
   apply: (db: Database) => Promise<T>,
 ): Promise<{ result: T; planChange: PlanChange }> {
-  const before = await readPlanState(db);
+  const before = await readPowerPlan(db);
   const result = await apply(db);
-  return { result, planChange: describePlanChange(before, await readPlanState(db)) };
+  return { result, planChange: describePlanChange(before, await readPowerPlan(db)) };
 }
 
 export type GuardedChange<T> =

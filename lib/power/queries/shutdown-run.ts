@@ -2,9 +2,8 @@ import { asc, desc, eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { hosts, powerShutdownCalls, powerTargets, runs } from "@/lib/db/schema";
 import { getRun, type RunDetail } from "@/lib/runs/get-run";
+import { POWER_SHUTDOWN } from "@/lib/power/shutdown/pipeline";
 import { pipelines } from "@/lib/steps/pipelines";
-
-export const POWER_SHUTDOWN_PIPELINE = "power-shutdown";
 
 export type ShutdownCallView = {
   targetId: string;
@@ -27,7 +26,7 @@ export async function latestShutdownRun(db: Database): Promise<ShutdownRunView |
   const [latest] = await db
     .select({ id: runs.id })
     .from(runs)
-    .where(eq(runs.pipeline, POWER_SHUTDOWN_PIPELINE))
+    .where(eq(runs.pipeline, POWER_SHUTDOWN))
     .orderBy(desc(runs.createdAt), desc(runs.id))
     .limit(1);
   if (!latest) return null;

@@ -1,8 +1,7 @@
 import { requestActor } from "@/lib/auth/actor";
 import { json, respondError } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
-import { planPreview } from "@/lib/power/plan-preview";
-import { armingTargets } from "@/lib/power/queries/arming-targets";
+import { readPowerPlan } from "@/lib/power/queries/power-plan";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -16,9 +15,7 @@ export const runtime = "nodejs";
 export async function GET(request: Request): Promise<Response> {
   try {
     await requestActor(request, "viewer");
-    const db = getDb();
-    const [preview, targets] = await Promise.all([planPreview(db), armingTargets(db)]);
-    return json({ ...preview, armingTargets: targets });
+    return json(await readPowerPlan(getDb()));
   } catch (error) {
     return respondError(error, "GET /api/power/plan");
   }

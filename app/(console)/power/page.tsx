@@ -1,0 +1,82 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { PowerEventLog, type EventFilterValues } from "@/components/power/event-log";
+import { PlanPreviewPanel } from "@/components/power/plan-preview";
+import { ProtectionTable } from "@/components/power/protection-table";
+import { ReadingsCharts } from "@/components/power/readings-chart";
+import { ShutdownRunPanel } from "@/components/power/shutdown-run-panel";
+import { UpsCards } from "@/components/power/ups-cards";
+import { searchParamsInput } from "@/lib/api/query-params";
+import { requirePageActor } from "@/lib/auth/actor";
+import { hasRole } from "@/lib/auth/roles";
+import { getDb } from "@/lib/db/client";
+import { fieldErrors as zodFieldErrors } from "@/lib/hosts/schemas";
+import { getPowerOverview } from "@/lib/power/queries/power-overview";
+import {
+  listPowerEvents,
+  POWER_EVENT_FILTER_KEYS,
+  ZPowerEventFilter,
+} from "@/lib/power/queries/power-events";
+import { readPowerPlan } from "@/lib/power/queries/power-plan";
+import { latestShutdownRun } from "@/lib/power/queries/shutdown-run";
+import { listTargetProtection } from "@/lib/power/queries/target-protection";
+
+export const dynamic = "force-dynamic";
+
+export const metadata: Metadata = { title: "Power" };
+
+type SearchParams = Promise<Record<string, string | string[] | undefined>>;
+
+/**
+ * The power dashboard, for an operator woken at 3 a.m.: the UPS cards first (what the power is
+ * doing now), the shutdown run while one runs, the chart, the plan, who is protected and how,
+ * and the event log. Everything follows the live stream.
+ */
+export default async function PowerPage({ searchParams }: { searchParams: SearchParams }) {
+  const actor = await requirePageActor("viewer", "/power");
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(await searchParams)) {
+    const last = Array.isArray(value) ? value.at(-1) : value;
+    if (last !== undefined) params.set(key, last);
+  }
+  const filterInput = searchParamsInput(params, POWER_EVENT_FILTER_KEYS);
+  const filter = ZPowerEventFilter.safeParse(filterInput);
+
+  const db = getDb();
+  const [overview, plan, targets, shutdown, events] = await Promise.all([
+    getPowerOverview(db),
+    readPowerPlan(db),
+    listTargetProtection(db),
+    latestShutdownRun(db),
+    filter.success ? listPowerEvents(db, filter.data) : null,
+  ]);
+  const ups = overview.ups.map(({ id, name }) => ({ id, name }));
+
+  return (
+    <>
+      <div className="page-head">
+        <h1>Power</h1>
+        {hasRole(actor.role, "admin") && (
+          <Link href="/power/settings" className="button" data-testid="power-configure">
+            Configure
+          </Link>
+        )}
+      </div>
+      <p className="lead">
+        The UPS devices the console watches, what it would shut down when the power runs out, and in
+        which order. Times on battery are measured by the console&apos;s own clock.
+      </p>
+      <UpsCards initial={overview} />
+      <ShutdownRunPanel initial={shutdown} />
+      <ReadingsCharts ups={ups} />
+      <PlanPreviewPanel initial={plan} />
+      <ProtectionTable initial={targets} />
+      <PowerEventLog
+        initial={events}
+        filter={filterInput as EventFilterValues}
+        fieldErrors={filter.success ? {} : zodFieldErrors(filter.error)}
+        ups={ups}
+      />
+    </>
+  );
+}

@@ -1,0 +1,154 @@
+"use client";
+
+import { useQueryClient } from "@tanstack/react-query";
+import { useRouter } from "next/navigation";
+import { useState, useTransition } from "react";
+import { setPowerModeAction } from "@/lib/actions/power/set-power-mode";
+import type { PowerPlanView } from "@/lib/power/queries/power-plan";
+import { ConfirmDialog } from "../confirm-dialog";
+import { fetchJson } from "../queries";
+import { powerKeys } from "./power-keys";
+import styles from "./power.module.css";
+
+type Listed = PowerPlanView["armingTargets"];
+
+/**
+ * Arm or disarm, each behind a confirmation. Arming lists every target that would be shut down,
+ * in order, with its exact request; the ids of exactly that list are sent, and a plan that
+ * changed meanwhile is refused — the dialog then shows the new list to confirm again.
+ */
+export function ArmControl({ plan }: { plan: PowerPlanView }) {
+  const router = useRouter();
+  const queryClient = useQueryClient();
+  const [shown, setShown] = useState<Listed | null>(null);
+  const [disarming, setDisarming] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [pending, startTransition] = useTransition();
+  const armed = plan.mode === "armed";
+
+  const refresh = async () => {
+    await queryClient.invalidateQueries({ queryKey: powerKeys.all });
+    router.refresh();
+  };
+
+  const arm = (listed: Listed) =>
+    startTransition(async () => {
+      setError(null);
+      const result = await setPowerModeAction({
+        mode: "armed",
+        confirmedTargetIds: listed.map((target) => target.id),
+      });
+      if (result.ok) {
+        setShown(null);
+        await refresh();
+        return;
+      }
+      setError(result.message);
+      // Show what the plan is now, so the admin confirms what would really happen.
+      const latest = await queryClient.fetchQuery({
+        queryKey: powerKeys.plan,
+        queryFn: () => fetchJson<PowerPlanView>("/api/power/plan"),
+      });
+      setShown(latest.armingTargets);
+    });
+
+  const disarm = () =>
+    startTransition(async () => {
+      setError(null);
+      const result = await setPowerModeAction({ mode: "dry-run" });
+      if (result.ok) {
+        setDisarming(false);
+        await refresh();
+      } else {
+        setError(result.message);
+      }
+    });
+
+  return (
+    <div className={styles.inlineActions}>
+      {armed ? (
+        <button
+          type="button"
+          className="button"
+          onClick={() => {
+            setError(null);
+            setDisarming(true);
+          }}
+          data-testid="disarm-button"
+        >
+          Disarm…
+        </button>
+      ) : (
+        <button
+          type="button"
+          className="button button-danger"
+          onClick={() => {
+            setError(null);
+            setShown(plan.armingTargets);
+          }}
+          data-testid="arm-button"
+        >
+          Arm…
+        </button>
+      )}
+      <ConfirmDialog
+        open={shown !== null}
+        title="Arm power protection"
+        confirmLabel={
+          shown && shown.length > 0
+            ? `Arm: shut ${shown.length === 1 ? "this target" : `these ${shown.length} targets`} down for real`
+            : "Arm with nothing to shut down"
+        }
+        pending={pending}
+        error={error}
+        onConfirm={() => shown && arm(shown)}
+        onCancel={() => setShown(null)}
+        testId="arm-dialog"
+      >
+        <p>
+          Nothing is sent now. From the moment you arm, when a UPS trigger fires the console sends
+          these shutdown calls <strong>for real</strong>, group by group in this order, each with a{" "}
+          {plan.callTimeoutSeconds} s deadline; the host that runs the console goes last. Guests are
+          shut down by each node&apos;s own shutdown.
+        </p>
+        {shown && shown.length > 0 ? (
+          <ol className={styles.targetList} data-testid="arm-targets">
+            {shown.map((target) => (
+              <li key={target.id} data-testid={`arm-target-${target.name}`}>
+                <strong>{target.name}</strong>{" "}
+                <span className="small">
+                  ({target.kind === "pbs" ? "backup server" : "PVE node"}, stage {target.stage}
+                  {target.runsConsole && ", runs the console: last"}; goes down when{" "}
+                  {target.feedPolicy === "all" ? "all" : "any"} of {target.feeds.join(", ")}{" "}
+                  {target.feedPolicy === "all" ? "fail" : "fails"})
+                </span>
+                <div className={styles.request}>{target.request}</div>
+              </li>
+            ))}
+          </ol>
+        ) : (
+          <p data-testid="arm-targets-none">
+            No target is protected yet: armed, the console would still send nothing until targets
+            are added.
+          </p>
+        )}
+      </ConfirmDialog>
+      <ConfirmDialog
+        open={disarming}
+        title="Disarm power protection"
+        confirmLabel="Disarm: back to dry-run"
+        pending={pending}
+        error={error}
+        onConfirm={disarm}
+        onCancel={() => setDisarming(false)}
+        testId="disarm-dialog"
+      >
+        <p>
+          Back to dry-run: from now on nothing is sent; triggers only log what they would shut down.
+          A shutdown run in progress sends no further calls. Calls already sent cannot be taken
+          back.
+        </p>
+      </ConfirmDialog>
+    </div>
+  );
+}

@@ -1,0 +1,31 @@
+"use server";
+
+import { revalidatePath } from "next/cache";
+import { currentActor } from "@/lib/auth/actor";
+import { updatePowerSettings } from "@/lib/power/update-power-settings";
+import { ZUpdatePowerSettings } from "@/lib/power/schemas";
+import { actionFailure, type ActionResult } from "../action-result";
+import { runConfigChange, type ConfigChangeResult } from "./config-change";
+
+/**
+ * Changes the global trigger defaults, the poll interval or the shutdown deadlines. Admins only;
+ * audited. While armed, a change to the plan is saved only once confirmed (`confirmPlanChange`);
+ * until then the result shows what it changes.
+ */
+export async function updatePowerSettingsAction(
+  _previous: ActionResult<ConfigChangeResult> | null,
+  input: FormData | Record<string, unknown>,
+): Promise<ActionResult<ConfigChangeResult>> {
+  try {
+    const actor = await currentActor("admin");
+    const result = await runConfigChange(actor, input, {
+      schema: ZUpdatePowerSettings,
+      blank: "null",
+      change: (db, data, by) => updatePowerSettings(db, data, by),
+    });
+    revalidatePath("/power", "layout");
+    return { ok: true, ...result };
+  } catch (error) {
+    return actionFailure(error, "update power settings");
+  }
+}

@@ -151,6 +151,8 @@ describe("the power monitor against a real upsd", () => {
       async () => (await stateRow())?.lastReading?.onBattery === true,
       15_000,
     );
+    // The admin's release stands: the monitor adopted it rather than writing its latch back.
+    expect((await stateRow())?.latchedAt).toBeNull();
     await peer.stopUpsd();
     const [alarm] = await waitFor(
       "the alarm",

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 
-import { waitUntil } from "../../processes";
+import { waitUntil as poll } from "../../processes";
 import { startLabCluster, type LabCluster, type StartLabClusterOptions } from "./start";
 import { clusterCall } from "./test-helpers";
 
@@ -15,6 +15,12 @@ const OPS_PRIVS = [
   "Sys.Modify",
   "Sys.PowerMgmt",
 ];
+
+/** Waits for something the lab does by itself; generous, as the test machine may be busy. */
+const waitUntil = (
+  check: () => boolean | Promise<boolean>,
+  options: { what: string; timeoutMs?: number },
+) => poll(check, { what: options.what, timeoutMs: 20_000 });
 
 let cluster: LabCluster | undefined;
 afterEach(async () => {
@@ -90,7 +96,7 @@ describe("lab cluster", () => {
 
   it("shuts a guest down asynchronously: a UPID at once, stopped after its shutdown time", async () => {
     const { ops, pve1, pve2 } = await start({
-      guests: [{ vmid: 100, type: "qemu", node: "pve1", shutdownMs: 600 }],
+      guests: [{ vmid: 100, type: "qemu", node: "pve1", shutdownMs: 2000 }],
     });
     const answer = await clusterCall(pve2, "POST", "/nodes/pve1/qemu/100/status/shutdown", ops);
     expect(answer.status).toBe(200);
@@ -101,7 +107,7 @@ describe("lab cluster", () => {
       ((await clusterCall(pve1, "GET", "/nodes/pve1/qemu", ops)).data as Row[])[0]!.status;
     expect(await status()).toBe("running");
     await waitUntil(async () => (await status()) === "stopped", {
-      timeoutMs: 3000,
+      timeoutMs: 6000,
       what: "VM 100 stopped",
     });
     const task = await clusterCall(
@@ -160,6 +166,7 @@ describe("lab cluster", () => {
 
   it("stopall skips HA-managed guests unless vms names them, and counts them unmanaged once disarmed in ignore mode", async () => {
     const { c, ops, pve1 } = await start({
+      timing: { ...FAST, haDisarmMs: 2000 },
       guests: [
         { vmid: 100, type: "qemu", node: "pve1", ha: true },
         { vmid: 101, type: "qemu", node: "pve1" },
@@ -239,6 +246,19 @@ describe("lab cluster", () => {
     await waitUntil(() => c.model.guests.get(100)!.node !== "pve1", { what: "HA recovery" });
     expect(c.model.guests.get(100)!.status).toBe("running");
     expect(c.model.guests.get(101)).toMatchObject({ node: "pve1", status: "stopped" });
+  });
+
+  it("shutdown_policy=freeze: the node's HA guest dies with it and is not recovered", async () => {
+    const { c, ops, pve2 } = await start({
+      haShutdownPolicy: "freeze",
+      guests: [{ vmid: 100, type: "qemu", node: "pve1", ha: true }],
+    });
+    const options = (await clusterCall(pve2, "GET", "/cluster/options", ops)).data;
+    expect(options).toMatchObject({ ha: { shutdown_policy: "freeze" } });
+    await clusterCall(pve2, "POST", "/nodes/pve1/status", ops, { command: "shutdown" });
+    await waitUntil(() => !c.model.node("pve1")!.online, { what: "pve1 off" });
+    await new Promise((r) => setTimeout(r, FAST.haRecoveryMs * 3));
+    expect(c.model.guests.get(100)).toMatchObject({ node: "pve1", status: "stopped" });
   });
 
   it("disarm exists only on 9.2: the 9.1 index does not list it and the call is not implemented", async () => {

@@ -373,28 +373,34 @@ export class LabClusterModel {
 
   /**
    * A node's orderly shutdown: after `sleep 2`, pve-guests stops its guests (stopall with its
-   * defaults: 180 s, force-stop), HA's LRM stops the HA-managed ones under the `conditional`
-   * or `failover` policy (to be recovered elsewhere), then the node powers off. A guest frozen
-   * on I/O keeps the node up — the hang the power sequence must avoid.
+   * defaults: 180 s, force-stop) and, while HA is armed under the `conditional` or `failover`
+   * policy, HA's LRM stops the HA-managed ones to be recovered elsewhere; under `freeze` (and
+   * `migrate`, not modelled further) or a `freeze`-mode disarm nobody stops them and they die
+   * with the node. Then it powers off. A guest frozen on I/O keeps the node up — the hang the
+   * power sequence must avoid.
    */
   async shutdownNode(node: string): Promise<void> {
     if (this.shuttingDown.has(node)) return;
     this.shuttingDown.add(node);
     await this.sleep(this.timing.nodeShutdownDelayMs);
-    const lrmStops = this.haShutdownPolicy !== "freeze" && this.haShutdownPolicy !== "migrate";
+    const lrmStops =
+      this.haRecovers && this.haShutdownPolicy !== "freeze" && this.haShutdownPolicy !== "migrate";
     const own = [...this.guests.values()].filter(
       (g) => g.node === node && g.status === "running" && (!this.haManages(g.vmid) || lrmStops),
     );
-    const recover = own.filter((g) => this.haManages(g.vmid) && this.haRecovers).map((g) => g.vmid);
+    const recover = own.filter((g) => this.haManages(g.vmid) && lrmStops).map((g) => g.vmid);
     await this.inParallel(own, { timeoutS: 180, forceStop: true, maxWorkers: 4 });
     if (this.closed) return;
     // The LRM stopped them for the shutdown, not on request: HA still wants them started.
     for (const vmid of recover) this.ha.get(vmid)!.state = "started";
-    this.powerOff(node);
+    this.powerOff(node, { recover: lrmStops });
   }
 
-  /** The node is gone (power cut or end of its shutdown): its guests with it. */
-  powerOff(node: string): void {
+  /**
+   * The node is gone (a power cut, or the end of its shutdown): its guests with it. After a cut
+   * HA fences and recovers; after an orderly shutdown only where the LRM stopped them for that.
+   */
+  powerOff(node: string, options: { recover: boolean } = { recover: true }): void {
     const n = this.node(node);
     if (!n || !n.online) return;
     n.online = false;
@@ -402,7 +408,7 @@ export class LabClusterModel {
     for (const g of this.guests.values()) if (g.node === node) g.status = "stopped";
     this.onNodeOff(node);
     this.changed();
-    if (this.haRecovers && this.quorate) void this.recoverFrom(node);
+    if (options.recover && this.haRecovers && this.quorate) void this.recoverFrom(node);
   }
 
   powerOn(node: string): void {

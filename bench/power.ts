@@ -46,10 +46,10 @@ import { createUpsDevice } from "@/lib/power/ups-devices";
 import { insertLabHost } from "@/test/fixtures/api-steps";
 import { settled, startTestRun } from "@/test/runs";
 import { hostAccessPipeline } from "./power/host-access";
-import { keepOnboarding, type InFlight, type OnboardingLoad } from "./power/onboarding-load";
+import type { InFlight } from "./power/onboarding-load";
 import { prepareUpsmon, type Upsmon } from "./power/upsmon";
 import { whenUpsdReports } from "./power/upsd-watch";
-import { startPowerWorker } from "./power/worker";
+import { startOnboardingLoad, startPowerWorker, type OnboardingLoadProcess } from "./power/worker";
 import { openBenchDb, startBenchPostgres } from "./support/postgres";
 import { percentile, report } from "./support/report";
 import { BenchCannotRun, runBench, startUntilEnd } from "./support/run-bench";
@@ -156,7 +156,11 @@ async function backToMains(setup: Setup, mode: Mode) {
   );
 }
 
-async function flipOnce(setup: Setup, mode: Mode, load: OnboardingLoad | null): Promise<Flip> {
+async function flipOnce(
+  setup: Setup,
+  mode: Mode,
+  load: OnboardingLoadProcess | null,
+): Promise<Flip> {
   const { db, peer, node, upsmon } = setup;
   await backToMains(setup, mode);
   await upsmon.start();
@@ -213,7 +217,7 @@ async function round(
   setup: Setup,
   flips: number,
   label: string,
-  load: OnboardingLoad | null = null,
+  load: OnboardingLoadProcess | null = null,
 ): Promise<Flip[]> {
   const results: Flip[] = [];
   for (let i = 0; i < flips; i++) {
@@ -394,16 +398,16 @@ async function main() {
   const idle = await round(setup, flips, "idle");
   let loaded: Flip[] = [];
   if (load > 0) {
-    const onboarding = await keepOnboarding(db, load);
+    const onboarding = await startOnboardingLoad(url, load);
     // Flips start once the load is at its heaviest part: template builds under way.
     await waitUntil(async () => (await onboarding.inFlight()).buildingTemplate > 0, {
       timeoutMs: 600_000,
       what: "an onboarding of the load to reach BuildVmTemplate",
     });
     loaded = await round(setup, flips, `load ${load}`, onboarding);
-    await onboarding.stop();
-    report("onboardings finished during the load round", onboarding.finished(), "runs");
-    report("onboardings failed during the load round", onboarding.failed(), "runs");
+    const ended = await onboarding.stop();
+    report("onboardings finished during the load round", ended.finished, "runs");
+    report("onboardings failed during the load round", ended.failed, "runs");
   }
   await upsmon.stop();
 

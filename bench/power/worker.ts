@@ -1,6 +1,7 @@
 import path from "node:path";
 import type { ImageServer } from "@/lab";
-import { labOnboardingConfig } from "./onboarding-load";
+import { labOnboardingConfig, type InFlight } from "./onboarding-load";
+import type { LoadRequest } from "./onboarding-load-process";
 import type { PowerWorkerSettings } from "./worker-process";
 import { exitOf, spawnUntilEnd } from "../support/processes";
 
@@ -27,4 +28,54 @@ export async function startPowerWorker(url: string, image: ImageServer): Promise
     new Promise<void>((resolve) => child.once("message", () => resolve())),
     exited,
   ]);
+}
+
+export type OnboardingLoadProcess = {
+  inFlight(): Promise<InFlight>;
+  /** Stops the load (its lab nodes); resolves with the onboardings that ended meanwhile. */
+  stop(): Promise<{ finished: number; failed: number }>;
+};
+
+/** Starts bench/power/onboarding-load-process.ts: `count` onboardings kept in flight. */
+export async function startOnboardingLoad(
+  url: string,
+  count: number,
+): Promise<OnboardingLoadProcess> {
+  const child = spawnUntilEnd(
+    "onboarding load",
+    process.execPath,
+    ["--import", "tsx", path.join(import.meta.dirname, "onboarding-load-process.ts")],
+    {
+      env: { ...process.env, BENCH_POWER_LOAD: JSON.stringify({ url, count }) },
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    },
+  );
+  const exited = exitOf(child).then((code) => {
+    throw new Error(`the onboarding load process exited (${code})`);
+  });
+  exited.catch(() => {});
+  /** The child's next message that has `key`. */
+  const next = <T>(key: string) =>
+    Promise.race([
+      new Promise<T>((resolve) => {
+        const listen = (message: Record<string, unknown>) => {
+          if (!(key in message)) return;
+          child.off("message", listen);
+          resolve(message as T);
+        };
+        child.on("message", listen);
+      }),
+      exited,
+    ]);
+  const ask = <T>(request: LoadRequest, key: string) => {
+    const answer = next<T>(key);
+    child.send(request);
+    return answer;
+  };
+  await next("ready");
+  return {
+    inFlight: async () =>
+      (await ask<{ inFlight: InFlight }>({ inFlight: true }, "inFlight")).inFlight,
+    stop: () => ask<{ finished: number; failed: number }>({ stop: true }, "finished"),
+  };
 }

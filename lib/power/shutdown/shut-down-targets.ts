@@ -54,6 +54,8 @@ export const shutDownTargets: Step<PowerServices> = {
       const left = plan.targets.filter((t) => !dropped.has(t.id) && !back.includes(t));
       for (const target of back) dropped.add(target.id);
       ctx.context.set("dropped", [...dropped]);
+      // A retried cancelled run that goes ahead is no longer a cancelled one.
+      ctx.context.delete("outcome");
       if (left.length === 0) {
         ctx.context.set("outcome", "cancelled");
         ctx.log(SHUTDOWN_CANCELLED);

@@ -35,6 +35,8 @@ export type ConsoleUnderTest = {
   /** Every child the supervisor saw end and restarted, in order (its log lines, parsed). */
   restarts(): SupervisorRestart[];
   workers(): ProcessInfo[];
+  /** Pids of every worker process that printed `[worker] ready (pid N)`, in order. */
+  readyWorkers(): number[];
   webServer(): ProcessInfo | undefined;
   /** The postmaster and its backends; empty while the database is down. */
   postgres(): { postmaster: ProcessInfo; backends: ProcessInfo[] } | null;
@@ -87,12 +89,15 @@ export async function startConsoleUnderTest(images: ImageServer): Promise<Consol
   const log = fs.openSync(logFile, "a");
   let recent: string[] = [];
   const restarts: SupervisorRestart[] = [];
+  const readyWorkers: number[] = [];
   let partial = "";
   const onOutput = (chunk: Buffer) => {
     fs.writeSync(log, chunk);
     const lines = (partial + chunk.toString("utf8")).split("\n");
     partial = lines.pop()!;
     for (const line of lines) {
+      const ready = /^\[worker\] ready \(pid (\d+)\)/.exec(line);
+      if (ready) readyWorkers.push(Number(ready[1]));
       const restart = RESTART_LINE.exec(line);
       if (restart) restarts.push({ service: restart[1]!, ending: restart[2]! });
     }
@@ -141,6 +146,7 @@ export async function startConsoleUnderTest(images: ImageServer): Promise<Consol
     tail: (lines = 40) => recent.slice(-lines).join("\n"),
     restarts: () => [...restarts],
     workers: () => children("worker/main.ts"),
+    readyWorkers: () => [...readyWorkers],
     webServer: () => children("scripts/web-server.ts")[0],
     postgres() {
       let pid: number;

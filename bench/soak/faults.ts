@@ -46,15 +46,51 @@ export function createFaults(
   /** Database faults one after the other: the next waits until the database is back. */
   let databaseTurn: Promise<unknown> = Promise.resolve();
 
+  /**
+   * kill -9 of one of the console's processes, then the wait until npm start's supervisor has
+   * brought a new one up: `watchBack` is asked just before the kill and returns the check (asked
+   * every 250 ms, for at most two minutes).
+   */
   const killProcess =
-    (what: string, find: () => ProcessInfo | undefined) =>
-    async (_event: ChaosEvent): Promise<FaultOutcome> => {
+    (
+      what: string,
+      find: () => ProcessInfo | undefined,
+      watchBack: (killed: ProcessInfo) => () => Promise<boolean>,
+    ) =>
+    async (): Promise<FaultOutcome> => {
       // A process the supervisor is restarting right now is not there yet: wait for it a little.
       const target = await waitFor(find, 10_000);
       if (!target) return { injected: false, reason: `no ${what} running` };
+      const back = watchBack(target);
+      const killedAt = Date.now();
       signal(target.pid, "SIGKILL");
-      return { injected: true, detail: `kill -9 ${what} (pid ${target.pid})`, overAt: Date.now() };
+      while (!(await back())) {
+        if (Date.now() - killedAt > 120_000) {
+          const detail = `kill -9 ${what} (pid ${target.pid}): NOT back within 120 s`;
+          return { injected: true, detail, overAt: Date.now() };
+        }
+        await sleep(250);
+      }
+      const after = ((Date.now() - killedAt) / 1000).toFixed(1);
+      const detail = `kill -9 ${what} (pid ${target.pid}); a new one up after ${after} s`;
+      return { injected: true, detail, overAt: Date.now() };
     };
+
+  /** A worker that said `ready` after the kill. */
+  const workerBack = () => {
+    const before = new Set(ctx.console.readyWorkers());
+    return async () => ctx.console.readyWorkers().some((pid) => !before.has(pid));
+  };
+
+  /** Another web server process, and it answers HTTP (any status: it is up). */
+  const webServerBack = (killed: ProcessInfo) => async () => {
+    const current = ctx.console.webServer();
+    if (!current || current.pid === killed.pid) return false;
+    return fetch(`${ctx.console.base}/api/hosts`, { signal: AbortSignal.timeout(2000) }).then(
+      () => true,
+      () => false,
+    );
+  };
 
   /**
    * Takes the database away (`how`), waits until it takes connections again (npm start's
@@ -153,13 +189,16 @@ export function createFaults(
 
   const faults: Record<Fault, (event: ChaosEvent) => Promise<FaultOutcome>> = {
     "worker.kill9": (event) =>
-      killProcess("a worker", () =>
-        choose(
-          ctx.console.workers().sort((a, b) => a.pid - b.pid),
-          event.pick,
-        ),
-      )(event),
-    "web.kill9": killProcess("the web server", () => ctx.console.webServer()),
+      killProcess(
+        "a worker",
+        () =>
+          choose(
+            ctx.console.workers().sort((a, b) => a.pid - b.pid),
+            event.pick,
+          ),
+        workerBack,
+      )(),
+    "web.kill9": killProcess("the web server", () => ctx.console.webServer(), webServerBack),
     "postgres.crash": databaseFault("kill -9 of the postmaster", async (postmaster) => {
       signal(postmaster.pid, "SIGKILL");
     }),

@@ -25,13 +25,13 @@ import { createLoad } from "./load";
 import { parseSoakOptions, replayLine, SoakUsageError, USAGE, type SoakOptions } from "./options";
 import { seededRandom } from "./prng";
 import { PROBE_TIMEOUT_MS, startProber } from "./prober";
-import { markdownTable, soakRows } from "./report";
+import { markdownTable, soakRows, type TableRow } from "./report";
 import { POWER_FAULTS, POWER_LOAD_ACTIONS, QUIET_MS, soakSchedule } from "./schedule";
 import { SecretWatch } from "./secrets";
 import { soakClock, type SoakContext } from "./soak-context";
 import { startSoakLab } from "./soak-lab";
 import { Switchboard } from "./switchboard";
-import { STUCK_AFTER_MS, startWatching } from "./watch";
+import { STUCK_AFTER_MS, startWatching, type WatchReport } from "./watch";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -73,6 +73,9 @@ async function main() {
     }
     const verdicts = await soak(target, nodes, secrets, accounts, schedule, durationMs);
     const broken = verdicts.filter((v) => !v.held);
+    if (broken.length === 0 && options.keepLog) {
+      console.error(`soak: the console's output: ${keepConsoleLog(target, options)}`);
+    }
     if (broken.length > 0) {
       const kept = keepConsoleLog(target, options);
       console.error(`soak: ${broken.length} invariant(s) BROKEN; the console's output: ${kept}`);
@@ -156,9 +159,31 @@ async function soak(
       detail: "not checked yet: the soak has no power load until the power back end lands",
     },
   ];
-  const rows = soakRows(chaos.counts, load.counts, verdicts);
+  const rows = soakRows(chaos.counts, [sshCuts(ctx), machineLoad(watched)], load.counts, verdicts);
   console.log(markdownTable(["what", "result", "detail"], rows));
   return verdicts;
+}
+
+/**
+ * Commands whose SSH channel went away while they ran, as the lab's SSH servers saw it (cut
+ * connections, unreachable and rebooting nodes, killed workers): the uploads among them are
+ * BuildVmTemplate's and the console key's file transfers cut mid-stream.
+ */
+function sshCuts(ctx: SoakContext): TableRow {
+  const cut = ctx.nodes.flatMap(({ node }) => node.commands.filter((command) => command.hungUp));
+  const uploads = cut.filter((command) => command.command.includes("mv -f -T --")).length;
+  return ["effect: SSH commands cut mid-way", `×${cut.length}`, `${uploads} of them uploads`];
+}
+
+/** How busy the machine was: recoveries take longer on a machine shared with other work. */
+function machineLoad(watched: WatchReport): TableRow {
+  const loads = watched.loadAverages;
+  const mean = loads.reduce((sum, load) => sum + load, 0) / Math.max(1, loads.length);
+  return [
+    "machine: 1-min load average",
+    `mean ${mean.toFixed(1)}`,
+    `max ${Math.max(0, ...loads).toFixed(1)} on ${os.availableParallelism()} cores`,
+  ];
 }
 
 async function printProgress(ctx: SoakContext) {

@@ -8,7 +8,9 @@ export const USAGE = `Usage: npm run soak -- [--minutes N] [--seed S] [--nodes K
                 then the invariants are checked
   --seed S      a whole number 0..4294967295 (default: a random one, printed); the same seed
                 gives the same load and chaos schedule, so a failure can be replayed
-  --nodes K     lab nodes, half fresh Debian 13, half onboarded Proxmox (default 4, 2..8)`;
+  --nodes K     lab nodes, half fresh Debian 13, half onboarded Proxmox (default 4, 2..8)
+  --keep-log    keep the console's output (npm start's, every process's) in the temp folder
+                even when every invariant held; it is always kept when one broke`;
 
 const ZOptions = z.object({
   minutes: z.coerce
@@ -26,7 +28,7 @@ const ZOptions = z.object({
     .min(2, "--nodes: at least 2 (one fresh, one onboarded)")
     .max(8, "--nodes: at most 8 on a 2-core machine"),
 });
-export type SoakOptions = z.infer<typeof ZOptions> & { help: boolean };
+export type SoakOptions = z.infer<typeof ZOptions> & { help: boolean; keepLog: boolean };
 
 export class SoakUsageError extends Error {}
 
@@ -42,6 +44,7 @@ export function parseSoakOptions(argv: readonly string[]): SoakOptions {
         seed: { type: "string" },
         nodes: { type: "string", default: "4" },
         help: { type: "boolean", short: "h", default: false },
+        "keep-log": { type: "boolean", default: false },
       },
     }));
   } catch (error) {
@@ -51,7 +54,7 @@ export function parseSoakOptions(argv: readonly string[]): SoakOptions {
   if (!parsed.success) {
     throw new SoakUsageError(`${parsed.error.issues.map((i) => i.message).join("\n")}\n${USAGE}`);
   }
-  return { ...parsed.data, help: values.help };
+  return { ...parsed.data, help: values.help, keepLog: values["keep-log"] };
 }
 
 /** The command that runs this soak again with the same schedule. */

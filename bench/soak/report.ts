@@ -7,6 +7,8 @@ export type TableRow = [what: string, result: string, detail: string];
 /** The soak's one table: faults injected, the load it carried, then every invariant. */
 export function soakRows(
   faults: ReadonlyMap<string, FaultCount>,
+  /** What the faults did, as the lab counted it (SSH commands cut, …). */
+  effects: readonly TableRow[],
   load: ReadonlyMap<string, ActionCount>,
   verdicts: readonly Verdict[],
 ): TableRow[] {
@@ -18,6 +20,7 @@ export function soakRows(
       count.skipped ? `${count.skipped} not injected (${[...count.reasons].join("; ")})` : "",
     ]);
   }
+  rows.push(...effects);
   for (const [action, count] of load) {
     const other = [
       count.refused && `refused ×${count.refused}`,

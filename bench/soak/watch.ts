@@ -1,3 +1,4 @@
+import os from "node:os";
 import pg from "pg";
 import { buildGroupsOn } from "./build-processes";
 import { processTable } from "./proc";
@@ -20,6 +21,8 @@ export type WatchReport = {
   stuck: Map<string, string>;
   /** Process-table samples taken. */
   samples: number;
+  /** The machine's 1-minute load average, every 5 s: a slow recovery on a busy machine says so. */
+  loadAverages: number[];
 };
 
 /**
@@ -36,6 +39,7 @@ export function startWatching(ctx: SoakContext, lastFaultOverAt: () => number) {
     buildGroups: new Map(ctx.nodes.map((_, i) => [i, new Set<number>()])),
     stuck: new Map(),
     samples: 0,
+    loadAverages: [],
   };
   const templates = ctx.nodes.map(() => new Map<number, string>());
   const pool = new pg.Pool({ connectionString: ctx.console.databaseUrl, max: 1 });
@@ -97,7 +101,10 @@ export function startWatching(ctx: SoakContext, lastFaultOverAt: () => number) {
   const timers = [
     setInterval(sampleProcesses, 1000),
     setInterval(sampleTemplates, 3000),
-    setInterval(() => void checkStuck(), 5000),
+    setInterval(() => {
+      void checkStuck();
+      report.loadAverages.push(os.loadavg()[0]!);
+    }, 5000),
   ];
   return {
     report,

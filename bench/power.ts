@@ -19,9 +19,11 @@
  *   second as with a user. With a user it would LOGIN, and a primary upsmon waits for every
  *   logged-in system to log out — up to HOSTSYNC, 15 s — before its SHUTDOWNCMD: measured
  *   here, upsmon took 18–19 s instead of ~3 s, which times that wait, not upsmon's reaction.
- * - Between flips: OL again, upsd restarted (a primary upsmon leaves FSD set in upsd until it
- *   restarts), the console's shutdown run left to end, the monitor seen on mains, its latch
- *   released by an admin (releaseLatch), the lab node powered on after an armed flip.
+ * - Between flips: OL again, dummy-ups restarted at a random moment (a new phase between its
+ *   1 s file check and the console's 1 s poll), upsd restarted (a primary upsmon leaves FSD set
+ *   in upsd until it restarts), the console's shutdown run left to end, the monitor seen on
+ *   mains, its latch released by an admin (releaseLatch), the lab node powered on after an
+ *   armed flip.
  * - The console is the real worker side: startWorker (power runner) and startPowerMonitor in a
  *   worker process of its own (bench/power/worker-process.ts), the product's default 1 s poll.
  * - `--load N`: a second round while N onboardings (full pipeline, template build included) are
@@ -115,9 +117,15 @@ async function backToMains(setup: Setup, mode: Mode) {
   const { db, peer, node, upsmon, upsId, targetId } = setup;
   await upsmon.stop();
   await peer.setVars(UPS, ONLINE);
-  await whenUpsdReports({ port: peer.port, ups: UPS, status: "OL" }, 10_000);
+  // dummy-ups reads its file once a second from its own start, and the console polls once a
+  // second: left alone, the two clocks keep one phase for the whole run and every flip waits
+  // the same share of the console's poll. A driver restarted at a random moment draws a new one.
+  await peer.stopDriver(UPS, "kill");
+  await sleep(Math.random() * 1000);
+  await peer.startDriver(UPS);
   await peer.stopUpsd();
   await peer.startUpsd();
+  await whenUpsdReports({ port: peer.port, ups: UPS, status: "OL" }, 10_000);
   const restarted = new Date();
   await waitUntil(
     async () =>

@@ -57,9 +57,17 @@ export default async function PowerPage({ searchParams }: { searchParams: Search
       <div className="page-head">
         <h1>Power</h1>
         {hasRole(actor.role, "admin") && (
-          <Link href="/power/settings" className="button" data-testid="power-configure">
-            Configure
-          </Link>
+          <div style={{ display: "flex", gap: "0.5rem" }}>
+            <Link href="/power/ups" className="button" data-testid="power-configure-ups">
+              UPS devices
+            </Link>
+            <Link href="/power/targets" className="button" data-testid="power-configure-targets">
+              Targets
+            </Link>
+            <Link href="/power/settings" className="button" data-testid="power-configure">
+              Triggers and deadlines
+            </Link>
+          </div>
         )}
       </div>
       <p className="lead">

@@ -19,6 +19,8 @@ export async function createPowerTargetAction(
   try {
     const actor = await currentActor("admin");
     const result = await runConfigChange(actor, input, {
+      // No feed ticked sends no `feeds` at all: that is an empty choice, not "keep them".
+      extra: (fields) => ({ feeds: fields.feeds ?? [] }),
       schema: ZCreatePowerTarget,
       change: (db, data, by) => createPowerTarget(db, data, by),
       idOf: (result) => result.id,

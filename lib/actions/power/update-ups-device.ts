@@ -20,6 +20,8 @@ export async function updateUpsDeviceAction(
     const actor = await currentActor("admin");
     const result = await runConfigChange(actor, input, {
       schema: ZUpdateUpsDevice,
+      // The form shows every override: one left with none clears them all.
+      extra: (fields) => ({ triggerOverrides: fields.triggerOverrides ?? {} }),
       change: (db, data, by) => updateUpsDevice(db, data, by),
       idOf: (result) => result.id,
     });

@@ -61,12 +61,15 @@ export function describePlanChange(before: PowerPlanView, after: PowerPlanView):
     const was = before.groups.find((g) => g.ups.id === id);
     const now = after.groups.find((g) => g.ups.id === id);
     const name = (now ?? was)!.ups.name;
+    // A UPS that feeds nothing, before and after, changes no plan.
     if (!was) {
-      lines.push(`${name}: new — would shut down ${sequence(now!)}; ${now!.summary}`);
+      if (now!.targets.length > 0)
+        lines.push(`${name}: new — would shut down ${sequence(now!)}; ${now!.summary}`);
       continue;
     }
     if (!now) {
-      lines.push(`${name}: no longer in the plan (it shut down ${sequence(was)})`);
+      if (was.targets.length > 0)
+        lines.push(`${name}: no longer in the plan (it shut down ${sequence(was)})`);
       continue;
     }
     if (sequence(was) !== sequence(now)) {

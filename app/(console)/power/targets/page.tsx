@@ -1,0 +1,104 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { PowerConfigNav } from "@/components/power/config-form";
+import { DeleteConfigButton } from "@/components/power/delete-config-button";
+import styles from "@/components/power/power.module.css";
+import { TargetForm } from "@/components/power/target-form";
+import { deletePowerTargetAction } from "@/lib/actions/power/delete-power-target";
+import { requirePageActor } from "@/lib/auth/actor";
+import { getDb } from "@/lib/db/client";
+import { listPowerTargets } from "@/lib/power/power-targets";
+import { targetCandidates } from "@/lib/power/queries/target-candidates";
+import { listUpsDevices } from "@/lib/power/ups-devices";
+
+export const dynamic = "force-dynamic";
+
+export const metadata: Metadata = { title: "Protected targets" };
+
+type SearchParams = Promise<Record<string, string | string[] | undefined>>;
+
+const POLICY = { any: "any feed fails", all: "all feeds fail" } as const;
+
+/** What the console shuts down: list, protect another host or backup server, edit (`?edit=`). */
+export default async function PowerTargetsPage({ searchParams }: { searchParams: SearchParams }) {
+  await requirePageActor("admin", "/power/targets");
+  const db = getDb();
+  const [targets, candidates, devices] = await Promise.all([
+    listPowerTargets(db),
+    targetCandidates(db),
+    listUpsDevices(db),
+  ]);
+  const editId = (await searchParams).edit;
+  const editing = targets.find((target) => target.id === editId) ?? null;
+  const ups = devices.map(({ id, name }) => ({ id, name }));
+  return (
+    <>
+      <PowerConfigNav current="targets" />
+      <h1>Protected targets</h1>
+      <p className="lead">
+        The hosts the console onboarded are the hosts it protects: it calls each node&apos;s own API
+        with its own token. Stages go down in order; the host that runs the console goes last.
+      </p>
+      {targets.length === 0 ? (
+        <p className="muted" data-testid="targets-none">
+          Nothing is protected yet.
+        </p>
+      ) : (
+        <table className={styles.table} data-testid="target-list">
+          <thead>
+            <tr>
+              <th scope="col">Target</th>
+              <th scope="col">Fed by</th>
+              <th scope="col">Stage</th>
+              <th scope="col">Request</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {targets.map((target) => (
+              <tr key={target.id} data-testid={`target-row-${target.name}`}>
+                <th scope="row">
+                  {target.name}
+                  <div className="muted small">
+                    {target.kind === "pbs" ? "Proxmox Backup Server" : "Proxmox VE node"}
+                    {target.runsConsole && " · runs the console"}
+                    {!target.enabled && " · turned off"}
+                  </div>
+                </th>
+                <td>
+                  {target.feeds.map((feed) => feed.upsName).join(", ") || "—"}
+                  <div className="muted small">down when {POLICY[target.feedPolicy]}</div>
+                </td>
+                <td>{target.stage}</td>
+                <td className={styles.request}>
+                  {target.request ?? `cannot be called: ${target.problem}`}
+                </td>
+                <td>
+                  <div className={styles.inlineActions}>
+                    <Link href={`/power/targets?edit=${target.id}`} className="button">
+                      Edit
+                    </Link>
+                    <DeleteConfigButton
+                      id={target.id}
+                      name={target.name}
+                      what="target"
+                      consequence={`${target.name} is no longer shut down when the power runs out. The host itself stays as it is.`}
+                      action={deletePowerTargetAction}
+                      testId={`remove-target-${target.name}`}
+                    />
+                  </div>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <section className="panel" aria-labelledby="target-form-heading">
+        <h2 id="target-form-heading">
+          {editing ? `Edit ${editing.name}` : "Protect a host or a backup server"}
+        </h2>
+        <TargetForm key={editing?.id ?? "new"} target={editing} candidates={candidates} ups={ups} />
+      </section>
+    </>
+  );
+}

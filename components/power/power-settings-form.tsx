@@ -1,0 +1,124 @@
+"use client";
+
+import { updatePowerSettingsAction } from "@/lib/actions/power/update-power-settings";
+import type { PowerSettings } from "@/lib/power/settings";
+import { SubmitActions } from "../action-form";
+import { Field, TextField } from "../form-fields";
+import { ConfigOutcome, useConfigForm } from "./config-form";
+
+const FIELDS = [
+  "triggers.lowBattery",
+  "triggers.runtimeBelowSeconds",
+  "triggers.chargeBelowPercent",
+  "triggers.onBatteryForSeconds",
+  "triggers.latchReleaseAfterStableMainsSeconds",
+  "triggers.unreachableShutdownAfterSeconds",
+  "pollIntervalMs",
+  "shutdown.callTimeoutSeconds",
+  "shutdown.targetDownSeconds",
+] as const;
+
+const text = (value: number | null) => (value === null ? "" : String(value));
+
+/**
+ * The global trigger defaults (each UPS may override them), how often the monitor polls, and the
+ * shutdown's deadlines. An empty threshold is off. While armed, a change that alters the plan
+ * is shown before it is saved.
+ */
+export function PowerSettingsForm({ settings }: { settings: PowerSettings }) {
+  const { state, pending, errorOf, formProps, formError, confirmation, confirmable } =
+    useConfigForm(updatePowerSettingsAction, FIELDS);
+  const { triggers, shutdown } = settings;
+  return (
+    <form {...formProps} data-testid="power-settings-form">
+      {formError}
+      {confirmation}
+      <fieldset>
+        <legend>Triggers (only while on battery; the first that fires shuts down)</legend>
+        <Field
+          name="triggers.lowBattery"
+          label="The UPS reports low battery (NUT LB/FSD, SNMP batteryLow/Depleted)"
+          error={errorOf("triggers.lowBattery")}
+        >
+          {(props) => (
+            <select {...props} className="control" defaultValue={String(triggers.lowBattery)}>
+              <option value="true">fires</option>
+              <option value="false">off</option>
+            </select>
+          )}
+        </Field>
+        <TextField
+          name="triggers.runtimeBelowSeconds"
+          label="Runtime left below (seconds)"
+          hint="Empty: off."
+          inputMode="numeric"
+          defaultValue={text(triggers.runtimeBelowSeconds)}
+          error={errorOf("triggers.runtimeBelowSeconds")}
+        />
+        <TextField
+          name="triggers.chargeBelowPercent"
+          label="Charge below (%)"
+          hint="Empty: off."
+          inputMode="numeric"
+          defaultValue={text(triggers.chargeBelowPercent)}
+          error={errorOf("triggers.chargeBelowPercent")}
+        />
+        <TextField
+          name="triggers.onBatteryForSeconds"
+          label="On battery for (seconds, by the console's own clock)"
+          hint="Counted from the moment the console saw mains fail; the UPS's own counter is never trusted. Empty: off."
+          inputMode="numeric"
+          defaultValue={text(triggers.onBatteryForSeconds)}
+          error={errorOf("triggers.onBatteryForSeconds")}
+        />
+        <TextField
+          name="triggers.latchReleaseAfterStableMainsSeconds"
+          label="A fired trigger is released after stable mains for (seconds)"
+          inputMode="numeric"
+          defaultValue={String(triggers.latchReleaseAfterStableMainsSeconds)}
+          error={errorOf("triggers.latchReleaseAfterStableMainsSeconds")}
+        />
+        <TextField
+          name="triggers.unreachableShutdownAfterSeconds"
+          label="Opt-in: shut down after losing contact for (seconds), when last seen on battery"
+          hint="A UPS that stops answering raises an alarm; it shuts nothing down unless you set this. Empty: off."
+          inputMode="numeric"
+          defaultValue={text(triggers.unreachableShutdownAfterSeconds)}
+          error={errorOf("triggers.unreachableShutdownAfterSeconds")}
+        />
+      </fieldset>
+      <fieldset>
+        <legend>Monitor and shutdown</legend>
+        <TextField
+          name="pollIntervalMs"
+          label="Poll every (milliseconds)"
+          hint="One small request per UPS per interval, on mains and on battery alike."
+          inputMode="numeric"
+          defaultValue={String(settings.pollIntervalMs)}
+          error={errorOf("pollIntervalMs")}
+        />
+        <TextField
+          name="shutdown.callTimeoutSeconds"
+          label="Deadline of one shutdown call (seconds)"
+          inputMode="numeric"
+          defaultValue={String(shutdown.callTimeoutSeconds)}
+          error={errorOf("shutdown.callTimeoutSeconds")}
+        />
+        <TextField
+          name="shutdown.targetDownSeconds"
+          label="Time a target may take to go down after its call (seconds)"
+          inputMode="numeric"
+          defaultValue={String(shutdown.targetDownSeconds)}
+          error={errorOf("shutdown.targetDownSeconds")}
+        />
+      </fieldset>
+      <ConfigOutcome state={state} confirmable={confirmable} pending={pending} savedText="Saved." />
+      <SubmitActions
+        pending={pending}
+        label="Save settings"
+        pendingLabel="Saving…"
+        testId="save-power-settings"
+      />
+    </form>
+  );
+}

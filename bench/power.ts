@@ -27,8 +27,9 @@
  * - The console is the real worker side: startWorker (power runner) and startPowerMonitor in a
  *   worker process of its own (bench/power/worker-process.ts), the product's default 1 s poll.
  * - `--load N`: a second round while N onboardings (full pipeline, template build included) are
- *   kept in flight on the same worker — each finished one is replaced by a fresh lab node — and
- *   the shift of the console's median against the idle round.
+ *   kept in flight on the same worker — each finished one is replaced by a fresh lab node, all
+ *   in a process of their own (bench/power/onboarding-load-process.ts) — and the shift of the
+ *   console's median against the idle round.
  */
 import { parseArgs } from "node:util";
 import { and, desc, eq, gt, isNull } from "drizzle-orm";

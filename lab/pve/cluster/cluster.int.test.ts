@@ -1,3 +1,6 @@
+import fs from "node:fs";
+import path from "node:path";
+
 import { afterEach, describe, expect, it } from "vitest";
 
 import { waitUntil as poll } from "../../processes";
@@ -210,6 +213,16 @@ describe("lab cluster", () => {
     await waitUntil(async () => (await entry()).node !== "pve1", { what: "HA recovery" });
     expect(await entry()).toMatchObject({ status: "running", hastate: "started" });
     expect(["pve2", "pve3"]).toContain((await entry()).node);
+    // pmxcfs: the config moved with it, and every node sees the same tree.
+    const now = (await entry()).node as string;
+    for (const node of c.nodes) {
+      expect(fs.existsSync(path.join(node.root, `etc/pve/nodes/${now}/qemu-server/100.conf`))).toBe(
+        true,
+      );
+      expect(fs.existsSync(path.join(node.root, "etc/pve/nodes/pve1/qemu-server/100.conf"))).toBe(
+        false,
+      );
+    }
   });
 
   it("HA disarmed in ignore mode: nothing moves when a node goes off", async () => {

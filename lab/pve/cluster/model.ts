@@ -145,6 +145,8 @@ export class LabClusterModel {
   readonly shuttingDown = new Set<string>();
   /** Called when a node goes off (its API must stop answering). */
   onNodeOff: (node: string) => void = () => {};
+  /** Called when HA recovered a guest on another node (its config file moves there). */
+  onGuestMoved: (guest: ClusterGuest, from: string) => void = () => {};
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly waiters = new Set<() => void>();
   private taskCounter = 0;
@@ -432,6 +434,7 @@ export class LabClusterModel {
       const target = online.reduce((a, b) => (load(b.name) < load(a.name) ? b : a));
       guest.node = target.name;
       guest.status = "running";
+      this.onGuestMoved(guest, node);
     }
     this.changed();
   }
@@ -474,10 +477,13 @@ export class LabClusterModel {
   /** Re-evaluates `check` on every state change and at the given instants; null = not yet. */
   private waitFor<T>(check: () => T | null, instants: number[]): Promise<T | null> {
     return new Promise((resolve) => {
-      const timers: NodeJS.Timeout[] = [];
+      const timers = new Set<NodeJS.Timeout>();
+      let done = false;
       const waiter = () => {
+        if (done) return;
         const result = this.closed ? null : check();
         if (result === null && !this.closed) return;
+        done = true;
         this.waiters.delete(waiter);
         for (const t of timers) {
           clearTimeout(t);
@@ -485,12 +491,22 @@ export class LabClusterModel {
         }
         resolve(result);
       };
-      this.waiters.add(waiter);
-      for (const at of instants) {
-        const t = setTimeout(waiter, Math.max(0, at - Date.now()));
-        timers.push(t);
+      // A timer may fire a millisecond before Date.now() reaches its instant: re-armed until then.
+      const arm = (at: number) => {
+        const t = setTimeout(
+          () => {
+            timers.delete(t);
+            this.timers.delete(t);
+            waiter();
+            if (!done && Date.now() < at) arm(at);
+          },
+          Math.max(0, at - Date.now()) + 1,
+        );
+        timers.add(t);
         this.timers.add(t);
-      }
+      };
+      this.waiters.add(waiter);
+      for (const at of instants) arm(at);
       waiter();
     });
   }

@@ -24,6 +24,7 @@ import {
   type LabGuestSpec,
   type PveRelease,
 } from "./model";
+import { moveGuestConfig, writeClusterConfigs } from "./guest-configs";
 import { clusterRoutes } from "./routes";
 
 /**
@@ -97,6 +98,8 @@ export async function startLabCluster(options: StartLabClusterOptions): Promise<
       : { haShutdownPolicy: options.haShutdownPolicy }),
     ...(options.timing === undefined ? {} : { timing: options.timing }),
   });
+  writeClusterConfigs(roots[0]!, model);
+  model.onGuestMoved = (guest, from) => moveGuestConfig(roots[0]!, guest, from);
   const routes = clusterRoutes(model);
   const nodes: LabClusterNode[] = [];
   try {

@@ -113,6 +113,8 @@ describe("lab cluster", () => {
       timeoutMs: 6000,
       what: "VM 100 stopped",
     });
+    const current = await clusterCall(pve1, "GET", "/nodes/pve1/qemu/100/status/current", ops);
+    expect(current.data).toMatchObject({ vmid: 100, status: "stopped", ha: { managed: 0 } });
     const task = await clusterCall(
       pve1,
       "GET",

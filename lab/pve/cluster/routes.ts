@@ -75,11 +75,12 @@ function guestOn(
   ctx: RouteContext,
   node: string,
   type: ClusterGuest["type"],
+  priv = "VM.PowerMgmt",
 ): ClusterGuest {
   const text = ctx.params.vmid ?? "";
   if (!/^\d+$/.test(text)) invalid("vmid", `type check ('integer') failed - got '${text}'`);
   const vmid = Number(text);
-  requirePriv(ctx, `/vms/${vmid}`, ["VM.PowerMgmt"]);
+  requirePriv(ctx, `/vms/${vmid}`, [priv]);
   const guest = model.guests.get(vmid);
   if (!guest || guest.node !== node || guest.type !== type) {
     const dir = type === "qemu" ? "qemu-server" : "lxc";
@@ -144,6 +145,22 @@ function guestPowerRoutes(model: LabClusterModel, type: ClusterGuest["type"]): R
         return visible(model, ctx)
           .filter((g) => g.node === node && g.type === type)
           .map((g) => guestEntry(model, g));
+      },
+    },
+    {
+      method: "GET",
+      path: `${base}/current`,
+      params: [],
+      handler: (ctx) => {
+        const node = targetNode(model, ctx);
+        const guest = guestOn(model, ctx, node, type, "VM.Audit");
+        const res = model.ha.get(guest.vmid);
+        return {
+          ...guestEntry(model, guest),
+          ...(type === "qemu" ? { qmpstatus: guest.status } : {}),
+          ha:
+            res && model.haManages(guest.vmid) ? { managed: 1, state: res.state } : { managed: 0 },
+        };
       },
     },
     {

@@ -10,11 +10,8 @@ import { isLive, type ProcessInfo } from "./proc";
 export type BuildGroup = { pgid: number; members: ProcessInfo[] };
 
 export function buildGroupsOn(node: LabNode, table: readonly ProcessInfo[]): BuildGroup[] {
-  const driverPath = `${node.root}/`;
   const groups = new Set(
-    table
-      .filter((p) => isLive(p) && p.cmdline.includes(DRIVER_NAME) && p.cmdline.includes(driverPath))
-      .map((p) => p.pgid),
+    table.filter((p) => isLive(p) && isDriverOf(node, p.cmdline)).map((p) => p.pgid),
   );
   return [...groups]
     .sort((a, b) => a - b)
@@ -27,4 +24,20 @@ export function leftoversOf(
   table: readonly ProcessInfo[],
 ): ProcessInfo[] {
   return table.filter((p) => groups.has(p.pgid) && isLive(p));
+}
+
+/**
+ * `bash <root>/…/template-run.sh <root>/…/build.env`: the driver itself (and its subshells,
+ * which keep its arguments) — not the SSH command that started it, whose `bash -c` script merely
+ * names the driver.
+ */
+export function isDriverOf(node: LabNode, cmdline: string): boolean {
+  const [shell, script] = cmdline.split(" ");
+  return (
+    shell !== undefined &&
+    /(^|\/)bash$/.test(shell) &&
+    script !== undefined &&
+    script.startsWith(`${node.root}/`) &&
+    script.endsWith(`/${DRIVER_NAME}`)
+  );
 }

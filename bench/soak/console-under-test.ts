@@ -35,6 +35,12 @@ export type ConsoleUnderTest = {
   /** Every child the supervisor saw end and restarted, in order (its log lines, parsed). */
   restarts(): SupervisorRestart[];
   workers(): ProcessInfo[];
+  /**
+   * Whether the production build the web server serves is still the one it started with: in a
+   * shared working tree someone's `next build` replaces it under the running console, and every
+   * web server restart then fails ("Could not find a production build").
+   */
+  buildReplaced(): boolean;
   /** Pids of every worker process that printed `[worker] ready (pid N)`, in order. */
   readyWorkers(): number[];
   webServer(): ProcessInfo | undefined;
@@ -51,6 +57,7 @@ export type ConsoleUnderTest = {
  */
 export async function startConsoleUnderTest(images: ImageServer): Promise<ConsoleUnderTest> {
   await ensureProductionBuild(root);
+  const buildId = readBuildId();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "clupilot-soak-"));
   // As root the embedded Postgres runs as `postgres`, which must reach its cluster in here.
   fs.chmodSync(dataDir, 0o755);
@@ -147,6 +154,7 @@ export async function startConsoleUnderTest(images: ImageServer): Promise<Consol
     restarts: () => [...restarts],
     workers: () => children("worker/main.ts"),
     readyWorkers: () => [...readyWorkers],
+    buildReplaced: () => readBuildId() !== buildId,
     webServer: () => children("scripts/web-server.ts")[0],
     postgres() {
       let pid: number;
@@ -168,6 +176,14 @@ export async function startConsoleUnderTest(images: ImageServer): Promise<Consol
       };
     },
   };
+}
+
+function readBuildId(): string | null {
+  try {
+    return fs.readFileSync(path.join(root, ".next", "BUILD_ID"), "utf8");
+  } catch {
+    return null;
+  }
 }
 
 /**

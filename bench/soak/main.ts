@@ -159,7 +159,19 @@ async function soak(
       detail: "not checked yet: the soak has no power load until the power back end lands",
     },
   ];
-  const rows = soakRows(chaos.counts, [sshCuts(ctx), machineLoad(watched)], load.counts, verdicts);
+  const build: TableRow = [
+    "machine: the production build (.next)",
+    target.buildReplaced() ? "REPLACED" : "unchanged",
+    target.buildReplaced()
+      ? "someone built the app during the soak: web server restarts fail until it is complete"
+      : "",
+  ];
+  const rows = soakRows(
+    chaos.counts,
+    [sshCuts(ctx), machineLoad(watched), build],
+    load.counts,
+    verdicts,
+  );
   console.log(markdownTable(["what", "result", "detail"], rows));
   return verdicts;
 }

@@ -6,6 +6,7 @@ import type { LiveMessage } from "@/lib/pipeline/schedule";
 import { leaveForSignIn } from "./leave-for-sign-in";
 import { liveKeys } from "./live-keys";
 import { isPowerLiveMessage, powerKeysFor, type PowerLiveMessage } from "./power/power-keys";
+import { powerRefresher } from "./power/power-refresh";
 
 /**
  * - connecting:   first attempt, nothing received yet
@@ -110,6 +111,7 @@ export function LiveProvider({ children }: { children: ReactNode }) {
     let reconnectTimer: ReturnType<typeof setTimeout> | null = null;
     let flushTimer: ReturnType<typeof setTimeout> | null = null;
     const pending = new Map<string, QueryKey>();
+    const refreshPower = powerRefresher(queryClient, () => disposed);
 
     const flush = () => {
       flushTimer = null;
@@ -156,7 +158,7 @@ export function LiveProvider({ children }: { children: ReactNode }) {
         const message = parse(event.data);
         if (isProcessRestart(message)) return invalidate([liveKeys.crashLoops]);
         if (isPowerLiveMessage(message)) {
-          invalidate(powerKeysFor(message));
+          refreshPower(powerKeysFor(message));
           for (const listener of powerListeners.current) listener(message);
           return;
         }

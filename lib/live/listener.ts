@@ -51,6 +51,11 @@ export const ZLiveMessage = z.discriminatedUnion("type", [
   z.object({ type: z.literal("log"), runId: z.uuid(), seq: z.number().int().positive() }),
   z.object({ type: z.literal("access"), userId: z.uuid() }),
   z.object({ type: z.literal("process-restart"), process: z.string().max(100) }),
+  z.object({
+    type: z.literal("power"),
+    upsId: z.uuid().nullable(),
+    eventId: z.number().int().positive().nullable(),
+  }),
 ]);
 
 /** A notification payload is `unknown` until it parses: a malformed one is dropped, not relayed. */

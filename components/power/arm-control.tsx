@@ -25,6 +25,9 @@ export function ArmControl({ plan }: { plan: PowerPlanView }) {
   const [error, setError] = useState<string | null>(null);
   const [pending, startTransition] = useTransition();
   const armed = plan.mode === "armed";
+  // The monitor starts a real shutdown for an outage that is still latched as soon as it is
+  // armed (lib/power/monitor/start-due-shutdowns.ts): the dialog must say so, not "nothing".
+  const latchedNow = plan.groups.filter((group) => group.ups.latched && group.targets.length > 0);
 
   const refresh = async () => {
     await queryClient.invalidateQueries({ queryKey: powerKeys.all });
@@ -105,9 +108,20 @@ export function ArmControl({ plan }: { plan: PowerPlanView }) {
         onCancel={() => setShown(null)}
         testId="arm-dialog"
       >
+        {latchedNow.length > 0 ? (
+          <p className={styles.armNowWarning} role="alert" data-testid="arm-latched-warning">
+            <strong>
+              A trigger is latched now on {latchedNow.map((group) => group.ups.name).join(", ")}:
+              arming starts the real shutdown of the targets it feeds at once
+            </strong>{" "}
+            (the outage was only logged while in dry-run; armed, the console acts on it). Release
+            the latch first if power is back and stable.
+          </p>
+        ) : null}
         <p>
-          Nothing is sent now. From the moment you arm, when a UPS trigger fires the console sends
-          these shutdown calls <strong>for real</strong>, group by group in this order, each with a{" "}
+          {latchedNow.length > 0 ? "Otherwise nothing" : "Nothing"} is sent now. From the moment you
+          arm, when a UPS trigger fires the console sends these shutdown calls{" "}
+          <strong>for real</strong>, group by group in this order, each with a{" "}
           {plan.callTimeoutSeconds} s deadline; the host that runs the console goes last. Guests are
           shut down by each node&apos;s own shutdown.
         </p>

@@ -53,11 +53,18 @@ const SEED = Number(process.env.FUZZ_SEED ?? 20261130);
 type Action = (...args: unknown[]) => Promise<unknown>;
 
 const actionsDir = path.resolve(import.meta.dirname, "../../lib/actions");
+// Sub-folders too (lib/actions/power/…), after the top level so existing seeds stay put; only
+// the "use server" modules: a folder's helpers are not actions.
 const actionFiles = fs
-  .readdirSync(actionsDir)
+  .readdirSync(actionsDir, { recursive: true, encoding: "utf8" })
   .filter((file) => file.endsWith(".ts") && !file.endsWith(".test.ts"))
   .filter((file) => file !== "action-result.ts")
-  .sort();
+  .filter((file) =>
+    /^\s*["']use server["']/.test(fs.readFileSync(path.join(actionsDir, file), "utf8")),
+  )
+  .sort(
+    (a, b) => Number(a.includes(path.sep)) - Number(b.includes(path.sep)) || a.localeCompare(b),
+  );
 
 const database = registerProcessTestDatabase();
 let adminSession = "";

@@ -64,8 +64,11 @@ describe("a power form as the domain's nested input", () => {
     expect(powerFormInput(form([["stage", "first"]]))).toEqual({ stage: "first" });
   });
 
-  it("plain objects pass through untouched", () => {
+  it("plain objects pass through untouched; anything else is refused as not a form", () => {
     const input = { mode: "armed", confirmedTargetIds: ["x"] };
     expect(powerFormInput(input)).toBe(input);
+    for (const value of [null, "x", [1], 3]) {
+      expect(() => powerFormInput(value as never)).toThrow(/not a form/);
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { inputObject } from "@/lib/actions/action-result";
+import { AppError } from "@/lib/errors";
 
 /*
  * The power forms post flat fields named by their path in the domain's input (`source.host`,
@@ -41,7 +42,14 @@ export function powerFormInput(
   input: FormData | Record<string, unknown>,
   blank: BlankMeans = "omit",
 ): Record<string, unknown> {
-  if (!(input instanceof FormData)) return input;
+  if (!(input instanceof FormData)) {
+    // Whatever reaches a server action is the caller's to choose, not necessarily an object.
+    const value: unknown = input;
+    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+      throw new AppError("invalid_input", "Send the form's fields; this was not a form.");
+    }
+    return input;
+  }
   const nested: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(inputObject(input))) {
     if (LISTS.has(key) || typeof value !== "string") continue;

@@ -3,7 +3,7 @@
 import { revalidatePath } from "next/cache";
 import { currentActor } from "@/lib/auth/actor";
 import { updatePowerSettings } from "@/lib/power/update-power-settings";
-import { ZUpdatePowerSettings } from "@/lib/power/schemas";
+import { ZPowerSettingsChange } from "@/lib/power/queries/settings-change";
 import { actionFailure, type ActionResult } from "../action-result";
 import { runConfigChange, type ConfigChangeResult } from "./config-change";
 
@@ -19,7 +19,7 @@ export async function updatePowerSettingsAction(
   try {
     const actor = await currentActor("admin");
     const result = await runConfigChange(actor, input, {
-      schema: ZUpdatePowerSettings,
+      schema: ZPowerSettingsChange,
       blank: "null",
       change: (db, data, by) => updatePowerSettings(db, data, by),
     });

@@ -9,7 +9,7 @@ import {
   ZPlanChangeConfirmation,
 } from "@/lib/power/queries/plan-change";
 import { readPowerSettings } from "@/lib/power/power-settings-store";
-import { ZUpdatePowerSettings } from "@/lib/power/schemas";
+import { ZPowerSettingsChange } from "@/lib/power/queries/settings-change";
 import { updatePowerSettings } from "@/lib/power/update-power-settings";
 
 export const dynamic = "force-dynamic";
@@ -35,7 +35,7 @@ export async function PATCH(request: Request): Promise<Response> {
   try {
     const actor = await requestActor(request, "admin");
     const body = await readJsonObject(request);
-    const input = parseInput(ZUpdatePowerSettings, body);
+    const input = parseInput(ZPowerSettingsChange, body);
     const { confirmPlanChange } = ZPlanChangeConfirmation.parse(body);
     const outcome = await changeConfirmingArmedPlan(getDb(), confirmPlanChange, (db) =>
       updatePowerSettings(db, input, actor),

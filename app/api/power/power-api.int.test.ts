@@ -4,6 +4,7 @@ import { getDb } from "@/lib/db/client";
 import { createTestUser, type TestUser } from "@/test/auth";
 import { seedEvent, seedHost, seedMonitorState, seedReadings, seedUps } from "@/test/power-seed";
 import { routeParams as params, registerProcessTestDatabase } from "@/test/process-database";
+import * as acknowledgeRoute from "./events/[eventId]/acknowledge/route";
 import * as eventsRoute from "./events/route";
 import * as modeRoute from "./mode/route";
 import * as planRoute from "./plan/route";
@@ -13,6 +14,7 @@ import * as settingsRoute from "./settings/route";
 import * as shutdownRunRoute from "./shutdown-run/route";
 import * as targetRoute from "./targets/[targetId]/route";
 import * as targetsRoute from "./targets/route";
+import * as releaseLatchRoute from "./ups/[upsId]/release-latch/route";
 import * as upsDeviceRoute from "./ups/[upsId]/route";
 import * as upsRoute from "./ups/route";
 
@@ -509,5 +511,63 @@ describe("power JSON API: changing", () => {
       params({ targetId: unknown }),
     );
     expect(missing.status).toBe(404);
+  });
+
+  it("operators acknowledge an alarm (the first acknowledgement stays), viewers get 403; only admins release a latch, 409 when nothing is latched", async () => {
+    const ups = await seedUps(getDb());
+    const eventId = await seedEvent(getDb(), {
+      severity: "critical",
+      kind: "ups.unreachable",
+      upsId: ups.id,
+    });
+    const acknowledge = (user: TestUser, id: string = String(eventId)) =>
+      send(
+        acknowledgeRoute.POST,
+        "POST",
+        `/api/power/events/${id}/acknowledge`,
+        user,
+        undefined,
+        params({ eventId: id }),
+      );
+
+    expect((await acknowledge(viewer)).status).toBe(403);
+    const first = await acknowledge(operator);
+    expect(first.status).toBe(200);
+    expect(await first.json()).toMatchObject({ eventId, acknowledgedBy: operator.user.name });
+    const again = await acknowledge(admin);
+    expect(await again.json()).toMatchObject({ acknowledgedBy: operator.user.name });
+    expect((await acknowledge(operator, "abc")).status).toBe(400);
+    expect((await acknowledge(operator, "999999999")).status).toBe(404);
+    const listed = await get(
+      eventsRoute.GET,
+      `/api/power/events?upsId=${ups.id}&unacknowledged=true`,
+      viewer,
+    );
+    expect(((await listed.json()) as { events: unknown[] }).events).toEqual([]);
+
+    const release = (user: TestUser) =>
+      send(
+        releaseLatchRoute.POST,
+        "POST",
+        `/api/power/ups/${ups.id}/release-latch`,
+        user,
+        undefined,
+        params({ upsId: ups.id }),
+      );
+    expect((await release(operator)).status).toBe(403);
+    const nothing = await release(admin);
+    expect(nothing.status).toBe(409);
+    expect(((await nothing.json()) as ErrorBody).error).toMatch(/no latched trigger/);
+    await seedMonitorState(getDb(), ups.id, {
+      reachable: true,
+      latchedTrigger: "low_battery",
+      latchedAt: new Date(),
+      latchedReason: "the UPS reports low battery (LB)",
+    });
+    expect((await release(admin)).status).toBe(200);
+    const overview = (await (await get(overviewRoute.GET, "/api/power", viewer)).json()) as {
+      ups: { id: string; latch: unknown }[];
+    };
+    expect(overview.ups.find((u) => u.id === ups.id)?.latch).toBeNull();
   });
 });

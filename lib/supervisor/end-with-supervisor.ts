@@ -13,7 +13,10 @@ import { SUPERVISOR_PID_ENV } from "./supervisor-pid";
 const CHECK_INTERVAL_MS = 1000;
 
 const supervisorPid = Number(process.env[SUPERVISOR_PID_ENV]);
-if (Number.isInteger(supervisorPid) && supervisorPid > 0) {
+// Processes this one forks inherit its --import (Node passes execArgv on), and Next's dev
+// server forks: only the supervisor's own child watches, and the variable goes no further.
+delete process.env[SUPERVISOR_PID_ENV];
+if (Number.isInteger(supervisorPid) && supervisorPid > 0 && process.ppid === supervisorPid) {
   const timer = setInterval(() => {
     if (process.ppid === supervisorPid) return;
     clearInterval(timer);

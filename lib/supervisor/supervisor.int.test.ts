@@ -3,6 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { END_WITH_SUPERVISOR_IMPORT } from "@/lib/supervisor/supervisor-pid";
 import { waitFor } from "@/test/worker-process";
 
 /**
@@ -288,6 +289,29 @@ describe("npm start's supervisor", () => {
     harness.process.kill("SIGKILL");
     await harness.exited;
     await waitFor("both children gone", async () => pids.every((pid) => !isRunning(pid)), 10_000);
+  });
+
+  it("a process the child starts with the same preload (as Next's dev server forks) keeps running", async () => {
+    const harness = supervise({
+      services: [
+        {
+          name: "forker",
+          script: child(
+            "forker",
+            `const g = require("node:child_process").spawn(process.execPath,` +
+              ` ["--import", "tsx", "--import", ${JSON.stringify(END_WITH_SUPERVISOR_IMPORT)}, "-e", "setInterval(() => {}, 60000)"],` +
+              ` { stdio: "ignore" }); console.log(name + " grandchild " + g.pid);` +
+              STAY_UP,
+          ),
+        },
+      ],
+      endWithSupervisor: true,
+    });
+    const grandchild = Number((await harness.waitForLine(/^forker grandchild (\d+)/))[1]);
+    // The preload checks once a second: three checks later the grandchild still runs.
+    await new Promise((resolve) => setTimeout(resolve, 3_500));
+    expect(isRunning(grandchild)).toBe(true);
+    expect(harness.lines(restartLine("forker"))).toEqual([]);
   });
 
   it("kills what a dead child left in its process group before starting it again", async () => {

@@ -1,3 +1,4 @@
+import { RESOLVE_BUILD_DIR } from "@/lib/steps/host/build-vm-template/commands";
 import { buildGroupsOn } from "./build-processes";
 import { compareSnapshot, takeSnapshot, waitForDatabase } from "./durability";
 import { processTable, signal, type ProcessInfo } from "./proc";
@@ -33,13 +34,17 @@ export function createFaults(
   /** True once the chaos is over: a fault still waiting for its target gives up. */
   over: () => boolean,
 ) {
-  /** Waits until `find` returns something (polling every 500 ms), or gives up after `ms`. */
-  const waitFor = async <T>(find: () => T | undefined, ms: number): Promise<T | undefined> => {
+  /** Waits until `find` returns something (polling every `everyMs`), or gives up after `ms`. */
+  const waitFor = async <T>(
+    find: () => T | undefined,
+    ms: number,
+    everyMs = 500,
+  ): Promise<T | undefined> => {
     const deadline = Date.now() + ms;
     for (;;) {
       const found = find();
       if (found !== undefined || Date.now() > deadline || over()) return found;
-      await sleep(500);
+      await sleep(everyMs);
     }
   };
 
@@ -222,6 +227,31 @@ export function createFaults(
     "ssh.dropMidCommand": window("SSH connections cut after each command's start", (event) => ({
       "ssh.dropAfterMs": event.amount,
     })),
+    "ssh.dropMidUpload": async () => {
+      // BuildVmTemplate resolves its build dir and then uploads its scripts: the moment a node
+      // is asked for the build dir, every command there is cut 5 ms after it starts, for 3 s.
+      const seen = ctx.nodes.map(({ node }) => node.commands.length);
+      const found = await waitFor(
+        () => {
+          const i = ctx.nodes.findIndex(({ node }, n) =>
+            node.commands.slice(seen[n]).some((c) => c.command.includes(RESOLVE_BUILD_DIR)),
+          );
+          return i < 0 ? undefined : i;
+        },
+        TARGET_WAIT_MS,
+        10,
+      );
+      if (found === undefined) return { injected: false, reason: "no template build began" };
+      const layer = await ctx.boards[found]!.on({ "ssh.dropAfterMs": 5 });
+      await sleep(3000);
+      await ctx.boards[found]!.off(layer);
+      const name = ctx.nodes[found]!.node.name;
+      return {
+        injected: true,
+        detail: `SSH cut 5 ms into every command on ${name} for 3 s, as a build began its uploads`,
+        overAt: Date.now(),
+      };
+    },
     "api.vmList502": window("502 on the VM list", () => ({ "api.vmList502": true })),
     "api.config500": window("500 on every VM config", (event) => ({
       "api.config500Vmids": [...templatesOn(ctx.nodes[event.node]!.node).keys()],

@@ -15,6 +15,7 @@ export const FAULTS = [
   "postgres.fastRestart",
   "postgres.pauseThenRestart",
   "ssh.dropMidCommand",
+  "ssh.dropMidUpload",
   "api.vmList502",
   "api.config500",
   "api.vmListHang",

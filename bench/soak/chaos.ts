@@ -1,4 +1,4 @@
-import { createFaults, type DurabilityReport } from "./faults";
+import { createFaults, type DurabilityReport, type Recovery } from "./faults";
 import { FAULTS, type ChaosEvent, type Fault } from "./schedule";
 import type { SoakContext } from "./soak-context";
 
@@ -16,6 +16,7 @@ export function startChaos(ctx: SoakContext, events: readonly ChaosEvent[]) {
   const counts = new Map<Fault, FaultCount>(
     FAULTS.map((fault) => [fault, { injected: 0, skipped: 0, reasons: new Set<string>() }]),
   );
+  const recoveries: Recovery[] = [];
   let lastOverAt = ctx.startedAt;
   const underWay = new Set<Promise<void>>();
   const timers = events.map((event) =>
@@ -35,6 +36,7 @@ export function startChaos(ctx: SoakContext, events: readonly ChaosEvent[]) {
       if (outcome.injected) {
         count.injected += 1;
         lastOverAt = Math.max(lastOverAt, outcome.overAt);
+        if (outcome.recovery) recoveries.push(outcome.recovery);
         ctx.log(`chaos ${event.fault}: ${outcome.detail}`);
       } else {
         count.skipped += 1;
@@ -52,6 +54,7 @@ export function startChaos(ctx: SoakContext, events: readonly ChaosEvent[]) {
   return {
     counts,
     durability,
+    recoveries,
     /** When the latest fault so far was over (healed, restarted, back up). */
     lastOverAt: () => lastOverAt,
     async stop() {

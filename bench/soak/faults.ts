@@ -7,24 +7,23 @@ import type { SoakContext } from "./soak-context";
 import { templatesOn } from "./soak-lab";
 import type { SwitchChanges } from "./switchboard";
 
+/** How long npm start's supervisor took to bring a killed process back; null: not within 2 min. */
+export type Recovery = { process: "worker" | "web server" | "database"; seconds: number | null };
+
 export type FaultOutcome =
-  | {
-      injected: true;
-      detail: string;
-      /** When the fault was over (healed, back up). */ overAt: number;
-    }
+  | { injected: true; detail: string; overAt: number; recovery?: Recovery }
   | { injected: false; reason: string };
 
 /** Durability across database restarts: what each restart was checked against. */
 export type DurabilityReport = { checked: number; problems: string[] };
 
 /**
- * How long a fault whose target is not there yet waits for one: a build fault waits for a build
- * until the chaos is over (builds come and go; the decision to hit one is the seed's).
+ * A build fault waits for a build as long as the chaos lasts: builds come and go, the decision
+ * to hit one is the seed's.
  */
-const TARGET_WAIT_MS = 24 * 3600_000;
-/** How long the database may take to come back before the soak says so. */
-const DATABASE_BACK_MS = 120_000;
+const UNTIL_THE_CHAOS_IS_OVER = Number.POSITIVE_INFINITY;
+/** How long a killed process or the database may take to come back before the soak says so. */
+const BACK_WITHIN_MS = 120_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -58,7 +57,7 @@ export function createFaults(
    */
   const killProcess =
     (
-      what: string,
+      what: Recovery["process"],
       find: () => ProcessInfo | undefined,
       watchBack: (killed: ProcessInfo) => () => Promise<boolean>,
     ) =>
@@ -69,16 +68,17 @@ export function createFaults(
       const back = watchBack(target);
       const killedAt = Date.now();
       signal(target.pid, "SIGKILL");
-      while (!(await back())) {
-        if (Date.now() - killedAt > 120_000) {
-          const detail = `kill -9 ${what} (pid ${target.pid}): NOT back within 120 s`;
-          return { injected: true, detail, overAt: Date.now() };
-        }
-        await sleep(250);
+      let seconds: number | null = null;
+      while (seconds === null && Date.now() - killedAt <= BACK_WITHIN_MS) {
+        if (await back()) seconds = (Date.now() - killedAt) / 1000;
+        else await sleep(250);
       }
-      const after = ((Date.now() - killedAt) / 1000).toFixed(1);
-      const detail = `kill -9 ${what} (pid ${target.pid}); a new one up after ${after} s`;
-      return { injected: true, detail, overAt: Date.now() };
+      const detail =
+        `kill -9 of the ${what} (pid ${target.pid}); ` +
+        (seconds === null
+          ? `NOT back within ${BACK_WITHIN_MS / 1000} s`
+          : `a new one up after ${seconds.toFixed(1)} s`);
+      return { injected: true, detail, overAt: Date.now(), recovery: { process: what, seconds } };
     };
 
   /** A worker that said `ready` after the kill. */
@@ -121,12 +121,14 @@ export function createFaults(
         }
         const takenAt = Date.now();
         await how(running.postmaster, running.backends, event);
-        const backAt = await waitForDatabase(ctx.console.databaseUrl, DATABASE_BACK_MS);
+        const backAt = await waitForDatabase(ctx.console.databaseUrl, BACK_WITHIN_MS);
         if (backAt === null) {
-          durability.problems.push(
-            `the database did not come back within ${DATABASE_BACK_MS / 1000} s after ${describe}`,
-          );
-          return { injected: true, detail: `${describe}: NOT back`, overAt: Date.now() };
+          return {
+            injected: true,
+            detail: `${describe}: NOT back within ${BACK_WITHIN_MS / 1000} s`,
+            overAt: Date.now(),
+            recovery: { process: "database", seconds: null },
+          };
         }
         durability.checked += 1;
         try {
@@ -143,6 +145,7 @@ export function createFaults(
           injected: true,
           detail: `${describe} (pid ${running.postmaster.pid}); took connections again after ${((backAt - takenAt) / 1000).toFixed(1)} s`,
           overAt: backAt,
+          recovery: { process: "database", seconds: (backAt - takenAt) / 1000 },
         };
       });
       databaseTurn = turn.catch(() => {});
@@ -150,7 +153,7 @@ export function createFaults(
     };
 
   /** A switch change on one node for the event's duration. */
-  const window =
+  const windowed =
     (describe: string, changes: (event: ChaosEvent) => SwitchChanges) =>
     async (event: ChaosEvent): Promise<FaultOutcome> => {
       const board = ctx.boards[event.node]!;
@@ -179,10 +182,10 @@ export function createFaults(
           ),
         );
         return choose(candidates, event.pick);
-      }, TARGET_WAIT_MS);
+      }, UNTIL_THE_CHAOS_IS_OVER);
       if (!target) return { injected: false, reason: `no template build ${which} running` };
-      // The driver with its whole group (as the OOM killer or an operator's kill would leave it
-      // is not the point: the build is gone); a child alone, so the driver sees it die.
+      // The driver with its whole group: the build is gone at once. A child alone: the driver
+      // sees one of its commands die and must report it.
       if (which === "driver") signal(-target.process.pid, "SIGKILL");
       else signal(target.process.pid, "SIGKILL");
       return {
@@ -195,7 +198,7 @@ export function createFaults(
   const faults: Record<Fault, (event: ChaosEvent) => Promise<FaultOutcome>> = {
     "worker.kill9": (event) =>
       killProcess(
-        "a worker",
+        "worker",
         () =>
           choose(
             ctx.console.workers().sort((a, b) => a.pid - b.pid),
@@ -203,7 +206,7 @@ export function createFaults(
           ),
         workerBack,
       )(),
-    "web.kill9": killProcess("the web server", () => ctx.console.webServer(), webServerBack),
+    "web.kill9": killProcess("web server", () => ctx.console.webServer(), webServerBack),
     "postgres.crash": databaseFault("kill -9 of the postmaster", async (postmaster) => {
       signal(postmaster.pid, "SIGKILL");
     }),
@@ -224,7 +227,7 @@ export function createFaults(
         for (const p of all) signal(p.pid, "SIGCONT");
       },
     ),
-    "ssh.dropMidCommand": window("SSH connections cut after each command's start", (event) => ({
+    "ssh.dropMidCommand": windowed("SSH connections cut after each command's start", (event) => ({
       "ssh.dropAfterMs": event.amount,
     })),
     "ssh.dropMidUpload": async () => {
@@ -238,7 +241,7 @@ export function createFaults(
           );
           return i < 0 ? undefined : i;
         },
-        TARGET_WAIT_MS,
+        UNTIL_THE_CHAOS_IS_OVER,
         10,
       );
       if (found === undefined) return { injected: false, reason: "no template build began" };
@@ -252,13 +255,13 @@ export function createFaults(
         overAt: Date.now(),
       };
     },
-    "api.vmList502": window("502 on the VM list", () => ({ "api.vmList502": true })),
-    "api.config500": window("500 on every VM config", (event) => ({
+    "api.vmList502": windowed("502 on the VM list", () => ({ "api.vmList502": true })),
+    "api.config500": windowed("500 on every VM config", (event) => ({
       "api.config500Vmids": [...templatesOn(ctx.nodes[event.node]!.node).keys()],
     })),
-    "api.vmListHang": window("the VM list never answers", () => ({ "api.vmListHang": true })),
-    "api.slowAnswers": window("slow API answers", (event) => ({ "api.delayMs": event.amount })),
-    "node.unreachable": window(
+    "api.vmListHang": windowed("the VM list never answers", () => ({ "api.vmListHang": true })),
+    "api.slowAnswers": windowed("slow API answers", (event) => ({ "api.delayMs": event.amount })),
+    "node.unreachable": windowed(
       "the node stops answering (SSH refused and cut, API silent)",
       (event) => ({
         "ssh.refuseConnections": true,

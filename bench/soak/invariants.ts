@@ -9,7 +9,7 @@ import { leftoversOf } from "./build-processes";
 import { POSTGRES_GONE } from "@/lib/supervisor/embedded-postgres-service";
 import type { FaultCount } from "./chaos";
 import type { SupervisorRestart } from "./console-under-test";
-import type { DurabilityReport } from "./faults";
+import type { DurabilityReport, Recovery } from "./faults";
 import { hasEnvironment, processTable } from "./proc";
 import { MAX_SILENCE_MS, type ProbeReport } from "./prober";
 import type { Fault } from "./schedule";
@@ -99,6 +99,24 @@ function unexplainedEndings(
     else allowed.set(kind(service), left - 1);
   }
   return problems;
+}
+
+/** npm start's supervisor brought back whatever the chaos killed, and how fast. */
+export function recoveryVerdict(recoveries: readonly Recovery[]): Verdict {
+  const lost = recoveries.filter((r) => r.seconds === null);
+  const kinds = [...new Set(recoveries.map((r) => r.process))].sort();
+  const detail = kinds.map((kind) => {
+    const times = recoveries.filter((r) => r.process === kind && r.seconds !== null);
+    const longest = Math.max(0, ...times.map((r) => r.seconds!));
+    return `${kind} ×${times.length}, longest ${longest.toFixed(1)} s`;
+  });
+  return {
+    invariant: "npm start's supervisor brought back every process the chaos killed (within 2 min)",
+    held: lost.length === 0,
+    detail:
+      (lost.length ? `NOT back: ${lost.map((r) => r.process).join(", ")}; ` : "") +
+      (detail.join("; ") || "nothing was killed"),
+  };
 }
 
 /** What the database says about the runs, the visits and the secrets it holds. */

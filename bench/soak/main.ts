@@ -16,6 +16,7 @@ import { startChaos } from "./chaos";
 import { startConsoleUnderTest, type ConsoleUnderTest } from "./console-under-test";
 import {
   consoleVerdicts,
+  recoveryVerdict,
   databaseVerdicts,
   labVerdicts,
   secretVerdict,
@@ -150,6 +151,7 @@ async function soak(
   ctx.log("checking the invariants");
   const verdicts = [
     ...consoleVerdicts(ctx, probes, chaos.counts),
+    recoveryVerdict(chaos.recoveries),
     ...(await databaseVerdicts(ctx, watched, chaos.durability, chaos.lastOverAt())),
     ...(await labVerdicts(ctx, watched)),
     await secretVerdict(ctx, accounts, { hostIds: load.hostIds() }),

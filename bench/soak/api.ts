@@ -47,8 +47,30 @@ export class ApiClient {
     return { status: response.status, body: parsed, text } as ApiAnswer;
   }
 
-  get = (path: string) => this.request("GET", path);
-  post = (path: string, body: unknown = {}) => this.request("POST", path, body);
+  get = (path: string) => this.insist("GET", path);
+  post = (path: string, body: unknown = {}) => this.insist("POST", path, body);
+
+  /**
+   * As automation does with this console: while it answers 503 (its database is away) or the
+   * connection is refused (its web server is restarting), ask again every second, for up to
+   * `ms`. Nothing happened on either, so asking again is safe; a request that timed out is not
+   * sent twice.
+   */
+  async insist(
+    method: "GET" | "POST" | "PATCH" | "DELETE",
+    path: string,
+    body?: unknown,
+    ms = 20_000,
+  ): Promise<ApiAnswer> {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const answer = await this.request(method, path, body);
+      const again =
+        answer.status === 503 || (answer.status === null && answer.error === "ECONNREFUSED");
+      if (!again || Date.now() > deadline) return answer;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
 }
 
 function describeFetchError(error: unknown): string {

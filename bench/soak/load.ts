@@ -4,19 +4,29 @@ import { choose, LOAD_ACTIONS, type LoadAction, type LoadEvent } from "./schedul
 import type { SoakContext } from "./soak-context";
 import { FIRST_TEMPLATE_VMID, type SoakNode } from "./soak-lab";
 
-export type ActionCount = { done: number; refused: number; unanswered: number; noTarget: number };
+/** done; refused (4xx); unavailable (still 503 after 20 s); unanswered; no target to act on. */
+export type ActionCount = {
+  done: number;
+  refused: number;
+  unavailable: number;
+  unanswered: number;
+  noTarget: number;
+};
 
 type Outcome =
   | { kind: "done"; detail: string }
   | { kind: "noTarget"; detail: string }
-  | { kind: "refused" | "unanswered"; detail: string };
+  | { kind: "refused" | "unavailable" | "unanswered"; detail: string };
 
 const answered = (what: string, answer: ApiAnswer, ok: number[]): Outcome =>
   answer.status === null
     ? { kind: "unanswered", detail: `${what}: ${answer.error}` }
     : ok.includes(answer.status)
       ? { kind: "done", detail: `${what}: ${answer.status}` }
-      : { kind: "refused", detail: `${what}: ${describeAnswer(answer)}` };
+      : {
+          kind: answer.status === 503 ? "unavailable" : "refused",
+          detail: `${what}: ${describeAnswer(answer)}`,
+        };
 
 /**
  * The mixed load, through the JSON API as automation would drive it: every lab node added as a
@@ -29,7 +39,7 @@ export function createLoad(ctx: SoakContext) {
   const counts = new Map<LoadAction | "add", ActionCount>(
     [...LOAD_ACTIONS, "add" as const].map((a) => [
       a,
-      { done: 0, refused: 0, unanswered: 0, noTarget: 0 },
+      { done: 0, refused: 0, unavailable: 0, unanswered: 0, noTarget: 0 },
     ]),
   );
   /** Host id → the node it is, for every host the soak added. */
@@ -38,17 +48,11 @@ export function createLoad(ctx: SoakContext) {
   let planId: string | null = null;
   let nextVmid = FIRST_TEMPLATE_VMID;
 
-  /** The soak's hosts; like any automation it asks again for a while when the console says 503. */
+  /** The soak's hosts (asking again while the console says 503, as ApiClient does). */
   const hosts = async (): Promise<HostSummary[] | null> => {
-    const deadline = Date.now() + 15_000;
-    for (;;) {
-      const answer = await ctx.api.get("/api/hosts?limit=200&sort=name");
-      if (answer.status === 200) {
-        return (answer.body as { hosts: HostSummary[] }).hosts.filter((h) => nodeOfHost.has(h.id));
-      }
-      if ((answer.status !== 503 && answer.status !== null) || Date.now() > deadline) return null;
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-    }
+    const answer = await ctx.api.get("/api/hosts?limit=200&sort=name");
+    if (answer.status !== 200) return null;
+    return (answer.body as { hosts: HostSummary[] }).hosts.filter((h) => nodeOfHost.has(h.id));
   };
 
   /** Adds the node as a new host (name `<node>`, then `<node>-2`, … after each retirement). */

@@ -24,6 +24,7 @@ export function soakRows(
   for (const [action, count] of load) {
     const other = [
       count.refused && `refused ×${count.refused}`,
+      count.unavailable && `503 ×${count.unavailable}`,
       count.unanswered && `unanswered ×${count.unanswered}`,
       count.noTarget && `no target ×${count.noTarget}`,
     ].filter(Boolean);

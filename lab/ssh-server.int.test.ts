@@ -1,5 +1,5 @@
-import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, writeFileSync } from "node:fs";
 import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -280,6 +280,35 @@ describe("lab v0: host key and lifecycle", () => {
       await lab.stop();
     }
   });
+
+  // Found by the soak: stop() signalled every group number the host had ever used, and once
+  // pid_max (32768) wrapped, one of them was a console worker's. Reuse is forced here through
+  // ns_last_pid, so only root can run it.
+  it.runIf(process.getuid?.() === 0)(
+    "stop() leaves alone a process that got the number of a finished command's group",
+    async () => {
+      const lab = await startLab();
+      const session = await connect(lab);
+      const finished = Number((await session.exec("echo $$")).stdout.trim());
+      session.close();
+      let stranger: ReturnType<typeof spawn> | undefined;
+      for (let attempt = 0; attempt < 200 && stranger?.pid !== finished; attempt++) {
+        stranger?.kill("SIGKILL");
+        writeFileSync("/proc/sys/kernel/ns_last_pid", String(finished - 1));
+        stranger = spawn("sleep", ["300"], { detached: true, stdio: "ignore" });
+      }
+      try {
+        expect(stranger?.pid, "the kernel handed out the finished group's number again").toBe(
+          finished,
+        );
+        await lab.stop();
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(isProcessAlive(finished)).toBe(true);
+      } finally {
+        stranger?.kill("SIGKILL");
+      }
+    },
+  );
 
   it("stop() kills every process the host still runs (also detached ones) and removes its temp root", async () => {
     const lab = await startLab();

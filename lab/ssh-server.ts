@@ -185,10 +185,12 @@ export class LabSshServer {
     this.sockets.clear();
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
-    for (const pgid of this.groups) killGroup(pgid, "SIGKILL");
+    // A group number outlives its commands only while a member does: once empty, the kernel
+    // hands it to any new process (pid_max is 32768 here), so a recorded group is signalled only
+    // where its members still carry this lab host's environment — never a blind kill(-pgid).
+    killProcessesWithEnv(`CLUPILOT_HOST_ROOT=${this.options.root}`, this.groups);
     this.groups.clear();
     this.running.clear();
-    killProcessesWithEnv(`CLUPILOT_HOST_ROOT=${this.options.root}`);
     if (listener !== null) await new Promise<void>((resolve) => listener.close(() => resolve()));
   }
 
@@ -423,11 +425,13 @@ function killGroup(pgid: number, signal: NodeJS.Signals): void {
 }
 
 /**
- * Kills processes that escaped their group (`nohup setsid …`) but still carry the lab host's
- * environment: a stopped lab host runs nothing, and tests must not leak processes.
+ * Kills the processes that carry the lab host's environment — those of its command groups and
+ * those that escaped them (`nohup setsid …`) — and then what is left of a group one of them led:
+ * a stopped lab host runs nothing, and tests must not leak processes.
  */
-function killProcessesWithEnv(entry: string): void {
+function killProcessesWithEnv(entry: string, groups: ReadonlySet<number> = new Set()): void {
   const needle = Buffer.from(`${entry}\0`);
+  const ours = new Set<number>();
   let pids: string[];
   try {
     pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
@@ -444,11 +448,15 @@ function killProcessesWithEnv(entry: string): void {
         environ.includes(Buffer.concat([Buffer.from("\0"), needle]))
       ) {
         process.kill(pid, "SIGKILL");
+        ours.add(pid);
       }
     } catch {
       // gone, or not ours
     }
   }
+  // A member that dropped the environment (`env -i`) dies with its group, but only a group
+  // proven ours: recorded by this host and led by a process that carried its environment.
+  for (const pgid of groups) if (ours.has(pgid)) killGroup(pgid, "SIGKILL");
 }
 
 function safeEqual(given: string, expected: string): boolean {

@@ -30,8 +30,6 @@ export type ConsoleUnderTest = {
   exited(): number | string | null;
   /** Everything the console printed so far (stdout and stderr), as a file. */
   logFile: string;
-  /** The last lines it printed, for messages. */
-  tail(lines?: number): string;
   /** Every child the supervisor saw end and restarted, in order (its log lines, parsed). */
   restarts(): SupervisorRestart[];
   workers(): ProcessInfo[];
@@ -150,7 +148,6 @@ export async function startConsoleUnderTest(images: ImageServer): Promise<Consol
     startPid,
     exited: () => exit,
     logFile,
-    tail: (lines = 40) => recent.slice(-lines).join("\n"),
     restarts: () => [...restarts],
     workers: () => children("worker/main.ts"),
     readyWorkers: () => [...readyWorkers],

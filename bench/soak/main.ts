@@ -155,11 +155,6 @@ async function soak(
     ...(await databaseVerdicts(ctx, watched, chaos.durability, chaos.lastOverAt())),
     ...(await labVerdicts(ctx, watched)),
     await secretVerdict(ctx, accounts, { hostIds: load.hostIds() }),
-    {
-      invariant: "(power) no shutdown call while dry-run; armed, one per target per event",
-      held: true,
-      detail: "not checked yet: the soak has no power load until the power back end lands",
-    },
   ];
   const build: TableRow = [
     "machine: the production build (.next)",
@@ -174,6 +169,12 @@ async function soak(
     load.counts,
     verdicts,
   );
+  // The power invariant has nothing to look at until POWER_LOAD_ACTIONS has actions: said so.
+  rows.push([
+    "(power) no shutdown call while dry-run; armed, one per target per event",
+    "not checked",
+    "the soak has no power load until the power back end lands",
+  ]);
   console.log(markdownTable(["what", "result", "detail"], rows));
   return verdicts;
 }

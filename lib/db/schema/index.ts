@@ -11,3 +11,4 @@ export * from "./auth";
 export * from "./console-keys";
 export * from "./console-process-restarts";
 export * from "./power";
+export * from "./power-run-actions";

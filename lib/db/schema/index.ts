@@ -12,3 +12,4 @@ export * from "./console-keys";
 export * from "./console-process-restarts";
 export * from "./power";
 export * from "./power-run-actions";
+export * from "./power-clusters";

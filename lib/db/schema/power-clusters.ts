@@ -1,0 +1,61 @@
+import { boolean, jsonb, pgEnum, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import { hosts } from "./hosts";
+
+/**
+ * How a cluster goes down on a power event: as one unit (HA disarmed, every guest stopped, Ceph
+ * flagged, nodes in order), each host on its own, or consolidated onto one node first (never on
+ * hyper-converged Ceph).
+ */
+export const powerClusterPolicy = pgEnum("power_cluster_policy", [
+  "cluster",
+  "per-host",
+  "consolidate",
+]);
+
+/** One member as the cluster last reported it (`GET /cluster/status`, Ceph's monmap). */
+export type ClusterNodeRecord = {
+  name: string;
+  ip: string | null;
+  /** null: the cluster's answer did not say. */
+  online: boolean | null;
+  nodeid: number | null;
+  cephMon: boolean;
+};
+
+/**
+ * A Proxmox VE cluster some onboarded hosts belong to, as their APIs last reported it. A failed
+ * read never changes what is known: it sets `refresh_error` and leaves the rest as it was.
+ */
+export const powerClusters = pgTable("power_clusters", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  /** The cluster's name (`GET /cluster/status`, type=cluster). */
+  name: text("name").notNull().unique(),
+  policy: powerClusterPolicy("policy").notNull().default("cluster"),
+  /** Ceph answered with monitors; kept as last known when Ceph could not be asked. */
+  hyperConverged: boolean("hyper_converged").notNull().default(false),
+  /** null: never known. */
+  quorate: boolean("quorate"),
+  nodes: jsonb("nodes").$type<ClusterNodeRecord[]>().notNull().default([]),
+  /** When a member last answered `GET /cluster/status`. */
+  refreshedAt: timestamp("refreshed_at", { withTimezone: true }),
+  /** Why the last refresh could not ask (no member answered, or Ceph did not); null when it did. */
+  refreshError: text("refresh_error"),
+  createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+});
+
+/**
+ * What each active Proxmox VE host last said about its own membership: a cluster, or standalone
+ * (`cluster_id` null with `checked_at` set). A host that could not be asked keeps its last answer
+ * and gets `ask_error`.
+ */
+export const powerClusterMemberships = pgTable("power_cluster_memberships", {
+  hostId: uuid("host_id")
+    .primaryKey()
+    .references(() => hosts.id, { onDelete: "cascade" }),
+  clusterId: uuid("cluster_id").references(() => powerClusters.id, { onDelete: "set null" }),
+  /** When the host last answered; null: never. */
+  checkedAt: timestamp("checked_at", { withTimezone: true }),
+  askError: text("ask_error"),
+  askedAt: timestamp("asked_at", { withTimezone: true }).notNull().defaultNow(),
+});

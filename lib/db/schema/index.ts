@@ -13,3 +13,4 @@ export * from "./console-process-restarts";
 export * from "./power";
 export * from "./power-run-actions";
 export * from "./power-clusters";
+export * from "./notifications";

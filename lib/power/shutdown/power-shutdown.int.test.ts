@@ -2,6 +2,7 @@ import { asc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { powerEvents } from "@/lib/db/schema";
 import { readLogTail } from "@/lib/logs/read";
+import { actionsOfRun } from "@/lib/power/actions/record-action";
 import { setPowerMode } from "@/lib/power/set-power-mode";
 import { updatePowerSettings } from "@/lib/power/update-power-settings";
 import { waitUntil, type LabNode } from "@/lab";
@@ -125,6 +126,13 @@ describe("the power-shutdown pipeline", () => {
     expect(log).toContain("mode: dry-run");
     expect(log).toContain(`${line(nodes.a)} (dry-run: nothing sent)`);
     expect(log).not.toMatch(/PVEAPIToken=[^*\s]*=[0-9a-f-]{36}/);
+
+    // The timeline's record: one would-do action per target, its lane the target's name.
+    const actions = await actionsOfRun(database.db, run.id);
+    expect(actions.map((a) => a.outcome)).toEqual(Array(4).fill("would-do"));
+    expect(actions[0]).toMatchObject({ lane: "pve-a", label: "shutdown pve-a" });
+    expect(actions[0]!.request).toBe(line(nodes.a).replace(/^would /, ""));
+    expect(actions.every((a) => a.finishedAt)).toBe(true);
   });
 
   it("armed: one call per target in order — stages, then the console's host last; PBS gets its header and path; all go down", async () => {
@@ -163,6 +171,21 @@ describe("the power-shutdown pipeline", () => {
     const kinds = (await eventsOf(run.id)).map((e) => e.kind);
     expect(kinds.filter((k) => k === "shutdown.sent")).toHaveLength(4);
     expect(kinds.filter((k) => k === "target.down")).toHaveLength(4);
+    const actions = await actionsOfRun(db, run.id);
+    expect(actions.map((a) => [a.lane, a.outcome])).toEqual([
+      ["pve-a", "ok"],
+      ...actions.slice(1, 3).map((a) => [a.lane, "ok"]),
+      ["pve-c", "ok"],
+    ]);
+    expect(
+      actions
+        .slice(1, 3)
+        .map((a) => a.lane)
+        .sort(),
+    ).toEqual(["pbs-lab", "pve-b"]);
+    for (const action of actions) {
+      expect(action.finishedAt!.getTime()).toBeGreaterThanOrEqual(action.startedAt.getTime());
+    }
     await powerOnAll();
   });
 
@@ -182,6 +205,11 @@ describe("the power-shutdown pipeline", () => {
       const failed = (await eventsOf(run.id)).filter((e) => e.kind === "shutdown.failed");
       expect(failed).toHaveLength(1);
       expect(failed[0]!.targetId).toBe(targets.a);
+      const actions = await actionsOfRun(db, run.id);
+      expect(actions.find((a) => a.lane === "pve-a")).toMatchObject({
+        outcome: "failed",
+        detail: expect.stringMatching(/timed out after 2000 ms/),
+      });
     } finally {
       await nodes.a.switches.apply({ "api.statusPostHang": false });
       await powerOnAll();

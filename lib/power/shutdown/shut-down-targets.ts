@@ -1,5 +1,10 @@
 import { and, eq, ne } from "drizzle-orm";
 import { powerShutdownCalls } from "@/lib/db/schema";
+import {
+  finishOpenActions,
+  recordInstantAction,
+  startAction,
+} from "@/lib/power/actions/record-action";
 import { errorMessage } from "@/lib/pipeline/engine";
 import { advance, fail, poll, type Step, type StepContext } from "@/lib/pipeline/step";
 import { recordPowerEvents } from "@/lib/power/events";
@@ -42,11 +47,17 @@ export const shutDownTargets: Step<PowerServices> = {
 
     let calls = await callsOfRun(db, ctx.runId);
     for (const call of calls.filter((c) => c.state === "sending")) {
-      await settleCall(ctx, call, upsId, {
-        state: "unknown",
-        detail:
-          "the worker stopped while this call was in flight; it may have arrived; not sent again",
-      });
+      await settleCall(
+        ctx,
+        call,
+        upsId,
+        {
+          state: "unknown",
+          detail:
+            "the worker stopped while this call was in flight; it may have arrived; not sent again",
+        },
+        plan.targets.find((t) => t.id === call.targetId),
+      );
     }
 
     if (calls.length === 0) {
@@ -161,6 +172,14 @@ async function wouldCall(
       .onConflictDoNothing()
       .returning({ id: powerShutdownCalls.id });
     if (claimed.length === 0) return; // recorded by an earlier visit of this run
+    await recordInstantAction(tx, {
+      runId: ctx.runId,
+      lane: laneOf(target),
+      label: `shutdown ${laneOf(target)}`,
+      request: target.request!.line,
+      outcome: "would-do",
+      detail: "dry-run: nothing sent",
+    });
     await recordPowerEvents(tx, [
       {
         severity: "info",
@@ -213,6 +232,12 @@ async function callTarget(
     return "skipped";
   }
   ctx.log(`${target.name}: ${target.request.line} (deadline ${target.deadlineSeconds} s)`);
+  await startAction(db, {
+    runId: ctx.runId,
+    lane: laneOf(target),
+    label: `shutdown ${laneOf(target)}`,
+    request: target.request.line,
+  });
   const started = Date.now();
   try {
     await sendShutdown(db, target.endpoint, {
@@ -246,6 +271,11 @@ async function unreachable(ctx: Ctx, target: PlannedTarget, upsId: string): Prom
   return "skipped";
 }
 
+/** The timeline's lane of a target: a Proxmox node's own name, else the target's. */
+function laneOf(target: PlannedTarget): string {
+  return target.endpoint?.kind === "pve-node" ? target.endpoint.nodeName : target.name;
+}
+
 /** Records a call's outcome and its event together. */
 async function settleCall(
   ctx: Ctx,
@@ -263,6 +293,11 @@ async function settleCall(
         : `${name}: shutdown FAILED (${call.request}): ${outcome.detail}`;
   if (outcome.state === "unknown") ctx.log(message);
   await ctx.services.db.transaction(async (tx) => {
+    // The call's bar on the timeline ends with it.
+    await finishOpenActions(tx, ctx.runId, target ? laneOf(target) : call.targetId, {
+      outcome: outcome.state === "sent" ? "ok" : outcome.state,
+      detail: outcome.detail,
+    });
     await tx
       .update(powerShutdownCalls)
       .set({ state: outcome.state, detail: outcome.detail, finishedAt: new Date() })

@@ -14,3 +14,4 @@ export * from "./power";
 export * from "./power-run-actions";
 export * from "./power-clusters";
 export * from "./notifications";
+export * from "./power-self-tests";

@@ -44,6 +44,7 @@ import {
   RESTORE_NETWORK,
   applyNetworkCommand,
 } from "@/lib/steps/host/configure-proxmox";
+import { ENSURE_IMAGE_STORAGE } from "@/lib/steps/host/image-storage";
 import {
   appendKeyCommand,
   hasKeyCommand,
@@ -280,6 +281,8 @@ export const commandCatalog: readonly CommandCatalogEntry[] = [
       RESTORE_NETWORK,
       CLEAR_APPLY_RESULT,
       asRoot("admin", applyNetworkCommand({ expectedSha256: "0".repeat(64) })),
+      ENSURE_IMAGE_STORAGE,
+      asRoot("admin", ENSURE_IMAGE_STORAGE),
     ],
   },
   {

@@ -1,11 +1,17 @@
 import { createHash } from "node:crypto";
-import { advance, fail, type Step } from "@/lib/pipeline/step";
+import { advance, fail, type Outcome, type Step } from "@/lib/pipeline/step";
 import { sh } from "@/lib/ssh";
 import { jobDir } from "./remote-job";
 import type { HostServices } from "./services";
 import { withPermanentSshFailures } from "./ssh-failure";
 import { visitShell } from "./visit-shell";
 import { alreadyInPlace } from "./already-in-place";
+import {
+  ENSURE_IMAGE_STORAGE,
+  ensureImageStorageScript,
+  parseImageStorageResult,
+  readTemplateLibrary,
+} from "./image-storage";
 
 export const BRIDGE = "vmbr0";
 const INTERFACES = '"${CLUPILOT_HOST_ROOT:-}/etc/network/interfaces"';
@@ -255,12 +261,18 @@ function logTail(log: string): string {
   );
 }
 
+type Exec = ReturnType<typeof visitShell>;
+/** A part of the configuration that holds: `inPlace` when nothing had to change. */
+type Held = { kind: "held"; inPlace: boolean; detail: string };
+
 /**
- * Goal: a `vmbr0` Linux bridge on the host's primary interface (the one carrying the default
- * route) holds its address and gateway — a template with `bridge=vmbr0` is useless without it.
- * /etc/network/interfaces is rewritten keeping every other stanza (the old file stays as
- * `interfaces.clupilot-bak`), applied with `ifreload -a`, and verified with `ip` afterwards; a
- * rejected or unverifiable configuration is rolled back. An existing live bridge is left alone.
+ * Goal: the host can run VMs. (1) A `vmbr0` Linux bridge on the host's primary interface (the
+ * one carrying the default route) holds its address and gateway — a template with
+ * `bridge=vmbr0` is useless without it. /etc/network/interfaces is rewritten keeping every other
+ * stanza (the old file stays as `interfaces.clupilot-bak`), applied with `ifreload -a`, and
+ * verified with `ip` afterwards; a rejected or unverifiable configuration is rolled back. An
+ * existing live bridge is left alone. (2) A storage accepts disk images (image-storage.ts), so
+ * RegisterCapacity finds room for VMs whether or not the catalog requires a template yet.
  */
 export const configureProxmox: Step<HostServices> = {
   name: "ConfigureProxmox",
@@ -268,81 +280,111 @@ export const configureProxmox: Step<HostServices> = {
   visit: (ctx) =>
     withPermanentSshFailures(async () => {
       const exec = visitShell(ctx);
-      const read = async () => {
-        const probe = await exec(NETWORK_PROBE);
-        if (probe.code !== 0)
-          throw new Error(
-            `reading the network configuration failed (exit ${probe.code}): ${probe.stderr.trim()}`,
-          );
-        return parseNetworkProbe(probe.stdout);
-      };
-      const facts = await read();
-      const configured = bridgeConfigured(facts.interfaces);
-      if (configured && bridgeApplied(facts))
-        return alreadyInPlace(
-          ctx,
-          `${BRIDGE} configured and carries ${(facts.addresses.get(BRIDGE) ?? []).join(", ")}`,
-        );
-
-      // An apply whose visit was cut off ended in a rollback: report it instead of repeating it.
-      if (facts.leftoverResult === "rolled-back" || facts.leftoverResult === "failed") {
-        await exec(CLEAR_APPLY_RESULT);
-        return fail(
-          `ifreload -a refused the ${BRIDGE} configuration (the old one was restored): ${logTail(facts.leftoverLog)} — check that the host's kernel supports Linux bridges and that ${BRIDGE} is free, then Retry`,
-        );
-      }
-      if (!facts.ifreload)
-        return fail("ifreload (ifupdown2) is not installed; InstallProxmoxVe must succeed first");
-      if (facts.defaultDev === null)
-        return fail(
-          "the host has no IPv4 default route, so its primary interface is unknown; configure its network and Retry",
-        );
-
-      let rewrite: { expectedSha256: string; content: string } | null = null;
-      if (!configured) {
-        const plan = bridgeInterfaces(facts.interfaces, facts.defaultDev);
-        if ("refuse" in plan) return fail(plan.refuse);
-        rewrite = {
-          expectedSha256: createHash("sha256").update(facts.interfaces).digest("hex"),
-          content: plan.content,
-        };
-      }
-      const applied = await exec(applyNetworkCommand(rewrite), rewrite?.content, 180_000);
-      if (applied.stdout.startsWith("changed"))
-        throw new Error(
-          "/etc/network/interfaces changed while it was being read; reading it again",
-        );
-      if (applied.code !== 0)
-        throw new Error(
-          `applying the network configuration failed (exit ${applied.code}): ${applied.stderr.trim()}`,
-        );
-      const [result = "", log = ""] = applied.stdout.split(`${SEPARATOR}\n`);
-      if (result.trim() !== "applied") {
-        await exec(CLEAR_APPLY_RESULT);
-        return fail(
-          result.trim() === "rolled-back"
-            ? `ifreload -a refused the ${BRIDGE} configuration, so the old one was restored: ${logTail(log)} — check that the host's kernel supports Linux bridges and that ${BRIDGE} is free, then Retry`
-            : result.trim() === "failed"
-              ? `ifreload -a refused /etc/network/interfaces: ${logTail(log)}; fix the file and Retry`
-              : "applying the network configuration gave no result within 2 minutes; check the host's console",
-        );
-      }
-      await exec(CLEAR_APPLY_RESULT);
-
-      const after = await read();
-      if (bridgeApplied(after))
-        return advance(
-          `${BRIDGE} on ${facts.defaultDev} carries ${(after.addresses.get(BRIDGE) ?? []).join(", ")}`,
-        );
-      const what = `default route via ${after.defaultDev ?? "nothing"}, ${BRIDGE} addresses ${(after.addresses.get(BRIDGE) ?? []).join(", ") || "none"}, ports ${(after.ports.get(BRIDGE) ?? []).join(", ") || "none"}`;
-      if (rewrite !== null) {
-        const restored = await exec(RESTORE_NETWORK);
-        return fail(
-          `after ifreload, ${BRIDGE} is not live (${what}); the old configuration was ${restored.code === 0 ? "restored" : "NOT restored (restore /etc/network/interfaces.clupilot-bak by hand)"}`,
-        );
-      }
-      return fail(
-        `after ifreload, ${BRIDGE} is not live (${what}); check /etc/network/interfaces and Retry`,
-      );
+      const bridge = await ensureBridge(exec);
+      if (bridge.kind !== "held") return bridge;
+      const storage = await ensureImageStorage(exec);
+      if (storage.kind !== "held") return storage;
+      const detail = `${bridge.detail}; ${storage.detail}`;
+      return bridge.inPlace && storage.inPlace ? alreadyInPlace(ctx, detail) : advance(detail);
     }),
 };
+
+async function ensureImageStorage(exec: Exec): Promise<Held | Outcome> {
+  const result = await exec(
+    ENSURE_IMAGE_STORAGE,
+    ensureImageStorageScript(await readTemplateLibrary()),
+  );
+  const verdict = parseImageStorageResult(result.code, result.stdout, result.stderr);
+  switch (verdict.kind) {
+    case "in-place":
+      return { kind: "held", inPlace: true, detail: `${verdict.storage} accepts disk images` };
+    case "added":
+      return {
+        kind: "held",
+        inPlace: false,
+        detail: `${verdict.storage} now accepts disk images (its other content types kept)`,
+      };
+    case "refused":
+      return fail(verdict.reason);
+  }
+}
+
+async function ensureBridge(exec: Exec): Promise<Held | Outcome> {
+  const read = async () => {
+    const probe = await exec(NETWORK_PROBE);
+    if (probe.code !== 0)
+      throw new Error(
+        `reading the network configuration failed (exit ${probe.code}): ${probe.stderr.trim()}`,
+      );
+    return parseNetworkProbe(probe.stdout);
+  };
+  const facts = await read();
+  const configured = bridgeConfigured(facts.interfaces);
+  if (configured && bridgeApplied(facts))
+    return {
+      kind: "held",
+      inPlace: true,
+      detail: `${BRIDGE} configured and carries ${(facts.addresses.get(BRIDGE) ?? []).join(", ")}`,
+    };
+
+  // An apply whose visit was cut off ended in a rollback: report it instead of repeating it.
+  if (facts.leftoverResult === "rolled-back" || facts.leftoverResult === "failed") {
+    await exec(CLEAR_APPLY_RESULT);
+    return fail(
+      `ifreload -a refused the ${BRIDGE} configuration (the old one was restored): ${logTail(facts.leftoverLog)} — check that the host's kernel supports Linux bridges and that ${BRIDGE} is free, then Retry`,
+    );
+  }
+  if (!facts.ifreload)
+    return fail("ifreload (ifupdown2) is not installed; InstallProxmoxVe must succeed first");
+  if (facts.defaultDev === null)
+    return fail(
+      "the host has no IPv4 default route, so its primary interface is unknown; configure its network and Retry",
+    );
+
+  let rewrite: { expectedSha256: string; content: string } | null = null;
+  if (!configured) {
+    const plan = bridgeInterfaces(facts.interfaces, facts.defaultDev);
+    if ("refuse" in plan) return fail(plan.refuse);
+    rewrite = {
+      expectedSha256: createHash("sha256").update(facts.interfaces).digest("hex"),
+      content: plan.content,
+    };
+  }
+  const applied = await exec(applyNetworkCommand(rewrite), rewrite?.content, 180_000);
+  if (applied.stdout.startsWith("changed"))
+    throw new Error("/etc/network/interfaces changed while it was being read; reading it again");
+  if (applied.code !== 0)
+    throw new Error(
+      `applying the network configuration failed (exit ${applied.code}): ${applied.stderr.trim()}`,
+    );
+  const [result = "", log = ""] = applied.stdout.split(`${SEPARATOR}\n`);
+  if (result.trim() !== "applied") {
+    await exec(CLEAR_APPLY_RESULT);
+    return fail(
+      result.trim() === "rolled-back"
+        ? `ifreload -a refused the ${BRIDGE} configuration, so the old one was restored: ${logTail(log)} — check that the host's kernel supports Linux bridges and that ${BRIDGE} is free, then Retry`
+        : result.trim() === "failed"
+          ? `ifreload -a refused /etc/network/interfaces: ${logTail(log)}; fix the file and Retry`
+          : "applying the network configuration gave no result within 2 minutes; check the host's console",
+    );
+  }
+  await exec(CLEAR_APPLY_RESULT);
+
+  const after = await read();
+  if (bridgeApplied(after))
+    return {
+      kind: "held",
+      inPlace: false,
+      detail: `${BRIDGE} on ${facts.defaultDev} carries ${(after.addresses.get(BRIDGE) ?? []).join(", ")}`,
+    };
+  const what = `default route via ${after.defaultDev ?? "nothing"}, ${BRIDGE} addresses ${(after.addresses.get(BRIDGE) ?? []).join(", ") || "none"}, ports ${(after.ports.get(BRIDGE) ?? []).join(", ") || "none"}`;
+  if (rewrite !== null) {
+    const restored = await exec(RESTORE_NETWORK);
+    return fail(
+      `after ifreload, ${BRIDGE} is not live (${what}); the old configuration was ${restored.code === 0 ? "restored" : "NOT restored (restore /etc/network/interfaces.clupilot-bak by hand)"}`,
+    );
+  }
+  return fail(
+    `after ifreload, ${BRIDGE} is not live (${what}); check /etc/network/interfaces and Retry`,
+  );
+}

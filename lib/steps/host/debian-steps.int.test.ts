@@ -170,6 +170,10 @@ describe("Debian-side onboarding steps against a fresh lab node over real SSH", 
       "auto eno1\niface eno1 inet static",
     );
     expect(await read(node, ".lab/network-applied")).toBe(interfaces);
+    // ConfigureProxmox: Proxmox over Debian left 'local' without images; it takes them now.
+    expect(await read(node, "etc/pve/storage.cfg")).toContain(
+      "\tcontent iso,vztmpl,backup,images\n",
+    );
 
     // Again on the finished node: every step's goal holds, nothing is touched, no reboot.
     const before = await snapshotLabFiles(node.root);

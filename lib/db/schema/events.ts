@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { pgTable, uuid, text, timestamp, bigserial, jsonb, index } from "drizzle-orm/pg-core";
 import { runs } from "./runs";
 import { hosts } from "./hosts";
@@ -7,7 +8,12 @@ export const events = pgTable(
   "events",
   {
     id: bigserial("id", { mode: "number" }).primaryKey(),
-    at: timestamp("at", { withTimezone: true }).notNull().defaultNow(),
+    // The insert's own clock, not its transaction's start: an engine tick holds its transaction
+    // for the whole visit, and its events must not read older than ones committed meanwhile
+    // (issue 19: "abort requested 08:07:58" above "ConfigureProxmox done 08:07:54").
+    at: timestamp("at", { withTimezone: true })
+      .notNull()
+      .default(sql`clock_timestamp()`),
     hostId: uuid("host_id").references(() => hosts.id),
     runId: uuid("run_id").references(() => runs.id),
     kind: text("kind").notNull(),

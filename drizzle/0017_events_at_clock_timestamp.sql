@@ -1,0 +1,1 @@
+ALTER TABLE "events" ALTER COLUMN "at" SET DEFAULT clock_timestamp();

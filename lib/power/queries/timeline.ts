@@ -1,0 +1,159 @@
+import { and, desc, eq, inArray, lt, sql } from "drizzle-orm";
+import { z } from "zod";
+import type { Database } from "@/lib/db/client";
+import { powerRunActions, runs } from "@/lib/db/schema";
+import { actionsOfRun, CLUSTER_LANE, type ActionOutcome } from "@/lib/power/actions/record-action";
+import { runOriginOf, type RunOrigin } from "@/lib/power/drill/run-origin";
+import { POWER_SHUTDOWN } from "@/lib/power/shutdown/pipeline";
+
+export type TimelineAction = {
+  id: number;
+  lane: string;
+  label: string;
+  startedAt: string;
+  /** null while the action is in flight (or its worker died mid-call). */
+  finishedAt: string | null;
+  outcome: ActionOutcome | null;
+  detail: string | null;
+  /** The exact request, secrets masked. */
+  request: string | null;
+};
+
+type RunFacts = {
+  id: string;
+  status: "running" | "succeeded" | "failed";
+  phase: string | null;
+  failureReason: string | null;
+  createdAt: string;
+  finishedAt: string | null;
+  origin: RunOrigin;
+};
+
+/** One power run's timeline: its lanes ("cluster" first, then the nodes) and every action. */
+export type RunTimeline = {
+  run: RunFacts;
+  lanes: string[];
+  actions: TimelineAction[];
+  /** The console's clock when this was read: an open bar grows from here, not the browser's. */
+  serverTime: string;
+};
+
+export type PowerRunSummary = RunFacts & {
+  actionCount: number;
+  outcomes: Partial<Record<ActionOutcome | "open", number>>;
+};
+
+/** The nodes a run planned, in order, from its frozen plan; none when the plan is not there. */
+const ZPlannedLanes = z.object({ targets: z.array(z.object({ name: z.string() })) });
+
+function runFacts(row: typeof runs.$inferSelect): RunFacts {
+  return {
+    id: row.id,
+    status: row.status,
+    phase: row.phase,
+    failureReason: row.failureReason,
+    createdAt: row.createdAt.toISOString(),
+    finishedAt: row.finishedAt?.toISOString() ?? null,
+    origin: runOriginOf(row.context),
+  };
+}
+
+/**
+ * The cluster lane on top (HA, guests and Ceph act on the whole cluster), then one lane per node
+ * in the order the plan put them, then any other lane in the order its first action started —
+ * so the lanes are there before their first bar and a node keeps its row as the run goes on.
+ */
+export function laneOrder(
+  planned: readonly string[],
+  actions: readonly { lane: string }[],
+): string[] {
+  const lanes = new Set<string>();
+  if (actions.some((a) => a.lane === CLUSTER_LANE)) lanes.add(CLUSTER_LANE);
+  for (const name of planned) lanes.add(name);
+  for (const action of actions) lanes.add(action.lane);
+  return [...lanes];
+}
+
+/** The run's timeline, or null when no power run has this id. */
+export async function runTimeline(db: Database, runId: string): Promise<RunTimeline | null> {
+  const [row] = await db
+    .select()
+    .from(runs)
+    .where(and(eq(runs.id, runId), eq(runs.pipeline, POWER_SHUTDOWN)));
+  if (!row) return null;
+  const actions = await actionsOfRun(db, runId);
+  const plan = ZPlannedLanes.safeParse(row.context.plan);
+  return {
+    run: runFacts(row),
+    lanes: laneOrder(plan.success ? plan.data.targets.map((t) => t.name) : [], actions),
+    actions: actions.map((a) => ({
+      id: a.id,
+      lane: a.lane,
+      label: a.label,
+      startedAt: a.startedAt.toISOString(),
+      finishedAt: a.finishedAt?.toISOString() ?? null,
+      outcome: a.outcome,
+      detail: a.detail,
+      request: a.request,
+    })),
+    serverTime: new Date().toISOString(),
+  };
+}
+
+export const ZPowerRunsQuery = z.object({
+  /** Runs started before this instant (the previous page's last `createdAt`). */
+  before: z.iso.datetime({ offset: true, error: "before: an ISO date-time" }).optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+});
+export const POWER_RUNS_QUERY_KEYS = ["before", "limit"] as const;
+
+/**
+ * Every power run, drills and real outages alike, newest first, with how its actions ended:
+ * `{ runs, nextBefore }` (null on the last page).
+ */
+export async function listPowerRuns(
+  db: Database,
+  query: z.input<typeof ZPowerRunsQuery> = {},
+): Promise<{ runs: PowerRunSummary[]; nextBefore: string | null }> {
+  const { before, limit } = ZPowerRunsQuery.parse(query);
+  const rows = await db
+    .select()
+    .from(runs)
+    .where(
+      and(
+        eq(runs.pipeline, POWER_SHUTDOWN),
+        before ? lt(runs.createdAt, new Date(before)) : undefined,
+      ),
+    )
+    .orderBy(desc(runs.createdAt), desc(runs.id))
+    .limit(limit + 1);
+  const page = rows.slice(0, limit);
+  const counts =
+    page.length === 0
+      ? []
+      : await db
+          .select({
+            runId: powerRunActions.runId,
+            outcome: powerRunActions.outcome,
+            count: sql<number>`count(*)::int`,
+          })
+          .from(powerRunActions)
+          .where(
+            inArray(
+              powerRunActions.runId,
+              page.map((r) => r.id),
+            ),
+          )
+          .groupBy(powerRunActions.runId, powerRunActions.outcome);
+  return {
+    runs: page.map((row) => {
+      const mine = counts.filter((c) => c.runId === row.id);
+      return {
+        ...runFacts(row),
+        actionCount: mine.reduce((sum, c) => sum + c.count, 0),
+        outcomes: Object.fromEntries(mine.map((c) => [c.outcome ?? "open", c.count])),
+      };
+    }),
+    nextBefore: rows.length > limit ? page.at(-1)!.createdAt.toISOString() : null,
+  };
+}

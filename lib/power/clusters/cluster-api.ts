@@ -1,0 +1,150 @@
+import { eq } from "drizzle-orm";
+import { z } from "zod";
+import type { Database } from "@/lib/db/client";
+import { credentials, type hosts } from "@/lib/db/schema";
+import { HostApiNotReadyError } from "@/lib/hosts/proxmox-client";
+import { ProxmoxUnavailableError } from "@/lib/proxmox/errors";
+import { pinnedApiCall } from "@/lib/proxmox/pinned-https";
+import { unseal } from "@/lib/secrets/seal";
+import { apiBaseUrl } from "../targets/shutdown-call";
+
+/**
+ * What discovery asks a host's Proxmox API, with the host's token over its pinned certificate.
+ * Every failure to get a clean answer throws; only an answer says "standalone" or "no Ceph".
+ */
+
+/** Every request discovery sends; a test checks them against Proxmox's published schema. */
+export const CLUSTER_DISCOVERY_REQUESTS = [
+  "GET /cluster/status",
+  "GET /cluster/ceph/status",
+] as const;
+
+const ZFlag = z.coerce.number().optional();
+
+const ZClusterStatus = z.array(
+  z
+    .object({
+      type: z.string(),
+      name: z.string(),
+      quorate: ZFlag,
+      online: ZFlag,
+      local: ZFlag,
+      ip: z.string().optional(),
+      nodeid: z.coerce.number().optional(),
+    })
+    .loose(),
+);
+
+const ZCephStatus = z
+  .object({ monmap: z.object({ mons: z.array(z.object({ name: z.string() }).loose()) }).loose() })
+  .loose();
+
+export type ClusterAnswer =
+  | { kind: "standalone" }
+  | {
+      kind: "cluster";
+      name: string;
+      quorate: boolean | null;
+      nodes: { name: string; ip: string | null; online: boolean | null; nodeid: number | null }[];
+    };
+
+export type CephAnswer = { kind: "none"; reason: string } | { kind: "ceph"; monitors: string[] };
+
+type HostApiRecord = Pick<
+  typeof hosts.$inferSelect,
+  | "name"
+  | "address"
+  | "apiPort"
+  | "nodeName"
+  | "apiCertSha256"
+  | "apiTokenId"
+  | "apiTokenCredentialId"
+>;
+
+export type HostApi = {
+  clusterStatus(): Promise<ClusterAnswer>;
+  ceph(): Promise<CephAnswer>;
+};
+
+const flag = (value: number | undefined): boolean | null =>
+  value === undefined ? null : value === 1;
+
+/**
+ * Proxmox answers 500 when Ceph is not installed or not set up on the cluster; those messages
+ * mean "no Ceph". Any other failure (timeout, 403, another 500) means it could not be asked.
+ */
+const CEPH_ABSENT =
+  /binary not installed|not initialized|not configured|rados_connect failed - No such file/i;
+
+export function cephAbsentReason(error: unknown): string | null {
+  return error instanceof ProxmoxUnavailableError &&
+    error.status === 500 &&
+    CEPH_ABSENT.test(error.message)
+    ? error.message
+    : null;
+}
+
+export async function hostApi(
+  db: Pick<Database, "select">,
+  host: HostApiRecord,
+  timeoutMs = 10_000,
+): Promise<HostApi> {
+  const { nodeName, apiCertSha256, apiTokenId, apiTokenCredentialId } = host;
+  if (!nodeName || !apiCertSha256 || !apiTokenId || !apiTokenCredentialId) {
+    throw new HostApiNotReadyError(
+      `host ${host.name} has no Proxmox API token or certificate pin yet; finish its onboarding`,
+    );
+  }
+  const [credential] = await db
+    .select({ sealed: credentials.sealed })
+    .from(credentials)
+    .where(eq(credentials.id, apiTokenCredentialId));
+  if (!credential) {
+    throw new HostApiNotReadyError(
+      `host ${host.name}'s API token secret is missing; run its onboarding again`,
+    );
+  }
+  const authorization = `PVEAPIToken=${apiTokenId}=${unseal(credential.sealed)}`;
+  const endpoint = {
+    baseUrl: apiBaseUrl(host.address, host.apiPort),
+    certSha256: apiCertSha256,
+    timeoutMs,
+  };
+  const get = <S extends z.ZodType>(path: string, schema: S) =>
+    pinnedApiCall(
+      endpoint,
+      { method: "GET", path, authorization },
+      schema,
+      `GET ${path} on ${host.name}`,
+    );
+  return {
+    async clusterStatus() {
+      const rows = await get("/cluster/status", ZClusterStatus);
+      const cluster = rows.find((row) => row.type === "cluster");
+      if (!cluster) return { kind: "standalone" };
+      return {
+        kind: "cluster",
+        name: cluster.name,
+        quorate: flag(cluster.quorate),
+        nodes: rows
+          .filter((row) => row.type === "node")
+          .map((row) => ({
+            name: row.name,
+            ip: row.ip ?? null,
+            online: flag(row.online),
+            nodeid: row.nodeid ?? null,
+          })),
+      };
+    },
+    async ceph() {
+      try {
+        const status = await get("/cluster/ceph/status", ZCephStatus);
+        return { kind: "ceph", monitors: status.monmap.mons.map((mon) => mon.name) };
+      } catch (error) {
+        const absent = cephAbsentReason(error);
+        if (absent !== null) return { kind: "none", reason: absent };
+        throw error;
+      }
+    },
+  };
+}

@@ -12,7 +12,7 @@ import path from "node:path";
 import { BenchCannotRun, runBench } from "../support/run-bench";
 import { createSoakAccounts } from "./accounts";
 import { ApiClient } from "./api";
-import { startChaos } from "./chaos";
+import { startChaos, type FaultCount } from "./chaos";
 import { startConsoleUnderTest, type ConsoleUnderTest } from "./console-under-test";
 import {
   consoleVerdicts,
@@ -22,12 +22,15 @@ import {
   secretVerdict,
   type Verdict,
 } from "./invariants";
-import { createLoad } from "./load";
+import { createLoad, type ActionCount } from "./load";
 import { parseSoakOptions, replayLine, SoakUsageError, USAGE, type SoakOptions } from "./options";
 import { seededRandom } from "./prng";
 import { PROBE_TIMEOUT_MS, startProber } from "./prober";
 import { markdownTable, soakRows, type TableRow } from "./report";
-import { POWER_FAULTS, POWER_LOAD_ACTIONS, QUIET_MS, soakSchedule } from "./schedule";
+import { startPower } from "./power-driver";
+import { protectPowerFleet, startPowerLab, type PowerFleet } from "./power-fleet";
+import { powerVerdicts } from "./power-invariants";
+import { QUIET_MS, soakSchedule } from "./schedule";
 import { SecretWatch } from "./secrets";
 import { soakClock, type SoakContext } from "./soak-context";
 import { startSoakLab } from "./soak-lab";
@@ -54,15 +57,20 @@ async function main() {
   console.log(`soak: ${replay}`);
   console.log(
     `soak: ${schedule.chaos.length} faults and ${schedule.load.length} load actions over ` +
-      `${options.minutes} min (the last ${QUIET_MS / 1000} s without faults)` +
-      (POWER_FAULTS.length + POWER_LOAD_ACTIONS.length === 0 ? " (no power load yet)" : ""),
+      `${options.minutes} min (the last ${QUIET_MS / 1000} s without faults); ` +
+      `${schedule.powerFaults.length} UPS faults and ${schedule.powerLoad.length} power actions`,
   );
 
   const secrets = new SecretWatch();
   const setupStarted = Date.now();
   const took = () => `${((Date.now() - setupStarted) / 1000).toFixed(1)} s`;
-  const { images, nodes } = await startSoakLab(options.nodes, secrets);
-  console.error(`soak: ${nodes.length} lab nodes up after ${took()}`);
+  const [{ images, nodes }, powerLab] = await Promise.all([
+    startSoakLab(options.nodes, secrets),
+    startPowerLab(secrets),
+  ]);
+  console.error(
+    `soak: ${nodes.length} lab nodes, a lab UPS and the nodes it feeds up after ${took()}`,
+  );
   const target = await startConsoleUnderTest(images);
   console.error(`soak: the console (npm start, two workers) answers after ${took()}`);
   try {
@@ -72,7 +80,16 @@ async function main() {
       secrets.add(`API token of ${account.name}`, account.token);
       secrets.add(`password of ${account.name}`, account.password);
     }
-    const verdicts = await soak(target, nodes, secrets, accounts, schedule, durationMs);
+    const fleet = await protectPowerFleet(
+      {
+        api: new ApiClient(target.base, accounts.operator.token, secrets),
+        adminApi: new ApiClient(target.base, accounts.admin.token, secrets),
+        secrets,
+      },
+      powerLab,
+    );
+    console.error(`soak: the lab UPS added and its nodes protected after ${took()}`);
+    const verdicts = await soak(target, nodes, fleet, secrets, accounts, schedule, durationMs);
     const broken = verdicts.filter((v) => !v.held);
     if (broken.length === 0 && options.keepLog) {
       console.error(`soak: the console's output: ${keepConsoleLog(target, options)}`);
@@ -93,6 +110,7 @@ async function main() {
 async function soak(
   target: ConsoleUnderTest,
   nodes: Awaited<ReturnType<typeof startSoakLab>>["nodes"],
+  fleet: PowerFleet,
   secrets: SecretWatch,
   accounts: Awaited<ReturnType<typeof createSoakAccounts>>,
   schedule: ReturnType<typeof soakSchedule>,
@@ -117,6 +135,7 @@ async function soak(
   const load = createLoad(ctx);
   await load.begin();
   const chaos = startChaos(ctx, schedule.chaos);
+  const power = startPower(ctx, fleet, schedule);
   const watch = startWatching(ctx, chaos.lastOverAt);
   const loadUnderWay = new Set<Promise<void>>();
   const loadTimers = schedule.load.map((event) =>
@@ -132,18 +151,21 @@ async function soak(
 
   await sleep(Math.max(0, startedAt + durationMs - QUIET_MS - Date.now()));
   ctx.log(`chaos over: every fault healed; quiet for the last ${QUIET_MS / 1000} s`);
+  power.stopFaults();
   await chaos.stop();
   // A fault that was still under way (the database coming back) pushes the verdict out: the
   // stuck-run invariant needs a full minute after the last fault to mean anything.
-  const verdictAt = Math.max(startedAt + durationMs, chaos.lastOverAt() + STUCK_AFTER_MS + 15_000);
+  const lastOverAt = Math.max(chaos.lastOverAt(), power.lastOverAt());
+  const verdictAt = Math.max(startedAt + durationMs, lastOverAt + STUCK_AFTER_MS + 15_000);
   if (verdictAt > startedAt + durationMs) {
     ctx.log(
-      `the last fault was over only at ${ctx.since(chaos.lastOverAt())}: judging at ${ctx.since(verdictAt)}`,
+      `the last fault was over only at ${ctx.since(lastOverAt)}: judging at ${ctx.since(verdictAt)}`,
     );
   }
   await sleep(Math.max(0, verdictAt - Date.now()));
   for (const timer of loadTimers) clearTimeout(timer);
   await Promise.all([...loadUnderWay]);
+  await power.stop();
   clearInterval(progress);
 
   const watched = await watch.stop();
@@ -154,7 +176,15 @@ async function soak(
     recoveryVerdict(chaos.recoveries),
     ...(await databaseVerdicts(ctx, watched, chaos.durability, chaos.lastOverAt())),
     ...(await labVerdicts(ctx, watched)),
-    await secretVerdict(ctx, accounts, { hostIds: load.hostIds() }),
+    ...(await powerVerdicts(
+      ctx,
+      fleet,
+      power.episodes,
+      [...power.faultCounts.values()].reduce((n, c) => n + c.injected, 0),
+    )),
+    await secretVerdict(ctx, accounts, {
+      hostIds: [...load.hostIds(), ...fleet.targets.map((t) => t.hostId)],
+    }),
   ];
   const build: TableRow = [
     "machine: the production build (.next)",
@@ -164,17 +194,14 @@ async function soak(
       : "",
   ];
   const rows = soakRows(
-    chaos.counts,
+    new Map<string, FaultCount>([...chaos.counts, ...power.faultCounts]),
     [sshCuts(ctx), machineLoad(watched), build],
-    load.counts,
+    new Map<string, ActionCount>([
+      ...load.counts,
+      ...[...power.loadCounts].map(([action, count]) => [`power.${action}`, count] as const),
+    ]),
     verdicts,
   );
-  // The power invariant has nothing to look at until POWER_LOAD_ACTIONS has actions: said so.
-  rows.push([
-    "(power) no shutdown call while dry-run; armed, one per target per event",
-    "not checked",
-    "the soak has no power load until the power back end lands",
-  ]);
   console.log(markdownTable(["what", "result", "detail"], rows));
   return verdicts;
 }

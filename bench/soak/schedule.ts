@@ -28,10 +28,14 @@ export const FAULTS = [
 export type Fault = (typeof FAULTS)[number];
 
 /**
- * Power faults (UPS unreachable, mains flapping, a stale on-battery counter) join FAULTS once
- * the power back end and the lab UPS exist; nothing is injected for them until then.
+ * Faults of the lab UPS the console watches (bench/soak/power-faults.ts carries each out): its
+ * NUT face refusing, silent or answering DATA-STALE for a while; mains failing and coming back
+ * several times in a few seconds; an outage whose UPS counter of seconds on battery starts at a
+ * stale value (PVE-UPS #25). None of them may start a shutdown. They come from a stream of their
+ * own, so a seed's onboarding chaos is the same as before power existed.
  */
-export const POWER_FAULTS: readonly string[] = [];
+export const POWER_FAULTS = ["ups.unreachable", "ups.mainsFlapping", "ups.staleCounter"] as const;
+export type PowerFault = (typeof POWER_FAULTS)[number];
 
 /** Every action of the load (bench/soak/load.ts carries each out through the JSON API). */
 export const LOAD_ACTIONS = [
@@ -46,10 +50,19 @@ export const LOAD_ACTIONS = [
 export type LoadAction = (typeof LOAD_ACTIONS)[number];
 
 /**
- * Power load (UPS events, drills in dry-run and armed against lab nodes) joins LOAD_ACTIONS once
- * power exists; until then it is empty, not simulated.
+ * Power load (bench/soak/power-load.ts), each in dry-run and armed (arming through the API as an
+ * admin): an outage (on battery, then low battery: the trigger fires and the shutdown runs to its
+ * end), mains back before the trigger, and mains back right after it latched.
  */
-export const POWER_LOAD_ACTIONS: readonly string[] = [];
+export const POWER_LOAD_ACTIONS = [
+  "outage.dryRun",
+  "outage.armed",
+  "mainsBackBeforeTrigger.dryRun",
+  "mainsBackBeforeTrigger.armed",
+  "mainsBackAfterTrigger.dryRun",
+  "mainsBackAfterTrigger.armed",
+] as const;
+export type PowerLoadAction = (typeof POWER_LOAD_ACTIONS)[number];
 
 /** Faults that switch something on for a while on one node, and off again. */
 const WINDOWED: ReadonlySet<Fault> = new Set([
@@ -76,7 +89,23 @@ export type ChaosEvent = {
 
 export type LoadEvent = { atMs: number; action: LoadAction; pick: number };
 
-export type Schedule = { chaos: ChaosEvent[]; load: LoadEvent[] };
+export type PowerFaultEvent = {
+  atMs: number;
+  fault: PowerFault;
+  /** How long the UPS stays unreachable, the flapping lasts, or the stale outage lasts. */
+  durationMs: number;
+  /** For choices made at runtime (how unreachable, how stale). */
+  pick: number;
+};
+
+export type PowerLoadEvent = { atMs: number; action: PowerLoadAction; pick: number };
+
+export type Schedule = {
+  chaos: ChaosEvent[];
+  load: LoadEvent[];
+  powerFaults: PowerFaultEvent[];
+  powerLoad: PowerLoadEvent[];
+};
 
 export type ScheduleOptions = {
   /** The whole soak, from the first load action to the verdict. */
@@ -150,11 +179,56 @@ export function loadSchedule(random: Random, options: ScheduleOptions): LoadEven
   return events;
 }
 
-/** Both schedules from one seed, each from its own stream. */
+/** Gaps between two power faults and between two power load actions, in seconds. */
+export const POWER_FAULT_GAP_S = [6, 20] as const;
+export const POWER_LOAD_GAP_S = [6, 15] as const;
+
+/** Power faults from a deck, inside the chaos window like every fault. */
+export function powerFaultSchedule(random: Random, options: ScheduleOptions): PowerFaultEvent[] {
+  const events: PowerFaultEvent[] = [];
+  let deck: PowerFault[] = [];
+  const end = options.durationMs - QUIET_MS;
+  for (let at = random.between(...FIRST_ROUND_GAP_S) * 1000; at < end;) {
+    if (deck.length === 0) deck = random.shuffle(POWER_FAULTS);
+    const fault = deck.shift()!;
+    const durationMs = Math.round(random.between(4, 12) * 1000);
+    events.push({ atMs: Math.round(at), fault, durationMs, pick: random.next() });
+    at += random.between(...POWER_FAULT_GAP_S) * 1000;
+  }
+  return events;
+}
+
+/**
+ * Power load from a deck whose first round is the two outages (dry-run and armed, in either
+ * order), so even a two-minute soak sends one real shutdown; later rounds hold every action.
+ */
+export function powerLoadSchedule(random: Random, options: ScheduleOptions): PowerLoadEvent[] {
+  const events: PowerLoadEvent[] = [];
+  let deck: PowerLoadAction[] = random.shuffle(["outage.dryRun", "outage.armed"] as const);
+  const end = options.durationMs - LOAD_STOPS_BEFORE_END_MS;
+  for (let at = random.between(...POWER_LOAD_GAP_S) * 1000; at < end;) {
+    if (deck.length === 0) deck = random.shuffle(POWER_LOAD_ACTIONS);
+    events.push({ atMs: Math.round(at), action: deck.shift()!, pick: random.next() });
+    at += random.between(...POWER_LOAD_GAP_S) * 1000;
+  }
+  return events;
+}
+
+/**
+ * Every schedule from one seed, each from its own stream (the power streams come after the
+ * first two, which stay what they were before power existed).
+ */
 export function soakSchedule(random: Random, options: ScheduleOptions): Schedule {
   const chaosRandom = random.fork();
   const loadRandom = random.fork();
-  return { chaos: chaosSchedule(chaosRandom, options), load: loadSchedule(loadRandom, options) };
+  const powerFaultRandom = random.fork();
+  const powerLoadRandom = random.fork();
+  return {
+    chaos: chaosSchedule(chaosRandom, options),
+    load: loadSchedule(loadRandom, options),
+    powerFaults: powerFaultSchedule(powerFaultRandom, options),
+    powerLoad: powerLoadSchedule(powerLoadRandom, options),
+  };
 }
 
 /** The element of `items` (in their given order) an event's `pick` chooses. */

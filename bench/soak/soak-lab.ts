@@ -15,7 +15,7 @@ import type { SecretWatch } from "./secrets";
 /** The first catalog's template: seeded on onboarded nodes, built on fresh ones. */
 export const FIRST_TEMPLATE_VMID = 9000;
 /** Lab time: a fresh onboarding takes ~40 s alone (bench/onboard.ts measured it). */
-const TIME_SCALE = 0.02;
+export const TIME_SCALE = 0.02;
 
 export type AuthKind = "password" | "private_key" | "console_key";
 

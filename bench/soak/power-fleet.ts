@@ -1,0 +1,146 @@
+import { startLab, type LabNode } from "@/lab";
+import { startLabUps, type LabUps } from "@/lab/ups/lab-ups";
+import { startUntilEnd } from "../support/run-bench";
+import { describeAnswer, type ApiAnswer } from "./api";
+import type { SecretWatch } from "./secrets";
+import type { SoakContext } from "./soak-context";
+import { apiTokenSecretsOn, FIRST_TEMPLATE_VMID, TIME_SCALE } from "./soak-lab";
+
+/** Lab nodes the power load protects: onboarded Proxmox, shut down and powered on again. */
+export const POWER_NODES = 2;
+/** How long a power host's onboarding (it only checks: templates are seeded) may take. */
+const ACTIVE_WITHIN_MS = 180_000;
+
+export type PowerTarget = { id: string; hostId: string; node: LabNode };
+
+/** The lab UPS and the nodes it feeds, as the soak's power load drives them. */
+export type PowerFleet = { ups: LabUps; upsId: string; targets: PowerTarget[] };
+
+/**
+ * The power side of the lab: a lab UPS (its NUT face; the console reads it as `upsmon
+ * secondary`) and POWER_NODES onboarded Proxmox nodes of their own, with both templates the
+ * first catalog publishes already there, so adding them only checks them. They are not in the
+ * soak's fleet: the onboarding load never re-onboards or decommissions them and the node faults
+ * never hit them, so every shutdown call the console makes to one can be counted against the
+ * outage that caused it (a node that refuses or hangs on purpose would make "exactly one call"
+ * ambiguous). The console's processes and database are hurt while they are power targets.
+ */
+export async function startPowerLab(secrets: SecretWatch) {
+  const ups = await startUntilEnd(
+    "lab UPS",
+    startLabUps({ name: "soakups", snmp: false }),
+    (started) => started.stop(),
+  );
+  secrets.add("NUT password of the lab UPS", ups.nut!.password);
+  secrets.add("NUT primary password of the lab UPS", ups.nut!.primary.password);
+  const nodes = await Promise.all(
+    Array.from({ length: POWER_NODES }, async (_, i) => {
+      const node = await startUntilEnd(
+        `lab node pwr${i + 1}`,
+        startLab({
+          name: `pwr${i + 1}`,
+          timeScale: TIME_SCALE,
+          state: "onboarded",
+          storage: "lvm-thin",
+          pve: { templates: [FIRST_TEMPLATE_VMID, FIRST_TEMPLATE_VMID + 1] },
+        }),
+        (started) => started.stop(),
+      );
+      secrets.add(`SSH password of ${node.name}`, node.ssh.password);
+      return node;
+    }),
+  );
+  return { ups, nodes };
+}
+
+const must = (what: string, answer: ApiAnswer, ok: number): Record<string, unknown> => {
+  if (answer.status !== ok) throw new Error(`${what}: ${describeAnswer(answer)}`);
+  return answer.body as Record<string, unknown>;
+};
+
+/**
+ * Through the JSON API, as an operator and an admin would: each power node added as a host and
+ * onboarded (its run creates the API token and pins the certificate a shutdown call needs), the
+ * lab UPS added (NUT, with the console's user), each node protected with that UPS as its feed,
+ * stage by stage, and a 30 s wait for a target to go down (the lab's nodes are off in seconds).
+ */
+export async function protectPowerFleet(
+  ctx: Pick<SoakContext, "api" | "adminApi" | "secrets">,
+  lab: Awaited<ReturnType<typeof startPowerLab>>,
+): Promise<PowerFleet> {
+  const hostIds: string[] = [];
+  for (const node of lab.nodes) {
+    const added = must(
+      `add ${node.name}`,
+      await ctx.api.post("/api/hosts", {
+        name: node.name,
+        address: node.ssh.host,
+        sshPort: node.ssh.port,
+        apiPort: Number(new URL(node.api.url).port),
+        sshUser: node.ssh.username,
+        authMethod: "password",
+        password: node.ssh.password,
+      }),
+      201,
+    );
+    hostIds.push(added.hostId as string);
+  }
+  const deadline = Date.now() + ACTIVE_WITHIN_MS;
+  for (const [i, hostId] of hostIds.entries()) {
+    for (;;) {
+      const answer = await ctx.api.get(`/api/hosts/${hostId}`);
+      const state = answer.status === 200 ? (answer.body as { state: string }).state : null;
+      if (state === "active") break;
+      if (state === "failed" || Date.now() > deadline) {
+        throw new Error(
+          `power host ${lab.nodes[i]!.name} is not active: ${describeAnswer(answer)}`,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
+  for (const node of lab.nodes) {
+    for (const [id, secret] of apiTokenSecretsOn(node)) {
+      ctx.secrets.add(`Proxmox API token secret ${id} on ${node.name}`, secret);
+    }
+  }
+  const nut = lab.ups.nut!;
+  const ups = must(
+    "add the lab UPS",
+    await ctx.adminApi.post("/api/power/ups", {
+      name: "soak-ups",
+      source: {
+        type: "nut",
+        host: nut.host,
+        port: nut.port,
+        upsName: nut.upsName,
+        username: nut.username,
+        password: nut.password,
+      },
+    }),
+    201,
+  ).ups as { id: string };
+  const targets: PowerTarget[] = [];
+  for (const [i, hostId] of hostIds.entries()) {
+    const target = must(
+      `protect ${lab.nodes[i]!.name}`,
+      await ctx.adminApi.post("/api/power/targets", {
+        kind: "pve-node",
+        hostId,
+        feeds: [ups.id],
+        feedPolicy: "any",
+        stage: i,
+      }),
+      201,
+    ).target as { id: string };
+    targets.push({ id: target.id, hostId, node: lab.nodes[i]! });
+  }
+  must(
+    "shorten the wait for a target to go down",
+    await ctx.adminApi.insist("PATCH", "/api/power/settings", {
+      shutdown: { targetDownSeconds: 30 },
+    }),
+    200,
+  );
+  return { ups: lab.ups, upsId: ups.id, targets };
+}

@@ -1,0 +1,113 @@
+import type { PowerConsole } from "./power-console";
+import type { PowerFleet } from "./power-fleet";
+import type { PowerLoadAction, PowerLoadEvent } from "./schedule";
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** One power load action as it happened: what the invariants hold the console's acts against. */
+export type PowerEpisode = {
+  action: PowerLoadAction;
+  armed: boolean;
+  /** When the soak made the UPS report low battery (a trigger it caused); null: it did not. */
+  lowBatteryAt: number | null;
+  /** Mains stayed off until the shutdown run ended: every target was due a call. */
+  outage: boolean;
+  /** Everything back: mains read, no run running, nodes powered on, the latch released. */
+  endedAt: number;
+  /** What the console failed to do (a trigger the soak caused and no run that ended). */
+  problems: string[];
+};
+
+export type EpisodeOutcome =
+  { kind: "done"; detail: string; episode: PowerEpisode } | { kind: "noTarget"; detail: string };
+
+/**
+ * The power load's actions on the lab UPS (bench/soak/schedule.ts POWER_LOAD_ACTIONS), one at a
+ * time. Each first brings everything back as an operator would (mains read on the console, no
+ * shutdown run running, the nodes it shut down powered on, the latch released by an admin) and
+ * sets the mode through the API — never while a run is running, so a call's mode is the mode it
+ * was planned in. Then:
+ *
+ * - outage: on battery for 1–4 s, then low battery (the UPS that dies without warning): the
+ *   console latches and its shutdown run ends (armed: the nodes are off), then mains is back;
+ * - mainsBackBeforeTrigger: on battery for 1–4 s (until the console reads it), mains back;
+ * - mainsBackAfterTrigger: as an outage, with mains back the moment the console latched — the
+ *   run may cancel before its first call or send them; the invariants hold it to what it did.
+ */
+export function powerLoad(fleet: PowerFleet, pc: PowerConsole) {
+  const { control } = fleet.ups;
+
+  /** Every node the console shut down, on again (as bench/power.ts does between flips). */
+  const powerOnNodes = async () => {
+    for (const { node } of fleet.targets) {
+      if (node.power.state === "down") await node.power.powerOn();
+      await node.power.waitUntilUp(60_000);
+    }
+  };
+
+  /** Back to normal; what is still not, or null. */
+  const settle = async (): Promise<string | null> => {
+    const since = Date.now();
+    if (!control.snapshot().mains) control.restore();
+    // A real battery takes hours to recharge from low battery, and stays LB meanwhile: the next
+    // outage would trigger at once. Lab time: it is full again.
+    control.set({ chargePercent: 100 });
+    if (!(await pc.noRunRunning())) return "a shutdown run is still running";
+    await powerOnNodes();
+    if (!(await pc.onMainsSince(since))) return "the console did not read the UPS on mains";
+    if (!(await pc.releaseLatch())) return "the latch was not released";
+    return null;
+  };
+
+  /** Low battery now; the console must latch and its run (a new one) end. */
+  const trigger = async (episode: PowerEpisode, mainsBackAtLatch: boolean): Promise<string> => {
+    const before = await pc.latestRun();
+    episode.lowBatteryAt = Date.now();
+    control.jumpToLowBattery();
+    const latched = await pc.latched();
+    if (mainsBackAtLatch) control.restore();
+    if (!latched) {
+      episode.problems.push("low battery: the console did not latch a trigger");
+      return "not latched";
+    }
+    const run = await pc.newRunEnded(before?.id);
+    if (!run) {
+      episode.problems.push("latched, but no new shutdown run ended");
+      return "latched, no run ended";
+    }
+    return `run ${run.id} ${run.status}${run.failureReason ? ` (${run.failureReason})` : ""}`;
+  };
+
+  return async (event: PowerLoadEvent): Promise<EpisodeOutcome> => {
+    const armed = event.action.endsWith(".armed");
+    const unready = await settle();
+    if (unready) return { kind: "noTarget", detail: `not started: ${unready}` };
+    const modeProblem = await pc.setMode(armed ? "armed" : "dry-run");
+    if (modeProblem) return { kind: "noTarget", detail: `not started: ${modeProblem}` };
+    const episode: PowerEpisode = {
+      action: event.action,
+      armed,
+      lowBatteryAt: null,
+      outage: event.action.startsWith("outage."),
+      endedAt: 0,
+      problems: [],
+    };
+    control.pullPlug();
+    await sleep(1000 + event.pick * 3000);
+    let detail: string;
+    if (event.action.startsWith("mainsBackBeforeTrigger.")) {
+      const seen = await pc.until(
+        async () => (await pc.card())?.condition === "on-battery",
+        10_000,
+      );
+      control.restore();
+      detail = seen ? "on battery, mains back before a trigger" : "mains back (on battery unseen)";
+    } else {
+      detail = await trigger(episode, event.action.startsWith("mainsBackAfterTrigger."));
+    }
+    const unsettled = await settle();
+    episode.endedAt = Date.now();
+    if (unsettled) episode.problems.push(`afterwards: ${unsettled}`);
+    return { kind: "done", detail: `${armed ? "armed" : "dry-run"}: ${detail}`, episode };
+  };
+}

@@ -16,6 +16,9 @@ import {
 import { POWER_TICK_TASK, TICK_TASK } from "@/lib/pipeline/schedule";
 import type { AnyPipeline } from "@/lib/pipeline/step";
 import { createJobLedger, SETTLE_MS } from "./job-ledger";
+import { NOTIFY_DELIVER_TASK } from "@/lib/notify/enqueue";
+import type { DeliveryOptions } from "@/lib/notify/deliver";
+import { createNotifyDeliverTask } from "./tasks/notify-deliver";
 import { createRunTickTask } from "./tasks/run-tick";
 import { untilDatabaseAnswers } from "./wait-for-database";
 import {
@@ -51,6 +54,8 @@ export type WorkerOptions = {
    * and takes no job.
    */
   onUnexpectedStop?: (reason: string) => void;
+  /** Webhook deliveries' deadline and backoff (lib/notify); tests shorten them. */
+  notify?: DeliveryOptions;
 };
 
 export type WorkerHandle = {
@@ -122,6 +127,7 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
     taskList: {
       [TICK_TASK]: createRunTickTask(engine),
       [VM_TEMPLATE_CHECK_TASK]: createVmTemplateCheckTask(db),
+      [NOTIFY_DELIVER_TASK]: createNotifyDeliverTask(db, options.notify),
     },
     crontab: options.periodicChecks === false ? "" : VM_TEMPLATE_CHECK_CRONTAB,
     events,

@@ -38,6 +38,11 @@ export const AUDIT_ACTIONS = [
   "power.target_delete",
   "power.latch_release",
   "power.event_acknowledge",
+  "notify.target_create",
+  "notify.target_update",
+  "notify.target_delete",
+  "notify.target_test",
+  "notify.acknowledge",
 ] as const;
 
 export const ZAuditAction = z.enum(AUDIT_ACTIONS);

@@ -3,6 +3,7 @@ import type { Database } from "@/lib/db/client";
 import { events, runAbortRequests, runs, stepVisits } from "@/lib/db/schema";
 import { appendRunLog } from "@/lib/logs/append";
 import { createRunLogWriter } from "@/lib/logs/writer";
+import { notifyRunEvent } from "@/lib/notify/run-events";
 import { RunContext } from "./context";
 import { notifyLive, scheduleTick } from "./schedule";
 import type { AnyPipeline, Outcome, Step } from "./step";
@@ -279,9 +280,11 @@ async function persist(
   }
 
   for (const event of next.events) {
-    await tx
+    const [row] = await tx
       .insert(events)
-      .values({ runId: run.id, hostId: run.hostId, actor: "engine", ...event });
+      .values({ runId: run.id, hostId: run.hostId, actor: "engine", ...event })
+      .returning({ id: events.id });
+    await notifyRunEvent(tx, run.id, row!.id, { ...event, pipeline: run.pipeline, step: stepName });
   }
   if (next.runAt) {
     // An abort recorded while this visit ran must wake the run now, not after the poll delay.

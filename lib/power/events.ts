@@ -1,5 +1,6 @@
 import type { Database } from "@/lib/db/client";
 import { powerEvents } from "@/lib/db/schema";
+import { enqueueNotifications } from "@/lib/notify/enqueue";
 import { notifyLive } from "@/lib/pipeline/schedule";
 import type { MonitorEventKind, PowerEventDraft } from "./triggers/decide";
 
@@ -50,8 +51,13 @@ export async function recordPowerEvents(
       })),
     )
     .returning({ id: powerEvents.id, upsId: powerEvents.upsId });
-  for (const row of rows) {
+  for (const [i, row] of rows.entries()) {
     await notifyLive(tx, { type: "power", upsId: row.upsId, eventId: row.id });
+    await enqueueNotifications(tx, {
+      powerEventId: row.id,
+      kind: inputs[i]!.kind,
+      severity: inputs[i]!.severity,
+    });
   }
   return rows.map((row) => row.id);
 }

@@ -97,7 +97,9 @@ export const notificationDeliveries = pgTable(
   (t) => [
     index("notification_deliveries_target_idx").on(t.targetId, t.id),
     index("notification_deliveries_power_event_idx").on(t.powerEventId),
-    index("notification_deliveries_failed_idx").on(t.targetId).where(sql`${t.state} = 'failed'`),
+    index("notification_deliveries_failed_idx")
+      .on(t.targetId)
+      .where(sql`${t.state} = 'failed'`),
     check(
       "notification_deliveries_one_event",
       sql`(${t.powerEventId} is null) <> (${t.runEventId} is null)`,

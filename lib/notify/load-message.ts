@@ -1,0 +1,84 @@
+import { eq } from "drizzle-orm";
+import type { Database } from "@/lib/db/client";
+import { events, hosts, powerEvents, powerTargets, runs, upsDevices } from "@/lib/db/schema";
+import { messageTitle, type NotificationMessage, type Severity } from "./message";
+
+export type DeliveryEventRef = {
+  kind: string;
+  severity: Severity;
+  powerEventId: number | null;
+  runEventId: number | null;
+};
+
+/**
+ * The message a delivery sends, read from its event as committed: a power event with the UPS or
+ * target it is about, or a run event with its host. Null when the event is gone (the delivery
+ * row goes with it, so only a race with a deletion sees this).
+ */
+export async function loadMessage(
+  db: Pick<Database, "select">,
+  ref: DeliveryEventRef,
+): Promise<NotificationMessage | null> {
+  if (ref.powerEventId !== null) {
+    const [row] = await db
+      .select({
+        id: powerEvents.id,
+        at: powerEvents.at,
+        message: powerEvents.message,
+        data: powerEvents.data,
+        upsName: upsDevices.name,
+        targetName: powerTargets.name,
+        targetHost: hosts.name,
+      })
+      .from(powerEvents)
+      .leftJoin(upsDevices, eq(upsDevices.id, powerEvents.upsId))
+      .leftJoin(powerTargets, eq(powerTargets.id, powerEvents.targetId))
+      .leftJoin(hosts, eq(hosts.id, powerTargets.hostId))
+      .where(eq(powerEvents.id, ref.powerEventId));
+    if (!row) return null;
+    const subject = row.targetHost ?? row.targetName ?? row.upsName ?? null;
+    return {
+      id: `power:${row.id}`,
+      source: "power",
+      kind: ref.kind,
+      severity: ref.severity,
+      title: messageTitle(ref.kind, subject),
+      text: row.message,
+      at: row.at.toISOString(),
+      subject,
+      data: { ...row.data, ups: row.upsName },
+    };
+  }
+  if (ref.runEventId === null) return null;
+  const [row] = await db
+    .select({
+      id: events.id,
+      at: events.at,
+      message: events.message,
+      runId: events.runId,
+      pipeline: runs.pipeline,
+      step: runs.failedStep,
+      hostName: hosts.name,
+    })
+    .from(events)
+    .leftJoin(runs, eq(runs.id, events.runId))
+    .leftJoin(hosts, eq(hosts.id, events.hostId))
+    .where(eq(events.id, ref.runEventId));
+  if (!row) return null;
+  const subject = row.hostName ?? null;
+  const text =
+    ref.kind === "host.active" && subject
+      ? `${subject} finished onboarding and is an active Proxmox host.`
+      : row.message;
+  return {
+    id: `run:${row.id}`,
+    source: "onboarding",
+    kind: ref.kind,
+    severity: ref.severity,
+    title: messageTitle(ref.kind, subject),
+    text,
+    at: row.at.toISOString(),
+    subject,
+    data: { runId: row.runId, pipeline: row.pipeline, failedStep: row.step },
+  };
+}

@@ -1,0 +1,82 @@
+import { z } from "zod";
+
+export const SEVERITIES = ["info", "warning", "critical"] as const;
+export const ZSeverity = z.enum(SEVERITIES);
+export type Severity = z.infer<typeof ZSeverity>;
+
+/**
+ * What every format renders: one event, power or onboarding, as words. `kind` is the
+ * notification's kind (a power event's own, or one of ONBOARDING_KINDS), which targets filter on.
+ */
+export type NotificationMessage = {
+  /** `power:12`, `run:34`, or `test` for the Test button's message. */
+  id: string;
+  source: "power" | "onboarding" | "test";
+  kind: string;
+  severity: Severity;
+  /** One line: `On battery: ups-a`. */
+  title: string;
+  /** The event's own message. */
+  text: string;
+  /** ISO 8601. */
+  at: string;
+  /** The UPS, target or host the event is about, when there is one. */
+  subject: string | null;
+  data: Record<string, unknown>;
+};
+
+/** Words for the kinds a person reads in a title; an unknown kind is shown as it is. */
+const KIND_TITLES: Record<string, string> = {
+  "ups.on_battery": "On battery",
+  "ups.mains_back": "Mains back",
+  "ups.low_battery": "Low battery",
+  "ups.unreachable": "UPS unreachable",
+  "ups.reachable": "UPS reachable again",
+  "trigger.fired": "Shutdown trigger fired",
+  "trigger.cancelled": "Shutdown trigger cancelled",
+  "latch.released": "Shutdown latch released",
+  "shutdown.cancelled": "Shutdown cancelled",
+  "shutdown.would_send": "Shutdown would be sent (dry run)",
+  "shutdown.sent": "Shutdown sent",
+  "shutdown.failed": "Shutdown failed",
+  "target.down": "Target is down",
+  "target.still_up": "Target still up",
+  "mode.armed": "Power management armed",
+  "mode.disarmed": "Power management disarmed",
+  "config.changed": "Power configuration changed",
+  "self-test.failed": "Self-test failed",
+  "host.active": "Host active",
+  "onboarding.step_failed": "Onboarding step failed",
+  "template.build_failed": "Template build failed",
+  "template.missing": "Templates missing",
+  "key_rotation.host_left_behind": "Key rotation left a host behind",
+  test: "Test message",
+};
+
+export function kindTitle(kind: string): string {
+  return KIND_TITLES[kind] ?? kind;
+}
+
+export function messageTitle(kind: string, subject: string | null): string {
+  return subject ? `${kindTitle(kind)}: ${subject}` : kindTitle(kind);
+}
+
+/** Severity in order, for "at least" comparisons. */
+export function severityRank(severity: Severity): number {
+  return SEVERITIES.indexOf(severity);
+}
+
+/** The message the Test button sends: a real delivery, marked as a test everywhere it shows. */
+export function testMessage(targetName: string, now: Date): NotificationMessage {
+  return {
+    id: "test",
+    source: "test",
+    kind: "test",
+    severity: "info",
+    title: messageTitle("test", targetName),
+    text: `Test message from CluPilot to ${targetName}: if you read this, the target works.`,
+    at: now.toISOString(),
+    subject: targetName,
+    data: {},
+  };
+}

@@ -14,11 +14,17 @@ import {
   staleAfterSecondsAt,
 } from "@/lib/pipeline/recovery";
 import { POWER_TICK_TASK, TICK_TASK } from "@/lib/pipeline/schedule";
+import {
+  queueSelfTest,
+  SELF_TEST_CRONTAB,
+  SELF_TEST_TASK,
+} from "@/lib/power/self-test/queue-self-test";
 import type { AnyPipeline } from "@/lib/pipeline/step";
 import { createJobLedger, SETTLE_MS } from "./job-ledger";
 import { NOTIFY_DELIVER_TASK } from "@/lib/notify/enqueue";
 import type { DeliveryOptions } from "@/lib/notify/deliver";
 import { createNotifyDeliverTask } from "./tasks/notify-deliver";
+import { createPowerSelfTestTask } from "./tasks/power-self-test";
 import { createRunTickTask } from "./tasks/run-tick";
 import { untilDatabaseAnswers } from "./wait-for-database";
 import {
@@ -127,12 +133,21 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
     taskList: {
       [TICK_TASK]: createRunTickTask(engine),
       [VM_TEMPLATE_CHECK_TASK]: createVmTemplateCheckTask(db),
+      [SELF_TEST_TASK]: createPowerSelfTestTask(db),
       [NOTIFY_DELIVER_TASK]: createNotifyDeliverTask(db, options.notify),
     },
-    crontab: options.periodicChecks === false ? "" : VM_TEMPLATE_CHECK_CRONTAB,
+    crontab:
+      options.periodicChecks === false ? "" : `${VM_TEMPLATE_CHECK_CRONTAB}\n${SELF_TEST_CRONTAB}`,
     events,
     logger,
   });
+  // The power self-test at start-up (and hourly on the crontab): a broken shutdown path shows
+  // before the outage. Workers starting together queue it once (one job key).
+  if (options.periodicChecks !== false) {
+    await queueSelfTest(db, "start-up").catch((error: unknown) =>
+      report("queueing the start-up power self-test failed", error),
+    );
+  }
   // Power ticks run on a runner of their own, with their own pool and slots: a shutdown never
   // waits behind onboardings, a template build's watch or a full pool.
   const powerConcurrency = options.powerConcurrency ?? 2;

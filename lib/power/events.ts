@@ -15,6 +15,7 @@ export type PowerEventKind =
   | "target.still_up"
   | "mode.armed"
   | "mode.disarmed"
+  | "self-test.failed"
   | "config.changed";
 
 export type PowerEventInput = Omit<PowerEventDraft, "kind" | "at"> & {

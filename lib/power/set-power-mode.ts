@@ -7,6 +7,7 @@ import { recordPowerEvents } from "./events";
 import { planSnapshot } from "./plan-preview";
 import { writePowerSettings } from "./power-settings-store";
 import { ZSetPowerMode } from "./schemas";
+import { queueSelfTest } from "./self-test/queue-self-test";
 import { loadTargets } from "./targets/load-targets";
 
 const sqlLock = sql`select pg_advisory_xact_lock(hashtext('clupilot power mode'))`;
@@ -52,6 +53,8 @@ export async function setPowerMode(
             armedBy: actor.name,
             armedPlan: snapshot,
           });
+          // The path just armed is proven at once, not at the next hourly run.
+          await queueSelfTest(tx, "armed", actor.name);
           await recordPowerEvents(tx, [
             {
               severity: "warning",

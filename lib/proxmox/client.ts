@@ -2,6 +2,7 @@ import { z } from "zod";
 import { configIsTemplate } from "./is-template";
 import { pinnedApiCall, type PinnedRequest } from "./pinned-https";
 import {
+  ZClusterStatus,
   ZNodeList,
   ZNodeStatus,
   ZPermissions,
@@ -29,6 +30,7 @@ export const PROXMOX_REQUESTS = [
   "GET /nodes/{node}/qemu",
   "GET /nodes/{node}/qemu/{vmid}/config",
   "GET /access/permissions",
+  "GET /cluster/status",
   "GET /nodes",
   "GET /nodes/{node}/status",
   "GET /nodes/{node}/storage",
@@ -81,11 +83,24 @@ export class ProxmoxClient {
     );
   }
 
-  permissions(path?: string) {
-    return this.get(
-      path ? `/access/permissions?path=${encodeURIComponent(path)}` : "/access/permissions",
-      ZPermissions,
-    );
+  /**
+   * `GET /access/permissions`: the token's own effective privileges, or with `userid` another
+   * subject's (the token's own user may be asked without `Sys.Audit` on `/access`).
+   */
+  permissions(path?: string, userid?: string) {
+    const query = new URLSearchParams({
+      ...(path === undefined ? {} : { path }),
+      ...(userid === undefined ? {} : { userid }),
+    }).toString();
+    return this.get(`/access/permissions${query ? `?${query}` : ""}`, ZPermissions);
+  }
+
+  /**
+   * `GET /cluster/status` (needs `Sys.Audit` on `/`): a `cluster` entry when clustered, and one
+   * entry per node, `local: 1` on the node that answered.
+   */
+  clusterStatus() {
+    return this.get("/cluster/status", ZClusterStatus);
   }
 
   /**

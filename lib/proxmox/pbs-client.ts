@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { pinnedApiCall, type PinnedRequest } from "./pinned-https";
-import { ZVersion } from "./schemas";
+import { ZPermissions, ZVersion } from "./schemas";
 
 export type PbsTarget = {
   /** e.g. `https://10.0.0.9:8007` */
@@ -27,6 +27,14 @@ export class PbsClient {
 
   version() {
     return this.call({ method: "GET", path: "/version" }, ZVersion);
+  }
+
+  /** `GET /access/permissions?path=…`: the token's own privileges there (the key is the grant). */
+  permissions(path: string) {
+    return this.call(
+      { method: "GET", path: `/access/permissions?path=${encodeURIComponent(path)}` },
+      ZPermissions,
+    );
   }
 
   /**

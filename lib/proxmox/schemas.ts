@@ -24,6 +24,19 @@ export const ZVersion = z.object({ version: z.string(), release: z.string().opti
 /** `{ "<path>": { "<Priv>": 0|1 } }`; the number is the propagate flag, not the grant. */
 export const ZPermissions = z.record(z.string(), z.record(z.string(), z.coerce.number()));
 
+/** `GET /cluster/status`: `{type:"cluster", quorate}` when clustered, one `{type:"node", name, local}` per node. */
+export const ZClusterStatusEntry = z
+  .object({
+    type: z.string(),
+    name: z.string(),
+    local: z.coerce.number().optional(),
+    online: z.coerce.number().optional(),
+    quorate: z.coerce.number().optional(),
+  })
+  .loose();
+export const ZClusterStatus = z.array(ZClusterStatusEntry);
+export type TClusterStatusEntry = z.infer<typeof ZClusterStatusEntry>;
+
 /** `GET /nodes`: one entry per cluster node (a standalone host lists itself). */
 export const ZNodeListEntry = z.object({ node: z.string(), status: z.string().optional() }).loose();
 export const ZNodeList = z.array(ZNodeListEntry);

@@ -77,6 +77,15 @@ export async function sendShutdown(
     await client.shutdownNode();
     return;
   }
+  await (await pbsClientFor(db, endpoint, options)).shutdown();
+}
+
+/** A backup server's API client with its token's secret unsealed (`onSecret` gets it to mask). */
+export async function pbsClientFor(
+  db: Database,
+  endpoint: PbsEndpoint,
+  options: { timeoutMs: number; onSecret?: (secret: string) => void },
+): Promise<PbsClient> {
   const [credential] = await db
     .select({ sealed: credentials.sealed })
     .from(credentials)
@@ -85,13 +94,13 @@ export async function sendShutdown(
     throw new Error("the PBS token's secret is missing; enter it again on the target");
   const secret = unseal(credential.sealed);
   options.onSecret?.(secret);
-  await new PbsClient({
+  return new PbsClient({
     baseUrl: baseUrlOf(endpoint),
     tokenId: endpoint.tokenId,
     tokenSecret: secret,
     certSha256: endpoint.certSha256,
     timeoutMs: options.timeoutMs,
-  }).shutdown();
+  });
 }
 
 /** Whether the target's API still answers at all (see probeApi). */

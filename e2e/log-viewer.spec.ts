@@ -72,7 +72,7 @@ test("the build log streams live: follow, scroll-up pause, jump to latest, searc
   page,
   context,
 }) => {
-  const { hostId, runId } = await seedRunningHost("pve-log-live");
+  const { hostId, runId } = await seedRunningHost(`pve-log-live-${Date.now().toString(36)}`);
   await appendRunLog(db(), runId, [
     ...entries(
       "ConnectHost",
@@ -169,6 +169,8 @@ test("the build log streams live: follow, scroll-up pause, jump to latest, searc
   // A permalink opens scrolled to its line, highlighted.
   const other = await context.newPage();
   await other.goto(`${base()}/hosts/${hostId}#L200`);
+  // The whole log first, so a failure below is about scrolling, not about the stream.
+  await expect(other.getByTestId("log-viewer")).toHaveAttribute("data-line-count", "340");
   await expect(row(other, 200)).toBeVisible();
   await expect(row(other, 200)).toHaveClass(/log-row-target/);
   await expect(other.getByTestId("log-viewer")).toHaveAttribute("data-follow", "false");

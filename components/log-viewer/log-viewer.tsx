@@ -123,14 +123,19 @@ export function LogViewer({ run }: { run: RunDetail }) {
     [model, isOpen],
   );
 
-  // After a reveal, the rows include the line: scroll to it.
+  // After a reveal, the rows include the line: scroll it to the middle. Rows have one fixed
+  // height, so the offset is arithmetic, and the scroll position keeps a single owner (this
+  // component, as in follow mode). The virtualizer's own scroll commands keep retargeting for up
+  // to seconds afterwards, beside our direct writes; a permalink opened once in CI stayed
+  // without its line on screen.
   useLayoutEffect(() => {
     if (pendingJump === null) return;
     const row = rows.indexOf(pendingJump);
-    if (row < 0) return;
-    virtualizer.scrollToIndex(row, { align: "center" });
+    const box = scrollRef.current;
+    if (row < 0 || !box) return;
+    box.scrollTop = Math.max(0, row * ROW_HEIGHT - (box.clientHeight - ROW_HEIGHT) / 2);
     setPendingJump(null);
-  }, [pendingJump, rows, virtualizer]);
+  }, [pendingJump, rows]);
 
   // Permalinks: #L123 on load and on every hash change.
   useEffect(() => {

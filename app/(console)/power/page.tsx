@@ -4,6 +4,7 @@ import { PowerEventLog, type EventFilterValues } from "@/components/power/event-
 import { PlanPreviewPanel } from "@/components/power/plan-preview";
 import { ProtectionTable } from "@/components/power/protection-table";
 import { ReadingsCharts } from "@/components/power/readings-chart";
+import { SelfTestCard } from "@/components/power/self-test-card";
 import { ShutdownRunPanel } from "@/components/power/shutdown-run-panel";
 import { UpsCards } from "@/components/power/ups-cards";
 import { searchParamsInput } from "@/lib/api/query-params";
@@ -20,6 +21,7 @@ import {
 import { readPowerPlan } from "@/lib/power/queries/power-plan";
 import { latestShutdownRun } from "@/lib/power/queries/shutdown-run";
 import { listTargetProtection } from "@/lib/power/queries/target-protection";
+import { readSelfTestOverview } from "@/lib/power/self-test/latest-self-test";
 
 export const dynamic = "force-dynamic";
 
@@ -43,12 +45,13 @@ export default async function PowerPage({ searchParams }: { searchParams: Search
   const filter = ZPowerEventFilter.safeParse(filterInput);
 
   const db = getDb();
-  const [overview, plan, targets, shutdown, events] = await Promise.all([
+  const [overview, plan, targets, shutdown, events, selfTest] = await Promise.all([
     getPowerOverview(db),
     readPowerPlan(db),
     listTargetProtection(db),
     latestShutdownRun(db),
     filter.success ? listPowerEvents(db, filter.data) : null,
+    readSelfTestOverview(db),
   ]);
   const ups = overview.ups.map(({ id, name }) => ({ id, name }));
 
@@ -79,6 +82,7 @@ export default async function PowerPage({ searchParams }: { searchParams: Search
       <ReadingsCharts ups={ups} />
       <PlanPreviewPanel initial={plan} />
       <ProtectionTable initial={targets} />
+      <SelfTestCard initial={selfTest} />
       <PowerEventLog
         initial={events}
         filter={filterInput as EventFilterValues}

@@ -258,6 +258,7 @@ export async function secretVerdict(
   await client.connect();
   let runIds: string[];
   let planId: string | undefined;
+  let powerRunId: string | undefined;
   try {
     for (const table of [
       "run_log_chunks",
@@ -272,6 +273,12 @@ export async function secretVerdict(
     }
     runIds = (await client.query<{ id: string }>("select id from runs")).rows.map((r) => r.id);
     planId = (await client.query<{ id: string }>("select id from plans limit 1")).rows[0]?.id;
+    // The power load's latest shutdown run: its page shows calls, requests and the log.
+    powerRunId = (
+      await client.query<{ id: string }>(
+        "select id from runs where pipeline = 'power-shutdown' order by created_at desc limit 1",
+      )
+    ).rows[0]?.id;
   } finally {
     await client.end().catch(() => {});
   }
@@ -287,6 +294,13 @@ export async function secretVerdict(
     "/api/catalog",
     "/api/crash-loops",
     "/api/tokens",
+    "/api/power",
+    "/api/power/ups",
+    "/api/power/targets",
+    "/api/power/plan",
+    "/api/power/settings",
+    "/api/power/shutdown-run",
+    "/api/power/events",
   ]) {
     await ctx.adminApi.get(path);
   }
@@ -295,8 +309,12 @@ export async function secretVerdict(
   const cookie = await signInCookie(ctx.console.databaseUrl, accounts.admin);
   const pages = new Set<string>();
   for (const hostId of ids.hostIds) {
-    for (const page of consolePages({ hostId, planId: planId ?? crypto.randomUUID() }))
-      pages.add(page);
+    const pageIds = {
+      hostId,
+      planId: planId ?? crypto.randomUUID(),
+      runId: powerRunId ?? crypto.randomUUID(),
+    };
+    for (const page of consolePages(pageIds)) pages.add(page);
   }
   let pagesRead = 0;
   for (const page of pages) {

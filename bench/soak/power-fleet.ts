@@ -10,6 +10,7 @@ import { apiTokenSecretsOn, FIRST_TEMPLATE_VMID, TIME_SCALE } from "./soak-lab";
 export const POWER_NODES = 2;
 /** How long a power host's onboarding (it only checks: templates are seeded) may take. */
 const ACTIVE_WITHIN_MS = 180_000;
+const UPS_NAME = "soak-ups";
 
 export type PowerTarget = { id: string; hostId: string; node: LabNode };
 
@@ -53,38 +54,67 @@ export async function startPowerLab(secrets: SecretWatch) {
   return { ups, nodes };
 }
 
-const must = (what: string, answer: ApiAnswer, ok: number): Record<string, unknown> => {
-  if (answer.status !== ok) throw new Error(`${what}: ${describeAnswer(answer)}`);
-  return answer.body as Record<string, unknown>;
-};
+/**
+ * Creates something through the API and returns its id. The soak is under way while this runs:
+ * a request whose answer was lost (a web server killed, the database paused) may still have
+ * created it, so before giving up the soak looks for it, as a person would reload the page.
+ */
+async function created(
+  what: string,
+  create: () => Promise<ApiAnswer>,
+  idOf: (body: Record<string, unknown>) => string,
+  find: () => Promise<string | undefined>,
+): Promise<string> {
+  let last: ApiAnswer | null = null;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const found = attempt === 0 ? undefined : await find().catch(() => undefined);
+    if (found) return found;
+    last = await create();
+    if (last.status === 201) return idOf(last.body as Record<string, unknown>);
+  }
+  throw new Error(`${what}: ${describeAnswer(last!)}`);
+}
 
 /**
  * Through the JSON API, as an operator and an admin would: each power node added as a host and
  * onboarded (its run creates the API token and pins the certificate a shutdown call needs), the
  * lab UPS added (NUT, with the console's user), each node protected with that UPS as its feed,
  * stage by stage, and a 30 s wait for a target to go down (the lab's nodes are off in seconds).
+ * It runs beside the first chaos, so every step survives a lost answer.
  */
 export async function protectPowerFleet(
   ctx: Pick<SoakContext, "api" | "adminApi" | "secrets">,
   lab: Awaited<ReturnType<typeof startPowerLab>>,
 ): Promise<PowerFleet> {
-  const hostIds: string[] = [];
-  for (const node of lab.nodes) {
-    const added = must(
-      `add ${node.name}`,
-      await ctx.api.post("/api/hosts", {
-        name: node.name,
-        address: node.ssh.host,
-        sshPort: node.ssh.port,
-        apiPort: Number(new URL(node.api.url).port),
-        sshUser: node.ssh.username,
-        authMethod: "password",
-        password: node.ssh.password,
-      }),
-      201,
-    );
-    hostIds.push(added.hostId as string);
-  }
+  const listed = async <T>(path: string, key: string): Promise<T[]> => {
+    const answer = await ctx.adminApi.get(path);
+    return answer.status === 200 ? ((answer.body as Record<string, T[]>)[key] ?? []) : [];
+  };
+  const hostIds = await Promise.all(
+    lab.nodes.map((node) =>
+      created(
+        `add ${node.name}`,
+        () =>
+          ctx.api.post("/api/hosts", {
+            name: node.name,
+            address: node.ssh.host,
+            sshPort: node.ssh.port,
+            apiPort: Number(new URL(node.api.url).port),
+            sshUser: node.ssh.username,
+            authMethod: "password",
+            password: node.ssh.password,
+          }),
+        (body) => body.hostId as string,
+        async () =>
+          (
+            await listed<{ id: string; name: string }>(
+              `/api/hosts?q=${node.name}&limit=200`,
+              "hosts",
+            )
+          ).find((h) => h.name === node.name)?.id,
+      ),
+    ),
+  );
   const deadline = Date.now() + ACTIVE_WITHIN_MS;
   for (const [i, hostId] of hostIds.entries()) {
     for (;;) {
@@ -105,42 +135,52 @@ export async function protectPowerFleet(
     }
   }
   const nut = lab.ups.nut!;
-  const ups = must(
+  const upsId = await created(
     "add the lab UPS",
-    await ctx.adminApi.post("/api/power/ups", {
-      name: "soak-ups",
-      source: {
-        type: "nut",
-        host: nut.host,
-        port: nut.port,
-        upsName: nut.upsName,
-        username: nut.username,
-        password: nut.password,
-      },
-    }),
-    201,
-  ).ups as { id: string };
+    () =>
+      ctx.adminApi.post("/api/power/ups", {
+        name: UPS_NAME,
+        source: {
+          type: "nut",
+          host: nut.host,
+          port: nut.port,
+          upsName: nut.upsName,
+          username: nut.username,
+          password: nut.password,
+        },
+      }),
+    (body) => (body.ups as { id: string }).id,
+    async () =>
+      (await listed<{ id: string; name: string }>("/api/power/ups", "ups")).find(
+        (u) => u.name === UPS_NAME,
+      )?.id,
+  );
   const targets: PowerTarget[] = [];
   for (const [i, hostId] of hostIds.entries()) {
-    const target = must(
+    const id = await created(
       `protect ${lab.nodes[i]!.name}`,
-      await ctx.adminApi.post("/api/power/targets", {
-        kind: "pve-node",
-        hostId,
-        feeds: [ups.id],
-        feedPolicy: "any",
-        stage: i,
-      }),
-      201,
-    ).target as { id: string };
-    targets.push({ id: target.id, hostId, node: lab.nodes[i]! });
+      () =>
+        ctx.adminApi.post("/api/power/targets", {
+          kind: "pve-node",
+          hostId,
+          feeds: [upsId],
+          feedPolicy: "any",
+          stage: i,
+        }),
+      (body) => (body.target as { id: string }).id,
+      async () =>
+        (await listed<{ id: string; hostId: string | null }>("/api/power/targets", "targets")).find(
+          (t) => t.hostId === hostId,
+        )?.id,
+    );
+    targets.push({ id, hostId, node: lab.nodes[i]! });
   }
-  must(
-    "shorten the wait for a target to go down",
-    await ctx.adminApi.insist("PATCH", "/api/power/settings", {
+  for (let attempt = 0; ; attempt++) {
+    const settings = await ctx.adminApi.insist("PATCH", "/api/power/settings", {
       shutdown: { targetDownSeconds: 30 },
-    }),
-    200,
-  );
-  return { ups: lab.ups, upsId: ups.id, targets };
+    });
+    if (settings.status === 200) break;
+    if (attempt === 2) throw new Error(`power settings: ${describeAnswer(settings)}`);
+  }
+  return { ups: lab.ups, upsId, targets };
 }

@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { seededRandom } from "./prng";
 import {
+  chaosSchedule,
   FAULTS,
+  loadSchedule,
   LOAD_STOPS_BEFORE_END_MS,
   QUIET_MS,
   soakSchedule,
@@ -56,6 +58,31 @@ describe("the soak's schedule", () => {
       if (event.fault.startsWith("api.") || event.fault === "ssh.dropMidCommand") {
         expect(event.durationMs).toBeGreaterThanOrEqual(5_000);
         expect(event.durationMs).toBeLessThanOrEqual(20_000);
+      }
+    }
+  });
+
+  it("keeps a seed's onboarding chaos and load as they were before power: power draws from streams of its own", () => {
+    const random = seededRandom(7);
+    const chaosRandom = random.fork();
+    const loadRandom = random.fork();
+    const schedule = soakSchedule(seededRandom(7), HALF_AN_HOUR);
+    expect(schedule.chaos).toEqual(chaosSchedule(chaosRandom, HALF_AN_HOUR));
+    expect(schedule.load).toEqual(loadSchedule(loadRandom, HALF_AN_HOUR));
+  });
+
+  it("starts every power load with an outage in dry-run and one armed, and keeps UPS faults out of the quiet end", () => {
+    for (let seed = 0; seed < 50; seed++) {
+      const { powerLoad, powerFaults } = soakSchedule(seededRandom(seed), TWO_MINUTES);
+      expect(
+        powerLoad
+          .slice(0, 2)
+          .map((e) => e.action)
+          .sort(),
+      ).toEqual(["outage.armed", "outage.dryRun"]);
+      expect(powerFaults.length).toBeGreaterThan(0);
+      for (const event of powerFaults) {
+        expect(event.atMs).toBeLessThan(TWO_MINUTES.durationMs - QUIET_MS);
       }
     }
   });

@@ -92,7 +92,7 @@ export type LoadEvent = { atMs: number; action: LoadAction; pick: number };
 export type PowerFaultEvent = {
   atMs: number;
   fault: PowerFault;
-  /** How long the UPS stays unreachable, the flapping lasts, or the stale outage lasts. */
+  /** How long (3–8 s) the UPS stays unreachable, the flapping lasts, or the stale outage lasts. */
   durationMs: number;
   /** For choices made at runtime (how unreachable, how stale). */
   pick: number;
@@ -179,8 +179,11 @@ export function loadSchedule(random: Random, options: ScheduleOptions): LoadEven
   return events;
 }
 
-/** Gaps between two power faults and between two power load actions, in seconds. */
-export const POWER_FAULT_GAP_S = [6, 20] as const;
+/**
+ * Gaps between two power faults and between two power load actions, in seconds. Power faults
+ * wait for their turn with the outages, so they come early and often.
+ */
+export const POWER_FAULT_GAP_S = [3, 10] as const;
 export const POWER_LOAD_GAP_S = [6, 15] as const;
 
 /** Power faults from a deck, inside the chaos window like every fault. */
@@ -191,7 +194,7 @@ export function powerFaultSchedule(random: Random, options: ScheduleOptions): Po
   for (let at = random.between(...FIRST_ROUND_GAP_S) * 1000; at < end;) {
     if (deck.length === 0) deck = random.shuffle(POWER_FAULTS);
     const fault = deck.shift()!;
-    const durationMs = Math.round(random.between(4, 12) * 1000);
+    const durationMs = Math.round(random.between(3, 8) * 1000);
     events.push({ atMs: Math.round(at), fault, durationMs, pick: random.next() });
     at += random.between(...POWER_FAULT_GAP_S) * 1000;
   }

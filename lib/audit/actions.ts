@@ -38,6 +38,7 @@ export const AUDIT_ACTIONS = [
   "power.target_delete",
   "power.latch_release",
   "power.event_acknowledge",
+  "power.drill_start",
   "notify.target_create",
   "notify.target_update",
   "notify.target_delete",

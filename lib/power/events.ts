@@ -16,7 +16,8 @@ export type PowerEventKind =
   | "mode.armed"
   | "mode.disarmed"
   | "self-test.failed"
-  | "config.changed";
+  | "config.changed"
+  | "drill.started";
 
 export type PowerEventInput = Omit<PowerEventDraft, "kind" | "at"> & {
   kind: PowerEventKind;

@@ -1,5 +1,6 @@
 import type { Metadata } from "next";
 import Link from "next/link";
+import { DrillControl } from "@/components/power/drill-control";
 import { PowerEventLog, type EventFilterValues } from "@/components/power/event-log";
 import { PlanPreviewPanel } from "@/components/power/plan-preview";
 import { ProtectionTable } from "@/components/power/protection-table";
@@ -59,19 +60,25 @@ export default async function PowerPage({ searchParams }: { searchParams: Search
     <>
       <div className="page-head">
         <h1>Power</h1>
-        {hasRole(actor.role, "admin") && (
-          <div style={{ display: "flex", gap: "0.5rem" }}>
-            <Link href="/power/ups" className="button" data-testid="power-configure-ups">
-              UPS devices
-            </Link>
-            <Link href="/power/targets" className="button" data-testid="power-configure-targets">
-              Targets
-            </Link>
-            <Link href="/power/settings" className="button" data-testid="power-configure">
-              Triggers and deadlines
-            </Link>
-          </div>
-        )}
+        <div style={{ display: "flex", gap: "0.5rem" }}>
+          <Link href="/power/runs" className="button" data-testid="power-runs-link">
+            Runs and drills
+          </Link>
+          {hasRole(actor.role, "admin") && (
+            <>
+              <DrillControl ups={ups} />
+              <Link href="/power/ups" className="button" data-testid="power-configure-ups">
+                UPS devices
+              </Link>
+              <Link href="/power/targets" className="button" data-testid="power-configure-targets">
+                Targets
+              </Link>
+              <Link href="/power/settings" className="button" data-testid="power-configure">
+                Triggers and deadlines
+              </Link>
+            </>
+          )}
+        </div>
       </div>
       <p className="lead">
         The UPS devices the console watches, what it would shut down when the power runs out, and in

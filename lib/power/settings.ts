@@ -54,11 +54,25 @@ const shutdownFields = {
   callTimeoutSeconds: z.number().int().min(1).max(120),
   /** How long a target may take to stop answering after its call (guests stop first). */
   targetDownSeconds: z.number().int().min(10).max(3600),
+  /** A cluster's guests: each one's clean shutdown, then force-stop (docs/power-cluster-sequence.md). */
+  guestTimeoutSeconds: z.number().int().min(5).max(1800),
+  /** How many guests of a cluster shut down at once. */
+  guestParallelism: z.number().int().min(1).max(64),
+  /** The guest the console itself runs in, if it runs in one: never stopped by the sequence. */
+  consoleGuest: z
+    .object({
+      node: z.string().regex(/^[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?$/, "a Proxmox node name"),
+      vmid: z.number().int().min(100).max(999_999_999),
+    })
+    .nullable(),
 };
 
 export const ZShutdownSettings = z.object({
   callTimeoutSeconds: shutdownFields.callTimeoutSeconds.default(10),
   targetDownSeconds: shutdownFields.targetDownSeconds.default(180),
+  guestTimeoutSeconds: shutdownFields.guestTimeoutSeconds.default(120),
+  guestParallelism: shutdownFields.guestParallelism.default(8),
+  consoleGuest: shutdownFields.consoleGuest.default(null),
 });
 export type ShutdownSettings = z.infer<typeof ZShutdownSettings>;
 

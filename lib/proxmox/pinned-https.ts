@@ -26,13 +26,13 @@ export type PinnedEndpoint = {
 };
 
 export type PinnedRequest = {
-  method: "GET" | "POST";
+  method: "GET" | "POST" | "PUT";
   /** Below `/api2/json`, e.g. `/nodes/pve1/status`. */
   path: string;
   /** Left out for a request that only asks whether anything answers. */
   authorization?: string;
-  /** Sent form-encoded, as Proxmox's own clients send parameters. */
-  form?: Record<string, string>;
+  /** Sent form-encoded, as Proxmox's own clients send parameters; an array as a repeated key. */
+  form?: Record<string, string | readonly string[]>;
 };
 
 function normalizeFingerprint(value: string): string {
@@ -54,7 +54,13 @@ export function pinnedHttpsRequest(
   const port = Number(url.port || 8006);
   const where = url.origin;
   const { method, path } = request;
-  const body = request.form ? new URLSearchParams(request.form).toString() : undefined;
+  const body = request.form
+    ? new URLSearchParams(
+        Object.entries(request.form).flatMap(([key, value]) =>
+          (typeof value === "string" ? [value] : value).map((v) => [key, v]),
+        ),
+      ).toString()
+    : undefined;
   return new Promise((resolve, reject) => {
     let settled = false;
     const done = (error: Error | null, value?: { status: number; body: string }) => {

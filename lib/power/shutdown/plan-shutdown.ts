@@ -1,7 +1,10 @@
 import { formatDuration } from "@/lib/logs/text";
 import { advance, fail, type Step } from "@/lib/pipeline/step";
+import { loadClusterGroups } from "@/lib/power/clusters/load-cluster-groups";
+import { planModeOf } from "@/lib/power/drill/drill-mark";
 import { readPowerSettings } from "@/lib/power/power-settings-store";
 import { loadTargets } from "@/lib/power/targets/load-targets";
+import type { ClusterSequencePlan } from "@/lib/power/cluster-sequence/plan";
 import { buildPlan, ZShutdownInput, type PlannedTarget } from "./plan";
 import type { PowerServices } from "./services";
 
@@ -28,8 +31,9 @@ export const planShutdown: Step<PowerServices> = {
     const plan = buildPlan(
       records,
       new Map(targets.map((t) => [t.targetId, t.dueSince])),
-      settings,
+      { ...settings, mode: planModeOf(ctx.context.get("input"), settings.mode) },
       new Date(),
+      await loadClusterGroups(db),
     );
     ctx.context.set("plan", plan);
 
@@ -39,11 +43,19 @@ export const planShutdown: Step<PowerServices> = {
         ? "mode: armed — the calls below will be sent"
         : "mode: dry-run — nothing will be sent; every call is logged as 'would POST …'",
     );
-    for (const target of plan.targets) ctx.log(describeStep(target));
+    for (const target of plan.targets.filter((t) => t.cluster === null && !t.afterClusters)) {
+      ctx.log(describeStep(target));
+    }
+    for (const cluster of plan.clusters) {
+      for (const line of describeCluster(cluster, plan.targets)) ctx.log(line);
+    }
+    for (const target of plan.targets.filter((t) => t.afterClusters)) {
+      ctx.log(`${describeStep(target)} — after every cluster`);
+    }
     for (const id of ids.filter((id) => !records.some((r) => r.id === id))) {
       ctx.log(`target ${id} was removed since it became due: left out`);
     }
-    const budget = `budget ${formatDuration(plan.budgetSeconds * 1000)} (${plan.groups} group(s) × ${plan.callTimeoutSeconds} s per call + ${plan.targetDownSeconds} s to go down)`;
+    const budget = `budget ${formatDuration(plan.budgetSeconds * 1000)} (${plan.groups} group(s) × ${plan.callTimeoutSeconds} s per call + ${plan.targetDownSeconds} s to go down${plan.clusters.length > 0 ? "; the cluster sequence's steps one after another" : ""})`;
     ctx.log(budget);
     if (plan.targets.length === 0) {
       return fail("None of the due targets exists any more: nothing to shut down.");
@@ -51,6 +63,29 @@ export const planShutdown: Step<PowerServices> = {
     return advance(`${plan.targets.length} target(s), ${plan.mode}, ${budget}`);
   },
 };
+
+function describeCluster(
+  cluster: ClusterSequencePlan,
+  targets: readonly PlannedTarget[],
+): string[] {
+  return [
+    `cluster ${cluster.name} as one unit${cluster.hyperConverged ? " (hyper-converged Ceph)" : ""}:`,
+    ...cluster.steps.map(
+      (s) => `  ${s.step}: ${s.what} — up to ${formatDuration(s.seconds * 1000)}`,
+    ),
+    ...cluster.nodes.map((n, i) => {
+      const target = targets.find((t) => t.id === n.targetId);
+      const role =
+        n.role === "console"
+          ? ", runs the console: last"
+          : n.role === "monitor"
+            ? ", Ceph monitor"
+            : "";
+      return `  node ${i + 1}: ${n.name}${role} — ${target?.request?.line ?? `cannot be reached: ${target?.problem ?? "unknown"}`}`;
+    }),
+    ...cluster.warnings.map((w) => `  note: ${w}`),
+  ];
+}
 
 function describeStep(target: PlannedTarget): string {
   const what = `${target.name} (${target.kind}${target.runsConsole ? ", runs the console: last" : ""})`;

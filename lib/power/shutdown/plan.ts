@@ -1,13 +1,22 @@
 import { z } from "zod";
+import type { ClusterGroup } from "@/lib/power/clusters/load-cluster-groups";
+import {
+  planClusterSequence,
+  sequencedGroups,
+  type ClusterSequencePlan,
+} from "@/lib/power/cluster-sequence/plan";
 import { POWER_MODES, type PowerMode, type ShutdownSettings } from "@/lib/power/settings";
 import type { TargetRecord } from "@/lib/power/targets/load-targets";
 import { describeShutdown, type ShutdownRequest } from "@/lib/power/targets/shutdown-call";
 
 /**
- * The shutdown sequence for standalone targets: configured stages ascending, the host the
- * console runs on in a group of its own at the very end. Within a group the calls go out
- * together, each under its own deadline; groups follow one another. The same function orders
- * the run's frozen plan and the preview, so the preview is what a run would do.
+ * The shutdown sequence. Standalone targets (and nodes of `per-host` clusters): configured
+ * stages ascending, the host the console runs on in a group of its own at the very end. Within a
+ * group the calls go out together, each under its own deadline; groups follow one another.
+ * Nodes of a cluster shut down as one unit follow their cluster's sequence
+ * (lib/power/cluster-sequence/plan.ts), one node per group; a standalone console host then
+ * waits until every cluster is down. The same function orders the run's frozen plan and the
+ * preview, so the preview is what a run would do.
  */
 
 /** What starts a `power-shutdown` run: which UPS fired, and the targets due with their outage. */
@@ -33,12 +42,18 @@ export type PlannedTarget = TargetRecord & {
   /** The exact request; null when the target cannot be reached (`problem`). */
   request: ShutdownRequest | null;
   deadlineSeconds: number;
+  /** The cluster whose sequence shuts it down (ShutDownClusterNodes); null: a standalone call. */
+  cluster: string | null;
+  /** The console's standalone host while clusters are in the run: sent after every cluster. */
+  afterClusters: boolean;
 };
 
 export type ShutdownPlan = {
   mode: PowerMode;
   plannedAt: string;
   targets: PlannedTarget[];
+  /** Clusters shut down as one unit, each with its sequence; run before their nodes go down. */
+  clusters: ClusterSequencePlan[];
   groups: number;
   callTimeoutSeconds: number;
   targetDownSeconds: number;
@@ -71,7 +86,10 @@ export function groupIndexes(ordered: readonly Orderable[]): number[] {
  * Seconds from the first call until the last target is off: every group's calls may take their
  * full deadline, then the last group needs the time a target takes to go down.
  */
-export function shutdownBudgetSeconds(groups: number, settings: ShutdownSettings): number {
+export function shutdownBudgetSeconds(
+  groups: number,
+  settings: Pick<ShutdownSettings, "callTimeoutSeconds" | "targetDownSeconds">,
+): number {
   return groups === 0 ? 0 : groups * settings.callTimeoutSeconds + settings.targetDownSeconds;
 }
 
@@ -80,23 +98,59 @@ export function buildPlan(
   due: ReadonlyMap<string, string>,
   settings: { mode: PowerMode; shutdown: ShutdownSettings },
   now: Date,
+  clusterGroups: readonly ClusterGroup[] = [],
 ): ShutdownPlan {
-  const ordered = orderTargets(records.filter((r) => due.has(r.id)));
-  const groups = groupIndexes(ordered);
-  const groupCount = ordered.length === 0 ? 0 : groups[groups.length - 1]! + 1;
+  const dueRecords = records.filter((r) => due.has(r.id));
+  const sequenced = sequencedGroups(clusterGroups, new Set(dueRecords.map((r) => r.id)));
+  const clusterOf = new Map(
+    sequenced.flatMap((g) => g.nodes.flatMap((n) => (n.targetId ? [[n.targetId, g.id]] : []))),
+  );
+  const clusters = sequenced.map((g) =>
+    planClusterSequence(
+      g,
+      dueRecords.filter((r) => clusterOf.get(r.id) === g.id),
+      settings.shutdown,
+    ),
+  );
+  const standalone = orderTargets(dueRecords.filter((r) => !clusterOf.has(r.id)));
+  const after = clusters.length > 0 ? standalone.filter((r) => r.runsConsole) : [];
+  const first = standalone.filter((r) => !after.includes(r));
+  const firstGroups = groupIndexes(first);
+  const standaloneGroups = first.length === 0 ? 0 : firstGroups[firstGroups.length - 1]! + 1;
+  const byId = new Map(dueRecords.map((r) => [r.id, r]));
+  const clusterNodes = clusters.flatMap((c) =>
+    c.nodes.map((n) => ({ record: byId.get(n.targetId!)!, cluster: c.clusterId })),
+  );
+  const sequence = [
+    ...first.map((record, i) => ({ record, group: firstGroups[i]!, cluster: null })),
+    ...clusterNodes.map((n, i) => ({ ...n, group: standaloneGroups + i })),
+    ...after.map((record) => ({
+      record,
+      group: standaloneGroups + clusterNodes.length,
+      cluster: null,
+    })),
+  ];
+  const groupCount = sequence.length === 0 ? 0 : sequence[sequence.length - 1]!.group + 1;
   return {
     mode: settings.mode,
     plannedAt: now.toISOString(),
-    targets: ordered.map((record, i) => ({
+    targets: sequence.map(({ record, group, cluster }) => ({
       ...record,
       dueSince: due.get(record.id)!,
-      group: groups[i]!,
+      group,
       request: record.endpoint ? describeShutdown(record.endpoint) : null,
       deadlineSeconds: settings.shutdown.callTimeoutSeconds,
+      cluster,
+      afterClusters: after.includes(record),
     })),
+    clusters,
     groups: groupCount,
     callTimeoutSeconds: settings.shutdown.callTimeoutSeconds,
     targetDownSeconds: settings.shutdown.targetDownSeconds,
-    budgetSeconds: shutdownBudgetSeconds(groupCount, settings.shutdown),
+    // Standalone groups, then each cluster's steps (its nodes one after another), then the
+    // console's standalone host: the steps follow one another.
+    budgetSeconds:
+      shutdownBudgetSeconds(standaloneGroups + (after.length > 0 ? 1 : 0), settings.shutdown) +
+      clusters.reduce((sum, c) => sum + c.budgetSeconds, 0),
   };
 }

@@ -7,6 +7,7 @@ import {
 } from "@/lib/power/actions/record-action";
 import { errorMessage } from "@/lib/pipeline/engine";
 import { advance, fail, poll, type Step, type StepContext } from "@/lib/pipeline/step";
+import { cancelsOnMainsBack } from "@/lib/power/drill/drill-mark";
 import { recordPowerEvents } from "@/lib/power/events";
 import { readPowerSettings } from "@/lib/power/power-settings-store";
 import { mainsBackFor } from "@/lib/power/targets/due-targets";
@@ -60,7 +61,7 @@ export const shutDownTargets: Step<PowerServices> = {
       );
     }
 
-    if (calls.length === 0) {
+    if (calls.length === 0 && cancelsOnMainsBack(ctx.context.get("input"))) {
       const back = await targetsWithMainsBack(ctx, plan, dropped);
       const left = plan.targets.filter((t) => !dropped.has(t.id) && !back.includes(t));
       for (const target of back) dropped.add(target.id);
@@ -98,16 +99,19 @@ export const shutDownTargets: Step<PowerServices> = {
       }
     }
 
+    // Cluster nodes (and a standalone console host held back behind them) go down later, in
+    // ShutDownClusterNodes.
     const pending = plan.targets.filter(
-      (t) => !dropped.has(t.id) && !skipped.has(t.id) && !calls.some((c) => c.targetId === t.id),
+      (t) =>
+        t.cluster === null &&
+        !t.afterClusters &&
+        !dropped.has(t.id) &&
+        !skipped.has(t.id) &&
+        !calls.some((c) => c.targetId === t.id),
     );
     const group = pending[0]?.group;
     if (group !== undefined) {
-      const settings = await readPowerSettings(db);
-      const armed = plan.mode === "armed" && settings.mode === "armed";
-      if (plan.mode === "armed" && !armed) {
-        ctx.log("disarmed since the plan was made: from here on nothing is sent");
-      }
+      const armed = await armedNow(ctx, plan);
       const batch = pending.filter((t) => t.group === group);
       const outcomes = await Promise.all(
         batch.map((target) =>
@@ -123,7 +127,13 @@ export const shutDownTargets: Step<PowerServices> = {
       }
     }
     calls = await callsOfRun(db, ctx.runId);
-    return advance(summary(plan, calls, dropped, skipped));
+    const later = plan.targets.filter((t) => t.cluster !== null || t.afterClusters);
+    return advance(
+      summary(plan, calls, dropped, skipped) +
+        (later.length > 0
+          ? `; ${later.map((t) => t.name).join(", ")} go down after the cluster sequence`
+          : ""),
+    );
   },
 };
 
@@ -148,8 +158,20 @@ async function targetsWithMainsBack(
   );
 }
 
+/**
+ * Whether calls go out now: the plan was made armed and the console still is (disarming stops
+ * a run from sending anything more).
+ */
+export async function armedNow(ctx: Ctx, plan: ShutdownPlan): Promise<boolean> {
+  if (plan.mode !== "armed") return false;
+  const settings = await readPowerSettings(ctx.services.db);
+  if (settings.mode === "armed") return true;
+  ctx.log("disarmed since the plan was made: from here on nothing is sent");
+  return false;
+}
+
 /** Dry-run: record exactly what would be sent. Nothing leaves the console. */
-async function wouldCall(
+export async function wouldCall(
   ctx: Ctx,
   target: PlannedTarget,
   upsId: string,
@@ -196,7 +218,7 @@ async function wouldCall(
 }
 
 /** Armed: claim, send under the deadline, record what happened. */
-async function callTarget(
+export async function callTarget(
   ctx: Ctx,
   target: PlannedTarget,
   upsId: string,
@@ -272,7 +294,7 @@ async function unreachable(ctx: Ctx, target: PlannedTarget, upsId: string): Prom
 }
 
 /** The timeline's lane of a target: a Proxmox node's own name, else the target's. */
-function laneOf(target: PlannedTarget): string {
+export function laneOf(target: PlannedTarget): string {
   return target.endpoint?.kind === "pve-node" ? target.endpoint.nodeName : target.name;
 }
 

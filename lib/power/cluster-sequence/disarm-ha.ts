@@ -1,0 +1,151 @@
+import { errorMessage } from "@/lib/pipeline/engine";
+import { advance, fail, poll, type Step } from "@/lib/pipeline/step";
+import { CLUSTER_LANE, finishAction, startAction } from "@/lib/power/actions/record-action";
+import { armedNow } from "@/lib/power/shutdown/shut-down-targets";
+import type { PowerServices } from "@/lib/power/shutdown/services";
+import { isNotImplemented, paths } from "./cluster-api";
+import { HA_DISARM_WAIT_SECONDS } from "./plan";
+import {
+  clusterApi,
+  report,
+  sequenceRun,
+  wouldDo,
+  type Ctx,
+  type SequenceRun,
+} from "./sequence-context";
+
+export const HA_NOT_AVAILABLE =
+  "HA protection is not available: this Proxmox VE has no disarm-ha (it arrived with 9.2). HA stays armed while the nodes go down, so it may fence a node or start its HA guests elsewhere; the sequence stops every guest through HA first, which is all that can be done here";
+
+type HaState = Record<
+  string,
+  { actionId?: number; sentAt?: string; done?: "disarmed" | "not-disarmed" | "unavailable" }
+>;
+
+/**
+ * First step of a cluster's sequence: `POST /cluster/ha/status/disarm-ha resource-mode=ignore`,
+ * then `GET /cluster/ha/status/current` until the fencing entry reads `disarmed` — only that
+ * read-back counts. Before 9.2 the endpoint does not exist: said plainly, and the sequence goes
+ * on (the guests are stopped through HA next). A disarm that could not be sent or did not show
+ * is reported and the sequence goes on too: the battery does not wait.
+ */
+export const disarmHa: Step<PowerServices> = {
+  name: "DisarmHa",
+  maxDuration: () => 600,
+  async visit(ctx) {
+    const run = sequenceRun(ctx);
+    if (!run) return fail("This run has no plan; PlanShutdown must run first.");
+    if (run.clusters.length === 0) return advance("no cluster in this run");
+    const state = ctx.context.get<HaState>("cluster:ha") ?? {};
+    const armed = await armedNow(ctx, run.plan);
+    for (const cluster of run.clusters) {
+      const entry = (state[cluster.clusterId] ??= {});
+      if (entry.done) continue;
+      if (!armed) {
+        await wouldDo(ctx, run, cluster, {
+          label: "disarm HA",
+          requests: (line) => [
+            line("POST", paths.disarmHa, { "resource-mode": "ignore" }),
+            `${line("GET", paths.haStatus)} until armed-state is disarmed`,
+          ],
+        });
+        entry.done = "disarmed";
+        continue;
+      }
+      await visitCluster(ctx, run, cluster.clusterId, entry);
+    }
+    ctx.context.set("cluster:ha", state);
+    const waiting = run.clusters.filter((c) => !state[c.clusterId]!.done);
+    if (waiting.length > 0) {
+      return poll(1, `waiting for HA of ${waiting.map((c) => c.name).join(", ")} to disarm`);
+    }
+    return advance(
+      run.clusters.map((c) => `${c.name}: HA ${describe(state[c.clusterId]!.done!)}`).join("; "),
+    );
+  },
+};
+
+function describe(done: NonNullable<HaState[string]["done"]>): string {
+  return done === "disarmed"
+    ? "disarmed"
+    : done === "unavailable"
+      ? "protection not available (before 9.2)"
+      : "NOT disarmed";
+}
+
+async function visitCluster(
+  ctx: Ctx,
+  run: SequenceRun,
+  clusterId: string,
+  entry: HaState[string],
+): Promise<void> {
+  const { db } = ctx.services;
+  const cluster = run.clusters.find((c) => c.clusterId === clusterId)!;
+  const reach = await clusterApi(ctx, run.plan, cluster);
+  if (!reach.api) {
+    entry.done = "not-disarmed";
+    await report(ctx, run, {
+      severity: "critical",
+      kind: "shutdown.failed",
+      message: `${cluster.name}: HA NOT disarmed: ${reach.why}; going on with the guests`,
+    });
+    return;
+  }
+  const { api } = reach;
+  if (!entry.sentAt) {
+    const request = api.line("POST", paths.disarmHa, { "resource-mode": "ignore" });
+    ctx.log(`${cluster.name}: ${request}`);
+    const action = await startAction(db, {
+      runId: ctx.runId,
+      lane: CLUSTER_LANE,
+      label: "disarm HA",
+      request,
+    });
+    try {
+      await api.disarmHa();
+    } catch (error) {
+      const unavailable = isNotImplemented(error);
+      const detail = unavailable ? HA_NOT_AVAILABLE : errorMessage(error);
+      entry.done = unavailable ? "unavailable" : "not-disarmed";
+      await action.finish({ outcome: "failed", detail });
+      await report(ctx, run, {
+        severity: unavailable ? "warning" : "critical",
+        kind: "shutdown.failed",
+        message: `${cluster.name}: ${unavailable ? detail : `HA NOT disarmed: ${detail}; going on with the guests`}`,
+      });
+      return;
+    }
+    entry.actionId = action.id;
+    entry.sentAt = new Date().toISOString();
+  }
+  let armedState: string | null | undefined;
+  let readError: string | undefined;
+  try {
+    armedState = await api.haArmedState();
+  } catch (error) {
+    readError = errorMessage(error);
+  }
+  if (armedState === "disarmed") {
+    entry.done = "disarmed";
+    await finishAction(db, entry.actionId!, {
+      outcome: "ok",
+      detail: "read back: armed-state disarmed",
+    });
+    ctx.log(`${cluster.name}: HA disarmed (read back: armed-state disarmed)`);
+    return;
+  }
+  if (Date.now() - Date.parse(entry.sentAt) < HA_DISARM_WAIT_SECONDS * 1000) return;
+  entry.done = "not-disarmed";
+  const seen = readError
+    ? `the status could not be read: ${readError}`
+    : `armed-state still ${armedState ?? "absent"}`;
+  await finishAction(db, entry.actionId!, {
+    outcome: "timed-out",
+    detail: `${HA_DISARM_WAIT_SECONDS} s after disarm-ha: ${seen}`,
+  });
+  await report(ctx, run, {
+    severity: "critical",
+    kind: "shutdown.failed",
+    message: `${cluster.name}: HA NOT disarmed ${HA_DISARM_WAIT_SECONDS} s after disarm-ha (${seen}); going on with the guests`,
+  });
+}

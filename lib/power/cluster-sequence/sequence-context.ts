@@ -1,0 +1,105 @@
+import { CLUSTER_LANE, recordInstantAction } from "@/lib/power/actions/record-action";
+import { recordPowerEvents, type PowerEventInput } from "@/lib/power/events";
+import type { PlannedTarget, ShutdownInput, ShutdownPlan } from "@/lib/power/shutdown/plan";
+import type { PowerServices } from "@/lib/power/shutdown/services";
+import type { PveEndpoint } from "@/lib/power/targets/load-targets";
+import type { StepContext } from "@/lib/pipeline/step";
+import { clusterApiFor, type ClusterApi } from "./cluster-api";
+import type { ClusterSequencePlan } from "./plan";
+
+export type Ctx = StepContext<PowerServices>;
+
+/** What every step of a cluster sequence reads from the run: the frozen plan and the trigger. */
+export type SequenceRun = {
+  plan: ShutdownPlan;
+  input: ShutdownInput;
+  /** The clusters still in the run: their nodes without those whose mains came back. */
+  clusters: ClusterSequencePlan[];
+};
+
+export function sequenceRun(ctx: Ctx): SequenceRun | null {
+  const plan = ctx.context.get<ShutdownPlan>("plan");
+  const input = ctx.context.get<ShutdownInput>("input");
+  if (!plan || !input) return null;
+  const dropped = new Set(ctx.context.get<string[]>("dropped") ?? []);
+  const clusters = (plan.clusters ?? [])
+    .map((c) => ({ ...c, nodes: c.nodes.filter((n) => !dropped.has(n.targetId!)) }))
+    .filter((c) => c.nodes.length > 0);
+  return { plan, input, clusters };
+}
+
+/** The planned targets of a cluster's nodes, in its shutdown order. */
+export function nodeTargets(plan: ShutdownPlan, cluster: ClusterSequencePlan): PlannedTarget[] {
+  return cluster.nodes.flatMap((n) => plan.targets.filter((t) => t.id === n.targetId));
+}
+
+function endpointOf(plan: ShutdownPlan, node: string): PveEndpoint | null {
+  const target = plan.targets.find(
+    (t) => t.endpoint?.kind === "pve-node" && t.endpoint.nodeName === node,
+  );
+  return target?.endpoint?.kind === "pve-node" ? target.endpoint : null;
+}
+
+/**
+ * The API the cluster-wide calls go to: the first of the cluster's preferred nodes the console
+ * can reach (address, token and pin). Null when none can, with why.
+ */
+export async function clusterApi(
+  ctx: Ctx,
+  plan: ShutdownPlan,
+  cluster: ClusterSequencePlan,
+): Promise<{ api: ClusterApi } | { api: null; why: string }> {
+  for (const node of cluster.apiNodes) {
+    const endpoint = endpointOf(plan, node);
+    if (!endpoint) continue;
+    const api = await clusterApiFor(ctx.services.db, endpoint, {
+      timeoutMs: plan.callTimeoutSeconds * 1000,
+      onSecret: ctx.services.maskSecret,
+    });
+    return { api };
+  }
+  return { api: null, why: "no node of the cluster has an API address, token and pin" };
+}
+
+/** A line in the run's log and the power event log alike. */
+export async function report(
+  ctx: Ctx,
+  run: SequenceRun,
+  event: Omit<PowerEventInput, "upsId" | "runId">,
+): Promise<void> {
+  ctx.log(event.message);
+  await recordPowerEvents(ctx.services.db, [
+    { ...event, upsId: run.input.trigger.upsId, runId: ctx.runId },
+  ]);
+}
+
+/**
+ * Dry-run: records the action as would-do with the exact request(s) it would send (to the node
+ * the run would ask) and logs it. Nothing leaves the console.
+ */
+export async function wouldDo(
+  ctx: Ctx,
+  run: SequenceRun,
+  cluster: ClusterSequencePlan,
+  action: {
+    label: string;
+    lane?: string;
+    requests: (line: ClusterApi["line"]) => string[];
+    detail?: string;
+  },
+): Promise<void> {
+  const reach = await clusterApi(ctx, run.plan, cluster);
+  const line: ClusterApi["line"] = reach.api
+    ? reach.api.line.bind(reach.api)
+    : (method, path) => `${method} ${path}`;
+  const request = action.requests(line).join("; ");
+  ctx.log(`${cluster.name}: would ${action.label}: ${request} (dry-run: nothing sent)`);
+  await recordInstantAction(ctx.services.db, {
+    runId: ctx.runId,
+    lane: action.lane ?? CLUSTER_LANE,
+    label: action.label,
+    request,
+    outcome: "would-do",
+    detail: `${cluster.name}: dry-run: nothing sent${action.detail ? `; ${action.detail}` : ""}`,
+  });
+}

@@ -1,0 +1,165 @@
+import { errorMessage } from "@/lib/pipeline/engine";
+import { advance, fail, poll, type Step } from "@/lib/pipeline/step";
+import { CLUSTER_LANE, finishAction, startAction } from "@/lib/power/actions/record-action";
+import { armedNow } from "@/lib/power/shutdown/shut-down-targets";
+import type { PowerServices } from "@/lib/power/shutdown/services";
+import { paths, SHUTDOWN_CEPH_FLAGS, type ClusterApi } from "./cluster-api";
+import { CEPH_FLAGS_WAIT_SECONDS, type ClusterSequencePlan } from "./plan";
+import {
+  clusterApi,
+  report,
+  sequenceRun,
+  wouldDo,
+  type Ctx,
+  type SequenceRun,
+} from "./sequence-context";
+
+type CephState = Record<
+  string,
+  {
+    actionId?: number;
+    /** bulk: PUT /cluster/ceph/flags sent; single: each missing flag PUT on its own. */
+    phase?: "bulk" | "single";
+    phaseAt?: string;
+    done?: "set" | "not-set";
+  }
+>;
+
+/**
+ * Third step, hyper-converged clusters only: `noout`, `nobackfill`, `norecover`, `norebalance`
+ * with `PUT /cluster/ceph/flags`, read back; a flag the bulk call did not set is put on its own
+ * (`PUT /cluster/ceph/flags/{flag}`) and read back again. Still not set: the run says which and
+ * goes on with the nodes — the battery decides, not the flags.
+ */
+export const setCephFlags: Step<PowerServices> = {
+  name: "SetCephFlags",
+  maxDuration: () => 600,
+  async visit(ctx) {
+    const run = sequenceRun(ctx);
+    if (!run) return fail("This run has no plan; PlanShutdown must run first.");
+    const clusters = run.clusters.filter((c) => c.hyperConverged);
+    if (clusters.length === 0) return advance("no hyper-converged Ceph cluster in this run");
+    const state = ctx.context.get<CephState>("cluster:ceph") ?? {};
+    const armed = await armedNow(ctx, run.plan);
+    for (const cluster of clusters) {
+      const entry = (state[cluster.clusterId] ??= {});
+      if (entry.done) continue;
+      if (!armed) {
+        await wouldDo(ctx, run, cluster, {
+          label: "set Ceph flags",
+          requests: (line) => [
+            line("PUT", paths.cephFlags, flagForm(true)),
+            `${line("GET", paths.cephFlags)} to read back`,
+          ],
+        });
+        entry.done = "set";
+        continue;
+      }
+      await visitCluster(ctx, run, cluster, entry);
+    }
+    ctx.context.set("cluster:ceph", state);
+    const waiting = clusters.filter((c) => !state[c.clusterId]!.done);
+    if (waiting.length > 0) {
+      return poll(1, `setting the Ceph flags of ${waiting.map((c) => c.name).join(", ")}`);
+    }
+    return advance(
+      clusters
+        .map(
+          (c) => `${c.name}: Ceph flags ${state[c.clusterId]!.done === "set" ? "set" : "NOT set"}`,
+        )
+        .join("; "),
+    );
+  },
+};
+
+function flagForm(value: boolean): Record<string, string> {
+  return Object.fromEntries(SHUTDOWN_CEPH_FLAGS.map((f) => [f, value ? "1" : "0"]));
+}
+
+async function missingFlags(api: ClusterApi): Promise<string[] | string> {
+  try {
+    const set = await api.cephFlags();
+    return SHUTDOWN_CEPH_FLAGS.filter((f) => !set.has(f));
+  } catch (error) {
+    return `the flags could not be read back: ${errorMessage(error)}`;
+  }
+}
+
+async function visitCluster(
+  ctx: Ctx,
+  run: SequenceRun,
+  cluster: ClusterSequencePlan,
+  entry: CephState[string],
+): Promise<void> {
+  const { db } = ctx.services;
+  const reach = await clusterApi(ctx, run.plan, cluster);
+  if (!reach.api) {
+    entry.done = "not-set";
+    await report(ctx, run, {
+      severity: "critical",
+      kind: "shutdown.failed",
+      message: `${cluster.name}: Ceph flags NOT set: ${reach.why}; going on with the nodes`,
+    });
+    return;
+  }
+  const { api } = reach;
+  if (!entry.phase) {
+    const request = api.line("PUT", paths.cephFlags, flagForm(true));
+    const action = await startAction(db, {
+      runId: ctx.runId,
+      lane: CLUSTER_LANE,
+      label: "set Ceph flags",
+      request,
+    });
+    entry.actionId = action.id;
+    entry.phase = "bulk";
+    entry.phaseAt = new Date().toISOString();
+    ctx.log(`${cluster.name}: ${request}`);
+    try {
+      await api.putCephFlags(SHUTDOWN_CEPH_FLAGS, true);
+    } catch (error) {
+      ctx.log(`${cluster.name}: ${request} FAILED: ${errorMessage(error)}; one flag at a time`);
+    }
+  }
+  const missing = await missingFlags(api);
+  if (Array.isArray(missing) && missing.length === 0) {
+    entry.done = "set";
+    const how = entry.phase === "bulk" ? "" : " (one by one: the bulk call did not set them)";
+    await finishAction(db, entry.actionId!, {
+      outcome: "ok",
+      detail: `read back: ${SHUTDOWN_CEPH_FLAGS.join(", ")} set${how}`,
+    });
+    ctx.log(`${cluster.name}: Ceph flags set, read back${how}`);
+    return;
+  }
+  if (Date.now() - Date.parse(entry.phaseAt!) < CEPH_FLAGS_WAIT_SECONDS * 1000) return;
+  if (entry.phase === "bulk" && Array.isArray(missing)) {
+    // 200 without effect happens (an old ceph, a task that failed quietly): flag by flag.
+    ctx.log(
+      `${cluster.name}: after PUT ${paths.cephFlags} still not set: ${missing.join(", ")}; setting them one by one`,
+    );
+    entry.phase = "single";
+    entry.phaseAt = new Date().toISOString();
+    for (const flag of missing) {
+      const request = api.line("PUT", paths.cephFlag(flag), { value: "1" });
+      ctx.log(`${cluster.name}: ${request}`);
+      try {
+        await api.putCephFlag(flag, true);
+      } catch (error) {
+        ctx.log(`${cluster.name}: ${request} FAILED: ${errorMessage(error)}`);
+      }
+    }
+    return;
+  }
+  entry.done = "not-set";
+  const what = Array.isArray(missing) ? `still not set: ${missing.join(", ")}` : missing;
+  await finishAction(db, entry.actionId!, {
+    outcome: "failed",
+    detail: `${what} (bulk and one by one tried)`,
+  });
+  await report(ctx, run, {
+    severity: "critical",
+    kind: "shutdown.failed",
+    message: `${cluster.name}: Ceph flags ${what} after the bulk call and one by one; going on with the nodes (Ceph may start to rebalance as they go down)`,
+  });
+}

@@ -1,0 +1,132 @@
+import { advance, fail, poll, type Step } from "@/lib/pipeline/step";
+import { finishAction, startAction } from "@/lib/power/actions/record-action";
+import { callsOfRun } from "@/lib/power/shutdown/calls";
+import type { PlannedTarget } from "@/lib/power/shutdown/plan";
+import type { PowerServices } from "@/lib/power/shutdown/services";
+import { armedNow, callTarget, laneOf, wouldCall } from "@/lib/power/shutdown/shut-down-targets";
+import { probeTarget } from "@/lib/power/targets/shutdown-call";
+import { nodeTargets, report, sequenceRun, type Ctx, type SequenceRun } from "./sequence-context";
+
+/** Two silent probes this far apart before a node counts as no longer answering. */
+const SILENT_CONFIRM_MS = 1000;
+const PROBE_TIMEOUT_MS = 2000;
+
+type NodeWatch = {
+  sentAt?: string;
+  silentSince?: string;
+  downActionId?: number;
+  done?: "down" | "still-up" | "not-sent" | "would-do";
+};
+type NodesState = Record<string, NodeWatch>;
+
+/**
+ * Last step of a cluster's sequence: its nodes one after another in the planned order (no Ceph
+ * monitor, then monitors, the console's node last), each shutdown sent to the node's own API
+ * address through the same one-call-per-target claim as standalone targets. The next node waits
+ * until the previous one stopped answering or its time to go down is over. A standalone console
+ * host held back behind the clusters goes last.
+ */
+export const shutDownClusterNodes: Step<PowerServices> = {
+  name: "ShutDownClusterNodes",
+  maxDuration: () => 7200,
+  async visit(ctx) {
+    const run = sequenceRun(ctx);
+    if (!run) return fail("This run has no plan; PlanShutdown must run first.");
+    const sequence = [
+      ...run.clusters.flatMap((c) => nodeTargets(run.plan, c)),
+      ...run.plan.targets.filter((t) => t.afterClusters && !dropped(ctx).has(t.id)),
+    ];
+    if (sequence.length === 0) return advance("no cluster node in this run");
+    const state = ctx.context.get<NodesState>("cluster:nodes") ?? {};
+    const armed = await armedNow(ctx, run.plan);
+    for (const target of sequence) {
+      const watch = (state[target.id] ??= {});
+      if (watch.done) continue;
+      const waiting = await step(ctx, run, target, watch, armed);
+      ctx.context.set("cluster:nodes", state);
+      if (waiting) return poll(1, waiting);
+    }
+    const count = (done: NodeWatch["done"]) =>
+      sequence.filter((t) => state[t.id]!.done === done).map((t) => t.name);
+    const parts = [
+      [count("down"), "stopped answering"],
+      [count("still-up"), "STILL ANSWERING after their time to go down"],
+      [count("not-sent"), "not sent (unreachable or already called)"],
+      [count("would-do"), "would have been shut down (dry-run)"],
+    ] as const;
+    return advance(
+      parts
+        .filter(([names]) => names.length > 0)
+        .map(([names, what]) => `${names.join(", ")}: ${what}`)
+        .join("; "),
+    );
+  },
+};
+
+function dropped(ctx: Ctx): Set<string> {
+  return new Set(ctx.context.get<string[]>("dropped") ?? []);
+}
+
+/** Moves one node on; returns a phase line while it must be waited for, else null. */
+async function step(
+  ctx: Ctx,
+  run: SequenceRun,
+  target: PlannedTarget,
+  watch: NodeWatch,
+  armed: boolean,
+): Promise<string | null> {
+  const { db } = ctx.services;
+  const upsId = run.input.trigger.upsId;
+  if (!watch.sentAt) {
+    if (!armed) {
+      await wouldCall(ctx, target, upsId);
+      watch.done = "would-do";
+      return null;
+    }
+    const outcome = await callTarget(ctx, target, upsId);
+    const [call] = (await callsOfRun(db, ctx.runId)).filter((c) => c.targetId === target.id);
+    if (outcome === "skipped" || !call || !target.endpoint) {
+      watch.done = "not-sent";
+      return null;
+    }
+    watch.sentAt = new Date().toISOString();
+    const action = await startAction(db, {
+      runId: ctx.runId,
+      lane: laneOf(target),
+      label: `${laneOf(target)} goes down`,
+      request: `probe ${target.request?.url.replace(/\/api2\/json.*$/, "")} until it stops answering`,
+    });
+    watch.downActionId = action.id;
+  }
+  const probe = await probeTarget(target.endpoint!, PROBE_TIMEOUT_MS);
+  const now = Date.now();
+  if (probe.answers) {
+    delete watch.silentSince;
+  } else {
+    watch.silentSince ??= new Date(now).toISOString();
+    if (now - Date.parse(watch.silentSince) >= SILENT_CONFIRM_MS) {
+      watch.done = "down";
+      await finishAction(db, watch.downActionId!, {
+        outcome: "ok",
+        detail: `stopped answering at ${watch.silentSince}: ${probe.why}`,
+      });
+      ctx.log(`${target.name}: stopped answering at ${watch.silentSince}`);
+      return null;
+    }
+  }
+  if (now - Date.parse(watch.sentAt) < run.plan.targetDownSeconds * 1000) {
+    return `waiting for ${target.name} to stop answering before the next node`;
+  }
+  watch.done = "still-up";
+  await finishAction(db, watch.downActionId!, {
+    outcome: "timed-out",
+    detail: `still answering ${run.plan.targetDownSeconds} s after its shutdown`,
+  });
+  await report(ctx, run, {
+    severity: "critical",
+    kind: "target.still_up",
+    message: `${target.name}: still answering ${run.plan.targetDownSeconds} s after its shutdown call; going on with the next node`,
+    targetId: target.id,
+  });
+  return null;
+}

@@ -358,6 +358,12 @@ describe("lab cluster", () => {
       norebalance: "1",
     });
     await waitUntil(async () => (await flags()).length === 4, { what: "bulk flags set" });
+    c.faults.singleFlagIgnored = true;
+    expect(
+      (await clusterCall(pve1, "PUT", "/cluster/ceph/flags/noscrub", ops, { value: "1" })).status,
+    ).toBe(200);
+    expect(await flags()).not.toContain("noscrub");
+    c.faults.singleFlagIgnored = false;
     const denied = await clusterCall(pve1, "PUT", "/cluster/ceph/flags/noout", c.token, {
       value: "0",
     });

@@ -60,6 +60,8 @@ export type LabClusterFaults = {
   hangOnShutdown: number[];
   /** `PUT /cluster/ceph/flags` answers with a task that does not set the flags. */
   bulkFlagsIgnored: boolean;
+  /** `PUT /cluster/ceph/flags/{flag}` answers 200 and sets nothing either (a Ceph that refuses). */
+  singleFlagIgnored: boolean;
 };
 
 export type ClusterNode = { name: string; nodeid: number; ip: string; online: boolean };
@@ -139,7 +141,11 @@ export class LabClusterModel {
   } | null;
   readonly haShutdownPolicy: LabClusterModelOptions["haShutdownPolicy"];
   readonly timing: LabClusterTiming;
-  readonly faults: LabClusterFaults = { hangOnShutdown: [], bulkFlagsIgnored: false };
+  readonly faults: LabClusterFaults = {
+    hangOnShutdown: [],
+    bulkFlagsIgnored: false,
+    singleFlagIgnored: false,
+  };
   readonly tasks = new Map<string, LabTask>();
   /** Nodes told to shut down whose guests are still being stopped. */
   readonly shuttingDown = new Set<string>();

@@ -571,7 +571,8 @@ export function clusterRoutes(model: LabClusterModel): Route[] {
         if (ctx.params.value === undefined)
           invalid("value", "property is missing and it is not optional");
         cephOf(model);
-        model.setFlag(flag, boolOf(ctx, "value", false));
+        const value = boolOf(ctx, "value", false);
+        if (!model.faults.singleFlagIgnored) model.setFlag(flag, value);
         return null;
       },
     },

@@ -18,9 +18,17 @@ describe("lab cluster switches", () => {
     });
     const registry = registerClusterSwitches(new SwitchRegistry(), cluster);
     expect(
-      await registry.apply({ "cluster.hangOnShutdown": [100], "cluster.bulkFlagsIgnored": true }),
+      await registry.apply({
+        "cluster.hangOnShutdown": [100],
+        "cluster.bulkFlagsIgnored": true,
+        "cluster.singleFlagIgnored": true,
+      }),
     ).toEqual({ ok: true });
-    expect(cluster.faults).toEqual({ hangOnShutdown: [100], bulkFlagsIgnored: true });
+    expect(cluster.faults).toEqual({
+      hangOnShutdown: [100],
+      bulkFlagsIgnored: true,
+      singleFlagIgnored: true,
+    });
     const bad = await registry.apply({ "cluster.hangOnShutdown": [42] });
     expect(bad.ok).toBe(false);
     expect(cluster.faults.hangOnShutdown).toEqual([100]);

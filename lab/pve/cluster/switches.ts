@@ -36,6 +36,16 @@ export function registerClusterSwitches(
       }),
     )
     .register(
+      booleanSwitch({
+        name: "cluster.singleFlagIgnored",
+        description: "PUT /cluster/ceph/flags/{flag} answers 200 and sets nothing either.",
+        get: () => cluster.faults.singleFlagIgnored,
+        set: (value) => {
+          cluster.faults.singleFlagIgnored = value;
+        },
+      }),
+    )
+    .register(
       optionalNumberSwitch({
         name: "cluster.guestShutdownMs",
         description: "Time every guest's clean shutdown takes from now on (each guest's own).",

@@ -52,7 +52,7 @@ export function DrillControl({ ups }: { ups: Ups[] }) {
         return;
       }
       setOpen(false);
-      router.push(`/power/runs/${result.runId}`);
+      router.push(`/power/runs?run=${result.runId}`);
     });
 
   return (

@@ -86,7 +86,7 @@ export function PowerRunList({ initial }: { initial: RunsPage }) {
             data-status={run.status}
           >
             <td>
-              <Link href={`/power/runs/${run.id}`} data-testid="power-run-link">
+              <Link href={`/power/runs?run=${run.id}`} data-testid="power-run-link">
                 <time dateTime={run.createdAt} suppressHydrationWarning>
                   {formatDateTime(run.createdAt)}
                 </time>

@@ -25,6 +25,7 @@ const OUTCOME: Record<Outcome, { word: string; className: string }> = {
 };
 
 const ROW_PX = 24;
+const RUNNING_POLL_MS = 2000;
 const noSubscription = () => () => {};
 const AXIS_PX = 20;
 
@@ -74,7 +75,10 @@ export function RunTimelineView({ initial }: { initial: RunTimeline }) {
     queryKey: key,
     queryFn: () => fetchJson<RunTimeline>(`/api/power/runs/${encodeURIComponent(initial.run.id)}`),
     initialData: initial,
-    refetchInterval,
+    // An action's start commits without a live message (the call it precedes may take its whole
+    // deadline): while the run goes on, ask every 2 s too, so a bar in flight shows as it starts.
+    refetchInterval: (query) =>
+      query.state.data?.run.status === "running" ? RUNNING_POLL_MS : refetchInterval,
   });
   usePowerLiveMessages((message) => {
     if (message.eventId !== null) {

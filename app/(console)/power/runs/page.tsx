@@ -1,22 +1,35 @@
 import type { Metadata } from "next";
 import Link from "next/link";
+import { z } from "zod";
 import { DrillControl } from "@/components/power/drill-control";
+import { RunTimelineView } from "@/components/power/timeline";
 import { PowerRunList } from "@/components/power/timeline-runs";
 import { requirePageActor } from "@/lib/auth/actor";
 import { hasRole } from "@/lib/auth/roles";
 import { getDb } from "@/lib/db/client";
 import { getPowerOverview } from "@/lib/power/queries/power-overview";
-import { listPowerRuns } from "@/lib/power/queries/timeline";
+import { listPowerRuns, runTimeline } from "@/lib/power/queries/timeline";
 
 export const dynamic = "force-dynamic";
 
 export const metadata: Metadata = { title: "Power runs and drills" };
 
-/** Every power run, drills and real outages, each with its timeline; admins start drills here. */
-export default async function PowerRunsPage() {
+type SearchParams = Promise<Record<string, string | string[] | undefined>>;
+
+/**
+ * Every power run, drills and real outages; `?run=<id>` shows that run's timeline above the list
+ * (live while it runs, kept afterwards). Admins start drills here.
+ */
+export default async function PowerRunsPage({ searchParams }: { searchParams: SearchParams }) {
   const actor = await requirePageActor("viewer", "/power/runs");
+  const requested = (await searchParams).run;
+  const runId = z.uuid().safeParse(Array.isArray(requested) ? requested.at(-1) : requested);
   const db = getDb();
-  const [runs, overview] = await Promise.all([listPowerRuns(db), getPowerOverview(db)]);
+  const [runs, overview, timeline] = await Promise.all([
+    listPowerRuns(db),
+    getPowerOverview(db),
+    runId.success ? runTimeline(db, runId.data) : null,
+  ]);
   return (
     <>
       <p className="muted small">
@@ -33,6 +46,18 @@ export default async function PowerRunsPage() {
         rehearses one UPS&apos;s outage: in dry-run it plans the whole sequence and records every
         action as &quot;would do&quot;, and nothing is sent.
       </p>
+      {requested !== undefined && (
+        <section className="panel" aria-labelledby="timeline-heading">
+          <h2 id="timeline-heading">Timeline</h2>
+          {timeline ? (
+            <RunTimelineView key={timeline.run.id} initial={timeline} />
+          ) : (
+            <p role="alert" data-testid="run-timeline-missing">
+              No power run has this id. Choose one from the list below.
+            </p>
+          )}
+        </section>
+      )}
       <section className="panel" aria-labelledby="runs-heading">
         <h2 id="runs-heading">Runs</h2>
         <PowerRunList initial={runs} />

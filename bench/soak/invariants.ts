@@ -249,7 +249,7 @@ export async function labVerdicts(ctx: SoakContext, watch: WatchReport): Promise
 export async function secretVerdict(
   ctx: SoakContext,
   accounts: SoakAccounts,
-  ids: { hostIds: string[] },
+  ids: { hostIds: string[]; powerTargetId?: string },
 ): Promise<Verdict> {
   const { secrets } = ctx;
   secrets.scan("the console's output (npm start)", fs.readFileSync(ctx.console.logFile, "utf8"));
@@ -313,6 +313,9 @@ export async function secretVerdict(
       hostId,
       planId: planId ?? crypto.randomUUID(),
       runId: powerRunId ?? crypto.randomUUID(),
+      // A power target's id for every `[targetId]` page (a page about another kind of target
+      // answers "not found", and is searched all the same).
+      targetId: ids.powerTargetId ?? crypto.randomUUID(),
     };
     for (const page of consolePages(pageIds)) pages.add(page);
   }

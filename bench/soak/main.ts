@@ -28,7 +28,7 @@ import { seededRandom } from "./prng";
 import { PROBE_TIMEOUT_MS, startProber } from "./prober";
 import { markdownTable, soakRows, type TableRow } from "./report";
 import { startPower } from "./power-driver";
-import { protectPowerFleet, startPowerLab } from "./power-fleet";
+import { protectPowerFleet, startPowerLab, type PowerFleet } from "./power-fleet";
 import { powerVerdicts } from "./power-invariants";
 import { QUIET_MS, soakSchedule } from "./schedule";
 import { SecretWatch } from "./secrets";
@@ -80,7 +80,18 @@ async function main() {
       secrets.add(`API token of ${account.name}`, account.token);
       secrets.add(`password of ${account.name}`, account.password);
     }
-    const verdicts = await soak(target, nodes, powerLab, secrets, accounts, schedule, durationMs);
+    // Before the soak's clock starts: protected under chaos, the power hosts' onboarding took
+    // most of a two-minute soak's chaos window, and the power load came too late to meet it.
+    const fleet = await protectPowerFleet(
+      {
+        api: new ApiClient(target.base, accounts.operator.token, secrets),
+        adminApi: new ApiClient(target.base, accounts.admin.token, secrets),
+        secrets,
+      },
+      powerLab,
+    );
+    console.error(`soak: the lab UPS added and its nodes protected after ${took()}`);
+    const verdicts = await soak(target, nodes, fleet, secrets, accounts, schedule, durationMs);
     const broken = verdicts.filter((v) => !v.held);
     if (broken.length === 0 && options.keepLog) {
       console.error(`soak: the console's output: ${keepConsoleLog(target, options)}`);
@@ -101,7 +112,7 @@ async function main() {
 async function soak(
   target: ConsoleUnderTest,
   nodes: Awaited<ReturnType<typeof startSoakLab>>["nodes"],
-  powerLab: Awaited<ReturnType<typeof startPowerLab>>,
+  fleet: PowerFleet,
   secrets: SecretWatch,
   accounts: Awaited<ReturnType<typeof createSoakAccounts>>,
   schedule: ReturnType<typeof soakSchedule>,
@@ -125,14 +136,8 @@ async function soak(
   );
   const load = createLoad(ctx);
   await load.begin();
-  // The power hosts onboard beside the first chaos (it saves their start-up time); the power
-  // load and faults start once they are protected, those whose moment has passed at once.
-  const powerReady = protectPowerFleet(ctx, powerLab).then((fleet) => {
-    ctx.log("the lab UPS added and its nodes protected: the power load starts");
-    return { fleet, power: startPower(ctx, fleet, schedule) };
-  });
-  powerReady.catch(() => {}); // awaited below; its failure ends the soak there
   const chaos = startChaos(ctx, schedule.chaos);
+  const power = startPower(ctx, fleet, schedule);
   const watch = startWatching(ctx, chaos.lastOverAt);
   const loadUnderWay = new Set<Promise<void>>();
   const loadTimers = schedule.load.map((event) =>
@@ -148,7 +153,6 @@ async function soak(
 
   await sleep(Math.max(0, startedAt + durationMs - QUIET_MS - Date.now()));
   ctx.log(`chaos over: every fault healed; quiet for the last ${QUIET_MS / 1000} s`);
-  const { fleet, power } = await powerReady;
   power.stopFaults();
   await chaos.stop();
   // A fault that was still under way (the database coming back) pushes the verdict out: the
@@ -182,6 +186,7 @@ async function soak(
     )),
     await secretVerdict(ctx, accounts, {
       hostIds: [...load.hostIds(), ...fleet.targets.map((t) => t.hostId)],
+      powerTargetId: fleet.targets[0]?.id,
     }),
   ];
   const build: TableRow = [

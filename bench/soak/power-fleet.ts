@@ -80,7 +80,7 @@ async function created(
  * onboarded (its run creates the API token and pins the certificate a shutdown call needs), the
  * lab UPS added (NUT, with the console's user), each node protected with that UPS as its feed,
  * stage by stage, and a 30 s wait for a target to go down (the lab's nodes are off in seconds).
- * It runs beside the first chaos, so every step survives a lost answer.
+ * Every step survives a lost answer (a console that restarts a process is what the soak runs).
  */
 export async function protectPowerFleet(
   ctx: Pick<SoakContext, "api" | "adminApi" | "secrets">,

@@ -103,7 +103,8 @@ export async function attemptDelivery(
       })
       .where(eq(notificationDeliveries.id, deliveryId));
     if (retryAt) await scheduleDeliveryRetry(tx, deliveryId, retryAt);
-    await notifyLive(tx, { type: "power", upsId: null, eventId: delivery.powerEventId });
+    // Neither a UPS nor an event: every power query refreshes, the notification cards among them.
+    await notifyLive(tx, { type: "power", upsId: null, eventId: null });
   });
   return outcome.ok
     ? { kind: "delivered", attempts }

@@ -80,3 +80,6 @@ export function testMessage(targetName: string, now: Date): NotificationMessage 
     data: {},
   };
 }
+
+/** Every kind the console knows the words for, for the target form's checkboxes. */
+export const KNOWN_KINDS: readonly string[] = Object.keys(KIND_TITLES).filter((k) => k !== "test");

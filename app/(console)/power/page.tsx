@@ -1,5 +1,6 @@
 import type { Metadata } from "next";
 import Link from "next/link";
+import { FailingNotificationsBanner } from "@/components/notify/failing-notifications-banner";
 import { DrillControl } from "@/components/power/drill-control";
 import { PowerEventLog, type EventFilterValues } from "@/components/power/event-log";
 import { PlanPreviewPanel } from "@/components/power/plan-preview";
@@ -12,6 +13,7 @@ import { searchParamsInput } from "@/lib/api/query-params";
 import { requirePageActor } from "@/lib/auth/actor";
 import { hasRole } from "@/lib/auth/roles";
 import { getDb } from "@/lib/db/client";
+import { failingDeliveriesSummary } from "@/lib/notify/deliveries";
 import { fieldErrors as zodFieldErrors } from "@/lib/hosts/schemas";
 import { getPowerOverview } from "@/lib/power/queries/power-overview";
 import {
@@ -46,14 +48,16 @@ export default async function PowerPage({ searchParams }: { searchParams: Search
   const filter = ZPowerEventFilter.safeParse(filterInput);
 
   const db = getDb();
-  const [overview, plan, targets, shutdown, events, selfTest] = await Promise.all([
-    getPowerOverview(db),
-    readPowerPlan(db),
-    listTargetProtection(db),
-    latestShutdownRun(db),
-    filter.success ? listPowerEvents(db, filter.data) : null,
-    readSelfTestOverview(db),
-  ]);
+  const [overview, plan, targets, shutdown, events, selfTest, failingNotifications] =
+    await Promise.all([
+      getPowerOverview(db),
+      readPowerPlan(db),
+      listTargetProtection(db),
+      latestShutdownRun(db),
+      filter.success ? listPowerEvents(db, filter.data) : null,
+      readSelfTestOverview(db),
+      failingDeliveriesSummary(db),
+    ]);
   const ups = overview.ups.map(({ id, name }) => ({ id, name }));
 
   return (
@@ -63,6 +67,13 @@ export default async function PowerPage({ searchParams }: { searchParams: Search
         <div style={{ display: "flex", gap: "0.5rem" }}>
           <Link href="/power/runs" className="button" data-testid="power-runs-link">
             Runs and drills
+          </Link>
+          <Link
+            href="/power/notifications"
+            className="button"
+            data-testid="power-notifications-link"
+          >
+            Notifications
           </Link>
           {hasRole(actor.role, "admin") && (
             <>
@@ -84,6 +95,7 @@ export default async function PowerPage({ searchParams }: { searchParams: Search
         The UPS devices the console watches, what it would shut down when the power runs out, and in
         which order. Times on battery are measured by the console&apos;s own clock.
       </p>
+      <FailingNotificationsBanner initial={failingNotifications} />
       <UpsCards initial={overview} />
       <ShutdownRunPanel initial={shutdown} />
       <ReadingsCharts ups={ups} />

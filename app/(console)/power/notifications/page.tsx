@@ -1,0 +1,40 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { NotificationTargetCards } from "@/components/notify/target-cards";
+import { requirePageActor } from "@/lib/auth/actor";
+import { hasRole } from "@/lib/auth/roles";
+import { getDb } from "@/lib/db/client";
+import { targetCards } from "@/lib/notify/deliveries";
+
+export const dynamic = "force-dynamic";
+
+export const metadata: Metadata = { title: "Notifications" };
+
+/**
+ * Where power and onboarding events are sent: every target's card with its last delivery and
+ * its failing ones. Everyone reads; operators acknowledge failures; admins add, edit and test.
+ */
+export default async function NotificationsPage() {
+  const actor = await requirePageActor("viewer", "/power/notifications");
+  const cards = await targetCards(getDb());
+  return (
+    <>
+      <div className="page-head">
+        <h1>Notifications</h1>
+        {hasRole(actor.role, "admin") && (
+          <Link href="/power/notifications/new" className="button" data-testid="notify-add">
+            Add target
+          </Link>
+        )}
+      </div>
+      <p className="lead">
+        Each event — power (on battery, low battery, mains back, triggers, shutdown calls, the
+        self-test) and onboarding (a host active, a failed step, templates) — goes to every enabled
+        target that wants its severity and kind, through the worker, retried with backoff. A
+        delivery that keeps failing stays red here and on the power dashboard until it gets through
+        or is acknowledged.
+      </p>
+      <NotificationTargetCards initial={cards} />
+    </>
+  );
+}

@@ -1,0 +1,127 @@
+"use client";
+
+import { useQueryClient } from "@tanstack/react-query";
+import { useRouter } from "next/navigation";
+import { useState, useTransition } from "react";
+import { acknowledgeNotificationFailuresAction } from "@/lib/actions/notify/acknowledge-notification-failures";
+import { deleteNotificationTargetAction } from "@/lib/actions/notify/delete-notification-target";
+import { testNotificationTargetAction } from "@/lib/actions/notify/test-notification-target";
+import { ConfirmDialog } from "../confirm-dialog";
+import { notifyKeys } from "./notify-keys";
+
+/** Sends a real test message and says what the target's service answered. */
+export function TestTargetButton({ targetId }: { targetId: string }) {
+  const [result, setResult] = useState<{ ok: boolean; text: string } | null>(null);
+  const [pending, startTransition] = useTransition();
+  const test = () =>
+    startTransition(async () => {
+      setResult(null);
+      const answer = await testNotificationTargetAction({ id: targetId });
+      if (!answer.ok) return setResult({ ok: false, text: answer.message });
+      const { outcome } = answer;
+      setResult(
+        outcome.ok
+          ? { ok: true, text: `Delivered: the target answered HTTP ${outcome.status}.` }
+          : { ok: false, text: `Not delivered: it ${outcome.error}.` },
+      );
+    });
+  return (
+    <>
+      <button
+        type="button"
+        className="button"
+        onClick={test}
+        disabled={pending}
+        data-testid={`notify-test-${targetId}`}
+      >
+        {pending ? "Sending…" : "Test"}
+      </button>
+      {result && (
+        <p
+          className={result.ok ? "muted small" : "field-error"}
+          role="status"
+          data-testid={`notify-test-result-${targetId}`}
+        >
+          {result.text}
+        </p>
+      )}
+    </>
+  );
+}
+
+/** Acknowledges a target's failing deliveries: they leave the dashboard and stop retrying. */
+export function AcknowledgeFailuresButton({ targetId }: { targetId: string }) {
+  const queryClient = useQueryClient();
+  const [error, setError] = useState<string | null>(null);
+  const [pending, startTransition] = useTransition();
+  const acknowledge = () =>
+    startTransition(async () => {
+      setError(null);
+      const result = await acknowledgeNotificationFailuresAction({ targetId });
+      if (!result.ok) setError(result.message);
+      await queryClient.invalidateQueries({ queryKey: notifyKeys.cards });
+      await queryClient.invalidateQueries({ queryKey: notifyKeys.failing });
+    });
+  return (
+    <>
+      <button
+        type="button"
+        className="button"
+        onClick={acknowledge}
+        disabled={pending}
+        data-testid={`notify-acknowledge-${targetId}`}
+      >
+        {pending ? "Acknowledging…" : "Acknowledge failures"}
+      </button>
+      {error && (
+        <p className="field-error" role="alert">
+          {error}
+        </p>
+      )}
+    </>
+  );
+}
+
+export function DeleteTargetButton({ targetId, name }: { targetId: string; name: string }) {
+  const router = useRouter();
+  const queryClient = useQueryClient();
+  const [open, setOpen] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [pending, startTransition] = useTransition();
+  const remove = () =>
+    startTransition(async () => {
+      setError(null);
+      const result = await deleteNotificationTargetAction({ id: targetId });
+      if (!result.ok) return setError(result.message);
+      setOpen(false);
+      await queryClient.invalidateQueries({ queryKey: notifyKeys.cards });
+      router.refresh();
+    });
+  return (
+    <>
+      <button
+        type="button"
+        className="button button-danger"
+        onClick={() => setOpen(true)}
+        data-testid={`notify-delete-${targetId}`}
+      >
+        Remove
+      </button>
+      <ConfirmDialog
+        open={open}
+        title={`Remove notification target ${name}`}
+        confirmLabel={`Remove ${name}`}
+        pending={pending}
+        error={error}
+        onConfirm={remove}
+        onCancel={() => setOpen(false)}
+        testId={`notify-delete-${targetId}-dialog`}
+      >
+        <p>
+          {name} gets no more notifications; its delivery history goes with it. Messages not yet
+          delivered to it are dropped.
+        </p>
+      </ConfirmDialog>
+    </>
+  );
+}

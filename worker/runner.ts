@@ -26,6 +26,11 @@ import type { DeliveryOptions } from "@/lib/notify/deliver";
 import { createNotifyDeliverTask } from "./tasks/notify-deliver";
 import { createPowerSelfTestTask } from "./tasks/power-self-test";
 import { createRunTickTask } from "./tasks/run-tick";
+import {
+  CLUSTER_REFRESH_CRONTAB,
+  CLUSTER_REFRESH_TASK,
+  createClusterRefreshTask,
+} from "@/lib/power/clusters/refresh-task";
 import { untilDatabaseAnswers } from "./wait-for-database";
 import {
   createVmTemplateCheckTask,
@@ -45,7 +50,8 @@ export type WorkerOptions = {
   recoveryIntervalMs?: number;
   log?: (line: string) => void;
   /**
-   * Periodic checks on graphile-worker's crontab (the pre-sale VmTemplateCheck every 15 min).
+   * Periodic checks on graphile-worker's crontab (the pre-sale VmTemplateCheck every 15 min,
+   * the power self-test hourly, the power clusters' membership every minute).
    * Default on; tests that count API requests may turn them off. The task itself is always
    * registered, so a queued check runs either way.
    */
@@ -133,11 +139,14 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
     taskList: {
       [TICK_TASK]: createRunTickTask(engine),
       [VM_TEMPLATE_CHECK_TASK]: createVmTemplateCheckTask(db),
+      [CLUSTER_REFRESH_TASK]: createClusterRefreshTask(db),
       [SELF_TEST_TASK]: createPowerSelfTestTask(db),
       [NOTIFY_DELIVER_TASK]: createNotifyDeliverTask(db, options.notify),
     },
     crontab:
-      options.periodicChecks === false ? "" : `${VM_TEMPLATE_CHECK_CRONTAB}\n${SELF_TEST_CRONTAB}`,
+      options.periodicChecks === false
+        ? ""
+        : [VM_TEMPLATE_CHECK_CRONTAB, SELF_TEST_CRONTAB, CLUSTER_REFRESH_CRONTAB].join("\n"),
     events,
     logger,
   });

@@ -39,6 +39,8 @@ export const AUDIT_ACTIONS = [
   "power.latch_release",
   "power.event_acknowledge",
   "power.drill_start",
+  "power.cluster_policy",
+  "power.cluster_refresh",
   "notify.target_create",
   "notify.target_update",
   "notify.target_delete",

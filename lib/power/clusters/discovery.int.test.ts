@@ -6,7 +6,10 @@ import { startLab, startLabCluster, type LabCluster, type LabNode } from "@/lab"
 import { registerTestDatabase } from "@/test/db";
 import { hostApi } from "./cluster-api";
 import { loadClusterGroups, type ClusterGroup } from "./load-cluster-groups";
+import { waitFor } from "@/test/worker-process";
+import { startWorker } from "@/worker/runner";
 import { refreshClusterGroups } from "./refresh-cluster-groups";
+import { CLUSTER_REFRESH_TASK, requestClusterRefresh } from "./refresh-task";
 import { pointHostAt, seedActiveLabHost, type LabApi } from "./test-helpers";
 
 const database = registerTestDatabase();
@@ -145,6 +148,33 @@ describe("cluster discovery", () => {
     expect(await refreshClusterGroups(database.db)).toBe(0);
     const later = new Date(Date.now() + 6 * 60_000);
     expect(await refreshClusterGroups(database.db, { now: () => later })).toBe(3);
+  });
+
+  it("the Refresh button queues one job (pressing twice changes nothing) that the worker runs, asking every host", async () => {
+    const worker = await startWorker({
+      connectionString: database.url,
+      pipelines: {},
+      concurrency: 1,
+      pollIntervalMs: 200,
+      periodicChecks: false,
+      log: () => {},
+    });
+    try {
+      const before = new Date();
+      await requestClusterRefresh(database.db);
+      await requestClusterRefresh(database.db);
+      const jobs = await database.pool.query(
+        `select count(*)::int as n from graphile_worker.jobs where task_identifier = $1`,
+        [CLUSTER_REFRESH_TASK],
+      );
+      expect(jobs.rows[0].n).toBe(1);
+      await waitFor("every host asked by the worker", async () => {
+        const rows = await database.db.select().from(powerClusterMemberships);
+        return rows.length === 3 && rows.every((row) => row.askedAt >= before);
+      });
+    } finally {
+      await worker.stop();
+    }
   });
 
   it("a host that joins shows up on its node; the last known member leaving for standalone ends the group", async () => {

@@ -1,0 +1,48 @@
+import { sql } from "drizzle-orm";
+import type { Task } from "graphile-worker";
+import { z } from "zod";
+import { audited, type AuditActor } from "@/lib/audit/record-audit";
+import type { Database } from "@/lib/db/client";
+import { refreshClusterGroups } from "./refresh-cluster-groups";
+
+export const CLUSTER_REFRESH_TASK = "power-cluster-refresh";
+
+/**
+ * Every minute, graphile-worker's crontab (one job per slot however many workers run): each
+ * slot asks the hosts that were never asked — a host that just became active shows up within a
+ * minute — and those last asked five minutes ago. A minute with nothing due costs one query.
+ */
+export const CLUSTER_REFRESH_CRONTAB = `* * * * * ${CLUSTER_REFRESH_TASK} ?max=1`;
+
+/** `{ all: true }` from the Refresh button; the cron job carries only `_cron`. */
+const ZClusterRefreshPayload = z.object({ all: z.boolean().optional() }).loose();
+
+export function createClusterRefreshTask(db: Database): Task {
+  return async (payload, helpers) => {
+    const { all } = ZClusterRefreshPayload.parse(payload ?? {});
+    const asked = await refreshClusterGroups(db, { all: all === true });
+    helpers.logger.debug(`${CLUSTER_REFRESH_TASK}: ${asked} hosts asked`);
+  };
+}
+
+/**
+ * Queues a refresh of every host (the Refresh button). One pending job at most: pressing again
+ * while one waits changes nothing.
+ */
+export async function requestClusterRefresh(db: Pick<Database, "execute">): Promise<void> {
+  await db.execute(sql`
+    select graphile_worker.add_job(
+      ${CLUSTER_REFRESH_TASK},
+      json_build_object('all', true),
+      max_attempts => 1,
+      job_key => ${CLUSTER_REFRESH_TASK},
+      job_key_mode => 'preserve_run_at'
+    )`);
+}
+
+/** The Refresh button: audited, so who asked every host when is on record. */
+export async function requestClusterRefreshBy(db: Database, actor: AuditActor): Promise<void> {
+  await audited(db, { actor, action: "power.cluster_refresh", target: null }, () =>
+    requestClusterRefresh(db),
+  );
+}

@@ -1,0 +1,369 @@
+import https from "node:https";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { powerTargets } from "@/lib/db/schema";
+import { readLogTail } from "@/lib/logs/read";
+import { refreshClusterGroups } from "@/lib/power/clusters/refresh-cluster-groups";
+import { seedActiveLabHost } from "@/lib/power/clusters/test-helpers";
+import { actionsOfRun, type PowerRunAction } from "@/lib/power/actions/record-action";
+import { setPowerMode } from "@/lib/power/set-power-mode";
+import { startShutdownRun } from "@/lib/power/shutdown/start-shutdown-run";
+import { updatePowerSettings } from "@/lib/power/update-power-settings";
+import { startLabCluster, waitUntil, type LabCluster } from "@/lab";
+import type { LabGuestSpec, PveRelease } from "@/lab/pve/cluster/model";
+import { registerTestDatabase } from "@/test/db";
+import {
+  addUps,
+  ADMIN,
+  persistReading,
+  powerTestPipelines,
+  protectHost,
+  shutdownInput,
+} from "@/test/fixtures/power";
+import { settled } from "@/test/runs";
+import { startWorker, type WorkerHandle } from "@/worker/runner";
+import { HA_NOT_AVAILABLE } from "./disarm-ha";
+
+/**
+ * The cluster sequence against lab clusters over real HTTPS: three nodes sharing one pmxcfs,
+ * guests on Ceph (pool size 3, min_size 2) with HA, monitors on pve2 and pve3, the console on
+ * pve3 (its node) in guest 390 on local storage.
+ */
+
+const database = registerTestDatabase(6);
+let worker: WorkerHandle;
+const labs: LabCluster[] = [];
+
+/** What onboarding grants the console's token (lib/steps/host/create-api-token.ts). */
+const CONSOLE_PRIVS = [
+  "VM.Audit",
+  "VM.PowerMgmt",
+  "Sys.Audit",
+  "Sys.PowerMgmt",
+  "Sys.Modify",
+  "Sys.Console",
+  "Datastore.Audit",
+];
+
+const CONSOLE_GUEST = { node: "pve3", vmid: 390 };
+
+function guests(): LabGuestSpec[] {
+  return [
+    ...["pve1", "pve2", "pve3"].flatMap((node, i): LabGuestSpec[] => [
+      { vmid: 101 + i * 10, type: "qemu", node, storage: "ceph", ha: true },
+      { vmid: 102 + i * 10, type: "lxc", node, storage: "ceph" },
+      { vmid: 103 + i * 10, type: "qemu", node, storage: "local" },
+    ]),
+    { vmid: CONSOLE_GUEST.vmid, type: "qemu", node: "pve3", storage: "local", name: "clupilot" },
+  ];
+}
+
+type Setup = {
+  lab: LabCluster;
+  upsId: string;
+  targets: Record<string, string>;
+  placement: Map<number, string>;
+};
+
+let counter = 0;
+
+async function labCluster(
+  options: { pveVersion?: PveRelease; privs?: string[]; ceph?: boolean } = {},
+): Promise<Setup> {
+  const { db } = database;
+  const lab = await startLabCluster({
+    nodes: 3,
+    name: `seq-${++counter}`,
+    guests: guests(),
+    ceph: options.ceph === false ? false : { monitors: ["pve2", "pve3"] },
+    ...(options.pveVersion ? { pveVersion: options.pveVersion } : {}),
+    timing: { guestShutdownMs: 300, haDisarmMs: 300, haRecoveryMs: 300, nodeShutdownDelayMs: 300 },
+    apiAuthFailureDelayMs: 50,
+  });
+  labs.push(lab);
+  const token = lab.addToken("console", options.privs ?? CONSOLE_PRIVS);
+  const upsId = await addUps(db);
+  const targets: Record<string, string> = {};
+  for (const node of lab.nodes) {
+    const hostId = await seedActiveLabHost(db, {
+      nodeName: node.name,
+      port: node.api.port,
+      certSha256: node.api.certSha256,
+      token,
+    });
+    // The console's node is known from its guest (the setting), not from a target mark.
+    targets[node.name] = await protectHost(db, hostId, { feeds: [upsId] });
+  }
+  await refreshClusterGroups(db, { all: true });
+  const placement = new Map([...lab.model.guests.values()].map((g) => [g.vmid, g.node]));
+  return { lab, upsId, targets, placement };
+}
+
+async function setMode(mode: "armed" | "dry-run") {
+  const { db } = database;
+  const all = await db.select({ id: powerTargets.id }).from(powerTargets);
+  await setPowerMode(db, { mode, confirmedTargetIds: all.map((t) => t.id) }, ADMIN);
+}
+
+async function runSequence(setup: Setup, timeoutMs = 120_000) {
+  const { db } = database;
+  await persistReading(db, setup.upsId, true);
+  const runId = await db.transaction((tx) =>
+    startShutdownRun(tx, shutdownInput(setup.upsId, Object.values(setup.targets))),
+  );
+  const run = await settled(db, runId, timeoutMs);
+  const actions = await actionsOfRun(db, runId);
+  const log = (await readLogTail(db, runId, 500)).map((l) => l.text).join("\n");
+  return { run, actions, log };
+}
+
+const changes = (lab: LabCluster) =>
+  lab.nodes.flatMap((n) => n.api.requests.filter((r) => r.method === "POST" || r.method === "PUT"));
+
+const find = (actions: PowerRunAction[], label: string) => {
+  const action = actions.find((a) => a.label === label);
+  if (!action) throw new Error(`no action '${label}' in ${actions.map((a) => a.label).join(", ")}`);
+  return action;
+};
+
+/** POST with a fresh connection (a node that lost power then refuses it). */
+function post(lab: LabCluster, node: string, path: string, form: Record<string, string>) {
+  const target = lab.nodes.find((n) => n.name === node)!;
+  const token = lab.addToken("naive", CONSOLE_PRIVS);
+  return new Promise<number>((resolve, reject) => {
+    const req = https.request(
+      `${target.api.url}/api2/json${path}`,
+      {
+        method: "POST",
+        rejectUnauthorized: false,
+        agent: false,
+        headers: {
+          Authorization: `PVEAPIToken=${token.id}=${token.secret}`,
+          "Content-Type": "application/x-www-form-urlencoded",
+        },
+      },
+      (res) => {
+        res.resume();
+        res.on("end", () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on("error", reject);
+    req.end(new URLSearchParams(form).toString());
+  });
+}
+
+beforeAll(async () => {
+  worker = await startWorker({
+    connectionString: database.url,
+    pipelines: powerTestPipelines,
+    concurrency: 2,
+    pollIntervalMs: 200,
+    periodicChecks: false,
+    log: () => {},
+  });
+  await updatePowerSettings(
+    database.db,
+    {
+      shutdown: {
+        callTimeoutSeconds: 3,
+        targetDownSeconds: 15,
+        guestTimeoutSeconds: 5,
+        guestParallelism: 4,
+        consoleGuest: CONSOLE_GUEST,
+      },
+    },
+    ADMIN,
+  );
+}, 60_000);
+
+afterAll(async () => {
+  await worker?.stop();
+  for (const lab of labs) await lab.stop();
+});
+
+describe("the cluster shutdown sequence", () => {
+  it("the naive order (each node stops its own guests, then powers off) hangs on the Ceph lab while HA moves guests", async () => {
+    const { lab, placement } = await labCluster();
+    const deadlineMs = 8000;
+    const wentDown: Record<string, boolean> = {};
+    for (const node of ["pve1", "pve2", "pve3"]) {
+      expect(await post(lab, node, `/nodes/${node}/status`, { command: "shutdown" })).toBe(200);
+      wentDown[node] = await waitUntil(() => !lab.model.node(node)!.online, {
+        timeoutMs: deadlineMs,
+        what: `${node} off`,
+      }).then(
+        () => true,
+        () => false,
+      );
+      if (!wentDown[node]) break;
+    }
+    // pve1 and pve2 go; then Ceph has one OSD host of three (min_size 2): pve3's guests on
+    // Ceph freeze on I/O and its shutdown hangs past the deadline.
+    expect(wentDown).toEqual({ pve1: true, pve2: true, pve3: false });
+    expect(lab.model.cephBlocked()).toBe(true);
+    expect(lab.model.node("pve3")!.online).toBe(true);
+    // HA was armed: it started pve1's HA guest elsewhere instead of letting it stop.
+    expect(placement.get(101)).toBe("pve1");
+    expect(lab.model.guests.get(101)!.node).not.toBe("pve1");
+  }, 60_000);
+
+  it("ours: HA disarmed and read back first, every guest stopped but the console's, flags set, nodes monitors-last and the console's node last — every node off", async () => {
+    const setup = await labCluster();
+    const { lab, placement } = setup;
+    await setMode("armed");
+    try {
+      const { run, actions, log } = await runSequence(setup);
+      expect(run.status, run.failureReason ?? "").toBe("succeeded");
+      for (const node of lab.model.nodes) expect(node.online).toBe(false);
+
+      const disarm = find(actions, "disarm HA");
+      expect(disarm).toMatchObject({ outcome: "ok", detail: "read back: armed-state disarmed" });
+      const stop = find(actions, "stop guests");
+      expect(stop.outcome).toBe("ok");
+      const flags = find(actions, "set Ceph flags");
+      expect(flags.outcome).toBe("ok");
+      const shutdowns = actions.filter((a) => /^shutdown pve\d$/.test(a.label));
+      expect(shutdowns.map((a) => [a.label, a.outcome])).toEqual([
+        ["shutdown pve1", "ok"],
+        ["shutdown pve2", "ok"],
+        ["shutdown pve3", "ok"],
+      ]);
+      // Each step began after the one before it was verified.
+      expect(disarm.finishedAt!.getTime()).toBeLessThanOrEqual(stop.startedAt.getTime());
+      expect(stop.finishedAt!.getTime()).toBeLessThanOrEqual(flags.startedAt.getTime());
+      expect(flags.finishedAt!.getTime()).toBeLessThanOrEqual(shutdowns[0]!.startedAt.getTime());
+      // The next node waited until the one before stopped answering.
+      for (const [i, node] of ["pve1", "pve2"].entries()) {
+        const down = find(actions, `${node} goes down`);
+        expect(down.outcome).toBe("ok");
+        expect(down.finishedAt!.getTime()).toBeLessThanOrEqual(
+          shutdowns[i + 1]!.startedAt.getTime(),
+        );
+      }
+      // Each node's shutdown went to its own API.
+      for (const node of lab.nodes) {
+        const own = node.api.requests.filter(
+          (r) => r.method === "POST" && r.path.endsWith("/status") && r.path.includes("/nodes/"),
+        );
+        expect(own.map((r) => r.path)).toEqual([`/api2/json/nodes/${node.name}/status`]);
+      }
+
+      // HA stayed disarmed (read back in the log) and moved nothing: every guest where it was.
+      expect(lab.model.armedState).toBe("disarmed");
+      for (const [vmid, node] of placement) expect(lab.model.guests.get(vmid)!.node).toBe(node);
+      expect(log).toContain("HA disarmed (read back: armed-state disarmed)");
+      // The bulk action named every running guest but the console's own.
+      const bulk = changes(lab).find((r) => r.path.endsWith("/bulk-action/guest/shutdown"))!;
+      const vms = bulk.body.vms!.split(",").map(Number);
+      expect(vms).not.toContain(CONSOLE_GUEST.vmid);
+      expect(vms.sort()).toEqual([101, 102, 103, 111, 112, 113, 121, 122, 123]);
+      expect(lab.model.ceph!.flags).toEqual(
+        new Set(["noout", "nobackfill", "norecover", "norebalance"]),
+      );
+    } finally {
+      await setMode("dry-run");
+    }
+  }, 150_000);
+
+  it("flags a PUT that answers 200 without setting: per-flag fallback, verified; still not set → said, and the nodes go down all the same", async () => {
+    const first = await labCluster();
+    first.lab.faults.bulkFlagsIgnored = true;
+    await setMode("armed");
+    try {
+      const fallback = await runSequence(first);
+      expect(fallback.run.status, fallback.run.failureReason ?? "").toBe("succeeded");
+      expect(find(fallback.actions, "set Ceph flags")).toMatchObject({
+        outcome: "ok",
+        detail: expect.stringMatching(/one by one/),
+      });
+      const singles = changes(first.lab).filter((r) => /\/cluster\/ceph\/flags\/\w+$/.test(r.path));
+      expect(singles.map((r) => r.path.split("/").pop()).sort()).toEqual([
+        "nobackfill",
+        "noout",
+        "norebalance",
+        "norecover",
+      ]);
+
+      const second = await labCluster();
+      second.lab.faults.bulkFlagsIgnored = true;
+      second.lab.faults.singleFlagIgnored = true;
+      await setMode("armed");
+      const refused = await runSequence(second);
+      expect(find(refused.actions, "set Ceph flags")).toMatchObject({
+        outcome: "failed",
+        detail: expect.stringMatching(/still not set: noout, nobackfill, norecover, norebalance/),
+      });
+      expect(refused.log).toMatch(/Ceph flags still not set: .* going on with the nodes/);
+      for (const node of second.lab.model.nodes) expect(node.online).toBe(false);
+      expect(refused.run.status, refused.run.failureReason ?? "").toBe("succeeded");
+    } finally {
+      await setMode("dry-run");
+    }
+  }, 240_000);
+
+  it("a token without VM.Audit: the guest step fails with that reason instead of 'no guests', and no node is shut down", async () => {
+    const setup = await labCluster({
+      privs: CONSOLE_PRIVS.filter((p) => p !== "VM.Audit"),
+    });
+    await setMode("armed");
+    try {
+      const { run, log } = await runSequence(setup);
+      expect(run.status).toBe("failed");
+      expect(run.failedStep).toBe("StopClusterGuests");
+      expect(run.failureReason).toMatch(/could not see the guests: .* no VM.Audit on \/vms/);
+      expect(log).toMatch(/"could not see", not "no guests"/);
+      for (const node of setup.lab.model.nodes) expect(node.online).toBe(true);
+      const shutdowns = changes(setup.lab).filter((r) => /\/nodes\/pve\d\/status$/.test(r.path));
+      expect(shutdowns).toEqual([]);
+    } finally {
+      await setMode("dry-run");
+    }
+  }, 120_000);
+
+  it("Proxmox VE 8.4: says plainly that HA protection is not available, stops each guest itself (bounded), and the nodes go down", async () => {
+    const setup = await labCluster({ pveVersion: "8.4" });
+    await setMode("armed");
+    try {
+      const { run, actions, log } = await runSequence(setup);
+      expect(run.status, run.failureReason ?? "").toBe("succeeded");
+      expect(find(actions, "disarm HA")).toMatchObject({
+        outcome: "failed",
+        detail: HA_NOT_AVAILABLE,
+      });
+      expect(log).toContain("HA protection is not available");
+      const perGuest = actions.filter((a) => /^shutdown (qemu|lxc) \d+$/.test(a.label));
+      expect(perGuest).toHaveLength(9);
+      expect(perGuest.every((a) => a.outcome === "ok")).toBe(true);
+      expect(perGuest.map((a) => a.label)).not.toContain(`shutdown qemu ${CONSOLE_GUEST.vmid}`);
+      // Never more than guestParallelism (4) shutting down at once.
+      const instants = perGuest.map((a) => a.startedAt.getTime());
+      for (const at of instants) {
+        const open = perGuest.filter(
+          (a) => a.startedAt.getTime() <= at && a.finishedAt!.getTime() > at,
+        );
+        expect(open.length).toBeLessThanOrEqual(4);
+      }
+      for (const node of setup.lab.model.nodes) expect(node.online).toBe(false);
+    } finally {
+      await setMode("dry-run");
+    }
+  }, 150_000);
+
+  it("in dry-run records every step as would-do and sends nothing", async () => {
+    const setup = await labCluster();
+    const { run, actions } = await runSequence(setup);
+    expect(run.status, run.failureReason ?? "").toBe("succeeded");
+    expect(actions.map((a) => [a.lane, a.label, a.outcome])).toEqual([
+      ["cluster", "disarm HA", "would-do"],
+      ["cluster", "stop guests", "would-do"],
+      ["cluster", "set Ceph flags", "would-do"],
+      ["pve1", "shutdown pve1", "would-do"],
+      ["pve2", "shutdown pve2", "would-do"],
+      ["pve3", "shutdown pve3", "would-do"],
+    ]);
+    expect(find(actions, "disarm HA").request).toContain(
+      "/api2/json/cluster/ha/status/disarm-ha resource-mode=ignore",
+    );
+    expect(changes(setup.lab)).toEqual([]);
+    for (const node of setup.lab.model.nodes) expect(node.online).toBe(true);
+  }, 120_000);
+});

@@ -7,6 +7,7 @@ import styles from "./fleet.module.css";
 
 const ICON: Record<HostState, string> = {
   failed: "✕",
+  aborted: "■",
   onboarding: "◐",
   decommissioning: "⏏",
   active: "✓",

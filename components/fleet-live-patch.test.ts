@@ -21,6 +21,7 @@ function host(overrides: Partial<HostSummary> = {}): HostSummary {
     retiredAt: null,
     lastActivityAt: "2026-11-30T05:00:00.000Z",
     stalled: true,
+    actedSinceRun: false,
     attention: ["stalled"],
     run: {
       id: RUN,
@@ -43,7 +44,14 @@ function host(overrides: Partial<HostSummary> = {}): HostSummary {
 const page = (hosts: HostSummary[]): FleetPage => ({
   hosts,
   total: 2,
-  countsByState: { failed: 0, onboarding: 2, decommissioning: 0, active: 0, retired: 0 },
+  countsByState: {
+    failed: 0,
+    aborted: 0,
+    onboarding: 2,
+    decommissioning: 0,
+    active: 0,
+    retired: 0,
+  },
   attentionCount: 1,
   failedSteps: [],
   page: { number: 1, size: 50, totalPages: 1 },

@@ -26,17 +26,22 @@ export function patchHost(host: HostSummary, message: RunMessageWithFacts): Host
   const state = hostStateOf(message.status, {
     retiredAt: host.retiredAt,
     pipeline: message.pipeline ?? null,
+    failureReason: message.failureReason ?? null,
   });
+  // A message from another run than the row's is a new run: nothing was done since it ended.
+  const actedSinceRun = host.run?.id === message.runId ? host.actedSinceRun : false;
   return {
     ...host,
     state,
     lastActivityAt: message.updatedAt!,
     // A message means a tick just committed: whatever was overdue is not any more.
     stalled: false,
+    actedSinceRun,
     attention: attentionReasons({
       state,
       templateCheckState: host.templateCheck.state,
       stalled: false,
+      actedSinceRun,
     }),
     run: {
       id: message.runId,
@@ -70,7 +75,10 @@ export function applyLiveMessage(
   const index = page.hosts.findIndex((host) => host.id === message.hostId);
   const before = index >= 0 ? page.hosts[index]!.state : knownState;
   if (index < 0) {
-    const state = hostStateOf(message.status, { pipeline: message.pipeline ?? null });
+    const state = hostStateOf(message.status, {
+      pipeline: message.pipeline ?? null,
+      failureReason: message.failureReason ?? null,
+    });
     return { page, state, refresh: before !== state || sort === "updated" };
   }
   const patched = patchHost(page.hosts[index]!, message);

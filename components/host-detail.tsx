@@ -189,7 +189,9 @@ export function HostDetailView({
               {!viewedRun && (
                 <div style={{ display: "flex", gap: "0.75rem", alignItems: "flex-start" }}>
                   <RunControls hostId={host.id} hostName={host.name} run={run} />
-                  {(host.state === "active" || host.state === "failed") && (
+                  {(host.state === "active" ||
+                    host.state === "failed" ||
+                    host.state === "aborted") && (
                     <ReonboardControl hostId={host.id} hostName={host.name} />
                   )}
                 </div>

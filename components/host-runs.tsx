@@ -1,5 +1,6 @@
 import Link from "next/link";
 import type { HostRunSummary } from "@/lib/hosts/list-host-runs";
+import { runOutcome } from "@/lib/pipeline/abort-reason";
 import { DECOMMISSION_HOST } from "@/lib/steps/host/decommission/name";
 import { formatDateTime } from "./format";
 
@@ -36,8 +37,11 @@ export function HostRuns({
               </Link>
             )}{" "}
             <span className="muted small">
-              {run.status}
-              {run.failedStep ? ` at ${run.failedStep}` : ""} · started{" "}
+              {runOutcome(run)}
+              {run.failedStep
+                ? ` ${runOutcome(run) === "aborted" ? "during" : "at"} ${run.failedStep}`
+                : ""}{" "}
+              · started{" "}
               <time dateTime={run.createdAt} suppressHydrationWarning>
                 {formatDateTime(run.createdAt)}
               </time>{" "}

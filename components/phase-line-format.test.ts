@@ -1,3 +1,4 @@
+import { ABORT_REASON } from "@/lib/pipeline/abort-reason";
 import { describe, expect, it } from "vitest";
 import { describePhaseLine, firstLine } from "./phase-line-format";
 
@@ -37,15 +38,27 @@ describe("describePhaseLine", () => {
       kind: "failed",
       step: "ConnectHost",
       reason: "SSH refused",
+      full: "SSH refused\nmore detail",
       text: "ConnectHost: SSH refused",
     });
   });
   it("falls back to the current step when the failed step is not recorded", () => {
     const line = describePhaseLine(
-      { ...run, status: "failed", failureReason: "aborted by operator" },
+      { ...run, status: "failed", failureReason: "dpkg was interrupted" },
       at(0),
     );
-    expect(line.text).toBe("CheckOperatingSystem: aborted by operator");
+    expect(line.text).toBe("CheckOperatingSystem: dpkg was interrupted");
+  });
+  it("an aborted run reads as aborted where it stopped, not as a failure", () => {
+    const line = describePhaseLine(
+      { ...run, status: "failed", failedStep: "ConfigureProxmox", failureReason: ABORT_REASON },
+      at(0),
+    );
+    expect(line).toEqual({
+      kind: "aborted",
+      step: "ConfigureProxmox",
+      text: "aborted during ConfigureProxmox",
+    });
   });
   it("says the host is onboarded when the run succeeded", () => {
     expect(describePhaseLine({ ...run, status: "succeeded" }, at(0)).kind).toBe("done");

@@ -1,4 +1,5 @@
 import type { RunSummary } from "@/lib/hosts/list-hosts";
+import { isAbortedRun } from "@/lib/pipeline/abort-reason";
 import { formatElapsed, secondsSince } from "./format";
 
 /** What a host's phase line says, decided apart from how it is drawn. */
@@ -6,8 +7,13 @@ export type PhaseLine =
   | { kind: "none"; text: string }
   /** `step · phase · elapsed`, the elapsed part ticking while the step runs. */
   | { kind: "running"; step: string; phase: string | null; elapsed: string; text: string }
-  /** The one-line reason, prefixed with the step that failed. */
-  | { kind: "failed"; step: string; reason: string; text: string }
+  /**
+   * The reason's first line, prefixed with the step that failed; `full` is the whole reason
+   * (the list shows one line and the rest on hover).
+   */
+  | { kind: "failed"; step: string; reason: string; full: string; text: string }
+  /** The operator stopped the run: where it stopped, never a failure. */
+  | { kind: "aborted"; step: string; text: string }
   | { kind: "done"; text: string };
 
 type RunFields = Pick<
@@ -31,8 +37,10 @@ export function describePhaseLine(run: RunFields | null, nowMs: number): PhaseLi
     }
     case "failed": {
       const step = run.failedStep ?? run.currentStep;
+      if (isAbortedRun(run)) return { kind: "aborted", step, text: `aborted during ${step}` };
       const reason = firstLine(run.failureReason) || "failed without a reason";
-      return { kind: "failed", step, reason, text: `${step}: ${reason}` };
+      const full = run.failureReason?.trim() || reason;
+      return { kind: "failed", step, reason, full, text: `${step}: ${reason}` };
     }
     case "succeeded":
       return { kind: "done", text: "onboarded · all steps done" };

@@ -39,7 +39,7 @@ export function PhaseLine({ run, testId }: { run: RunFields | null; testId?: str
       );
     case "failed":
       return (
-        <span className="phase-line phase-failed" data-testid={testId}>
+        <span className="phase-line phase-failed" data-testid={testId} title={line.full}>
           <span className="phase-step">{line.step}</span>
           {": "}
           <span data-testid="failure-reason">{line.reason}</span>

@@ -92,7 +92,7 @@ export function RunControls({
       </button>
       {abortRequested && (
         <p className="muted" role="status" data-testid="abort-requested">
-          Waiting for {run.currentStep} to clean up; the run then ends as failed.
+          Waiting for {run.currentStep} to clean up; the run then ends as aborted.
         </p>
       )}
       {error && !confirming && (
@@ -111,9 +111,10 @@ export function RunControls({
         testId="abort-dialog"
       >
         <p>
-          Abort the onboarding of <strong>{hostName}</strong>? The current step{" "}
-          <strong>{run.currentStep}</strong> gets to clean up, then the run ends as failed with{" "}
-          {"'aborted by operator'"}. The host itself is not changed further.
+          Abort the onboarding of <strong>{hostName}</strong>? The run stops at the step it is in
+          when the abort is taken — <strong>{run.currentStep}</strong> now, or the next one if it
+          finishes first — which gets to clean up; the run then ends as aborted, and the host page
+          names the step it stopped in. The host itself is not changed further.
         </p>
       </ConfirmDialog>
     </div>

@@ -3,6 +3,7 @@ import type { HostState } from "@/lib/hosts/host-state";
 const LOOK: Record<HostState, { icon: string; label: string }> = {
   onboarding: { icon: "◐", label: "onboarding" },
   failed: { icon: "✕", label: "failed" },
+  aborted: { icon: "■", label: "aborted" },
   active: { icon: "✓", label: "active" },
   decommissioning: { icon: "⏏", label: "decommissioning" },
   retired: { icon: "▪", label: "retired" },

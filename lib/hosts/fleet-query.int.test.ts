@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "@/lib/db/client";
+import { ABORT_REASON } from "@/lib/pipeline/abort-reason";
 import { recoverDeadWorkers } from "@/lib/pipeline/recovery";
 import { createTestDatabase, registerTestDatabase } from "@/test/db";
 import { removeFleet, seedFleet, seedStateOf } from "@/test/fleet-seed";
@@ -43,16 +44,20 @@ describe("fleet query", () => {
     for (const status of ["running", "succeeded", "failed", null] as const) {
       for (const pipeline of ["onboard-host", "decommission-host", null]) {
         for (const retiredAt of [null, new Date("2026-01-01T00:00:00Z")]) {
-          const { rows } = await testDatabase.db.execute<{ state: string }>(
-            sql`select ${hostStateSql({
-              retiredAt: sql`${retiredAt?.toISOString() ?? null}::timestamptz`,
-              runStatus: sql`${status}::run_status`,
-              pipeline: sql`${pipeline}::text`,
-            })} as state`,
-          );
-          expect(rows[0]!.state, `${status} ${pipeline} ${String(retiredAt)}`).toBe(
-            hostStateOf(status, { retiredAt, pipeline }),
-          );
+          for (const failureReason of [null, ABORT_REASON, "apt-get failed"]) {
+            const { rows } = await testDatabase.db.execute<{ state: string }>(
+              sql`select ${hostStateSql({
+                retiredAt: sql`${retiredAt?.toISOString() ?? null}::timestamptz`,
+                runStatus: sql`${status}::run_status`,
+                pipeline: sql`${pipeline}::text`,
+                failureReason: sql`${failureReason}::text`,
+              })} as state`,
+            );
+            expect(
+              rows[0]!.state,
+              `${status} ${pipeline} ${String(retiredAt)} ${failureReason}`,
+            ).toBe(hostStateOf(status, { retiredAt, pipeline, failureReason }));
+          }
         }
       }
     }
@@ -120,7 +125,14 @@ describe("fleet query", () => {
 
   it("sorts by state (failed first), address and last update, both directions", async () => {
     const byState = await fleet({ sort: "state", limit: 200 });
-    const rank = { failed: 0, onboarding: 1, decommissioning: 2, active: 3, retired: 4 } as const;
+    const rank = {
+      failed: 0,
+      aborted: 1,
+      onboarding: 2,
+      decommissioning: 3,
+      active: 4,
+      retired: 5,
+    } as const;
     const states = byState.hosts.map((h) => rank[h.state]);
     expect(states).toEqual([...states].sort((a, b) => a - b));
     const byStateDesc = await fleet({ sort: "state", dir: "desc", limit: 1 });

@@ -4,7 +4,7 @@ import { effectiveDir, HOST_STATES, type FleetQuery } from "./fleet-schemas";
 import type { HostState } from "./host-state";
 import { hostStateRankSql, hostStateSql } from "./host-state-sql";
 import { listHosts, type HostSummary } from "./list-hosts";
-import { needsAttentionSql, stalledSql } from "./needs-attention";
+import { needsAttentionSql, operatorActedSinceSql, stalledSql } from "./needs-attention";
 
 /**
  * One page of the fleet view: `GET /api/hosts` and the hosts page.
@@ -90,16 +90,19 @@ export async function queryFleet(db: Database, query: FleetQuery): Promise<Fleet
                state: sql`state.value`,
                templateCheckFailure: sql`h.template_check_failure`,
                stalled: stalledSql(sql`r.status`, sql`r.next_tick_at`),
+               actedSinceRun: operatorActedSinceSql(sql`h.id`, sql`r.finished_at`),
              })} as attention
       from hosts h
       left join lateral (
-        select status, pipeline, failed_step, updated_at, next_tick_at from runs
+        select status, pipeline, failed_step, failure_reason, finished_at, updated_at, next_tick_at
+        from runs
         where runs.host_id = h.id order by runs.created_at desc limit 1
       ) r on true
       cross join lateral (select ${hostStateSql({
         retiredAt: sql`h.retired_at`,
         runStatus: sql`r.status`,
         pipeline: sql`r.pipeline`,
+        failureReason: sql`r.failure_reason`,
       })} as value) state
       where true ${search}
     ),

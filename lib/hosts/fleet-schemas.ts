@@ -9,6 +9,7 @@ import type { HostState } from "./host-state";
 /** Every host state, in the order the fleet view shows them (what needs a look first). */
 export const HOST_STATES = [
   "failed",
+  "aborted",
   "onboarding",
   "decommissioning",
   "active",

@@ -7,6 +7,7 @@ export type HostRunSummary = {
   pipeline: string;
   status: "running" | "succeeded" | "failed";
   failedStep: string | null;
+  failureReason: string | null;
   createdAt: string;
   finishedAt: string | null;
 };
@@ -22,6 +23,7 @@ export async function listHostRuns(db: Database, hostId: string): Promise<HostRu
       pipeline: runs.pipeline,
       status: runs.status,
       failedStep: runs.failedStep,
+      failureReason: runs.failureReason,
       createdAt: runs.createdAt,
       finishedAt: runs.finishedAt,
     })

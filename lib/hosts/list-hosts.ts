@@ -2,7 +2,12 @@ import { sql } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { templateCheckState, type TemplateCheckState } from "@/lib/steps/host/verify-vm-template";
 import { hostStateOf } from "./host-state";
-import { attentionReasons, stalledSql, type AttentionReason } from "./needs-attention";
+import {
+  attentionReasons,
+  operatorActedSinceSql,
+  stalledSql,
+  type AttentionReason,
+} from "./needs-attention";
 
 export type RunSummary = {
   id: string;
@@ -32,6 +37,8 @@ export type HostSummary = {
   lastActivityAt: string;
   /** Its running run's next tick is overdue (lib/hosts/needs-attention.ts). */
   stalled: boolean;
+  /** An operator acted on the host after its latest run ended (an aborted run is then handled). */
+  actedSinceRun: boolean;
   /** Why an operator should look at it; empty when nothing is wrong. */
   attention: AttentionReason[];
   /**
@@ -87,6 +94,7 @@ type Row = {
   run_created_at: Date | null;
   finished_at: Date | null;
   stalled: boolean;
+  acted_since_run: boolean;
   last_activity_at: Date;
 };
 
@@ -117,6 +125,7 @@ export async function listHosts(
            r.id as run_id, r.status as run_status, r.current_step, r.phase, r.step_started_at,
            r.failure_reason, r.failed_step, r.created_at as run_created_at, r.finished_at,
            ${stalledSql(sql`r.status`, sql`r.next_tick_at`)} as stalled,
+           ${operatorActedSinceSql(sql`h.id`, sql`r.finished_at`)} as acted_since_run,
            coalesce(r.updated_at, h.updated_at) as last_activity_at
     from hosts h
     join credentials c on c.id = h.credential_id
@@ -140,6 +149,7 @@ function toSummary(row: Row): HostSummary {
   const state = hostStateOf(row.run_status, {
     retiredAt: row.retired_at,
     pipeline: row.run_pipeline,
+    failureReason: row.failure_reason,
   });
   const templateCheck = templateCheckState(row.template_check_failure, row.template_checked_at);
   return {
@@ -154,7 +164,13 @@ function toSummary(row: Row): HostSummary {
     retiredAt: iso(row.retired_at),
     lastActivityAt: iso(row.last_activity_at)!,
     stalled: row.stalled,
-    attention: attentionReasons({ state, templateCheckState: templateCheck, stalled: row.stalled }),
+    actedSinceRun: row.acted_since_run,
+    attention: attentionReasons({
+      state,
+      templateCheckState: templateCheck,
+      stalled: row.stalled,
+      actedSinceRun: row.acted_since_run,
+    }),
     templateCheck: {
       state: templateCheck,
       failure: row.template_check_failure,

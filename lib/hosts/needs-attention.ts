@@ -8,7 +8,9 @@ import type { HostState } from "./host-state";
  *
  * | reason                 | condition                                                         |
  * | ---------------------- | ----------------------------------------------------------------- |
- * | `failed`               | its latest run failed (or was aborted): Retry, or fix and re-run   |
+ * | `failed`               | its latest run failed: Retry, or fix and re-run                    |
+ * | `aborted`              | its latest run was aborted and no operator acted on the host since |
+ * |                        | (an edit, a pin cleared, …): it was left halfway                   |
  * | `templates missing`    | the pre-sale VmTemplateCheck found required templates missing      |
  * | `templates unchecked`  | the VmTemplateCheck could not ask the host (unreachable, token…)  |
  * | `stalled`              | its run is running but its next tick is overdue by STALLED_AFTER: |
@@ -20,6 +22,7 @@ import type { HostState } from "./host-state";
  */
 export const ATTENTION_REASONS = [
   "failed",
+  "aborted",
   "templates missing",
   "templates unchecked",
   "stalled",
@@ -33,10 +36,13 @@ export function attentionReasons(host: {
   state: HostState;
   templateCheckState: TemplateCheckState;
   stalled: boolean;
+  /** An operator acted on the host after its latest run ended (operatorActedSinceSql). */
+  actedSinceRun: boolean;
 }): AttentionReason[] {
   const reasons: AttentionReason[] = [];
   if (host.state === "retired") return reasons;
   if (host.state === "failed") reasons.push("failed");
+  if (host.state === "aborted" && !host.actedSinceRun) reasons.push("aborted");
   if (host.templateCheckState === "missing") reasons.push("templates missing");
   if (host.templateCheckState === "unknown") reasons.push("templates unchecked");
   if (host.stalled) reasons.push("stalled");
@@ -49,6 +55,15 @@ export function stalledSql(runStatus: SQL, nextTickAt: SQL): SQL {
 }
 
 /**
+ * Whether an operator (anyone but the engine) recorded an event on the host after its latest
+ * run ended: the abort itself is recorded before the run ends, so it does not count.
+ */
+export function operatorActedSinceSql(hostId: SQL, runFinishedAt: SQL): SQL {
+  return sql`(coalesce(exists (select 1 from events e where e.host_id = ${hostId}
+    and e.actor <> 'engine' and e.at > ${runFinishedAt}), false))`;
+}
+
+/**
  * SQL twin of `attentionReasons(host).length > 0`. A template check failure of either kind
  * (missing, could not check) is a non-null `template_check_failure`.
  */
@@ -56,7 +71,9 @@ export function needsAttentionSql(columns: {
   state: SQL;
   templateCheckFailure: SQL;
   stalled: SQL;
+  actedSinceRun: SQL;
 }): SQL {
   return sql`(${columns.state} <> 'retired' and (${columns.state} = 'failed'
+    or (case when ${columns.state} = 'aborted' then not ${columns.actedSinceRun} else false end)
     or ${columns.templateCheckFailure} is not null or ${columns.stalled}))`;
 }

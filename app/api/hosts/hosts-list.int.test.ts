@@ -29,6 +29,7 @@ describe("GET /api/hosts (fleet list)", () => {
     expect(body.page).toEqual({ number: 1, size: 50, totalPages: 3 });
     expect(body.countsByState).toEqual({
       failed: 18,
+      aborted: 0,
       onboarding: 30,
       decommissioning: 0,
       active: 72,

@@ -1,7 +1,8 @@
 "use client";
 
+import type { StepAttempt } from "@/lib/runs/attempts";
 import type { StepState, TimelineStep } from "@/lib/runs/get-run";
-import { formatElapsed, secondsSince } from "./format";
+import { formatDateTime, formatElapsed, secondsSince } from "./format";
 import { firstLine } from "./phase-line-format";
 import { useNow } from "./use-now";
 
@@ -10,9 +11,13 @@ const LOOK: Record<StepState, { icon: string; label: string }> = {
   running: { icon: "◐", label: "running" },
   done: { icon: "✓", label: "done" },
   failed: { icon: "✕", label: "failed" },
+  aborted: { icon: "■", label: "aborted" },
 };
 
-/** Every step of the pipeline in order: state, duration (live while running), visits, failure. */
+/**
+ * Every step of the pipeline in order: state, duration (live while running), visits, failure;
+ * a retried step lists each attempt with its own duration and the Retry between them.
+ */
 export function StepTimeline({ steps, phase }: { steps: TimelineStep[]; phase: string | null }) {
   return (
     <ol className="timeline" data-testid="step-timeline">
@@ -60,6 +65,7 @@ function TimelineItem({
             </span>
           )}
         </div>
+        {step.attempts.length > 1 && <Attempts attempts={step.attempts} />}
         {step.state === "failed" && step.failureReason && (
           <p className="step-failure" data-testid="failure-reason">
             <span aria-hidden="true">✕ </span>
@@ -68,6 +74,35 @@ function TimelineItem({
         )}
       </div>
     </li>
+  );
+}
+
+function Attempts({ attempts }: { attempts: StepAttempt[] }) {
+  return (
+    <ol className="step-attempts" data-testid="step-attempts">
+      {attempts.map((attempt, index) => (
+        <li key={index} data-testid="step-attempt" data-state={attempt.state}>
+          {attempt.retry && (
+            <span className="step-retry" data-testid="step-retry">
+              ↻ Retry by {attempt.retry.by} at{" "}
+              <time dateTime={attempt.retry.at} suppressHydrationWarning>
+                {formatDateTime(attempt.retry.at)}
+              </time>
+              {" · "}
+            </span>
+          )}
+          attempt {index + 1}: {LOOK[attempt.state].label}
+          {attempt.state === "running" && attempt.startedAt ? (
+            <>
+              {" · "}
+              <LiveDuration startedAt={attempt.startedAt} />
+            </>
+          ) : (
+            attempt.durationSeconds !== null && ` · ${formatElapsed(attempt.durationSeconds)}`
+          )}
+        </li>
+      ))}
+    </ol>
   );
 }
 

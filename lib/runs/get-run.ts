@@ -1,10 +1,12 @@
-import { asc, desc, eq } from "drizzle-orm";
+import { and, asc, desc, eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { events, runAbortRequests, runs, stepVisits } from "@/lib/db/schema";
 import { readLogHead, readLogTail } from "@/lib/logs/read";
+import { isAbortedRun } from "@/lib/pipeline/abort-reason";
 import type { AnyPipeline } from "@/lib/pipeline/step";
+import { RUN_RETRIED, splitAttempts, type StepAttempt } from "./attempts";
 
-export type StepState = "pending" | "running" | "done" | "failed";
+export type StepState = "pending" | "running" | "done" | "failed" | "aborted";
 
 export type TimelineStep = {
   name: string;
@@ -12,10 +14,13 @@ export type TimelineStep = {
   visits: number;
   startedAt: string | null;
   finishedAt: string | null;
+  /** The latest attempt's own duration (time the run sat failed before a Retry not counted). */
   durationSeconds: number | null;
   /** The one-line reason, when this step failed. */
   failureReason: string | null;
   lastDetail: string | null;
+  /** Each attempt since a Retry re-entered the step, oldest first; one when never retried. */
+  attempts: StepAttempt[];
 };
 
 export type RunDetail = {
@@ -52,7 +57,7 @@ export async function getRun(
 ): Promise<RunDetail | null> {
   const [run] = await db.select().from(runs).where(eq(runs.id, runId));
   if (!run) return null;
-  const [visits, eventRows, logRows, abortRows, logHead] = await Promise.all([
+  const [visits, eventRows, logRows, abortRows, logHead, retries] = await Promise.all([
     db.select().from(stepVisits).where(eq(stepVisits.runId, runId)).orderBy(asc(stepVisits.id)),
     db
       .select()
@@ -63,34 +68,44 @@ export async function getRun(
     readLogTail(db, runId, LOG_TAIL),
     db.select().from(runAbortRequests).where(eq(runAbortRequests.runId, runId)),
     readLogHead(db, runId),
+    db
+      .select()
+      .from(events)
+      .where(and(eq(events.runId, runId), eq(events.kind, RUN_RETRIED)))
+      .orderBy(asc(events.id)),
   ]);
+  const aborted = isAbortedRun(run);
   const stepNames = pipelines[run.pipeline]?.steps.map((s) => s.name) ?? [
     ...new Set(visits.map((v) => v.step)),
   ];
   const currentIndex = stepNames.indexOf(run.currentStep);
   const timeline = stepNames.map((name, index): TimelineStep => {
     const own = visits.filter((v) => v.step === name);
-    const first = own[0];
     const last = own[own.length - 1];
     const state: StepState =
       index < currentIndex || (index === currentIndex && run.status === "succeeded")
         ? "done"
         : index === currentIndex
           ? run.status === "failed"
-            ? "failed"
+            ? aborted
+              ? "aborted"
+              : "failed"
             : "running"
           : "pending";
-    const end = state === "running" ? null : (last?.finishedAt ?? null);
-    const start = first?.startedAt ?? (state === "running" ? run.stepStartedAt : null);
+    const attempts = splitAttempts(own, retries, name, state, run.stepStartedAt);
+    const current = attempts[attempts.length - 1];
+    const end = state === "running" ? null : (last?.finishedAt.toISOString() ?? null);
     return {
       name,
       state,
       visits: own.length,
-      startedAt: start?.toISOString() ?? null,
-      finishedAt: end?.toISOString() ?? null,
-      durationSeconds: start && end ? (end.getTime() - start.getTime()) / 1000 : null,
+      // The latest attempt's start: a running step's clock restarts with each Retry.
+      startedAt: current?.startedAt ?? null,
+      finishedAt: end,
+      durationSeconds: current?.durationSeconds ?? null,
       failureReason: state === "failed" ? run.failureReason : null,
       lastDetail: last?.detail ?? null,
+      attempts,
     };
   });
   return {

@@ -3,11 +3,16 @@ import type { Database } from "@/lib/db/client";
 import { events, hosts, runAbortRequests, runs } from "@/lib/db/schema";
 import { retiredHostError } from "@/lib/hosts/reonboard-host";
 import { AppError } from "@/lib/errors";
+import { appendRunLog } from "@/lib/logs/append";
+import { formatLogTime } from "@/lib/logs/text";
 import { notifyLive, scheduleTick } from "@/lib/pipeline/schedule";
+import { RUN_RETRIED } from "./attempts";
 
 /**
  * Re-enters a failed run at the step that failed, as a first visit of a new chain: the step's
- * maxDuration and transient-error budget start over, and the step sees `visit === 1`.
+ * maxDuration and transient-error budget start over, and the step sees `visit === 1`. The log
+ * gets a line of its own between the attempts, filed under `Retry by <who>`, so the failed
+ * attempt and the next one are separate sections (a section is a run of one step's lines).
  */
 export async function retryRun(
   db: Database,
@@ -30,11 +35,12 @@ export async function retryRun(
       if (host?.retiredAt) throw retiredHostError(host.name);
     }
     const now = new Date();
+    const step = run.failedStep ?? run.currentStep;
     await tx
       .update(runs)
       .set({
         status: "running",
-        currentStep: run.failedStep ?? run.currentStep,
+        currentStep: step,
         failureReason: null,
         failedStep: null,
         phase: null,
@@ -50,10 +56,19 @@ export async function retryRun(
     await tx.insert(events).values({
       runId: run.id,
       hostId: run.hostId,
-      kind: "run.retried",
+      kind: RUN_RETRIED,
       actor: input.actor,
-      message: `retry of ${run.failedStep ?? run.currentStep} (failed: ${run.failureReason ?? "unknown"})`,
+      message: `retry of ${step} (failed: ${run.failureReason ?? "unknown"})`,
+      data: { step },
     });
+    await appendRunLog(tx, run.id, [
+      {
+        step: `Retry by ${input.actor}`,
+        kind: "run",
+        text: `↻ ${step} retried by ${input.actor} at ${formatLogTime(now)}Z; a new attempt starts`,
+        at: now,
+      },
+    ]);
     await scheduleTick(tx, run.id, now);
     await notifyLive(tx, { type: "run", runId: run.id, hostId: run.hostId });
   });

@@ -6,6 +6,7 @@ import { startLab, type LabNode } from "@/lab";
 import { createTestDatabase } from "@/test/db";
 import {
   apiTestPipeline,
+  hostRow,
   insertLabHost,
   onNode,
   publishTemplates,
@@ -76,9 +77,13 @@ describe("VerifyVmTemplate on an 'onboarded' node seeded with template 9000", ()
     expect(qemuRequests()).toBe(before);
   });
 
-  it("the catalog requires 9000, a template with a base- disk → passes", async () => {
+  it("the catalog requires 9000, a template with a base- disk → passes, and counts as the host's template check", async () => {
     await publishTemplates(db, [9000]);
+    const started = new Date();
     expect((await runToEnd(db, verify, hostId)).status).toBe("succeeded");
+    const host = await hostRow(db, hostId);
+    expect(host.templateCheckFailure).toBeNull();
+    expect(host.templateCheckedAt!.getTime()).toBeGreaterThanOrEqual(started.getTime());
   });
 
   it("the VM list answering 502 is retried, never read as 'absent'; the template survives", async () => {
@@ -104,6 +109,9 @@ describe("VerifyVmTemplate on an 'onboarded' node seeded with template 9000", ()
     expect(run).toMatchObject({ status: "failed", failedStep: "VerifyVmTemplate", errorCount: 0 });
     expect(run.failureReason).toContain("VMID 9001 does not exist");
     expect(run.failureReason).not.toContain("VMID 9000");
+    expect((await hostRow(db, hostId)).templateCheckFailure).toBe(
+      "templates missing: VMID 9001 does not exist",
+    );
   });
 
   it("a plain VM 9001 (qm create, no template) does not pass: fails naming 9001", async () => {

@@ -72,7 +72,9 @@ export function missingTemplatesText(missing: readonly MissingTemplate[]): strin
 /**
  * Goal: every VMID the catalog requires is a usable template on the host (`isTemplate`, not
  * existence: an aborted build leaves a plain VM behind). No published catalog → nothing is
- * required and Proxmox is not asked.
+ * required and Proxmox is not asked. Its verdict is recorded as the host's template check, the
+ * same record the periodic VmTemplateCheck keeps: this verification is a check too (issue 19:
+ * the host page said "not checked yet" right after it).
  */
 export const verifyVmTemplate: Step<HostServices> = {
   name: "VerifyVmTemplate",
@@ -80,19 +82,27 @@ export const verifyVmTemplate: Step<HostServices> = {
   visit: (ctx) =>
     withPermanentProxmoxFailures(async () => {
       const required = await ctx.services.requiredTemplates();
-      if (!required.catalogPublished)
+      const checked = (failure: string | null) =>
+        ctx.services.updateHost({ templateCheckFailure: failure, templateCheckedAt: new Date() });
+      if (!required.catalogPublished) {
+        await checked(null);
         return alreadyInPlace(ctx, "no published catalog: no template required yet");
-      if (required.vmids.length === 0)
+      }
+      if (required.vmids.length === 0) {
+        await checked(null);
         return alreadyInPlace(ctx, "no plan version on sale requires a template");
+      }
       const client = await ctx.services.proxmox();
       const missing = await findMissingTemplates(client, required.vmids);
       if (missing.length > 0) {
+        await checked(`${TEMPLATES_MISSING}: ${missingTemplatesText(missing)}`);
         const host = await ctx.services.host();
         return fail(
           `the catalog requires template${required.vmids.length > 1 ? "s" : ""} ${required.vmids.join(", ")} on ${host.nodeName}: ` +
             `${missingTemplatesText(missing)}. Start the onboarding again so BuildVmTemplate builds what is missing`,
         );
       }
+      await checked(null);
       return alreadyInPlace(
         ctx,
         `templates ${required.vmids.join(", ")} are templates with base- disks`,

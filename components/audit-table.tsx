@@ -1,3 +1,4 @@
+import Link from "next/link";
 import type { AuditEntryView } from "@/lib/audit/list-audit";
 import { AuditOutcomeBadge } from "./audit-outcome-badge";
 import styles from "./audit-log.module.css";
@@ -31,7 +32,16 @@ export function AuditTable({ entries }: { entries: AuditEntryView[] }) {
             </td>
             <td>{entry.actorName}</td>
             <td className="mono">{entry.action}</td>
-            <td className="mono">{entry.target ?? "—"}</td>
+            <td>
+              {entry.host && (
+                <Link href={`/hosts/${entry.host.id}`} data-testid="audit-host">
+                  {entry.host.name}
+                </Link>
+              )}
+              <span className={`mono${entry.host ? ` muted small ${styles.target}` : ""}`}>
+                {entry.target ?? "—"}
+              </span>
+            </td>
             <td>
               <AuditOutcomeBadge outcome={entry.outcome} />
             </td>

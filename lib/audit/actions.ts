@@ -41,6 +41,7 @@ export const AUDIT_ACTIONS = [
   "power.drill_start",
   "power.cluster_policy",
   "power.cluster_refresh",
+  "power.cluster_restore",
   "notify.target_create",
   "notify.target_update",
   "notify.target_delete",

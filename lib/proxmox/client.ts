@@ -2,6 +2,7 @@ import { z } from "zod";
 import { configIsTemplate } from "./is-template";
 import { pinnedApiCall, type PinnedRequest } from "./pinned-https";
 import {
+  ZClusterOptions,
   ZClusterStatus,
   ZNodeList,
   ZNodeStatus,
@@ -31,6 +32,7 @@ export const PROXMOX_REQUESTS = [
   "GET /nodes/{node}/qemu/{vmid}/config",
   "GET /access/permissions",
   "GET /cluster/status",
+  "GET /cluster/options",
   "GET /nodes",
   "GET /nodes/{node}/status",
   "GET /nodes/{node}/storage",
@@ -101,6 +103,11 @@ export class ProxmoxClient {
    */
   clusterStatus() {
     return this.get("/cluster/status", ZClusterStatus);
+  }
+
+  /** `GET /cluster/options` (needs `Sys.Audit` on `/`): `ha.shutdown_policy` among them. */
+  clusterOptions() {
+    return this.get("/cluster/options", ZClusterOptions);
   }
 
   /**

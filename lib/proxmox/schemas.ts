@@ -37,6 +37,11 @@ export const ZClusterStatusEntry = z
 export const ZClusterStatus = z.array(ZClusterStatusEntry);
 export type TClusterStatusEntry = z.infer<typeof ZClusterStatusEntry>;
 
+/** `GET /cluster/options`: `ha.shutdown_policy` is absent when left at its default, `conditional`. */
+export const ZClusterOptions = z
+  .object({ ha: z.object({ shutdown_policy: z.string().optional() }).loose().optional() })
+  .loose();
+
 /** `GET /nodes`: one entry per cluster node (a standalone host lists itself). */
 export const ZNodeListEntry = z.object({ node: z.string(), status: z.string().optional() }).loose();
 export const ZNodeList = z.array(ZNodeListEntry);

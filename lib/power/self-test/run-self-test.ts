@@ -5,6 +5,7 @@ import { notifyLive } from "@/lib/pipeline/schedule";
 import { recordPowerEvents } from "../events";
 import { planPreview } from "../plan-preview";
 import { loadTargets, type TargetRecord } from "../targets/load-targets";
+import { checkClusters } from "./check-clusters";
 import { checkPbsTarget } from "./check-pbs-target";
 import { checkPveTarget } from "./check-pve-target";
 import { checkUps } from "./check-ups";
@@ -69,8 +70,9 @@ async function collectChecks(db: Database, timeoutMs: number): Promise<SelfTestC
     checkTarget(db, target, timeoutMs),
   );
   const perUps = await Promise.all(devices.map((device) => checkUps(db, device, { timeoutMs })));
+  const perCluster = await checkClusters(db, targets, { timeoutMs });
 
-  const checks: SelfTestCheck[] = [...perTarget.flat(), ...perUps];
+  const checks: SelfTestCheck[] = [...perTarget.flat(), ...perUps, ...perCluster];
   if (enabled.length === 0) {
     checks.push({
       key: "protection:none",

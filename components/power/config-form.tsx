@@ -85,7 +85,11 @@ export function ConfigOutcome({
 }
 
 /** The power configuration pages' own navigation. */
-export function PowerConfigNav({ current }: { current: "settings" | "ups" | "targets" }) {
+export function PowerConfigNav({
+  current,
+}: {
+  current: "settings" | "ups" | "targets" | "clusters";
+}) {
   const link = (key: typeof current, href: string, label: string) =>
     key === current ? (
       <strong aria-current="page">{label}</strong>
@@ -101,6 +105,8 @@ export function PowerConfigNav({ current }: { current: "settings" | "ups" | "tar
       {link("ups", "/power/ups", "UPS devices")}
       <span aria-hidden="true">·</span>
       {link("targets", "/power/targets", "Protected targets")}
+      <span aria-hidden="true">·</span>
+      {link("clusters", "/power/clusters", "Clusters")}
     </nav>
   );
 }

@@ -13,6 +13,7 @@ export const powerKeys = {
   protection: ["power", "protection"] as const,
   plan: ["power", "plan"] as const,
   shutdownRun: ["power", "shutdown-run"] as const,
+  clusters: ["power", "clusters"] as const,
 };
 
 export function isPowerLiveMessage(value: unknown): value is PowerLiveMessage {

@@ -4,6 +4,7 @@ import { audited, type AuditActor } from "@/lib/audit/record-audit";
 import type { Database } from "@/lib/db/client";
 import { powerClusters } from "@/lib/db/schema";
 import { AppError } from "@/lib/errors";
+import { notifyLive } from "@/lib/pipeline/schedule";
 import { recordPowerEvents } from "../events";
 import type { ClusterPolicy } from "./load-cluster-groups";
 import { CONSOLIDATE_ON_CEPH, ZSetClusterPolicy } from "./schemas";
@@ -60,6 +61,8 @@ export async function setClusterPolicy(
               data: { clusterId: cluster.id, policy: data.policy },
             },
           ]);
+          // A configuration change: every open power page reads its queries again.
+          await notifyLive(tx, { type: "power", upsId: null, eventId: null });
         }
         return { id: cluster.id, name: cluster.name, policy: data.policy };
       }),

@@ -1,0 +1,195 @@
+"use client";
+
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import Link from "next/link";
+import { useState, useTransition } from "react";
+import { refreshClustersAction } from "@/lib/actions/power/refresh-clusters";
+import { setClusterPolicyAction } from "@/lib/actions/power/set-cluster-policy";
+import type { ClusterGroupView } from "@/lib/power/clusters/cluster-groups-view";
+import type { ClusterPolicy } from "@/lib/power/clusters/load-cluster-groups";
+import { CONSOLIDATE_ON_CEPH } from "@/lib/power/clusters/schemas";
+import { useCan } from "../actor-context";
+import { formatDateTime } from "../format";
+import { useFallbackRefetchInterval } from "../live-provider";
+import { fetchJson } from "../queries";
+import { powerKeys } from "./power-keys";
+import styles from "./power.module.css";
+
+const POLICY_LABEL: Record<ClusterPolicy, string> = {
+  cluster: "Cluster as one unit",
+  "per-host": "Per host",
+  consolidate: "Consolidate",
+};
+
+const yesNo = (value: boolean | null, yes: string, no: string) =>
+  value === null ? "? not known" : value ? yes : no;
+
+/** Where the last refresh stands: when the cluster last answered, or why it could not be asked. */
+function Freshness({ group }: { group: ClusterGroupView }) {
+  const at = group.refreshedAt ? formatDateTime(group.refreshedAt) : "never";
+  if (group.refreshError) {
+    return (
+      <p className="small notice-error" data-testid="cluster-refresh-error">
+        {group.refreshError}; last known at {at}
+      </p>
+    );
+  }
+  return <p className="muted small">Last asked {at}</p>;
+}
+
+function PolicySelect({ group }: { group: ClusterGroupView }) {
+  const canSet = useCan("admin");
+  const queryClient = useQueryClient();
+  const [error, setError] = useState<string | null>(null);
+  const [pending, startTransition] = useTransition();
+  const change = (policy: string) =>
+    startTransition(async () => {
+      setError(null);
+      const result = await setClusterPolicyAction({ id: group.id, policy });
+      if (!result.ok) setError(result.fieldErrors.policy?.join(" ") ?? result.message);
+      await queryClient.invalidateQueries({ queryKey: powerKeys.clusters });
+    });
+  const id = `policy-${group.id}`;
+  return (
+    <div>
+      <label htmlFor={id}>Goes down</label>{" "}
+      <select
+        id={id}
+        value={group.policy}
+        disabled={!canSet || pending}
+        onChange={(event) => change(event.target.value)}
+        aria-describedby={`${id}-why`}
+        data-testid={`cluster-policy-${group.name}`}
+      >
+        {(Object.keys(POLICY_LABEL) as ClusterPolicy[]).map((policy) => (
+          <option
+            key={policy}
+            value={policy}
+            disabled={policy === "consolidate" && group.hyperConverged}
+          >
+            {POLICY_LABEL[policy]}
+            {policy === "consolidate" && group.hyperConverged ? " (not offered on Ceph)" : ""}
+          </option>
+        ))}
+      </select>
+      {group.hyperConverged && (
+        <p id={`${id}-why`} className="muted small" data-testid="consolidate-why">
+          Consolidate: {CONSOLIDATE_ON_CEPH}
+        </p>
+      )}
+      {!canSet && <p className="muted small">Only an admin changes the policy.</p>}
+      {error && (
+        <p role="alert" className="small notice-error" data-testid="cluster-policy-error">
+          {error}
+        </p>
+      )}
+    </div>
+  );
+}
+
+function ClusterCard({ group }: { group: ClusterGroupView }) {
+  return (
+    <section
+      className="panel"
+      aria-labelledby={`cluster-${group.id}`}
+      data-testid={`cluster-${group.name}`}
+    >
+      <h2 id={`cluster-${group.id}`}>{group.name}</h2>
+      <p>
+        {yesNo(group.quorate, "✓ quorate", "✕ no quorum")}
+        {" · "}
+        {group.hyperConverged ? "hyper-converged Ceph" : "no Ceph"}
+        {" · "}
+        {group.nodes.length} nodes
+      </p>
+      <Freshness group={group} />
+      <PolicySelect group={group} />
+      <table className={styles.table} data-testid={`cluster-nodes-${group.name}`}>
+        <thead>
+          <tr>
+            <th scope="col">Node</th>
+            <th scope="col">Online</th>
+            <th scope="col">Ceph monitor</th>
+            <th scope="col">Protected by the console</th>
+          </tr>
+        </thead>
+        <tbody>
+          {group.nodes.map((node) => (
+            <tr key={node.name} data-testid={`cluster-node-${node.name}`}>
+              <th scope="row">
+                {node.name}
+                {node.ip && <div className="muted small mono">{node.ip}</div>}
+                {node.hostId ? (
+                  <div className="small">
+                    host <Link href={`/hosts/${node.hostId}`}>{node.hostName}</Link>
+                  </div>
+                ) : (
+                  <div className="muted small">not onboarded in this console</div>
+                )}
+                {node.askError && (
+                  <div className="small notice-error">could not ask: {node.askError}</div>
+                )}
+              </th>
+              <td>{yesNo(node.online, "✓ online", "✕ offline")}</td>
+              <td>{node.cephMon ? "✓ monitor" : "—"}</td>
+              <td>
+                {node.protected ? "✓ yes" : node.hostId ? "✕ not protected" : "✕ unknown host"}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}
+
+/** The clusters the onboarded hosts form, live: membership, quorum, Ceph monitors, policy. */
+export function ClusterGroups({ initial }: { initial: ClusterGroupView[] }) {
+  const canRefresh = useCan("operator");
+  const refetchInterval = useFallbackRefetchInterval();
+  const [message, setMessage] = useState<string | null>(null);
+  const [pending, startTransition] = useTransition();
+  const { data: groups } = useQuery({
+    queryKey: powerKeys.clusters,
+    queryFn: async () =>
+      (await fetchJson<{ clusters: ClusterGroupView[] }>("/api/power/clusters")).clusters,
+    initialData: initial,
+    refetchInterval,
+  });
+  const refresh = () =>
+    startTransition(async () => {
+      const result = await refreshClustersAction({});
+      setMessage(
+        result.ok ? "Asking every host now; the page updates when they answered." : result.message,
+      );
+    });
+  return (
+    <>
+      {canRefresh && (
+        <p className={styles.inlineActions}>
+          <button
+            type="button"
+            className="button"
+            onClick={refresh}
+            disabled={pending}
+            data-testid="clusters-refresh"
+          >
+            Refresh
+          </button>
+          {message && (
+            <span className="muted small" role="status">
+              {message}
+            </span>
+          )}
+        </p>
+      )}
+      {groups.length === 0 ? (
+        <p className="muted" data-testid="clusters-none">
+          No onboarded host reports a cluster: each host goes down on its own.
+        </p>
+      ) : (
+        groups.map((group) => <ClusterCard key={group.id} group={group} />)
+      )}
+    </>
+  );
+}

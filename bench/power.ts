@@ -30,6 +30,10 @@
  *   kept in flight on the same worker — each finished one is replaced by a fresh lab node, all
  *   in a process of their own (bench/power/onboarding-load-process.ts) — and the shift of the
  *   console's median against the idle round.
+ * - Where the console's time goes, per round: the flip → the reading that latched (the monitor's
+ *   poll), then the run's hops from its step visits — its first tick picked up by the power
+ *   runner, PlanShutdown's visit, the second pick-up, ShutDownTargets → the reaction. With
+ *   `BENCH_POWER_LOOP_DELAY=1` the worker process also prints its event-loop delay every 15 s.
  */
 import { parseArgs } from "node:util";
 import { and, desc, eq, gt, isNull } from "drizzle-orm";
@@ -38,7 +42,7 @@ import { startUpsdPeer, upsdAvailable, type UpsdPeer } from "@/lab/ups/upsd-peer
 import type { AuditActor } from "@/lib/audit/record-audit";
 import type { Database } from "@/lib/db/client";
 import { migrateDatabase } from "@/lib/db/migrate";
-import { powerEvents, runs, upsMonitorState } from "@/lib/db/schema";
+import { powerEvents, runs, stepVisits, upsMonitorState } from "@/lib/db/schema";
 import { createPowerTarget } from "@/lib/power/power-targets";
 import { releaseLatch } from "@/lib/power/release-latch";
 import { setPowerMode } from "@/lib/power/set-power-mode";
@@ -79,6 +83,12 @@ type Flip = {
   /** Where the console's time went: its reading that latched, the run's start (null: none). */
   latchedMs: number | null;
   runStartedMs: number | null;
+  /**
+   * The run's way to the reaction (null: no run): its first tick picked up (run created →
+   * PlanShutdown started), PlanShutdown's visit, the second pick-up (PlanShutdown finished →
+   * ShutDownTargets started), and ShutDownTargets started → the reaction.
+   */
+  hops: { firstPickupMs: number; planMs: number; secondPickupMs: number; sendMs: number } | null;
   /** Under --load: the onboardings in flight when the flip was made. */
   load: InFlight | null;
 };
@@ -205,15 +215,38 @@ async function flipOnce(
   ]);
   if (upsmonAt === null) console.error(`bench: upsmon did not react:\n${upsmon.log().trim()}`);
   const [run] = await db
-    .select({ createdAt: runs.createdAt, context: runs.context })
+    .select({ id: runs.id, createdAt: runs.createdAt, context: runs.context })
     .from(runs)
     .where(and(eq(runs.pipeline, POWER_SHUTDOWN), gt(runs.createdAt, new Date(rewrittenAt))))
     .orderBy(runs.createdAt)
     .limit(1);
   const latchedAt = (run?.context.input as ShutdownInput | undefined)?.trigger.latchedAt;
+  const visits = run
+    ? await db
+        .select({
+          step: stepVisits.step,
+          startedAt: stepVisits.startedAt,
+          finishedAt: stepVisits.finishedAt,
+        })
+        .from(stepVisits)
+        .where(eq(stepVisits.runId, run.id))
+        .orderBy(stepVisits.id)
+    : [];
+  const plan = visits.find((v) => v.step === "PlanShutdown");
+  const send = visits.find((v) => v.step === "ShutDownTargets");
+  const hops =
+    run && plan && send && consoleAt !== null
+      ? {
+          firstPickupMs: plan.startedAt.getTime() - run.createdAt.getTime(),
+          planMs: plan.finishedAt.getTime() - plan.startedAt.getTime(),
+          secondPickupMs: send.startedAt.getTime() - plan.finishedAt.getTime(),
+          sendMs: consoleAt - send.startedAt.getTime(),
+        }
+      : null;
   return {
     mode,
     load: inFlight,
+    hops,
     latchedMs: latchedAt ? new Date(latchedAt).getTime() - reportedAt : null,
     runStartedMs: run ? run.createdAt.getTime() - reportedAt : null,
     pickupMs: reportedAt - rewrittenAt,
@@ -298,6 +331,15 @@ function reportRound(flips: Flip[], label: string): Medians {
     ),
     "s",
   );
+  const hops = flips.flatMap((f) => (f.hops ? [f.hops] : []));
+  for (const [key, what] of [
+    ["firstPickupMs", "run created → PlanShutdown picked up by the power runner"],
+    ["planMs", "PlanShutdown's visit"],
+    ["secondPickupMs", "PlanShutdown done → ShutDownTargets picked up"],
+    ["sendMs", "ShutDownTargets started → reaction"],
+  ] as const) {
+    report(`${prefix}console: ${what}, median`, median(hops.map((h) => h[key] / 1000)), "s");
+  }
   const loads = flips.flatMap((f) => (f.load ? [f.load] : []));
   if (loads.length > 0) {
     report(

@@ -6,6 +6,7 @@
  * protected lab node its API token and pinned certificate. A process of its own, so the lab's
  * servers (in the bench process) do not share its event loop.
  */
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { startPowerMonitor } from "@/lib/power/monitor/power-monitor";
 import { powerShutdownPipeline } from "@/lib/power/shutdown/pipeline";
 import { createOnboardHostPipeline } from "@/lib/steps/host";
@@ -33,6 +34,17 @@ async function main() {
     log: (line) => console.error(`[bench worker] ${line}`),
   });
   process.send!({ ready: true });
+  if (process.env.BENCH_POWER_LOOP_DELAY === "1") {
+    const delay = monitorEventLoopDelay({ resolution: 10 });
+    delay.enable();
+    setInterval(() => {
+      const ms = (ns: number) => (ns / 1e6).toFixed(0);
+      console.error(
+        `[bench worker] event-loop delay p50 ${ms(delay.percentile(50))} ms, p99 ${ms(delay.percentile(99))} ms, max ${ms(delay.max)} ms`,
+      );
+      delay.reset();
+    }, 15_000).unref();
+  }
   // Stopped by the bench with SIGTERM (its process group): the monitor hands its lease back.
   process.once("SIGTERM", () => {
     void Promise.all([monitor.stop(), worker.stop()]).then(

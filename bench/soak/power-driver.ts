@@ -40,7 +40,7 @@ export function startPower(
         : fault(),
     ),
   );
-  const episode = powerLoad(fleet, powerConsole(ctx, fleet));
+  const episode = powerLoad(fleet, powerConsole(ctx, fleet), inTurn);
 
   const faultCounts = new Map<PowerFault, FaultCount>(
     POWER_FAULTS.map((f) => [f, { injected: 0, skipped: 0, reasons: new Set<string>() }]),
@@ -78,11 +78,7 @@ export function startPower(
     const count = loadCounts.get(event.action)!;
     let outcome: EpisodeOutcome | { kind: "unanswered"; detail: string };
     try {
-      outcome = await inTurn(() =>
-        loadOver
-          ? Promise.resolve<EpisodeOutcome>({ kind: "noTarget", detail: "the soak was over first" })
-          : episode(event),
-      );
+      outcome = await episode(event, () => loadOver);
     } catch (error) {
       outcome = { kind: "unanswered", detail: `the soak failed: ${(error as Error).message}` };
     }

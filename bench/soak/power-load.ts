@@ -22,6 +22,12 @@ export type EpisodeOutcome =
   { kind: "done"; detail: string; episode: PowerEpisode } | { kind: "noTarget"; detail: string };
 
 /**
+ * Runs the part of an action that changes the power in its turn with the UPS faults. What waits
+ * for the console before (it may be restarting for a minute) does not hold the UPS.
+ */
+export type InTurn = <T>(run: () => Promise<T>) => Promise<T>;
+
+/**
  * The power load's actions on the lab UPS (bench/soak/schedule.ts POWER_LOAD_ACTIONS), one at a
  * time. Each first brings everything back as an operator would (mains read on the console, no
  * shutdown run running, the nodes it shut down powered on, the latch released by an admin) and
@@ -34,7 +40,7 @@ export type EpisodeOutcome =
  * - mainsBackAfterTrigger: as an outage, with mains back the moment the console latched — the
  *   run may cancel before its first call or send them; the invariants hold it to what it did.
  */
-export function powerLoad(fleet: PowerFleet, pc: PowerConsole) {
+export function powerLoad(fleet: PowerFleet, pc: PowerConsole, inTurn: InTurn) {
   const { control } = fleet.ups;
 
   /** Every node the console shut down, on again (as bench/power.ts does between flips). */
@@ -46,12 +52,14 @@ export function powerLoad(fleet: PowerFleet, pc: PowerConsole) {
   };
 
   /** Back to normal; what is still not, or null. */
-  const settle = async (): Promise<string | null> => {
+  const settle = async (restorePower: boolean): Promise<string | null> => {
     const since = Date.now();
-    if (!control.snapshot().mains) control.restore();
-    // A real battery takes hours to recharge from low battery, and stays LB meanwhile: the next
-    // outage would trigger at once. Lab time: it is full again.
-    control.set({ chargePercent: 100 });
+    if (restorePower) {
+      control.restore();
+      // A real battery takes hours to recharge from low battery, and stays LB meanwhile: the
+      // next outage would trigger at once. Lab time: it is full again.
+      control.set({ chargePercent: 100 });
+    }
     if (!(await pc.noRunRunning())) return "a shutdown run is still running";
     await powerOnNodes();
     if (!(await pc.onMainsSince(since))) return "the console did not read the UPS on mains";
@@ -78,12 +86,8 @@ export function powerLoad(fleet: PowerFleet, pc: PowerConsole) {
     return `run ${run.id} ${run.status}${run.failureReason ? ` (${run.failureReason})` : ""}`;
   };
 
-  return async (event: PowerLoadEvent): Promise<EpisodeOutcome> => {
-    const armed = event.action.endsWith(".armed");
-    const unready = await settle();
-    if (unready) return { kind: "noTarget", detail: `not started: ${unready}` };
-    const modeProblem = await pc.setMode(armed ? "armed" : "dry-run");
-    if (modeProblem) return { kind: "noTarget", detail: `not started: ${modeProblem}` };
+  /** The action proper, in its turn: UPS faults leave mains on and nothing latched. */
+  const act = async (event: PowerLoadEvent, armed: boolean): Promise<EpisodeOutcome> => {
     const episode: PowerEpisode = {
       action: event.action,
       armed,
@@ -105,9 +109,34 @@ export function powerLoad(fleet: PowerFleet, pc: PowerConsole) {
     } else {
       detail = await trigger(episode, event.action.startsWith("mainsBackAfterTrigger."));
     }
-    const unsettled = await settle();
+    const unsettled = await settle(true);
     episode.endedAt = Date.now();
     if (unsettled) episode.problems.push(`afterwards: ${unsettled}`);
     return { kind: "done", detail: `${armed ? "armed" : "dry-run"}: ${detail}`, episode };
+  };
+
+  /**
+   * One action after another; each first waits until the console is back to normal (a UPS fault
+   * under way keeps its turn meanwhile: the power is left as it has it), sets the mode, then
+   * takes its turn with the UPS.
+   */
+  const episode = async (event: PowerLoadEvent, over: () => boolean): Promise<EpisodeOutcome> => {
+    if (over()) return { kind: "noTarget", detail: "the soak was over first" };
+    const armed = event.action.endsWith(".armed");
+    const unready = await settle(false);
+    if (unready) return { kind: "noTarget", detail: `not started: ${unready}` };
+    const modeProblem = await pc.setMode(armed ? "armed" : "dry-run");
+    if (modeProblem) return { kind: "noTarget", detail: `not started: ${modeProblem}` };
+    return inTurn(() =>
+      over()
+        ? Promise.resolve<EpisodeOutcome>({ kind: "noTarget", detail: "the soak was over first" })
+        : act(event, armed),
+    );
+  };
+  let previous: Promise<unknown> = Promise.resolve();
+  return (event: PowerLoadEvent, over: () => boolean): Promise<EpisodeOutcome> => {
+    const next = previous.then(() => episode(event, over));
+    previous = next.catch(() => {});
+    return next;
   };
 }

@@ -102,7 +102,7 @@ export async function attemptDelivery(
           : { state: "failed" as const, nextAttemptAt: retryAt }),
       })
       .where(eq(notificationDeliveries.id, deliveryId));
-    if (retryAt) await scheduleDeliveryRetry(tx, deliveryId, retryAt);
+    if (retryAt) await scheduleDeliveryRetry(tx, deliveryId, target.id, retryAt);
     // Neither a UPS nor an event: every power query refreshes, the notification cards among them.
     await notifyLive(tx, { type: "power", upsId: null, eventId: null });
   });

@@ -224,7 +224,7 @@ describe("delivering a power event", () => {
     const orphans = await database.db.execute<{ n: number }>(sql`
       select count(*)::int as n from graphile_worker.jobs j
       where j.task_identifier = 'notify-deliver' and not exists (
-        select 1 from notification_deliveries d where d.id = (j.payload->>'deliveryId')::bigint)`);
+        select 1 from notification_deliveries d where j.key = 'notify:' || d.id)`);
     expect(orphans.rows[0]!.n).toBe(0);
   });
 });

@@ -37,27 +37,34 @@ export async function enqueueNotifications(tx: Executor, event: NotifiableEvent)
         and (cardinality(t.event_kinds) = 0
           or ${event.kind} = any(t.event_kinds)
           or split_part(${event.kind}, '.', 1) || '.*' = any(t.event_kinds))
-      returning id
+      returning id, target_id
     )
     select graphile_worker.add_job(
       ${NOTIFY_DELIVER_TASK},
       json_build_object('deliveryId', queued.id),
+      queue_name => 'notify:' || queued.target_id,
       max_attempts => ${JOB_MAX_ATTEMPTS},
       job_key => 'notify:' || queued.id
     ) from queued`);
   return result.rows.length;
 }
 
-/** Schedules the next attempt of a delivery that failed, in the transaction recording it. */
+/**
+ * Schedules the next attempt of a delivery that failed, in the transaction recording it. Each
+ * target's jobs share a queue (`notify:<target>`), so a target gets its messages one at a time in
+ * the order of their events, and a hanging target holds one worker slot, not all of them.
+ */
 export async function scheduleDeliveryRetry(
   tx: Executor,
   deliveryId: number,
+  targetId: string,
   runAt: Date,
 ): Promise<void> {
   await tx.execute(sql`
     select graphile_worker.add_job(
       ${NOTIFY_DELIVER_TASK},
       json_build_object('deliveryId', ${deliveryId}::bigint),
+      queue_name => ${`notify:${targetId}`},
       run_at => ${runAt.toISOString()}::timestamptz,
       max_attempts => ${JOB_MAX_ATTEMPTS},
       job_key => ${deliveryJobKey(deliveryId)},

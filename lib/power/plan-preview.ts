@@ -1,6 +1,8 @@
 import { formatDuration } from "@/lib/logs/text";
 import type { Database } from "@/lib/db/client";
 import type { PowerPlanSnapshot } from "./plan-snapshot";
+import type { ClusterSequencePlan } from "./cluster-sequence/plan";
+import { loadClusterGroups } from "./clusters/load-cluster-groups";
 import { readPowerSettings } from "./power-settings-store";
 import { buildPlan, orderTargets, type PlannedTarget } from "./shutdown/plan";
 import { dueTargets } from "./targets/due-targets";
@@ -27,6 +29,8 @@ export type PreviewGroup = {
     latched: boolean;
   };
   targets: Omit<PlannedTarget, "endpoint" | "dueSince">[];
+  /** Clusters this UPS takes down as one unit: each one's steps, node order and budget. */
+  clusters: ClusterSequencePlan[];
   /** `all`-policy targets this UPS alone does not bring down: the feeds still needed. */
   heldBack: { id: string; name: string; waitingFor: string[] }[];
   budgetSeconds: number;
@@ -50,10 +54,11 @@ export type PlanPreview = {
 };
 
 export async function planPreview(db: Database, now = new Date()): Promise<PlanPreview> {
-  const [settings, records, states] = await Promise.all([
+  const [settings, records, states, clusterGroups] = await Promise.all([
     readPowerSettings(db),
     loadTargets(db),
     readMonitorStates(db),
+    loadClusterGroups(db),
   ]);
   const upsList = [
     ...new Map(records.flatMap((r) => r.feeds.map((f) => [f.upsId, f.upsName] as const))),
@@ -77,7 +82,8 @@ export async function planPreview(db: Database, now = new Date()): Promise<PlanP
         ifFired,
       ).map((d) => [d.targetId, d.dueSince.toISOString()]),
     );
-    const plan = buildPlan(fed, due, settings, now);
+    // The run's own planner, clusters included: the preview is what a run would do.
+    const plan = buildPlan(fed, due, settings, now, clusterGroups);
     const heldBack = fed
       .filter((r) => r.enabled && !due.has(r.id))
       .map((r) => ({
@@ -116,6 +122,7 @@ export async function planPreview(db: Database, now = new Date()): Promise<PlanP
       targets: plan.targets.map(
         ({ endpoint: _endpoint, dueSince: _dueSince, ...target }) => target,
       ),
+      clusters: plan.clusters,
       heldBack,
       budgetSeconds: plan.budgetSeconds,
       reserveSeconds,

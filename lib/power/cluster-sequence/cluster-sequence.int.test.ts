@@ -1,12 +1,15 @@
 import https from "node:https";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { powerTargets } from "@/lib/db/schema";
+import { eq } from "drizzle-orm";
+import { auditLog, powerTargets } from "@/lib/db/schema";
 import { readLogTail } from "@/lib/logs/read";
 import { refreshClusterGroups } from "@/lib/power/clusters/refresh-cluster-groups";
 import { seedActiveLabHost } from "@/lib/power/clusters/test-helpers";
 import { actionsOfRun, type PowerRunAction } from "@/lib/power/actions/record-action";
 import { setPowerMode } from "@/lib/power/set-power-mode";
 import { startShutdownRun } from "@/lib/power/shutdown/start-shutdown-run";
+import { loadClusterGroups } from "@/lib/power/clusters/load-cluster-groups";
+import { restoreCluster } from "@/lib/power/restore-cluster";
 import { updatePowerSettings } from "@/lib/power/update-power-settings";
 import { startLabCluster, waitUntil, type LabCluster } from "@/lab";
 import type { LabGuestSpec, PveRelease } from "@/lab/pve/cluster/model";
@@ -346,6 +349,55 @@ describe("the cluster shutdown sequence", () => {
     } finally {
       await setMode("dry-run");
     }
+    // Restore there says HA was never disarmed instead of pretending to re-arm it.
+    for (const node of setup.lab.nodes) await setup.lab.powerOn(node.name);
+    const cluster = (await loadClusterGroups(database.db)).find((g) => g.name === setup.lab.name)!;
+    const report = await restoreCluster(database.db, { clusterId: cluster.id }, ADMIN);
+    expect(report.items[0]).toMatchObject({ what: "HA", outcome: "not-available" });
+  }, 150_000);
+
+  it("restore after power returns: HA re-armed and the Ceph flags cleared, both read back, audited", async () => {
+    const { db } = database;
+    const setup = await labCluster();
+    const { lab } = setup;
+    await setMode("armed");
+    try {
+      expect((await runSequence(setup)).run.status).toBe("succeeded");
+    } finally {
+      await setMode("dry-run");
+    }
+    expect(lab.model.armedState).toBe("disarmed");
+    expect(lab.model.ceph!.flags.size).toBe(4);
+    for (const node of lab.nodes) await lab.powerOn(node.name);
+    const cluster = (await loadClusterGroups(db)).find((g) => g.name === lab.name)!;
+
+    const report = await restoreCluster(db, { clusterId: cluster.id }, ADMIN);
+    expect(report).toMatchObject({
+      cluster: lab.name,
+      restored: true,
+      items: [
+        { what: "HA", outcome: "restored", detail: "re-armed (read back: armed-state armed)" },
+        { what: "Ceph flags", outcome: "restored" },
+      ],
+    });
+    expect(lab.model.armedState).toBe("armed");
+    expect(lab.model.ceph!.flags.size).toBe(0);
+    const audit = await db
+      .select()
+      .from(auditLog)
+      .where(eq(auditLog.action, "power.cluster_restore"));
+    expect(audit.at(-1)).toMatchObject({ outcome: "success", target: `cluster:${cluster.id}` });
+
+    // Flags that no call clears are reported, never called restored.
+    lab.model.setFlag("noout", true);
+    lab.faults.bulkFlagsIgnored = true;
+    lab.faults.singleFlagIgnored = true;
+    const stuck = await restoreCluster(db, { clusterId: cluster.id }, ADMIN);
+    expect(stuck.restored).toBe(false);
+    expect(stuck.items[1]).toMatchObject({
+      outcome: "failed",
+      detail: expect.stringMatching(/still set .*: noout/),
+    });
   }, 150_000);
 
   it("in dry-run records every step as would-do and sends nothing", async () => {

@@ -5,6 +5,7 @@ import { DrillControl } from "@/components/power/drill-control";
 import { PowerEventLog, type EventFilterValues } from "@/components/power/event-log";
 import { PlanPreviewPanel } from "@/components/power/plan-preview";
 import { ProtectionTable } from "@/components/power/protection-table";
+import { RestoreClusters } from "@/components/power/restore-clusters";
 import { ReadingsCharts } from "@/components/power/readings-chart";
 import { SelfTestCard } from "@/components/power/self-test-card";
 import { ShutdownRunPanel } from "@/components/power/shutdown-run-panel";
@@ -15,6 +16,7 @@ import { hasRole } from "@/lib/auth/roles";
 import { getDb } from "@/lib/db/client";
 import { failingDeliveriesSummary } from "@/lib/notify/deliveries";
 import { fieldErrors as zodFieldErrors } from "@/lib/hosts/schemas";
+import { loadClusterGroups } from "@/lib/power/clusters/load-cluster-groups";
 import { getPowerOverview } from "@/lib/power/queries/power-overview";
 import {
   listPowerEvents,
@@ -59,6 +61,7 @@ export default async function PowerPage({ searchParams }: { searchParams: Search
       failingDeliveriesSummary(db),
     ]);
   const ups = overview.ups.map(({ id, name }) => ({ id, name }));
+  const clusters = hasRole(actor.role, "admin") ? await loadClusterGroups(db) : [];
 
   return (
     <>
@@ -100,6 +103,7 @@ export default async function PowerPage({ searchParams }: { searchParams: Search
       <ShutdownRunPanel initial={shutdown} />
       <ReadingsCharts ups={ups} />
       <PlanPreviewPanel initial={plan} />
+      <RestoreClusters clusters={clusters} />
       <ProtectionTable initial={targets} />
       <SelfTestCard initial={selfTest} />
       <PowerEventLog

@@ -9,6 +9,7 @@ import { checkClusters } from "./check-clusters";
 import { checkPbsTarget } from "./check-pbs-target";
 import { checkPveTarget } from "./check-pve-target";
 import { checkUps } from "./check-ups";
+import { checkWebhooks } from "./check-webhooks";
 import { outageInProgress } from "./outage";
 import { overallVerdict, type SelfTestCheck } from "./verdict";
 
@@ -48,7 +49,10 @@ export async function runSelfTest(
       checks: [],
     });
   }
-  const checks = await collectChecks(db, options.timeoutMs ?? 5000);
+  const checks = await collectChecks(db, options.timeoutMs ?? 5000, {
+    // A real test message per webhook only when a person asked (see check-webhooks.ts).
+    webhooks: options.occasion === "button" || options.occasion === "armed",
+  });
   return store(db, {
     occasion: options.occasion,
     requestedBy,
@@ -59,7 +63,11 @@ export async function runSelfTest(
   });
 }
 
-async function collectChecks(db: Database, timeoutMs: number): Promise<SelfTestCheck[]> {
+async function collectChecks(
+  db: Database,
+  timeoutMs: number,
+  include: { webhooks: boolean },
+): Promise<SelfTestCheck[]> {
   const [targets, devices, plan] = await Promise.all([
     loadTargets(db),
     db.select().from(upsDevices).orderBy(upsDevices.name),
@@ -71,8 +79,9 @@ async function collectChecks(db: Database, timeoutMs: number): Promise<SelfTestC
   );
   const perUps = await Promise.all(devices.map((device) => checkUps(db, device, { timeoutMs })));
   const perCluster = await checkClusters(db, targets, { timeoutMs });
+  const perWebhook = include.webhooks ? await checkWebhooks(db, { timeoutMs }) : [];
 
-  const checks: SelfTestCheck[] = [...perTarget.flat(), ...perUps, ...perCluster];
+  const checks: SelfTestCheck[] = [...perTarget.flat(), ...perUps, ...perCluster, ...perWebhook];
   if (enabled.length === 0) {
     checks.push({
       key: "protection:none",

@@ -108,7 +108,7 @@ export function NotificationTargetCards({ initial }: { initial: TargetCard[] }) 
             <div className={styles.inlineActions}>
               <TestTargetButton targetId={target.id} />
               <Link
-                href={`/power/notifications/${target.id}`}
+                href={`/power/notifications?edit=${target.id}`}
                 className="button"
                 data-testid={`notify-edit-${target.name}`}
               >

@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { NotificationTargetCards } from "@/components/notify/target-cards";
+import { NotificationTargetForm } from "@/components/notify/target-form";
 import { requirePageActor } from "@/lib/auth/actor";
 import { hasRole } from "@/lib/auth/roles";
 import { getDb } from "@/lib/db/client";
@@ -10,18 +11,24 @@ export const dynamic = "force-dynamic";
 
 export const metadata: Metadata = { title: "Notifications" };
 
+type SearchParams = Promise<Record<string, string | string[] | undefined>>;
+
 /**
  * Where power and onboarding events are sent: every target's card with its last delivery and
- * its failing ones. Everyone reads; operators acknowledge failures; admins add, edit and test.
+ * its failing ones. Everyone reads; operators acknowledge failures; admins add, test and edit
+ * one (`?edit=<id>`: a query, not a `[id]` page, so the page crawls need no id for it).
  */
-export default async function NotificationsPage() {
+export default async function NotificationsPage({ searchParams }: { searchParams: SearchParams }) {
   const actor = await requirePageActor("viewer", "/power/notifications");
+  const isAdmin = hasRole(actor.role, "admin");
   const cards = await targetCards(getDb());
+  const editId = (await searchParams).edit;
+  const editing = isAdmin ? (cards.find((c) => c.target.id === editId)?.target ?? null) : null;
   return (
     <>
       <div className="page-head">
         <h1>Notifications</h1>
-        {hasRole(actor.role, "admin") && (
+        {isAdmin && (
           <Link href="/power/notifications/new" className="button" data-testid="notify-add">
             Add target
           </Link>
@@ -34,6 +41,12 @@ export default async function NotificationsPage() {
         delivery that keeps failing stays red here and on the power dashboard until it gets through
         or is acknowledged.
       </p>
+      {editing && (
+        <section data-testid="notify-edit">
+          <h2>Edit {editing.name}</h2>
+          <NotificationTargetForm key={editing.id} target={editing} />
+        </section>
+      )}
       <NotificationTargetCards initial={cards} />
     </>
   );

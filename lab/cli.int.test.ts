@@ -4,6 +4,7 @@ import net from "node:net";
 import path from "node:path";
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 
 import {
   ZNutSourceSchema,
@@ -13,6 +14,7 @@ import {
   type UpsSource,
 } from "@/lib/power/ups/reading";
 import { createUpsSource } from "@/lib/power/ups/source";
+import { pinnedApiCall } from "@/lib/proxmox/pinned-https";
 import { SshConnectError } from "@/lib/ssh/errors";
 
 import { labSession } from "./test-helpers";
@@ -227,6 +229,118 @@ describe("npm run lab (lab/cli.ts as a real child process)", () => {
     }
   });
 
+  it("--cluster 3 --ceph --pbs: three API nodes sharing one cluster, guests, HA, Ceph and a backup server, all on the control page", async () => {
+    const cli = startCli(["--cluster", "3", "--ceph", "--pbs", "--time-scale", "0.01"]);
+    try {
+      const printed = JSON.parse(await cli.firstLine) as Printed & {
+        cluster: {
+          name: string;
+          ceph: boolean;
+          token: { id: string; secret: string };
+          nodes: { name: string; ip: string; api: { url: string; certSha256: string } }[];
+        };
+        pbs: {
+          name: string;
+          url: string;
+          certSha256: string;
+          token: { id: string; secret: string };
+        };
+      };
+      expect(printed.nodes).toEqual([]);
+      expect(printed.cluster).toMatchObject({ name: "lab", ceph: true });
+      expect(printed.cluster.nodes.map((n) => n.name)).toEqual(["pve1", "pve2", "pve3"]);
+      const { token } = printed.cluster;
+      // The console's own pinned client reaches every node with the printed token.
+      const ask = (node: { api: { url: string; certSha256: string } }, path: string) =>
+        pinnedApiCall(
+          { baseUrl: node.api.url, certSha256: node.api.certSha256, timeoutMs: 5000 },
+          { method: "GET", path, authorization: `PVEAPIToken=${token.id}=${token.secret}` },
+          z.unknown(),
+          `GET ${path}`,
+        );
+      for (const node of printed.cluster.nodes) {
+        const rows = (await ask(node, "/cluster/status")) as { type: string; quorate?: number }[];
+        expect(rows.filter((r) => r.type === "node")).toHaveLength(3);
+        expect(rows.find((r) => r.type === "cluster")?.quorate).toBe(1);
+      }
+      const ceph = (await ask(printed.cluster.nodes[0]!, "/cluster/ceph/status")) as {
+        monmap: { mons: { name: string }[] };
+      };
+      expect(ceph.monmap.mons.map((m) => m.name)).toEqual(["pve1", "pve2", "pve3"]);
+      const version = await pinnedApiCall(
+        { baseUrl: printed.pbs.url, certSha256: printed.pbs.certSha256, timeoutMs: 5000 },
+        {
+          method: "GET",
+          path: "/version",
+          authorization: `PBSAPIToken=${printed.pbs.token.id}:${printed.pbs.token.secret}`,
+        },
+        z.object({ version: z.string() }).loose(),
+        "GET /version on the lab PBS",
+      );
+      expect(version.version).toMatch(/^4\./);
+
+      type ClusterState = {
+        quorate: boolean;
+        ha: { armedState: string };
+        nodes: { name: string; online: boolean }[];
+        guests: { vmid: number; type: string; ha: boolean; storage: string; status: string }[];
+        ceph: { flags: string[] } | null;
+      };
+      const state = (await (await fetch(`${printed.control}/api/cluster`)).json()) as ClusterState;
+      expect(state).toMatchObject({
+        quorate: true,
+        ha: { armedState: "armed" },
+        ceph: { flags: [] },
+      });
+      expect(state.guests).toHaveLength(9);
+      expect(new Set(state.guests.map((g) => g.type))).toEqual(new Set(["qemu", "lxc"]));
+      expect(state.guests.filter((g) => g.ha).length).toBe(3);
+      expect(state.guests.filter((g) => g.storage === "ceph").length).toBe(6);
+      expect(state.guests.every((g) => g.status === "running")).toBe(true);
+      const page = await (await fetch(printed.control)).text();
+      expect(page).toContain("Cluster lab");
+      expect(page).toContain("cluster.hangOnShutdown");
+      expect(page).toContain("Proxmox Backup Server pbs1");
+
+      // The fault switches and the power actions answer on the cluster's own paths.
+      const hang = await fetch(`${printed.control}/api/cluster/faults`, {
+        method: "PUT",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ "cluster.hangOnShutdown": [100, 121] }),
+      });
+      expect(hang.status).toBe(200);
+      const off = await fetch(`${printed.control}/api/cluster/actions/cluster.pve3.powerOff`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+      });
+      expect(off.status).toBe(200);
+      const after = (await off.json()) as ClusterState;
+      expect(after.nodes.map((n) => [n.name, n.online])).toEqual([
+        ["pve1", true],
+        ["pve2", true],
+        ["pve3", false],
+      ]);
+      expect(await portRefuses(Number(new URL(printed.cluster.nodes[2]!.api.url).port))).toBe(true);
+      const pbsOff = await fetch(`${printed.control}/api/pbs/faults`, {
+        method: "PUT",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ "pbs.powerPrivilege": false }),
+      });
+      expect(pbsOff.status).toBe(200);
+
+      cli.child.kill("SIGINT");
+      expect(await cli.exited).toEqual({ code: 0, signal: null });
+      const ports = [
+        Number(new URL(printed.control).port),
+        Number(new URL(printed.pbs.url).port),
+        ...printed.cluster.nodes.map((n) => Number(new URL(n.api.url).port)),
+      ];
+      for (const port of ports) expect(await portRefuses(port), `port ${port} closed`).toBe(true);
+    } finally {
+      cli.child.kill("SIGKILL");
+    }
+  });
+
   it("refuses unknown flags and invalid values with a usage error", async () => {
     const unknown = startCli(["--nodes", "1", "--bogus"]);
     expect((await unknown.exited).code).toBe(2);
@@ -242,5 +356,17 @@ describe("npm run lab (lab/cli.ts as a real child process)", () => {
     const badUpsPort = startCli(["--ups-nut-port", "70000"]);
     expect((await badUpsPort.exited).code).toBe(2);
     expect(badUpsPort.stderr()).toContain("--ups-nut-port must be a port number (1..65535)");
+
+    const cephAlone = startCli(["--ceph"]);
+    expect((await cephAlone.exited).code).toBe(2);
+    expect(cephAlone.stderr()).toContain("--ceph needs --cluster N");
+
+    const mixed = startCli(["--cluster", "3", "--nodes", "2"]);
+    expect((await mixed.exited).code).toBe(2);
+    expect(mixed.stderr()).toContain("drop --nodes");
+
+    const tooSmall = startCli(["--cluster", "1"]);
+    expect((await tooSmall.exited).code).toBe(2);
+    expect(tooSmall.stderr()).toContain("--cluster must be a whole number from 2 to 9");
   });
 });

@@ -3,10 +3,14 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 
+import { describeCluster, labClusterGuests } from "./cli-cluster";
+import { controlCluster, controlPbs } from "./control/cluster";
 import { startControlServer, type ControlServer } from "./control/server";
 import { MAX_FLEET_NODES, startFleet, type LabFleet, type StartFleetOptions } from "./fleet";
 import { startImageServer, type ImageServer } from "./image/server";
 import type { LabNode } from "./index";
+import { startLabPbs, type LabPbs } from "./pbs/server";
+import { startLabCluster, type LabCluster } from "./pve/cluster/start";
 import { controlUps, labUpsSources, startLabUps, type LabUps } from "./ups/lab-ups";
 import type { PveState, PveStorageLayout } from "./pve/seed";
 
@@ -15,6 +19,8 @@ import type { PveState, PveStorageLayout } from "./pve/seed";
  * stdout with everything needed to add the nodes to the console, logs to stderr, and runs
  * until SIGINT/SIGTERM (then stops everything and exits 0).
  */
+
+export const MAX_CLUSTER_NODES = 9;
 
 export const USAGE = `Usage: npm run lab -- [options]
 
@@ -30,12 +36,21 @@ export const USAGE = `Usage: npm run lab -- [options]
                             on one power timeline; pull its plug on the control page
   --ups-nut-port N          port of the lab UPS's NUT server (implies --ups; default: free)
   --ups-snmp-port N         UDP port of the lab UPS's SNMP agent (implies --ups; default: free)
+  --cluster N               instead of standalone nodes: a Proxmox VE cluster of N nodes,
+                            2..${MAX_CLUSTER_NODES} (pve1…pveN) sharing one etc/pve, with VMs and containers,
+                            HA resources and one VM that hangs on shutdown unless forced
+  --ceph                    the cluster is hyper-converged Ceph (OSDs on every node, monitors
+                            on the first three, pool vm-pool size 3 min_size 2)
+  --pbs                     also start a lab Proxmox Backup Server to protect
   -h, --help                show this help
 
 Prints {"nodes":[{"name","ssh":{…},"api":{…}}],"control":"http://127.0.0.1:PORT","consoleEnv":{…}}
 on stdout; consoleEnv is what the console needs to onboard a fresh node from the lab's image server.
 With --ups, "ups":{"name","nut":{…},"snmpV2c":{…},"snmpV3":{…}} holds the UPS settings to enter
 in the console (--time-scale also compresses its battery: 30 minutes last 90 s at 0.05).
+With --cluster, "nodes" is empty and "cluster":{"name","ceph","token","nodes":[{"name","ip","api"}]}
+holds each node's API and the console's token (the cluster nodes have no SSH side). With --pbs,
+"pbs":{"name","url","certSha256","token"} is what to enter as a protected backup server.
 `;
 
 export const STATES = ["fresh", "proxmox", "onboarded"] as const satisfies readonly PveState[];
@@ -56,6 +71,9 @@ export type CliOptions = {
   controlPort?: number;
   /** Start a lab UPS; its face ports (default: free ports). */
   ups: false | { nutPort?: number; snmpPort?: number };
+  /** A lab cluster instead of standalone nodes. */
+  cluster?: { nodes: number; ceph: boolean };
+  pbs: boolean;
   help: boolean;
 };
 
@@ -81,13 +99,21 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
         ups: { type: "boolean" },
         "ups-nut-port": { type: "string" },
         "ups-snmp-port": { type: "string" },
+        cluster: { type: "string" },
+        ceph: { type: "boolean" },
+        pbs: { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
     }));
   } catch (error) {
     throw new UsageError(error instanceof Error ? error.message : String(error));
   }
-  const options: CliOptions = { nodes: 1, ups: false, help: values.help === true };
+  const options: CliOptions = {
+    nodes: 1,
+    ups: false,
+    pbs: values.pbs === true,
+    help: values.help === true,
+  };
   if (values.nodes !== undefined) {
     const nodes = Number(values.nodes);
     if (!/^\d+$/.test(values.nodes) || nodes < 1 || nodes > MAX_FLEET_NODES) {
@@ -137,6 +163,24 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
         : { snmpPort: portNumber("--ups-snmp-port", values["ups-snmp-port"]) }),
     };
   }
+  if (values.cluster !== undefined) {
+    const nodes = Number(values.cluster);
+    if (!/^\d+$/.test(values.cluster) || nodes < 2 || nodes > MAX_CLUSTER_NODES) {
+      throw new UsageError(`--cluster must be a whole number from 2 to ${MAX_CLUSTER_NODES}`);
+    }
+    // The cluster's nodes are API-only: the standalone nodes' flags do not apply to them.
+    const standalone = (["nodes", "state", "storage", "root", "register"] as const).filter(
+      (flag) => values[flag] !== undefined,
+    );
+    if (standalone.length > 0) {
+      throw new UsageError(
+        `--cluster starts the cluster's nodes instead of standalone ones; drop --${standalone.join(", --")}`,
+      );
+    }
+    options.cluster = { nodes, ceph: values.ceph === true };
+  } else if (values.ceph === true) {
+    throw new UsageError("--ceph needs --cluster N");
+  }
   return options;
 }
 
@@ -167,7 +211,12 @@ export function fleetOptions(options: CliOptions): StartFleetOptions {
 }
 
 /** The stdout object: what a person pastes into the console. */
-export function describeLab(nodes: readonly LabNode[], controlUrl: string, ups?: LabUps | null) {
+export function describeLab(
+  nodes: readonly LabNode[],
+  controlUrl: string,
+  ups?: LabUps | null,
+  extra: { cluster?: LabCluster | null; pbs?: LabPbs | null } = {},
+) {
   return {
     nodes: nodes.map((node) => {
       const api = node.api as { url: string; certSha256: string } | undefined;
@@ -185,6 +234,17 @@ export function describeLab(nodes: readonly LabNode[], controlUrl: string, ups?:
     }),
     control: controlUrl,
     ...(ups == null ? {} : { ups: { name: ups.name, ...labUpsSources(ups) } }),
+    ...(extra.cluster == null ? {} : { cluster: describeCluster(extra.cluster) }),
+    ...(extra.pbs == null
+      ? {}
+      : {
+          pbs: {
+            name: extra.pbs.name,
+            url: extra.pbs.url,
+            certSha256: extra.pbs.certSha256,
+            token: extra.pbs.token,
+          },
+        }),
   };
 }
 
@@ -279,6 +339,8 @@ export async function main(argv: readonly string[]): Promise<void> {
   let control: ControlServer | null = null;
   let images: ImageServer | null = null;
   let ups: LabUps | null = null;
+  let cluster: LabCluster | null = null;
+  let pbs: LabPbs | null = null;
   let stoppingSince: number | null = null;
   const stop = async (signal: string) => {
     if (stoppingSince !== null) {
@@ -295,6 +357,8 @@ export async function main(argv: readonly string[]): Promise<void> {
       await fleet?.stop();
       await images?.stop();
       await ups?.stop();
+      await cluster?.stop();
+      await pbs?.stop();
       log("stopped");
       process.exit(0);
     } catch (error) {
@@ -306,7 +370,27 @@ export async function main(argv: readonly string[]): Promise<void> {
   process.on("SIGTERM", () => void stop("SIGTERM"));
 
   try {
-    fleet = await startFleet(startOptions);
+    if (options.cluster === undefined) fleet = await startFleet(startOptions);
+    else {
+      const names = Array.from({ length: options.cluster.nodes }, (_, i) => `pve${i + 1}`);
+      const scale = options.timeScale ?? 1;
+      const { guests, hanging } = labClusterGuests(names, {
+        ceph: options.cluster.ceph,
+        timeScale: scale,
+      });
+      cluster = await startLabCluster({
+        nodes: names,
+        guests,
+        ceph: options.cluster.ceph,
+        timing: {
+          haDisarmMs: Math.round(3000 * scale),
+          haRecoveryMs: Math.round(30_000 * scale),
+          nodeShutdownDelayMs: Math.round(2000 * scale),
+        },
+      });
+      cluster.faults.hangOnShutdown = hanging;
+    }
+    if (options.pbs) pbs = await startLabPbs();
     // The lab's stand-in for cloud.debian.org and Proxmox's keyring: the console must be
     // pointed at it (printed below) to onboard a fresh node without internet.
     images = await startImageServer();
@@ -317,11 +401,13 @@ export async function main(argv: readonly string[]): Promise<void> {
         snmp: options.ups.snmpPort === undefined ? {} : { port: options.ups.snmpPort },
       });
     }
-    const nodes = fleet.nodes;
+    const nodes = fleet?.nodes ?? [];
     const upsDevices = ups === null ? [] : [controlUps(ups)];
     control = await startControlServer({
       nodes: () => nodes,
       ups: () => upsDevices,
+      cluster: cluster === null ? null : controlCluster(cluster),
+      pbs: pbs === null ? null : controlPbs(pbs),
       ...(options.controlPort === undefined ? {} : { port: options.controlPort }),
     });
   } catch (error) {
@@ -330,6 +416,8 @@ export async function main(argv: readonly string[]): Promise<void> {
     await fleet?.stop();
     await images?.stop();
     await ups?.stop();
+    await cluster?.stop();
+    await pbs?.stop();
     process.exitCode = 1;
     return;
   }
@@ -342,9 +430,9 @@ export async function main(argv: readonly string[]): Promise<void> {
     CLUPILOT_POLL_SECONDS: "2",
   };
   process.stdout.write(
-    `${JSON.stringify({ ...describeLab(fleet.nodes, control.url, ups), consoleEnv })}\n`,
+    `${JSON.stringify({ ...describeLab(fleet?.nodes ?? [], control.url, ups, { cluster, pbs }), consoleEnv })}\n`,
   );
-  for (const node of fleet.nodes) {
+  for (const node of fleet?.nodes ?? []) {
     log(
       `${node.name}: ssh ${node.ssh.username}@${node.ssh.host} -p ${node.ssh.port} ` +
         `(password ${node.ssh.password}, host key ${node.ssh.hostKeySha256}), root ${node.root}`,
@@ -366,13 +454,31 @@ export async function main(argv: readonly string[]): Promise<void> {
       );
     }
   }
+  if (cluster !== null) {
+    for (const node of cluster.nodes) {
+      log(
+        `cluster ${cluster.name}: ${node.name} (${node.ip}) API ${node.api.url} certificate ${node.api.certSha256}`,
+      );
+    }
+    log(
+      `cluster ${cluster.name}: the console's token ${cluster.token.id} secret ${cluster.token.secret}` +
+        (cluster.model.ceph === null ? "" : "; hyper-converged Ceph"),
+    );
+  }
+  if (pbs !== null) {
+    log(
+      `PBS ${pbs.name}: API ${pbs.url} certificate ${pbs.certSha256}, token ${pbs.token.id} secret ${pbs.token.secret}`,
+    );
+  }
   log(`control page: ${control.url}`);
   log(
     `start the console with: ${Object.entries(consoleEnv)
       .map(([key, value]) => `${key}=${value}`)
       .join(" ")} npm start`,
   );
-  if (options.register !== undefined) await registerNodes(options.register, fleet.nodes, log);
+  if (options.register !== undefined && fleet !== null) {
+    await registerNodes(options.register, fleet.nodes, log);
+  }
   log("running; Ctrl-C stops");
 }
 

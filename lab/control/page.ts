@@ -1,4 +1,12 @@
+import type { ControlClusterState, ControlPbsState } from "./cluster";
 import type { SwitchState } from "./switches";
+
+/** The cluster's or the backup server's state with its switches and actions. */
+export type PartState<S> = {
+  state: S;
+  switches: SwitchState[];
+  actions: Array<{ name: string; description: string }>;
+};
 
 /** What the control API reports for one node (GET /api/nodes). */
 export type ControlNodeState = {
@@ -36,11 +44,21 @@ export function escapeHtml(value: unknown): string {
 export function renderControlPage(
   nodes: readonly ControlNodeState[],
   ups: readonly ControlUpsState[] = [],
+  parts: {
+    cluster?: PartState<ControlClusterState> | null;
+    pbs?: PartState<ControlPbsState> | null;
+  } = {},
 ): string {
   const e = escapeHtml;
   const body =
-    (nodes.length === 0 ? "<p>No nodes.</p>" : nodes.map(renderNode).join("\n")) +
-    ups.map((device) => `\n${renderUps(device)}`).join("");
+    (parts.cluster ? `${renderCluster(parts.cluster)}\n` : "") +
+    (nodes.length === 0
+      ? parts.cluster
+        ? ""
+        : "<p>No nodes.</p>"
+      : nodes.map(renderNode).join("\n")) +
+    ups.map((device) => `\n${renderUps(device)}`).join("") +
+    (parts.pbs ? `\n${renderPbs(parts.pbs)}` : "");
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -80,6 +98,8 @@ ${body}
   }
   const nodeUrl = (el) => {
     const section = el.closest("section");
+    if (section.dataset.cluster !== undefined) return "/api/cluster";
+    if (section.dataset.pbs !== undefined) return "/api/pbs";
     return section.dataset.ups !== undefined
       ? "/api/ups/" + encodeURIComponent(section.dataset.ups)
       : "/api/nodes/" + encodeURIComponent(section.dataset.node);
@@ -130,6 +150,61 @@ ${api}
 <div class="desc">root <code>${e(node.root)}</code></div>
 <table>
 ${renderRows(node.switches, node.actions)}
+</table>
+</section>`;
+}
+
+const yes = (value: boolean, on: string, off: string) => (value ? on : off);
+
+function renderCluster({ state: c, switches, actions }: PartState<ControlClusterState>): string {
+  const e = escapeHtml;
+  const nodes = c.nodes
+    .map(
+      (n) =>
+        `<tr data-cluster-node="${e(n.name)}"><td><code>${e(n.name)}</code> ${e(n.ip)}</td>` +
+        `<td>${yes(n.online, "✓ up", "✕ down")}</td>` +
+        `<td>API <code>${e(n.api.url)}</code> certificate <code>${e(n.api.certSha256)}</code></td></tr>`,
+    )
+    .join("\n");
+  const guests = c.guests
+    .map(
+      (g) =>
+        `<tr data-guest="${e(g.vmid)}"><td><code>${e(g.vmid)}</code> ${e(g.type === "qemu" ? "VM" : "CT")} ${e(g.name)}</td>` +
+        `<td>${e(g.node)}</td><td>${e(g.status)}${g.frozen ? " — frozen on I/O" : ""}</td>` +
+        `<td>${g.ha ? "HA" : ""}</td><td>${e(g.storage)}</td><td>shutdown ${e(g.shutdownMs)} ms</td></tr>`,
+    )
+    .join("\n");
+  const ceph =
+    c.ceph === null
+      ? "<div>Ceph: not installed</div>"
+      : `<div data-ceph>Ceph: flags <code>${e(c.ceph.flags.join(",") || "none")}</code>, monitors ${e(c.ceph.monitors.join(", "))}, ${e(c.ceph.osdsPerNode)} OSDs per node, pools ${e(c.ceph.pools.map((p) => `${p.name} size ${p.size} min_size ${p.minSize}`).join("; "))}${c.ceph.blocked ? " — <strong>I/O blocked (below min_size)</strong>" : ""}</div>`;
+  return `<section data-cluster="${e(c.name)}">
+<h2>Cluster ${e(c.name)} (Proxmox VE ${e(c.pveVersion)})</h2>
+<div data-quorum>${yes(c.quorate, "✓ quorate", "✕ no quorum")} · HA <code data-ha>${e(c.ha.armedState)}</code>${c.ha.resourceMode === null ? "" : ` (resource-mode ${e(c.ha.resourceMode)})`}</div>
+${ceph}
+<table>
+${nodes}
+</table>
+<h3>Guests</h3>
+<table>
+${guests}
+</table>
+<h3>Faults and power</h3>
+<table>
+${renderRows(switches, actions)}
+</table>
+</section>`;
+}
+
+function renderPbs({ state: p, switches, actions }: PartState<ControlPbsState>): string {
+  const e = escapeHtml;
+  return `<section data-pbs="${e(p.name)}">
+<h2>Proxmox Backup Server ${e(p.name)}: <span data-pbs-state>${e(p.state)}</span></h2>
+<div>API <code>${e(p.url)}</code> certificate <code>${e(p.certSha256)}</code></div>
+<div>token <code>${e(p.token.id)}</code> secret <code>${e(p.token.secret)}</code></div>
+<div class="desc">${e(p.requests)} requests answered</div>
+<table>
+${renderRows(switches, actions)}
 </table>
 </section>`;
 }

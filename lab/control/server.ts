@@ -2,7 +2,13 @@ import http from "node:http";
 
 import { z } from "zod";
 
-import { renderControlPage, type ControlNodeState, type ControlUpsState } from "./page";
+import type { ControlCluster, ControlPbs } from "./cluster";
+import {
+  renderControlPage,
+  type ControlNodeState,
+  type ControlUpsState,
+  type PartState,
+} from "./page";
 import type { SwitchRegistry } from "./switches";
 
 /**
@@ -18,6 +24,11 @@ import type { SwitchRegistry } from "./switches";
  *   GET  /api/ups/:name                     state
  *   PUT  /api/ups/:name/faults              as for nodes
  *   POST /api/ups/:name/actions/:action     as for nodes
+ *   GET  /api/cluster                       the lab cluster's state (404 when none started)
+ *   PUT  /api/cluster/faults                as for nodes (`cluster.*` switches)
+ *   POST /api/cluster/actions/:action       as for nodes (`cluster.<node>.powerOff|powerOn`)
+ *   GET  /api/pbs                           the lab backup server's state (404 when none)
+ *   PUT  /api/pbs/faults, POST /api/pbs/actions/:action
  *
  * Changing requests must be `application/json` (a browser page elsewhere cannot send that
  * without a CORS preflight, which is never answered) and the Host header must name this server
@@ -60,6 +71,10 @@ export type ControlServerOptions = {
   nodes: () => readonly ControlNode[];
   /** Lab UPS devices (lab/ups), read on every request. Default: none. */
   ups?: () => readonly ControlUps[];
+  /** The lab cluster (`--cluster`), if started. */
+  cluster?: ControlCluster | null;
+  /** The lab Proxmox Backup Server (`--pbs`), if started. */
+  pbs?: ControlPbs | null;
   /** Default: a random free port. */
   port?: number;
 };
@@ -84,6 +99,15 @@ export function nodeState(node: ControlNode): ControlNodeState {
       : { api: { url: node.api.url, certSha256: node.api.certSha256 } }),
     switches: node.switches.list(),
     actions: node.switches.listActions(),
+  };
+}
+
+/** The lab cluster's or backup server's state with its switches, for the page. */
+function partState<S>(part: { state(): S; switches: SwitchRegistry }): PartState<S> {
+  return {
+    state: part.state(),
+    switches: part.switches.list(),
+    actions: part.switches.listActions(),
   };
 }
 
@@ -152,7 +176,30 @@ async function handle(
         "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'",
       "x-frame-options": "DENY",
     });
-    response.end(renderControlPage(nodes.map(nodeState), (options.ups?.() ?? []).map(upsState)));
+    response.end(
+      renderControlPage(nodes.map(nodeState), (options.ups?.() ?? []).map(upsState), {
+        cluster: options.cluster ? partState(options.cluster) : null,
+        pbs: options.pbs ? partState(options.pbs) : null,
+      }),
+    );
+    return;
+  }
+  if (parts[0] === "api" && (parts[1] === "cluster" || parts[1] === "pbs")) {
+    const part = parts[1] === "cluster" ? options.cluster : options.pbs;
+    if (!part) {
+      send(response, 404, { error: `no lab ${parts[1]} was started` });
+      return;
+    }
+    // The same paths as a node's, one level up: /api/cluster/faults, /api/cluster/actions/:a.
+    const rest = ["api", parts[1], parts[1], ...parts.slice(2)];
+    if (rest.length === 3) {
+      if (method !== "GET") return methodNotAllowed(response, "GET");
+      send(response, 200, part.state());
+      return;
+    }
+    const outcome = await handleSwitches(request, response, rest, parts[1], part.switches);
+    if (outcome === "changed") send(response, 200, part.state());
+    else if (outcome === "not-a-switch-path") send(response, 404, { error: "not found" });
     return;
   }
   if (parts[0] === "api" && parts[1] === "ups") {

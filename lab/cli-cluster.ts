@@ -1,0 +1,53 @@
+import type { LabGuestSpec } from "./pve/cluster/model";
+import type { LabCluster } from "./pve/cluster/start";
+
+/**
+ * What `npm run lab -- --cluster N [--ceph]` puts on the cluster: per node two VMs and a
+ * container with different shutdown times (the first VM HA-managed; with Ceph the VMs' disks on
+ * the RBD pool), and one VM on the last node that hangs on a clean shutdown until forced.
+ * Durations are a demo's (seconds) times `timeScale`.
+ */
+export function labClusterGuests(
+  nodes: readonly string[],
+  options: { ceph: boolean; timeScale: number },
+): { guests: LabGuestSpec[]; hanging: number[] } {
+  const ms = (seconds: number) => Math.round(seconds * 1000 * options.timeScale);
+  const guests = nodes.flatMap((node, i): LabGuestSpec[] => {
+    const base = 100 + i * 10;
+    return [
+      {
+        vmid: base,
+        type: "qemu",
+        node,
+        name: `web${i + 1}`,
+        ha: true,
+        storage: options.ceph ? "ceph" : "local",
+        shutdownMs: ms(20),
+      },
+      {
+        vmid: base + 1,
+        type: "qemu",
+        node,
+        name: `db${i + 1}`,
+        storage: options.ceph ? "ceph" : "local",
+        shutdownMs: ms(45),
+      },
+      { vmid: base + 2, type: "lxc", node, name: `ct${i + 1}`, shutdownMs: ms(5) },
+    ];
+  });
+  return { guests, hanging: [100 + (nodes.length - 1) * 10 + 1] };
+}
+
+/** The cluster part of the printed JSON: where each node's API answers and the console's token. */
+export function describeCluster(cluster: LabCluster) {
+  return {
+    name: cluster.name,
+    ceph: cluster.model.ceph !== null,
+    token: cluster.token,
+    nodes: cluster.nodes.map((n) => ({
+      name: n.name,
+      ip: n.ip,
+      api: { url: n.api.url, certSha256: n.api.certSha256 },
+    })),
+  };
+}

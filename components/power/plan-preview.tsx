@@ -5,6 +5,7 @@ import type { PreviewGroup } from "@/lib/power/plan-preview";
 import type { PowerPlanView } from "@/lib/power/queries/power-plan";
 import { IfCan } from "../actor-context";
 import { formatDateTime, formatElapsed } from "../format";
+import { ClusterSequencePreview } from "./cluster-sequence-preview";
 import { useFallbackRefetchInterval } from "../live-provider";
 import { fetchJson } from "../queries";
 import { ArmControl } from "./arm-control";
@@ -138,6 +139,9 @@ function PlanGroup({ group }: { group: PreviewGroup }) {
           ))}
         </ol>
       )}
+      {group.clusters.map((cluster) => (
+        <ClusterSequencePreview key={cluster.clusterId} cluster={cluster} />
+      ))}
       {group.heldBack.length > 0 && (
         <p className="muted small">
           Stays up:{" "}

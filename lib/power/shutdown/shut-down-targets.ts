@@ -100,10 +100,10 @@ export const shutDownTargets: Step<PowerServices> = {
     }
 
     // Cluster nodes (and a standalone console host held back behind them) go down later, in
-    // ShutDownClusterNodes.
+    // ShutDownClusterNodes. A plan frozen before clusters existed has neither field.
     const pending = plan.targets.filter(
       (t) =>
-        t.cluster === null &&
+        !t.cluster &&
         !t.afterClusters &&
         !dropped.has(t.id) &&
         !skipped.has(t.id) &&
@@ -127,7 +127,7 @@ export const shutDownTargets: Step<PowerServices> = {
       }
     }
     calls = await callsOfRun(db, ctx.runId);
-    const later = plan.targets.filter((t) => t.cluster !== null || t.afterClusters);
+    const later = plan.targets.filter((t) => Boolean(t.cluster) || t.afterClusters);
     return advance(
       summary(plan, calls, dropped, skipped) +
         (later.length > 0

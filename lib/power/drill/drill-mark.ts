@@ -23,7 +23,7 @@ export const DRILL_TRIGGER = "drill";
 
 /** The drill mark of a run's input, or null for a run a real trigger started. */
 export function drillOf(input: unknown): DrillMark | null {
-  if (typeof input !== "object" || input === null || !("drill" in input)) return null;
+  if (!hasDrillField(input)) return null;
   const mark = ZDrillMark.safeParse((input as { drill: unknown }).drill);
   return mark.success ? mark.data : null;
 }
@@ -34,8 +34,14 @@ export function drillOf(input: unknown): DrillMark | null {
  * mode, so it sends only what arming already allowed (and nothing once disarmed).
  */
 export function planModeOf(input: unknown, consoleMode: PowerMode): PowerMode {
+  if (!hasDrillField(input)) return consoleMode;
+  // A mark this version cannot read is a drill all the same: never a live one.
   const drill = drillOf(input);
-  return drill && !drill.live ? "dry-run" : consoleMode;
+  return drill?.live ? consoleMode : "dry-run";
+}
+
+function hasDrillField(input: unknown): boolean {
+  return typeof input === "object" && input !== null && "drill" in input;
 }
 
 /**

@@ -5,7 +5,7 @@ import Link from "next/link";
 import { useState, useTransition } from "react";
 import { refreshClustersAction } from "@/lib/actions/power/refresh-clusters";
 import { setClusterPolicyAction } from "@/lib/actions/power/set-cluster-policy";
-import type { ClusterGroupView } from "@/lib/power/clusters/cluster-groups-view";
+import type { ClusterGroupView, LooseHosts } from "@/lib/power/clusters/cluster-groups-view";
 import type { ClusterPolicy } from "@/lib/power/clusters/load-cluster-groups";
 import { CONSOLIDATE_ON_CEPH } from "@/lib/power/clusters/schemas";
 import { useCan } from "../actor-context";
@@ -143,16 +143,44 @@ function ClusterCard({ group }: { group: ClusterGroupView }) {
   );
 }
 
+type ClustersAnswer = { clusters: ClusterGroupView[] } & LooseHosts;
+
+/** Hosts in no cluster: standalone as they said, or not known because they never answered. */
+function LooseHostList({ loose }: { loose: LooseHosts }) {
+  if (loose.standalone.length === 0 && loose.unknown.length === 0) return null;
+  return (
+    <section className="panel" aria-labelledby="loose-hosts-heading">
+      <h2 id="loose-hosts-heading">Hosts in no cluster</h2>
+      <ul>
+        {loose.standalone.map((host) => (
+          <li key={host.hostId} data-testid={`standalone-${host.name}`}>
+            <Link href={`/hosts/${host.hostId}`}>{host.name}</Link>: standalone (said so at{" "}
+            {formatDateTime(host.checkedAt)})
+            {host.askError && (
+              <span className="small notice-error"> — could not ask since: {host.askError}</span>
+            )}
+          </li>
+        ))}
+        {loose.unknown.map((host) => (
+          <li key={host.hostId} data-testid={`membership-unknown-${host.name}`}>
+            <Link href={`/hosts/${host.hostId}`}>{host.name}</Link>: membership not known —{" "}
+            <span className="notice-error">could not ask: {host.askError ?? "not asked yet"}</span>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
 /** The clusters the onboarded hosts form, live: membership, quorum, Ceph monitors, policy. */
-export function ClusterGroups({ initial }: { initial: ClusterGroupView[] }) {
+export function ClusterGroups({ initial }: { initial: ClustersAnswer }) {
   const canRefresh = useCan("operator");
   const refetchInterval = useFallbackRefetchInterval();
   const [message, setMessage] = useState<string | null>(null);
   const [pending, startTransition] = useTransition();
-  const { data: groups } = useQuery({
+  const { data } = useQuery({
     queryKey: powerKeys.clusters,
-    queryFn: async () =>
-      (await fetchJson<{ clusters: ClusterGroupView[] }>("/api/power/clusters")).clusters,
+    queryFn: () => fetchJson<ClustersAnswer>("/api/power/clusters"),
     initialData: initial,
     refetchInterval,
   });
@@ -183,13 +211,14 @@ export function ClusterGroups({ initial }: { initial: ClusterGroupView[] }) {
           )}
         </p>
       )}
-      {groups.length === 0 ? (
+      {data.clusters.length === 0 ? (
         <p className="muted" data-testid="clusters-none">
           No onboarded host reports a cluster: each host goes down on its own.
         </p>
       ) : (
-        groups.map((group) => <ClusterCard key={group.id} group={group} />)
+        data.clusters.map((group) => <ClusterCard key={group.id} group={group} />)
       )}
+      <LooseHostList loose={data} />
     </>
   );
 }

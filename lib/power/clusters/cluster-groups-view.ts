@@ -1,4 +1,4 @@
-import { eq, inArray } from "drizzle-orm";
+import { asc, eq, inArray, isNull } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { hosts, powerClusterMemberships, powerTargets } from "@/lib/db/schema";
 import { loadClusterGroups, type ClusterGroup } from "./load-cluster-groups";
@@ -44,4 +44,41 @@ export async function listClusterGroups(db: Pick<Database, "select">): Promise<C
       };
     }),
   }));
+}
+
+/** Hosts in no cluster: standalone as they answered, or not known because they never answered. */
+export type LooseHosts = {
+  standalone: { hostId: string; name: string; checkedAt: string; askError: string | null }[];
+  unknown: { hostId: string; name: string; askError: string | null }[];
+};
+
+export async function listLooseHosts(db: Pick<Database, "select">): Promise<LooseHosts> {
+  const rows = await db
+    .select({
+      hostId: hosts.id,
+      name: hosts.name,
+      checkedAt: powerClusterMemberships.checkedAt,
+      askError: powerClusterMemberships.askError,
+    })
+    .from(powerClusterMemberships)
+    .innerJoin(hosts, eq(hosts.id, powerClusterMemberships.hostId))
+    .where(isNull(powerClusterMemberships.clusterId))
+    .orderBy(asc(hosts.name));
+  return {
+    standalone: rows.flatMap((row) =>
+      row.checkedAt
+        ? [
+            {
+              hostId: row.hostId,
+              name: row.name,
+              checkedAt: row.checkedAt.toISOString(),
+              askError: row.askError,
+            },
+          ]
+        : [],
+    ),
+    unknown: rows.flatMap((row) =>
+      row.checkedAt ? [] : [{ hostId: row.hostId, name: row.name, askError: row.askError }],
+    ),
+  };
 }

@@ -5,6 +5,7 @@ import { hosts, powerClusterMemberships } from "@/lib/db/schema";
 import { startLab, startLabCluster, type LabCluster, type LabNode } from "@/lab";
 import { registerTestDatabase } from "@/test/db";
 import { hostApi } from "./cluster-api";
+import { listLooseHosts } from "./cluster-groups-view";
 import { loadClusterGroups, type ClusterGroup } from "./load-cluster-groups";
 import { waitFor } from "@/test/worker-process";
 import { startWorker } from "@/worker/runner";
@@ -198,6 +199,28 @@ describe("cluster discovery", () => {
       askError: null,
     });
     expect((await membership(hostIds.get("px1")!))!.checkedAt).not.toBeNull();
+    expect((await listLooseHosts(database.db)).standalone.map((h) => h.hostId)).toEqual([
+      hostIds.get("px1"),
+    ]);
+  });
+
+  it("a host that never answered is in no cluster and not standalone: its membership is not known, with the reason", async () => {
+    const silent = await seedActiveLabHost(database.db, {
+      ...apiOf(cephLab, "pve1"),
+      nodeName: "silent",
+      port: await closedPort(),
+    });
+    await refreshClusterGroups(database.db, { all: true });
+    const loose = await listLooseHosts(database.db);
+    expect(loose.standalone.map((h) => h.hostId)).not.toContain(silent);
+    expect(loose.unknown).toEqual([
+      {
+        hostId: silent,
+        name: expect.stringMatching(/^silent-/),
+        askError: expect.stringMatching(/ECONNREFUSED/),
+      },
+    ]);
+    expect((await loadClusterGroups(database.db)).map((g) => g.name)).toEqual(["ceph-lab"]);
   });
 
   it("a node the cluster reports offline is shown offline while the others answer", async () => {

@@ -3,7 +3,7 @@ import { ClusterGroups } from "@/components/power/cluster-groups";
 import { PowerConfigNav } from "@/components/power/config-form";
 import { requirePageActor } from "@/lib/auth/actor";
 import { getDb } from "@/lib/db/client";
-import { listClusterGroups } from "@/lib/power/clusters/cluster-groups-view";
+import { listClusterGroups, listLooseHosts } from "@/lib/power/clusters/cluster-groups-view";
 
 export const dynamic = "force-dynamic";
 
@@ -12,7 +12,8 @@ export const metadata: Metadata = { title: "Clusters" };
 /** Which onboarded hosts form a cluster, and how each cluster goes down on a power event. */
 export default async function PowerClustersPage() {
   await requirePageActor("viewer", "/power/clusters");
-  const groups = await listClusterGroups(getDb());
+  const db = getDb();
+  const [clusters, loose] = await Promise.all([listClusterGroups(db), listLooseHosts(db)]);
   return (
     <>
       <PowerConfigNav current="clusters" />
@@ -23,7 +24,7 @@ export default async function PowerClustersPage() {
         default: HA disarmed, every guest stopped, Ceph flagged, then the nodes in order — Ceph
         monitors after the others, the console&apos;s own node last.
       </p>
-      <ClusterGroups initial={groups} />
+      <ClusterGroups initial={{ clusters, ...loose }} />
     </>
   );
 }

@@ -1,7 +1,7 @@
 import { requestActor } from "@/lib/auth/actor";
 import { json, respondError } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
-import { listClusterGroups } from "@/lib/power/clusters/cluster-groups-view";
+import { listClusterGroups, listLooseHosts } from "@/lib/power/clusters/cluster-groups-view";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -9,12 +9,16 @@ export const runtime = "nodejs";
 /**
  * The clusters the onboarded hosts belong to, as their APIs last reported them:
  * `{ clusters: [{ id, name, policy, hyperConverged, quorate, nodes: [{ name, ip, online, cephMon,
- * hostId, hostName, targetId, protected, askError }], refreshedAt, refreshError }] }`.
+ * hostId, hostName, targetId, protected, askError }], refreshedAt, refreshError }],
+ * standalone: [{ hostId, name, checkedAt, askError }], unknown: [{ hostId, name, askError }] }`:
+ * hosts in no cluster as they answered, and hosts that never answered (membership not known).
  */
 export async function GET(request: Request): Promise<Response> {
   try {
     await requestActor(request, "viewer");
-    return json({ clusters: await listClusterGroups(getDb()) });
+    const db = getDb();
+    const [clusters, loose] = await Promise.all([listClusterGroups(db), listLooseHosts(db)]);
+    return json({ clusters, ...loose });
   } catch (error) {
     return respondError(error, "GET /api/power/clusters");
   }

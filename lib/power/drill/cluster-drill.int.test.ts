@@ -1,0 +1,107 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { refreshClusterGroups } from "@/lib/power/clusters/refresh-cluster-groups";
+import { seedActiveLabHost } from "@/lib/power/clusters/test-helpers";
+import { runTimeline } from "@/lib/power/queries/timeline";
+import { setPowerMode } from "@/lib/power/set-power-mode";
+import { startLabCluster, type LabCluster } from "@/lab";
+import { registerTestDatabase } from "@/test/db";
+import {
+  addUps,
+  ADMIN,
+  persistReading,
+  powerTestPipelines,
+  protectHost,
+} from "@/test/fixtures/power";
+import { settled } from "@/test/runs";
+import { startWorker, type WorkerHandle } from "@/worker/runner";
+import { startDrill } from "./start-drill";
+
+/** What onboarding grants the console's token (lib/steps/host/create-api-token.ts). */
+const CONSOLE_PRIVS = [
+  "VM.Audit",
+  "VM.PowerMgmt",
+  "Sys.Audit",
+  "Sys.PowerMgmt",
+  "Sys.Modify",
+  "Sys.Console",
+  "Datastore.Audit",
+];
+
+const database = registerTestDatabase(6);
+let worker: WorkerHandle;
+let lab: LabCluster;
+let upsId: string;
+const targetIds: string[] = [];
+
+beforeAll(async () => {
+  const { db } = database;
+  worker = await startWorker({
+    connectionString: database.url,
+    pipelines: powerTestPipelines,
+    concurrency: 2,
+    pollIntervalMs: 200,
+    periodicChecks: false,
+    log: () => {},
+  });
+  lab = await startLabCluster({
+    nodes: 3,
+    name: "drill",
+    guests: ["pve1", "pve2", "pve3"].map((node, i) => ({
+      vmid: 101 + i,
+      type: "qemu" as const,
+      node,
+      storage: "ceph" as const,
+      ha: true,
+    })),
+    ceph: { monitors: ["pve2", "pve3"] },
+    apiAuthFailureDelayMs: 50,
+  });
+  const token = lab.addToken("console", CONSOLE_PRIVS);
+  upsId = await addUps(db, "ups-cluster-drill");
+  for (const node of lab.nodes) {
+    const hostId = await seedActiveLabHost(db, {
+      nodeName: node.name,
+      port: node.api.port,
+      certSha256: node.api.certSha256,
+      token,
+    });
+    targetIds.push(await protectHost(db, hostId, { feeds: [upsId] }));
+  }
+  await refreshClusterGroups(db, { all: true });
+  await persistReading(db, upsId, false);
+}, 120_000);
+
+afterAll(async () => {
+  await worker?.stop();
+  await lab?.stop();
+});
+
+describe("a drill of a cluster's outage", () => {
+  it("in dry-run while armed draws the whole cluster sequence as would-do — the cluster lane on top, then the nodes — and the lab receives no change at all", async () => {
+    const { db } = database;
+    await setPowerMode(db, { mode: "armed", confirmedTargetIds: targetIds }, ADMIN);
+    try {
+      const { runId } = await startDrill(db, { upsId, live: false }, ADMIN);
+      const run = await settled(db, runId, 60_000);
+      expect(run.status).toBe("succeeded");
+
+      const timeline = (await runTimeline(db, runId))!;
+      expect(timeline.lanes[0]).toBe("cluster");
+      expect(timeline.lanes).toEqual(expect.arrayContaining(["pve1", "pve2", "pve3"]));
+      const cluster = timeline.actions.filter((a) => a.lane === "cluster").map((a) => a.label);
+      expect(cluster).toEqual(
+        expect.arrayContaining(["disarm HA", "stop guests", "set Ceph flags"]),
+      );
+      expect(timeline.actions.every((a) => a.outcome === "would-do")).toBe(true);
+
+      // Not one POST or PUT reached any node: HA armed, guests running, nodes up.
+      const changes = lab.nodes.flatMap((n) =>
+        n.api.requests.filter((r) => r.method === "POST" || r.method === "PUT"),
+      );
+      expect(changes).toEqual([]);
+      expect(lab.model.nodes.every((n) => n.online)).toBe(true);
+    } finally {
+      await setPowerMode(db, { mode: "dry-run" }, ADMIN);
+    }
+  });
+});

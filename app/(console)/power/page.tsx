@@ -9,6 +9,7 @@ import { RestoreClusters } from "@/components/power/restore-clusters";
 import { ReadingsCharts } from "@/components/power/readings-chart";
 import { SelfTestCard } from "@/components/power/self-test-card";
 import { ShutdownRunPanel } from "@/components/power/shutdown-run-panel";
+import { LatestRunTimeline } from "@/components/power/timeline-latest";
 import { UpsCards } from "@/components/power/ups-cards";
 import { searchParamsInput } from "@/lib/api/query-params";
 import { requirePageActor } from "@/lib/auth/actor";
@@ -25,6 +26,7 @@ import {
 } from "@/lib/power/queries/power-events";
 import { readPowerPlan } from "@/lib/power/queries/power-plan";
 import { latestShutdownRun } from "@/lib/power/queries/shutdown-run";
+import { runTimeline } from "@/lib/power/queries/timeline";
 import { listTargetProtection } from "@/lib/power/queries/target-protection";
 import { readSelfTestOverview } from "@/lib/power/self-test/latest-self-test";
 
@@ -61,6 +63,7 @@ export default async function PowerPage({ searchParams }: { searchParams: Search
       failingDeliveriesSummary(db),
     ]);
   const ups = overview.ups.map(({ id, name }) => ({ id, name }));
+  const timeline = shutdown ? await runTimeline(db, shutdown.run.id) : null;
   const clusters = hasRole(actor.role, "admin") ? await loadClusterGroups(db) : [];
 
   return (
@@ -101,6 +104,7 @@ export default async function PowerPage({ searchParams }: { searchParams: Search
       <FailingNotificationsBanner initial={failingNotifications} />
       <UpsCards initial={overview} />
       <ShutdownRunPanel initial={shutdown} />
+      <LatestRunTimeline initialShutdown={shutdown} initialTimeline={timeline} />
       <ReadingsCharts ups={ups} />
       <PlanPreviewPanel initial={plan} />
       <RestoreClusters clusters={clusters} />

@@ -37,7 +37,7 @@ export function powerConsole(ctx: SoakContext, fleet: PowerFleet) {
   };
 
   const mode = async (): Promise<"armed" | "dry-run" | null> => {
-    const answer = await ctx.api.get("/api/power/mode");
+    const answer = await ctx.api.insist("GET", "/api/power/mode", undefined, POWER_WAIT_MS);
     return answer.status === 200 ? (answer.body as { mode: "armed" | "dry-run" }).mode : null;
   };
 
@@ -96,12 +96,13 @@ export function powerConsole(ctx: SoakContext, fleet: PowerFleet) {
       if (now === wanted) return null;
       let body: Record<string, unknown> = { mode: wanted };
       if (wanted === "armed") {
-        const plan = await ctx.adminApi.get("/api/power/plan");
+        const plan = await ctx.adminApi.insist("GET", "/api/power/plan", undefined, POWER_WAIT_MS);
         if (plan.status !== 200) return `GET /api/power/plan: ${describeAnswer(plan)}`;
         const { armingTargets } = plan.body as { armingTargets: { id: string }[] };
         body = { mode: "armed", confirmedTargetIds: armingTargets.map((t) => t.id) };
       }
-      const answer = await ctx.adminApi.post("/api/power/mode", body);
+      // A 503 changed nothing: asked again for as long as a database restart may take.
+      const answer = await ctx.adminApi.insist("POST", "/api/power/mode", body, POWER_WAIT_MS);
       return answer.status === 200 ? null : `POST /api/power/mode: ${describeAnswer(answer)}`;
     },
   };

@@ -8,8 +8,9 @@ const SELF_TEST_ACTOR = { userId: null, name: "self-test" };
 
 /**
  * Each enabled webhook target gets a real test message (lib/notify's Test button), and its answer
- * is the verdict. Only when a person asks (the button, arming): an hourly test message in every
- * chat channel would teach people to ignore the channel.
+ * is the verdict. Only on the button: an hourly test message in every chat channel would teach
+ * people to ignore the channel, and one at arming would land in the middle of what arming is for
+ * (the outage's own notifications).
  */
 export async function checkWebhooks(
   db: Database,

@@ -50,8 +50,8 @@ export async function runSelfTest(
     });
   }
   const checks = await collectChecks(db, options.timeoutMs ?? 5000, {
-    // A real test message per webhook only when a person asked (see check-webhooks.ts).
-    webhooks: options.occasion === "button" || options.occasion === "armed",
+    // A real test message per webhook only on the button (see check-webhooks.ts).
+    webhooks: options.occasion === "button",
   });
   return store(db, {
     occasion: options.occasion,

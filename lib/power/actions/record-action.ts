@@ -25,6 +25,27 @@ export async function startAction(
   db: Pick<Database, "insert" | "update">,
   start: ActionStart,
 ): Promise<{ id: number; finish(end: ActionEnd): Promise<void> }> {
+  // The same action left open by an earlier visit: its worker stopped before recording the
+  // end (the visit's context, which held its id, was not committed). It may have been sent.
+  await db
+    .update(powerRunActions)
+    .set({
+      outcome: "unknown",
+      detail:
+        "an earlier attempt broke off before its end was recorded (the worker stopped); it may have been sent; tried again",
+      finishedAt: new Date(),
+    })
+    .where(
+      and(
+        eq(powerRunActions.runId, start.runId),
+        eq(powerRunActions.lane, start.lane),
+        eq(powerRunActions.label, start.label),
+        start.request
+          ? eq(powerRunActions.request, start.request)
+          : isNull(powerRunActions.request),
+        isNull(powerRunActions.finishedAt),
+      ),
+    );
   const [row] = await db
     .insert(powerRunActions)
     .values({ ...start, request: start.request ?? null })
@@ -42,29 +63,6 @@ export async function finishAction(
     .update(powerRunActions)
     .set({ outcome: end.outcome, detail: end.detail ?? null, finishedAt: new Date() })
     .where(eq(powerRunActions.id, id));
-}
-
-/**
- * Runs `act` between a committed start and its end: its result names the outcome; a throw is
- * recorded as failed (with the error's message) and thrown on.
- */
-export async function recordAction<T extends ActionEnd>(
-  db: Pick<Database, "insert" | "update">,
-  start: ActionStart,
-  act: () => Promise<T>,
-): Promise<T> {
-  const action = await startAction(db, start);
-  try {
-    const end = await act();
-    await action.finish(end);
-    return end;
-  } catch (error) {
-    await action.finish({
-      outcome: "failed",
-      detail: error instanceof Error ? error.message : String(error),
-    });
-    throw error;
-  }
 }
 
 /** Records an action that happens at once and sends nothing (dry-run's would-do). */

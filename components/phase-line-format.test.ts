@@ -57,7 +57,7 @@ describe("describePhaseLine", () => {
     expect(line).toEqual({
       kind: "aborted",
       step: "ConfigureProxmox",
-      text: "aborted during ConfigureProxmox",
+      text: "aborted by operator during ConfigureProxmox",
     });
   });
   it("says the host is onboarded when the run succeeded", () => {

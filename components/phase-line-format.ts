@@ -37,7 +37,8 @@ export function describePhaseLine(run: RunFields | null, nowMs: number): PhaseLi
     }
     case "failed": {
       const step = run.failedStep ?? run.currentStep;
-      if (isAbortedRun(run)) return { kind: "aborted", step, text: `aborted during ${step}` };
+      if (isAbortedRun(run))
+        return { kind: "aborted", step, text: `${run.failureReason} during ${step}` };
       const reason = firstLine(run.failureReason) || "failed without a reason";
       const full = run.failureReason?.trim() || reason;
       return { kind: "failed", step, reason, full, text: `${step}: ${reason}` };

@@ -45,6 +45,12 @@ export function PhaseLine({ run, testId }: { run: RunFields | null; testId?: str
           <span data-testid="failure-reason">{line.reason}</span>
         </span>
       );
+    case "aborted":
+      return (
+        <span className="phase-line phase-aborted" data-testid={testId}>
+          <span data-testid="abort-result">{line.text}</span>
+        </span>
+      );
     default:
       return (
         <span className={`phase-line phase-${line.kind}`} data-testid={testId}>

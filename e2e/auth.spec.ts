@@ -154,10 +154,10 @@ test("the operator signs in, adds a lab host and aborts its run", async ({ brows
   await expect(page.getByTestId("state-badge")).toHaveAttribute("data-state", "onboarding");
   await page.getByTestId("abort-button").click();
   await page.getByTestId("abort-dialog-confirm").click();
-  await expect(page.getByTestId("state-badge")).toHaveAttribute("data-state", "failed", {
+  await expect(page.getByTestId("state-badge")).toHaveAttribute("data-state", "aborted", {
     timeout: 15_000,
   });
-  await expect(page.getByTestId("failure-reason").first()).toContainText("aborted by operator");
+  await expect(page.getByTestId("abort-result").first()).toContainText("aborted by operator");
 
   const audit = await withDatabase((client) =>
     client.query<{ action: string; target: string }>(
@@ -177,7 +177,7 @@ test("the viewer sees the host and its run but has no Add/Retry/Abort, and a for
   await expect(page.getByTestId("add-host")).toHaveCount(0);
   await page.getByTestId("host-row-pve-auth").getByRole("link", { name: "pve-auth" }).click();
   await expect(page).toHaveURL(new RegExp(`/hosts/${hostId}$`));
-  await expect(page.getByTestId("failure-reason").first()).toContainText("aborted by operator");
+  await expect(page.getByTestId("abort-result").first()).toContainText("aborted by operator");
   await expect(page.getByTestId("retry-button")).toHaveCount(0);
   await expect(page.getByTestId("abort-button")).toHaveCount(0);
   await expect(page.getByTestId("reonboard-button")).toHaveCount(0);

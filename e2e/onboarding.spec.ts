@@ -101,9 +101,20 @@ test("a failure shows its one-line reason; Retry after fixing the host succeeds"
   await node.setOs("debian13");
   await page.getByTestId("retry-button").click();
   // The retried step passes and the run moves on (the rest of the chain: full-onboarding.spec).
-  await expect(
-    page.getByTestId("step-CheckOperatingSystem").getByTestId("step-state"),
-  ).toContainText(/done/i, { timeout: 30_000 });
+  const step = page.getByTestId("step-CheckOperatingSystem");
+  await expect(step.getByTestId("step-state")).toContainText(/done/i, { timeout: 30_000 });
+  // Each attempt on the timeline: the failed one, the Retry by whom, the one that succeeded.
+  const attempts = step.getByTestId("step-attempt");
+  await expect(attempts).toHaveCount(2);
+  await expect(attempts.nth(0)).toHaveAttribute("data-state", "failed");
+  await expect(attempts.nth(1)).toHaveAttribute("data-state", "done");
+  await expect(attempts.nth(1).getByTestId("step-retry")).toContainText("Retry by ");
+  // The log: the failed attempt's section, the Retry's own, then a section that did not fail.
+  const sections = page.locator('[data-testid="log-section-CheckOperatingSystem"]');
+  await expect(sections).toHaveCount(2);
+  await expect(sections.nth(0)).toContainText("failed");
+  await expect(sections.nth(1)).not.toContainText("failed");
+  await expect(page.locator('[data-testid^="log-section-Retry by "]')).toHaveCount(1);
   await expectNoReload(page);
 });
 
@@ -120,7 +131,7 @@ test("Abort asks for confirmation, says what will stop, and ends the run as abor
   await expect(dialog).toBeVisible();
   await expect(dialog).toContainText("pve-unreachable");
   await expect(dialog).toContainText("ConnectHost");
-  await expect(dialog).toContainText("aborted by operator");
+  await expect(dialog).toContainText("ends as aborted");
   // Escape cancels: nothing is aborted.
   await page.keyboard.press("Escape");
   await expect(dialog).toBeHidden();
@@ -128,10 +139,29 @@ test("Abort asks for confirmation, says what will stop, and ends the run as abor
 
   await page.getByTestId("abort-button").click();
   await page.getByTestId("abort-dialog-confirm").click();
-  await expect(page.getByTestId("state-badge")).toHaveAttribute("data-state", "failed", {
+  // Aborted is its own state and colour, not a failure; the result names the step it stopped in.
+  await expect(page.getByTestId("state-badge")).toHaveAttribute("data-state", "aborted", {
     timeout: 15_000,
   });
-  await expect(page.getByTestId("failure-reason").first()).toContainText("aborted by operator");
+  await expect(page.getByTestId("abort-result").first()).toHaveText(
+    "aborted by operator during ConnectHost",
+  );
+  await expect(page.getByTestId("step-ConnectHost")).toHaveAttribute("data-state", "aborted");
+  await expect(page.getByTestId("failure-reason")).toHaveCount(0);
   await expect(page.getByTestId("retry-button")).toBeVisible();
   await expectNoReload(page);
+
+  // The list counts it as aborted, not failed.
+  await page.goto(`${base()}/hosts?q=pve-unreachable`);
+  await expect(page.getByTestId("count-aborted")).toContainText(/\b1\b/);
+  await expect(page.getByTestId("count-failed")).toContainText(/\b0\b/);
+  await expect(
+    page.getByTestId("host-row-pve-unreachable").getByTestId("state-badge"),
+  ).toHaveAttribute("data-state", "aborted");
+
+  // The audit log names the host of the aborted run and links to it.
+  await page.goto(`${base()}/audit?action=run.abort&target=run:`);
+  await expect(page.getByTestId("audit-host").filter({ hasText: "pve-unreachable" })).toHaveCount(
+    1,
+  );
 });

@@ -29,7 +29,7 @@ export function ensureImageStorageScript(templateLibrary: string): string {
 }
 
 export async function readTemplateLibrary(scriptsDir = DEFAULT_SCRIPTS_DIR): Promise<string> {
-  const file = path.join(scriptsDir, "template.sh");
+  const file = path.join(/* turbopackIgnore: true */ scriptsDir, "template.sh");
   // A file of the host's own, read at run time: not for the bundler to trace (it would take
   // the whole project along and warn on every build).
   return readFile(/* turbopackIgnore: true */ file, "utf8");

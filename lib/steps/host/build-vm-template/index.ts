@@ -200,7 +200,7 @@ export function buildVmTemplate(
     const session = await ctx.services.ssh();
     const host = await ctx.services.host();
     for (const script of SCRIPTS) {
-      const file = path.join(scriptsDir, script.name);
+      const file = path.join(/* turbopackIgnore: true */ scriptsDir, script.name);
       // Uploaded to the host at run time, not part of the bundle: the bundler must not trace it.
       const bytes = await readFile(/* turbopackIgnore: true */ file);
       await upload(ctx, session, host.sshUser, `${buildDir}/${script.name}`, bytes, script.mode);

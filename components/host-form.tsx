@@ -45,7 +45,7 @@ export function HostForm({ consoleKey }: { consoleKey: HostFormConsoleKey }) {
         name="name"
         label="Name"
         error={errorOf("name")}
-        hint="The Proxmox node name, e.g. pve-01."
+        hint="Your label for the host in the console, e.g. pve-01. The Proxmox node name is read from the host during onboarding and shown beside it when it differs."
         required
         autoComplete="off"
       />

@@ -119,6 +119,14 @@ test("a dry-run drill from the power page sends nothing; its timeline shows ever
   expect(shutdownPosts()).toEqual([]);
   expect(node!.power.state).toBe("up");
 
+  // The power page shows the latest run's timeline too.
+  await page.goto("/power");
+  await expect(
+    page
+      .getByTestId("latest-run-timeline")
+      .locator('[data-lane="pve1"][data-label="shutdown pve1"]'),
+  ).toHaveAttribute("data-outcome", "would-do");
+
   // Kept: after a reload, from the list of runs.
   await page.goto("/power/runs");
   await page.reload();

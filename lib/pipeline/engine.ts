@@ -4,6 +4,7 @@ import { events, runAbortRequests, runs, stepVisits } from "@/lib/db/schema";
 import { appendRunLog } from "@/lib/logs/append";
 import { createRunLogWriter } from "@/lib/logs/writer";
 import { notifyRunEvent } from "@/lib/notify/run-events";
+import { ABORT_REASON } from "./abort-reason";
 import { RunContext } from "./context";
 import { notifyLive, scheduleTick } from "./schedule";
 import type { AnyPipeline, Outcome, Step } from "./step";
@@ -28,7 +29,7 @@ export type TickResult =
       runStatus: "running" | "succeeded" | "failed";
     };
 
-export const ABORT_REASON = "aborted by operator";
+export { ABORT_REASON };
 
 export function defaultBackoffSeconds(n: number): number {
   return Math.min(2 ** n, 60);

@@ -1,6 +1,7 @@
 import { eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
-import { events, hosts, runAbortRequests, runs } from "@/lib/db/schema";
+import { events, runAbortRequests, runs } from "@/lib/db/schema";
+import { latestRun, lockHost } from "@/lib/hosts/host-guards";
 import { retiredHostError } from "@/lib/hosts/reonboard-host";
 import { AppError } from "@/lib/errors";
 import { appendRunLog } from "@/lib/logs/append";
@@ -13,12 +14,21 @@ import { RUN_RETRIED } from "./attempts";
  * maxDuration and transient-error budget start over, and the step sees `visit === 1`. The log
  * gets a line of its own between the attempts, filed under `Retry by <who>`, so the failed
  * attempt and the next one are separate sections (a section is a run of one step's lines).
+ *
+ * Refused while another run of the same host is running (an onboarding started again, a
+ * decommission): two runs working one host at once race each other's apt jobs, token and
+ * template build. The host row is locked first, as every operation that starts a run does.
  */
 export async function retryRun(
   db: Database,
   input: { runId: string; actor: string },
 ): Promise<void> {
   await db.transaction(async (tx) => {
+    const [owner] = await tx
+      .select({ hostId: runs.hostId })
+      .from(runs)
+      .where(eq(runs.id, input.runId));
+    const host = owner?.hostId ? await lockHost(tx, owner.hostId) : null;
     const [run] = await tx.select().from(runs).where(eq(runs.id, input.runId)).for("no key update");
     if (!run) throw new AppError("not_found", `Run ${input.runId} does not exist.`);
     if (run.status !== "failed") {
@@ -27,12 +37,15 @@ export async function retryRun(
         `Only a failed run can be retried; this run is ${run.status}.`,
       );
     }
-    if (run.hostId) {
-      const [host] = await tx
-        .select({ name: hosts.name, retiredAt: hosts.retiredAt })
-        .from(hosts)
-        .where(eq(hosts.id, run.hostId));
-      if (host?.retiredAt) throw retiredHostError(host.name);
+    if (host) {
+      if (host.retiredAt) throw retiredHostError(host.name);
+      const latest = await latestRun(tx, host.id);
+      if (latest && latest.id !== run.id && latest.status === "running") {
+        throw new AppError(
+          "conflict",
+          `${host.name} has a newer run working on it (${latest.pipeline}, at ${latest.currentStep}); wait for it to end, or abort it, before retrying this one.`,
+        );
+      }
     }
     const now = new Date();
     const step = run.failedStep ?? run.currentStep;

@@ -49,9 +49,11 @@ test("an active host shows its facts; onboarding again with a fault shows the re
   );
   await expect(page.getByTestId("host-capacity-images")).toHaveText(/^[1-9]\d*$/);
 
-  // The fault: an administrator disabled the only storage that takes disk images. Every other
-  // step's goal still holds; RegisterCapacity must refuse to call the host active.
+  // The fault: an administrator disabled every storage that could take disk images. Every other
+  // step's goal still holds; ConfigureProxmox finds none to give images to (it never writes
+  // storage.cfg, and a disabled `local` is not guessed at) and refuses, saying what to do.
   onNode(node, "pvesm", ["set", "local-lvm", "--disable", "1"]);
+  onNode(node, "pvesm", ["set", "local", "--disable", "1"]);
   await page.getByTestId("reonboard-button").click();
   const dialog = page.getByTestId("reonboard-dialog");
   await expect(dialog).toBeVisible();
@@ -67,22 +69,21 @@ test("an active host shows its facts; onboarding again with a fault shows the re
   await expect(dialog).toBeHidden();
   await expect(badge).toHaveAttribute("data-state", "failed", { timeout: 30_000 });
   const reason = page.getByTestId("failure-reason").first();
-  await expect(page.getByTestId("phase-line-pve-again")).toContainText("RegisterCapacity");
-  await expect(reason).toContainText("disk images");
-  await expect(reason).toContainText("pve1");
-  await expect(page.getByTestId("step-RegisterCapacity").getByTestId("step-state")).toContainText(
+  await expect(page.getByTestId("phase-line-pve-again")).toContainText("ConfigureProxmox");
+  await expect(reason).toContainText("no storage accepts disk images");
+  await expect(reason).toContainText("pvesm set");
+  await expect(page.getByTestId("step-ConfigureProxmox").getByTestId("step-state")).toContainText(
     /failed/i,
   );
-  await expect(page.getByTestId("step-CreateApiToken").getByTestId("step-state")).toContainText(
+  await expect(page.getByTestId("step-InstallProxmoxVe").getByTestId("step-state")).toContainText(
     /done/i,
   );
-  // What the failed run recorded is on the page at once: no image capacity.
-  await expect(page.getByTestId("host-capacity-images")).toHaveText("0");
   await expect(page.getByTestId("host-node-name")).toHaveText("pve1");
   await expect(page.getByTestId("reonboard-button")).toBeVisible();
   await expectNoReload(page);
 
   onNode(node, "pvesm", ["set", "local-lvm", "--disable", "0"]);
+  onNode(node, "pvesm", ["set", "local", "--disable", "0"]);
   await page.getByTestId("retry-button").click();
   await expect(badge).toHaveAttribute("data-state", "active", { timeout: 60_000 });
   await expect(page.getByTestId("host-capacity-images")).toHaveText(/^[1-9]\d*$/);

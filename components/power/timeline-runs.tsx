@@ -13,6 +13,7 @@ import {
 import { fetchJson } from "../queries";
 import { describeOrigin } from "./timeline";
 import styles from "./timeline.module.css";
+import { runOutcome } from "@/lib/pipeline/abort-reason";
 
 type RunsPage = { runs: PowerRunSummary[]; nextBefore: string | null };
 
@@ -94,7 +95,7 @@ export function PowerRunList({ initial }: { initial: RunsPage }) {
             </td>
             <td>{describeOrigin(run.origin)}</td>
             <td>
-              {run.status}
+              {runOutcome(run)}
               {run.finishedAt &&
                 ` after ${formatDuration(Date.parse(run.finishedAt) - Date.parse(run.createdAt))}`}
               {run.failureReason && <div className="muted small">{run.failureReason}</div>}

@@ -27,6 +27,8 @@ const PLAINTEXTS = {
   private_key: JSON.stringify({ privateKey: "-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA\n" }),
   api_token: JSON.stringify({ secret: "6f1b2c3d-aaaa-bbbb-cccc-0123456789ab" }),
   console_key: "-----BEGIN OPENSSH PRIVATE KEY-----\nconsole-key-body\n",
+  webhook_url: "https://hooks.example.test/services/T000/B000/webhook-path-secret",
+  webhook_header: "Bearer webhook-header-secret",
 };
 
 let databases: Array<() => Promise<void>> = [];
@@ -71,6 +73,12 @@ async function seededDatabase(): Promise<{ db: Database; pool: pg.Pool; key: Sec
      values ('ssh-ed25519 AAAA test', 'SHA256:test', $1, 'active')`,
     [seal(PLAINTEXTS.console_key, key)],
   );
+  await pool.query(
+    `insert into notification_targets
+       (name, format, sealed_url, url_origin, auth_header_name, sealed_auth_header_value)
+     values ('ops chat', 'json', $1, 'https://hooks.example.test', 'Authorization', $2)`,
+    [seal(PLAINTEXTS.webhook_url, key), seal(PLAINTEXTS.webhook_header, key)],
+  );
   return { db, pool, key };
 }
 
@@ -108,8 +116,10 @@ describe("npm run secrets:rotate", () => {
     expect(report.resealed).toEqual({
       "console_keys.sealed_private_key": 1,
       "credentials.sealed": 3,
+      "notification_targets.sealed_auth_header_value": 1,
+      "notification_targets.sealed_url": 1,
     });
-    expect(report.verified).toBe(4);
+    expect(report.verified).toBe(6);
     const after = await envelopes(pool);
     expect(after.map(envelopeKeyId)).toEqual(after.map(() => newKey.id));
     expect(opened(after, newKey)).toEqual(ALL_PLAINTEXTS);
@@ -217,7 +227,7 @@ describe("npm run secrets:rotate", () => {
     expect(newEnvelopeOpened).toBe(PLAINTEXTS.password);
     expect(report.swept).toBe(1);
     const after = await envelopes(pool);
-    expect(after).toHaveLength(5);
+    expect(after).toHaveLength(ALL_PLAINTEXTS.length + 1); // + the straggler
     expect(new Set(after.map(envelopeKeyId))).toEqual(new Set([report.toKeyId]));
     // And after the switch the same process seals with the new key without a restart.
     expect(envelopeKeyId(seal("x"))).toBe(report.toKeyId);
@@ -233,7 +243,7 @@ describe("npm run secrets:rotate", () => {
       rotateSecrets(db, { actor, newKey: generateSecretKey(), settleMs: 0 }),
     ).rejects.toThrow(/cannot switch it/);
     const report = await rotateSecrets(db, { actor, settleMs: 0 });
-    expect(report).toMatchObject({ mode: "environment", toKeyId: newKey.id, verified: 4 });
+    expect(report).toMatchObject({ mode: "environment", toKeyId: newKey.id, verified: 6 });
     expect(report.fromKeyIds).toEqual([oldKey.id]);
     expect(opened(await envelopes(pool), newKey)).toEqual(ALL_PLAINTEXTS);
     // The key files are the environment's business here: untouched.

@@ -6,7 +6,7 @@ import type { PbsEndpoint, TargetRecord } from "../targets/load-targets";
 import { apiBaseUrl, pbsClientFor } from "../targets/shutdown-call";
 import { apiFailure } from "./failure";
 import { PBS_POWER_PRIVILEGE } from "./required-privileges";
-import type { SelfTestCheck, SelfTestVerdict } from "./verdict";
+import { checksOf, type SelfTestCheck } from "./verdict";
 
 /**
  * A protected Proxmox Backup Server: its token works (`GET /version`) and holds
@@ -19,16 +19,7 @@ export async function checkPbsTarget(
   endpoint: PbsEndpoint,
   options: { timeoutMs: number },
 ): Promise<SelfTestCheck[]> {
-  const check =
-    (kind: string, title: string) =>
-    (verdict: SelfTestVerdict, reason: string, next: string | null = null): SelfTestCheck => ({
-      key: `${kind}:${target.id}`,
-      title: `${target.name}: ${title}`,
-      subject: target.name,
-      verdict,
-      reason,
-      next,
-    });
+  const check = checksOf(target);
   const tokenCheck = check("token", "the API answers with the console's token");
   const privilegeCheck = check("privileges", "the token may shut the backup server down");
   const where = `${apiBaseUrl(endpoint.address, endpoint.port)} (${target.name})`;

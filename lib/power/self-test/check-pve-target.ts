@@ -17,9 +17,7 @@ import type { PveEndpoint, TargetRecord } from "../targets/load-targets";
 import { apiBaseUrl } from "../targets/shutdown-call";
 import { apiFailure } from "./failure";
 import { requiredPowerPrivileges } from "./required-privileges";
-import type { SelfTestCheck, SelfTestVerdict } from "./verdict";
-
-type Check = (verdict: SelfTestVerdict, reason: string, next?: string | null) => SelfTestCheck;
+import { checksOf, type SelfTestCheck, type SubjectCheck } from "./verdict";
 
 /**
  * A protected Proxmox VE node, asked with the console's own token over its pinned certificate:
@@ -32,16 +30,7 @@ export async function checkPveTarget(
   endpoint: PveEndpoint,
   options: { timeoutMs: number },
 ): Promise<SelfTestCheck[]> {
-  const check =
-    (kind: string, title: string): Check =>
-    (verdict, reason, next = null) => ({
-      key: `${kind}:${target.id}`,
-      title: `${target.name}: ${title}`,
-      subject: target.name,
-      verdict,
-      reason,
-      next,
-    });
+  const check = checksOf(target);
   const tokenCheck = check("token", "the API answers with the console's token");
   const nameCheck = check("node-name", "node name exactly as Proxmox knows it");
   const identityCheck = check("node-identity", "the API address answers as this node");
@@ -144,8 +133,8 @@ function judgeIdentity(
   tokenId: string,
   where: string,
   membership: Membership,
-  nameCheck: Check,
-  identityCheck: Check,
+  nameCheck: SubjectCheck,
+  identityCheck: SubjectCheck,
 ): SelfTestCheck[] {
   const grantAudit = `Grant the token Sys.Audit on / (${sh`pveum acl modify / --tokens ${tokenId} --roles ${CONSOLE_ROLE}`}), or run the host's onboarding again.`;
   const checks: SelfTestCheck[] = [];
@@ -207,7 +196,7 @@ async function judgePrivileges(
   client: ProxmoxClient,
   tokenId: string,
   required: readonly RequiredPrivilege[],
-  privilegeCheck: Check,
+  privilegeCheck: SubjectCheck,
   context: { clusterUnknown: string | null },
 ): Promise<SelfTestCheck> {
   const paths = [...new Set(required.map((r) => r.path))];

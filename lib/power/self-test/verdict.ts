@@ -23,6 +23,26 @@ export const ZSelfTestCheck = z.object({
 });
 export type SelfTestCheck = z.infer<typeof ZSelfTestCheck>;
 
+/** One check's verdict about one subject, ready to record. */
+export type SubjectCheck = (
+  verdict: SelfTestVerdict,
+  reason: string,
+  next?: string | null,
+) => SelfTestCheck;
+
+/** The checks of one target: keyed `<kind>:<id>`, titled `<name>: <what was checked>`. */
+export function checksOf(subject: { id: string; name: string }) {
+  return (kind: string, title: string): SubjectCheck =>
+    (verdict, reason, next = null) => ({
+      key: `${kind}:${subject.id}`,
+      title: `${subject.name}: ${title}`,
+      subject: subject.name,
+      verdict,
+      reason,
+      next,
+    });
+}
+
 /** Worst first: an unknown outranks a warning (it may hide a failure), never an ok. */
 const RANK: Record<SelfTestVerdict, number> = {
   failed: 3,

@@ -13,6 +13,7 @@ import {
   type Ctx,
   type SequenceRun,
 } from "./sequence-context";
+import { NO_PLAN } from "@/lib/power/shutdown/plan";
 
 export const HA_NOT_AVAILABLE =
   "HA protection is not available: this Proxmox VE has no disarm-ha (it arrived with 9.2). HA stays armed while the nodes go down, so it may fence a node or start its HA guests elsewhere; the sequence stops every guest through HA first, which is all that can be done here";
@@ -34,7 +35,7 @@ export const disarmHa: Step<PowerServices> = {
   maxDuration: () => 600,
   async visit(ctx) {
     const run = sequenceRun(ctx);
-    if (!run) return fail("This run has no plan; PlanShutdown must run first.");
+    if (!run) return fail(NO_PLAN);
     if (run.clusters.length === 0) return advance("no cluster in this run");
     const state = ctx.context.get<HaState>("cluster:ha") ?? {};
     const armed = await armedNow(ctx, run.plan);

@@ -13,6 +13,7 @@ import {
   type Ctx,
   type SequenceRun,
 } from "./sequence-context";
+import { NO_PLAN } from "@/lib/power/shutdown/plan";
 
 type CephState = Record<
   string,
@@ -36,7 +37,7 @@ export const setCephFlags: Step<PowerServices> = {
   maxDuration: () => 600,
   async visit(ctx) {
     const run = sequenceRun(ctx);
-    if (!run) return fail("This run has no plan; PlanShutdown must run first.");
+    if (!run) return fail(NO_PLAN);
     const clusters = run.clusters.filter((c) => c.hyperConverged);
     if (clusters.length === 0) return advance("no hyper-converged Ceph cluster in this run");
     const state = ctx.context.get<CephState>("cluster:ceph") ?? {};

@@ -1,7 +1,7 @@
 import { advance, fail, poll, type Step } from "@/lib/pipeline/step";
 import { finishAction, startAction } from "@/lib/power/actions/record-action";
 import { callsOfRun } from "@/lib/power/shutdown/calls";
-import type { PlannedTarget } from "@/lib/power/shutdown/plan";
+import { NO_PLAN, type PlannedTarget } from "@/lib/power/shutdown/plan";
 import type { PowerServices } from "@/lib/power/shutdown/services";
 import { armedNow, callTarget, laneOf, wouldCall } from "@/lib/power/shutdown/shut-down-targets";
 import { probeTarget } from "@/lib/power/targets/shutdown-call";
@@ -31,7 +31,7 @@ export const shutDownClusterNodes: Step<PowerServices> = {
   maxDuration: () => 7200,
   async visit(ctx) {
     const run = sequenceRun(ctx);
-    if (!run) return fail("This run has no plan; PlanShutdown must run first.");
+    if (!run) return fail(NO_PLAN);
     const sequence = [
       ...run.clusters.flatMap((c) => nodeTargets(run.plan, c)),
       ...run.plan.targets.filter((t) => t.afterClusters && !dropped(ctx).has(t.id)),

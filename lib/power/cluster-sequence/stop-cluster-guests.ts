@@ -19,6 +19,7 @@ import {
   type Ctx,
   type SequenceRun,
 } from "./sequence-context";
+import { NO_PLAN } from "@/lib/power/shutdown/plan";
 
 type GuestWork = {
   node: string;
@@ -59,7 +60,7 @@ export const stopClusterGuests: Step<PowerServices> = {
   maxDuration: () => 7200,
   async visit(ctx) {
     const run = sequenceRun(ctx);
-    if (!run) return fail("This run has no plan; PlanShutdown must run first.");
+    if (!run) return fail(NO_PLAN);
     if (run.clusters.length === 0) return advance("no cluster in this run");
     const state = ctx.context.get<GuestsState>("cluster:guests") ?? {};
     const armed = await armedNow(ctx, run.plan);

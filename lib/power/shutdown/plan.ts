@@ -19,6 +19,9 @@ import { describeShutdown, type ShutdownRequest } from "@/lib/power/targets/shut
  * preview, so the preview is what a run would do.
  */
 
+/** Why a step after PlanShutdown stops when the run carries no frozen plan. */
+export const NO_PLAN = "This run has no plan; PlanShutdown must run first.";
+
 /** What starts a `power-shutdown` run: which UPS fired, and the targets due with their outage. */
 export const ZShutdownInput = z.object({
   trigger: z.object({

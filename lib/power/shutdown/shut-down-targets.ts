@@ -14,7 +14,7 @@ import { mainsBackFor } from "@/lib/power/targets/due-targets";
 import { feedsOnMains } from "@/lib/power/targets/feed-status";
 import { sendShutdown } from "@/lib/power/targets/shutdown-call";
 import { callsOfRun, type ShutdownCall } from "./calls";
-import type { PlannedTarget, ShutdownInput, ShutdownPlan } from "./plan";
+import { NO_PLAN, type PlannedTarget, type ShutdownInput, type ShutdownPlan } from "./plan";
 import type { PowerServices } from "./services";
 
 export const SHUTDOWN_CANCELLED = "mains back before anything was sent: shutdown cancelled";
@@ -41,7 +41,7 @@ export const shutDownTargets: Step<PowerServices> = {
     const { db } = ctx.services;
     const plan = ctx.context.get<ShutdownPlan>("plan");
     const input = ctx.context.get<ShutdownInput>("input");
-    if (!plan || !input) return fail("This run has no plan; PlanShutdown must run first.");
+    if (!plan || !input) return fail(NO_PLAN);
     const upsId = input.trigger.upsId;
     const dropped = new Set(ctx.context.get<string[]>("dropped") ?? []);
     const skipped = new Set(ctx.context.get<string[]>("skipped") ?? []);

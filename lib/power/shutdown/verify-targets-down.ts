@@ -2,7 +2,7 @@ import { advance, fail, poll, type Step } from "@/lib/pipeline/step";
 import { recordPowerEvents } from "@/lib/power/events";
 import { probeTarget } from "@/lib/power/targets/shutdown-call";
 import { callsOfRun } from "./calls";
-import type { ShutdownInput, ShutdownPlan } from "./plan";
+import { NO_PLAN, type ShutdownInput, type ShutdownPlan } from "./plan";
 import type { PowerServices } from "./services";
 
 /** Two silent probes in a row, this far apart, before a target counts as no longer answering. */
@@ -24,7 +24,7 @@ export const verifyTargetsDown: Step<PowerServices> = {
     const { db } = ctx.services;
     const plan = ctx.context.get<ShutdownPlan>("plan");
     const input = ctx.context.get<ShutdownInput>("input");
-    if (!plan || !input) return fail("This run has no plan; PlanShutdown must run first.");
+    if (!plan || !input) return fail(NO_PLAN);
     const calls = await callsOfRun(db, ctx.runId);
     const sent = calls.filter((c) => c.state === "sent" || c.state === "unknown");
     const failed = calls.filter((c) => c.state === "failed");

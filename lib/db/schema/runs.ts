@@ -1,4 +1,14 @@
-import { pgTable, uuid, text, integer, timestamp, jsonb, pgEnum, index } from "drizzle-orm/pg-core";
+import {
+  pgTable,
+  uuid,
+  text,
+  integer,
+  timestamp,
+  jsonb,
+  pgEnum,
+  index,
+  doublePrecision,
+} from "drizzle-orm/pg-core";
 import { hosts } from "./hosts";
 
 export const runStatus = pgEnum("run_status", ["running", "succeeded", "failed"]);
@@ -24,8 +34,14 @@ export const runs = pgTable(
     context: jsonb("context").$type<Record<string, unknown>>().notNull().default({}),
     /** Bumped on every context write; writers compare-and-set on it. */
     contextVersion: integer("context_version").notNull().default(0),
-    /** When the current step's visit chain began; maxDuration counts from here. */
+    /** When the current step's visit chain began; maxDuration counts from here, less the pause below. */
     stepStartedAt: timestamp("step_started_at", { withTimezone: true }).notNull().defaultNow(),
+    /**
+     * Seconds of the current chain the run spent overdue: its tick was due and nothing could run
+     * it (the database or every worker away). maxDuration does not count them (lib/pipeline/engine.ts);
+     * only meaningful from the chain's second visit on (step_visit > 0).
+     */
+    stepPausedSeconds: doublePrecision("step_paused_seconds").notNull().default(0),
     /** Visits of the current step in the current chain (1 = first visit). */
     stepVisit: integer("step_visit").notNull().default(0),
     /** Consecutive thrown errors of the current step; reset by any regular outcome. */

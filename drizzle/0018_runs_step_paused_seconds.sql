@@ -1,0 +1,1 @@
+ALTER TABLE "runs" ADD COLUMN "step_paused_seconds" double precision DEFAULT 0 NOT NULL;

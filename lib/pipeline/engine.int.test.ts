@@ -187,16 +187,64 @@ describe("the step engine", () => {
     expect((await loadRun(runId)).status).toBe("succeeded");
   });
 
-  it("enforces maxDuration on a visit chain", async () => {
-    const e = engine([step("Slow", async () => poll(0, "still going"), { maxDuration: () => 1 })]);
+  it("enforces maxDuration on a visit chain: the waits the step asked for count", async () => {
+    const e = engine([
+      step("Slow", async () => poll(1.2, "still going"), { maxDuration: () => 1 }),
+    ]);
     const runId = await e.start();
+    await e.tick(runId);
+    expect((await loadRun(runId)).status).toBe("running");
+    // Ticked when due (not later): the chain was active all along.
+    await new Promise((resolve) => setTimeout(resolve, 1250));
+    await e.tick(runId);
+    const run = await loadRun(runId);
+    expect(run.status).toBe("failed");
+    expect(run.failureReason).toMatch(
+      /^Slow did not finish within its maximum duration of 1 s \(ran 1 s\)$/,
+    );
+  });
+
+  it("does not count against maxDuration the time a run sat overdue (nothing could tick it); a new step starts with none", async () => {
+    let visits = 0;
+    const e = engine([
+      step(
+        "Plan",
+        async () => {
+          visits++;
+          return visits < 3 ? poll(0, "planning") : advance();
+        },
+        { maxDuration: () => 1 },
+      ),
+      step("Call", async () => advance()),
+    ]);
+    const runId = await e.start();
+    await e.tick(runId);
+    // The tick was due at once; the database or every worker was away for 1.5 s.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(await e.tick(runId)).toMatchObject({ step: "Plan", outcome: "poll" });
+    const paused = (await loadRun(runId)).stepPausedSeconds;
+    expect(paused).toBeGreaterThanOrEqual(1.5);
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(await e.tick(runId)).toMatchObject({ step: "Plan", outcome: "advance" });
+    const run = await loadRun(runId);
+    expect(run).toMatchObject({ currentStep: "Call", stepPausedSeconds: 0 });
+    expect(await e.tick(runId)).toMatchObject({ runStatus: "succeeded" });
+  });
+
+  it("still fails a step that runs too long after the console was away, naming the time not counted", async () => {
+    const e = engine([step("Slow", async () => poll(1, "still going"), { maxDuration: () => 2 })]);
+    const runId = await e.start();
+    await e.tick(runId);
+    await new Promise((resolve) => setTimeout(resolve, 2500)); // due after 1 s: 1.5 s overdue
     await e.tick(runId);
     expect((await loadRun(runId)).status).toBe("running");
     await new Promise((resolve) => setTimeout(resolve, 1100));
     await e.tick(runId);
     const run = await loadRun(runId);
     expect(run.status).toBe("failed");
-    expect(run.failureReason).toMatch(/^Slow did not finish within its maximum duration of 1 s/);
+    expect(run.failureReason).toMatch(
+      /^Slow did not finish within its maximum duration of 2 s \(ran \d+ s; not counted: \d+ s while the console could not tick it\)$/,
+    );
   });
 
   it("enforces maxDuration on a visit that hangs, and aborts its signal", async () => {

@@ -90,6 +90,8 @@ export async function tickRun(options: EngineOptions, runId: string): Promise<Ti
     const context = new RunContext(run.context);
     const visit = run.stepVisit + 1;
     const elapsedSeconds = (startedAt.getTime() - run.stepStartedAt.getTime()) / 1000;
+    const pausedSeconds = chainPausedSeconds(run, startedAt);
+    const activeSeconds = elapsedSeconds - pausedSeconds;
     // Log lines commit on their own while the visit runs (see lib/logs/writer.ts).
     const logWriter = createRunLogWriter(options.db, run.id);
     const log = (line: string) => logWriter.line(step.name, "note", line);
@@ -119,18 +121,14 @@ export async function tickRun(options: EngineOptions, runId: string): Promise<Ti
     try {
       if (abortRequest) {
         decision = await abortStep(step, ctx, abortRequest.requestedBy);
-      } else if (elapsedSeconds > step.maxDuration()) {
-        decision = { kind: "fail", reason: exceededReason(step, elapsedSeconds) };
+      } else if (activeSeconds > step.maxDuration()) {
+        decision = { kind: "fail", reason: exceededReason(step, activeSeconds, pausedSeconds) };
       } else {
-        decision = await visitWithDeadline(
-          step,
-          ctx,
-          controller,
-          step.maxDuration() - elapsedSeconds,
-        );
+        decision = await visitWithDeadline(step, ctx, controller, activeSeconds, pausedSeconds);
         if (decision.kind === "error")
           decision = transientError(decision.message, run.errorCount + 1, options);
       }
+      if (endsRunAsFailed(decision) && !abortRequest) await cleanupStep(step, ctx);
     } finally {
       controller.abort();
       await dispose().catch(() => {});
@@ -141,7 +139,9 @@ export async function tickRun(options: EngineOptions, runId: string): Promise<Ti
     const finishedAt = now();
     // A thrown visit leaves no half-written keys: its context changes are dropped.
     const nextContext = decision.kind === "error" ? null : context;
-    await persist(tx, run, step.name, startedAt, finishedAt, decision, nextContext, now, pipeline);
+    await persist(tx, run, step.name, startedAt, finishedAt, decision, nextContext, now, pipeline, {
+      stepPausedSeconds: pausedSeconds,
+    });
     const runStatus =
       decision.kind === "fail" || (decision.kind === "error" && decision.retryInSeconds === null)
         ? "failed"
@@ -163,12 +163,25 @@ function transientError(message: string, attempts: number, options: EngineOption
   };
 }
 
+/**
+ * The seconds of the current chain the run spent overdue — its tick was due and nothing ran it:
+ * the database or every worker was away. A step is not to blame for them: during a power outage
+ * the console restarting must not fail the shutdown it then resumes (docs/decisions.md).
+ */
+function chainPausedSeconds(run: RunRow, startedAt: Date): number {
+  const before = run.stepVisit === 0 ? 0 : run.stepPausedSeconds;
+  const overdueMs = run.nextTickAt ? startedAt.getTime() - run.nextTickAt.getTime() : 0;
+  return before + Math.max(0, overdueMs) / 1000;
+}
+
 async function visitWithDeadline(
   step: Step<unknown>,
   ctx: Parameters<Step<unknown>["visit"]>[0],
   controller: AbortController,
-  remainingSeconds: number,
+  activeSeconds: number,
+  pausedSeconds: number,
 ): Promise<Decision> {
+  const remainingSeconds = step.maxDuration() - activeSeconds;
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<"deadline">((resolve) => {
     timer = setTimeout(() => resolve("deadline"), Math.max(0, remainingSeconds * 1000));
@@ -177,13 +190,36 @@ async function visitWithDeadline(
     const result = await Promise.race([step.visit(ctx), deadline]);
     if (result === "deadline") {
       controller.abort(new Error(`${step.name} exceeded its maximum duration`));
-      return { kind: "fail", reason: exceededReason(step, ctx.elapsedSeconds + remainingSeconds) };
+      return {
+        kind: "fail",
+        reason: exceededReason(step, activeSeconds + remainingSeconds, pausedSeconds),
+      };
     }
     return validOutcome(step, result);
   } catch (error) {
     return { kind: "error", message: errorMessage(error), retryInSeconds: 0 };
   } finally {
     clearTimeout(timer);
+  }
+}
+
+function endsRunAsFailed(decision: Decision): boolean {
+  return (
+    decision.kind === "fail" || (decision.kind === "error" && decision.retryInSeconds === null)
+  );
+}
+
+/** The run fails at this step: it may stop what it left running (a visit cut off included). */
+async function cleanupStep(
+  step: Step<unknown>,
+  ctx: Parameters<Step<unknown>["visit"]>[0],
+): Promise<void> {
+  if (!step.cleanup) return;
+  try {
+    // The visit's signal is spent when maxDuration cut it off; the clean-up gets its own.
+    await step.cleanup({ ...ctx, signal: AbortSignal.timeout(120_000) });
+  } catch (error) {
+    ctx.log(`${step.name} clean-up after the failure failed: ${errorMessage(error)}`);
   }
 }
 
@@ -219,8 +255,12 @@ function validOutcome(step: Step<unknown>, outcome: Outcome): Decision {
   return outcome;
 }
 
-function exceededReason(step: Step<unknown>, elapsedSeconds: number): string {
-  return `${step.name} did not finish within its maximum duration of ${step.maxDuration()} s (ran ${Math.round(elapsedSeconds)} s)`;
+function exceededReason(step: Step<unknown>, activeSeconds: number, pausedSeconds: number): string {
+  const paused =
+    pausedSeconds >= 1
+      ? `; not counted: ${Math.round(pausedSeconds)} s while the console could not tick it`
+      : "";
+  return `${step.name} did not finish within its maximum duration of ${step.maxDuration()} s (ran ${Math.round(activeSeconds)} s${paused})`;
 }
 
 function isLastStep(pipeline: AnyPipeline, step: Step<unknown>): boolean {
@@ -242,6 +282,7 @@ async function persist(
   context: RunContext | null,
   now: () => Date,
   pipeline?: AnyPipeline,
+  chain: { stepPausedSeconds: number } = { stepPausedSeconds: 0 },
 ): Promise<void> {
   const visit = run.stepVisit + 1;
   await tx.insert(stepVisits).values({
@@ -267,7 +308,7 @@ async function persist(
   const contextUpdate = context?.dirty
     ? { context: context.toJSON(), contextVersion: run.contextVersion + 1 }
     : {};
-  const base = { ...contextUpdate, updatedAt: finishedAt };
+  const base = { ...contextUpdate, ...chain, updatedAt: finishedAt };
   const next = nextState(run, decision, pipeline, stepName, finishedAt);
   const updated = await tx
     .update(runs)
@@ -412,6 +453,7 @@ function nextState(
           currentStep: nextStep.name,
           stepVisit: 0,
           stepStartedAt: at,
+          stepPausedSeconds: 0,
           errorCount: 0,
           phase: null,
           nextTickAt: at,

@@ -42,7 +42,7 @@ export type RunLogSink = {
 export type StepContext<Services> = RunRef & {
   /** 1 on the first visit of a chain (after entering the step, or after a Retry). */
   visit: number;
-  /** Seconds since the chain began. */
+  /** Wall-clock seconds since the chain began (time the console was away included). */
   elapsedSeconds: number;
   context: RunContext;
   /** Aborted when the visit outlives the step's remaining maxDuration. */
@@ -54,11 +54,20 @@ export type StepContext<Services> = RunRef & {
 
 export type Step<Services> = {
   name: string;
-  /** Seconds a visit chain may last before the engine fails the step. */
+  /**
+   * Seconds a visit chain may last before the engine fails the step. Time the run sat overdue
+   * (its tick due, the database or every worker away) does not count: the step did not run then.
+   */
   maxDuration(): number;
   visit(ctx: StepContext<Services>): Promise<Outcome>;
   /** Clean-up when the operator aborts while this step is current (e.g. kill a remote build). */
   abort?(ctx: StepContext<Services>): Promise<void>;
+  /**
+   * Clean-up when the run fails while this step is current for any reason but an abort (which
+   * has `abort`): the step's own fail, maxDuration, attempts used up. Runs after the visit, with
+   * the same services; its errors are logged, the run fails anyway. Must be idempotent.
+   */
+  cleanup?(ctx: StepContext<Services>): Promise<void>;
 };
 
 export type Pipeline<Services> = {

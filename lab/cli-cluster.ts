@@ -38,7 +38,10 @@ export function labClusterGuests(
   return { guests, hanging: [100 + (nodes.length - 1) * 10 + 1] };
 }
 
-/** The cluster part of the printed JSON: where each node's API answers and the console's token. */
+/**
+ * The cluster part of the printed JSON: per node its SSH side (what Add host takes) and where its
+ * API answers, and the token the lab seeded for tests that skip onboarding.
+ */
 export function describeCluster(cluster: LabCluster) {
   return {
     name: cluster.name,
@@ -47,6 +50,13 @@ export function describeCluster(cluster: LabCluster) {
     nodes: cluster.nodes.map((n) => ({
       name: n.name,
       ip: n.ip,
+      ssh: {
+        host: n.ssh.host,
+        port: n.ssh.port,
+        username: n.ssh.username,
+        password: n.ssh.password,
+        hostKeySha256: n.ssh.hostKeySha256,
+      },
       api: { url: n.api.url, certSha256: n.api.certSha256 },
     })),
   };

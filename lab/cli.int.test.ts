@@ -17,7 +17,7 @@ import { createUpsSource } from "@/lib/power/ups/source";
 import { pinnedApiCall } from "@/lib/proxmox/pinned-https";
 import { SshConnectError } from "@/lib/ssh/errors";
 
-import { labSession } from "./test-helpers";
+import { labExecOk, labSession } from "./test-helpers";
 
 const REPO = path.resolve(import.meta.dirname, "..");
 
@@ -229,7 +229,7 @@ describe("npm run lab (lab/cli.ts as a real child process)", () => {
     }
   });
 
-  it("--cluster 3 --ceph --pbs: three API nodes sharing one cluster, guests, HA, Ceph and a backup server, all on the control page", async () => {
+  it("--cluster 3 --ceph --pbs: three nodes (SSH and API) sharing one cluster, guests, HA, Ceph and a backup server, all on the control page", async () => {
     const cli = startCli(["--cluster", "3", "--ceph", "--pbs", "--time-scale", "0.01"]);
     try {
       const printed = JSON.parse(await cli.firstLine) as Printed & {
@@ -237,7 +237,12 @@ describe("npm run lab (lab/cli.ts as a real child process)", () => {
           name: string;
           ceph: boolean;
           token: { id: string; secret: string };
-          nodes: { name: string; ip: string; api: { url: string; certSha256: string } }[];
+          nodes: {
+            name: string;
+            ip: string;
+            ssh: { host: string; port: number; username: string; password: string };
+            api: { url: string; certSha256: string };
+          }[];
         };
         pbs: {
           name: string;
@@ -262,6 +267,10 @@ describe("npm run lab (lab/cli.ts as a real child process)", () => {
         const rows = (await ask(node, "/cluster/status")) as { type: string; quorate?: number }[];
         expect(rows.filter((r) => r.type === "node")).toHaveLength(3);
         expect(rows.find((r) => r.type === "cluster")?.quorate).toBe(1);
+      }
+      // Each node has an SSH side to onboard it through Add host, on its own root.
+      for (const node of printed.cluster.nodes) {
+        expect((await labExecOk(node, "uname -n")).trim()).toBe(node.name);
       }
       const ceph = (await ask(printed.cluster.nodes[0]!, "/cluster/ceph/status")) as {
         monmap: { mons: { name: string }[] };

@@ -29,8 +29,9 @@ export const USAGE = `Usage: npm run lab -- [options]
   --storage S               dir-no-images | dir | lvm-thin | zfs
   --time-scale N            multiply simulated durations by N (e.g. 0.01 in tests, 1 for a demo)
   --root DIR                keep node state in DIR/<node> (kept after exit; default: temp folders)
-  --register URL            also add every node to the console at URL (POST URL/api/hosts),
-                            with the operator API token in CLUPILOT_API_TOKEN
+  --register URL            also add every node (standalone or of --cluster) to the console at
+                            URL (POST URL/api/hosts), with the operator API token in
+                            CLUPILOT_API_TOKEN
   --control-port N          port of the control page and API (default: a free port)
   --ups                     also start a lab UPS: a NUT server and an SNMP agent (v1/v2c/v3)
                             on one power timeline; pull its plug on the control page
@@ -48,8 +49,9 @@ Prints {"nodes":[{"name","ssh":{…},"api":{…}}],"control":"http://127.0.0.1:P
 on stdout; consoleEnv is what the console needs to onboard a fresh node from the lab's image server.
 With --ups, "ups":{"name","nut":{…},"snmpV2c":{…},"snmpV3":{…}} holds the UPS settings to enter
 in the console (--time-scale also compresses its battery: 30 minutes last 90 s at 0.05).
-With --cluster, "nodes" is empty and "cluster":{"name","ceph","token","nodes":[{"name","ip","api"}]}
-holds each node's API and the console's token (the cluster nodes have no SSH side). With --pbs,
+With --cluster, "nodes" is empty and "cluster":{"name","ceph","token","nodes":[{"name","ip","ssh","api"}]}
+holds each node's SSH side (add it to the console like any host that runs Proxmox) and API, and
+a token the lab seeded (for tests that skip onboarding). With --pbs,
 "pbs":{"name","url","certSha256","token"} is what to enter as a protected backup server.
 `;
 
@@ -168,8 +170,8 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
     if (!/^\d+$/.test(values.cluster) || nodes < 2 || nodes > MAX_CLUSTER_NODES) {
       throw new UsageError(`--cluster must be a whole number from 2 to ${MAX_CLUSTER_NODES}`);
     }
-    // The cluster's nodes are API-only: the standalone nodes' flags do not apply to them.
-    const standalone = (["nodes", "state", "storage", "root", "register"] as const).filter(
+    // The cluster's nodes are Proxmox nodes already: the standalone nodes' flags do not apply.
+    const standalone = (["nodes", "state", "storage", "root"] as const).filter(
       (flag) => values[flag] !== undefined,
     );
     if (standalone.length > 0) {
@@ -248,10 +250,16 @@ export function describeLab(
   };
 }
 
+/** What registering a node takes: its SSH side and the port its API answers on. */
+export type RegistrableNode = Pick<LabNode, "name"> & {
+  ssh: Pick<LabNode["ssh"], "host" | "port" | "username" | "password">;
+  api: { url: string };
+};
+
 /** Adds each node to a running console (POST /api/hosts); one line per node on stderr. */
 export async function registerNodes(
   consoleUrl: string,
-  nodes: readonly LabNode[],
+  nodes: readonly RegistrableNode[],
   log: (line: string) => void,
 ): Promise<boolean> {
   let allOk = true;
@@ -382,6 +390,7 @@ export async function main(argv: readonly string[]): Promise<void> {
         nodes: names,
         guests,
         ceph: options.cluster.ceph,
+        timeScale: scale,
         timing: {
           haDisarmMs: Math.round(3000 * scale),
           haRecoveryMs: Math.round(30_000 * scale),
@@ -457,7 +466,8 @@ export async function main(argv: readonly string[]): Promise<void> {
   if (cluster !== null) {
     for (const node of cluster.nodes) {
       log(
-        `cluster ${cluster.name}: ${node.name} (${node.ip}) API ${node.api.url} certificate ${node.api.certSha256}`,
+        `cluster ${cluster.name}: ${node.name} (${node.ip}) ssh ${node.ssh.username}@${node.ssh.host} -p ${node.ssh.port} ` +
+          `(password ${node.ssh.password}, host key ${node.ssh.hostKeySha256}), API ${node.api.url} certificate ${node.api.certSha256}`,
       );
     }
     log(
@@ -476,8 +486,8 @@ export async function main(argv: readonly string[]): Promise<void> {
       .map(([key, value]) => `${key}=${value}`)
       .join(" ")} npm start`,
   );
-  if (options.register !== undefined && fleet !== null) {
-    await registerNodes(options.register, fleet.nodes, log);
+  if (options.register !== undefined) {
+    await registerNodes(options.register, fleet?.nodes ?? cluster?.nodes ?? [], log);
   }
   log("running; Ctrl-C stops");
 }

@@ -2,8 +2,8 @@ import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 
+import { labCommandEnv } from "./command-env";
 import { SwitchRegistry, registerSshSwitches } from "./control/switches";
 import {
   readDebianFaults,
@@ -58,12 +58,7 @@ export type {
   PveRelease,
 } from "./pve/cluster/model";
 
-/** Simulated host tools (`uname`, later `qm`, `pvesm`, …), first on every lab command's PATH. */
-export const LAB_TOOLS_BIN = path.join(
-  path.dirname(fileURLToPath(import.meta.url)),
-  "tools",
-  "bin",
-);
+export { LAB_TOOLS_BIN } from "./command-env";
 
 export type StartLabOptions = {
   /** Lab host root folder; a fresh temp folder (removed on stop) when not given. */
@@ -158,20 +153,7 @@ export async function startLab(options: StartLabOptions = {}): Promise<LabNode> 
     },
   });
 
-  const env: Record<string, string> = {
-    PATH: `${LAB_TOOLS_BIN}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
-    HOME: paths.home,
-    USER: username,
-    LOGNAME: username,
-    SHELL: "/bin/bash",
-    LANG: "C.UTF-8",
-    TMPDIR: path.join(root, "tmp"),
-    CLUPILOT_HOST_ROOT: root,
-    CLUPILOT_STATE_DIR: paths.stateDir,
-    // The scripts in deploy/ read the real paths by default; these point them into the lab.
-    CLUPILOT_STORAGE_CFG: path.join(root, "etc/pve/storage.cfg"),
-    CLUPILOT_IMAGE_DIR: path.join(paths.stateDir, "images"),
-  };
+  const env = labCommandEnv(paths, username);
 
   const authorizedKeysPath = path.join(paths.home, ".ssh", "authorized_keys");
   const server = await LabSshServer.start({

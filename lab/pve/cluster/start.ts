@@ -26,6 +26,7 @@ import {
 } from "./model";
 import { moveGuestConfig, writeClusterConfigs } from "./guest-configs";
 import { clusterRoutes } from "./routes";
+import { seedClusterNodeHost, startClusterNodeSsh, type ClusterNodeSsh } from "./ssh-side";
 
 /**
  * A lab Proxmox VE cluster: N nodes, each with its own lab root and HTTPS API, all sharing one
@@ -47,9 +48,18 @@ export type StartLabClusterOptions = {
   name?: string;
   /** Delay before a 401; Proxmox waits ~3 s. Default 3000. */
   apiAuthFailureDelayMs?: number;
+  /** Multiplier on the Debian side's simulated durations (apt, reboots). Default 1. */
+  timeScale?: number;
 };
 
-export type LabClusterNode = { name: string; root: string; ip: string; api: PveApi };
+export type LabClusterNode = {
+  name: string;
+  root: string;
+  ip: string;
+  api: PveApi;
+  /** Root over real SSH (password), as a standalone lab node: what Add host needs. */
+  ssh: ClusterNodeSsh;
+};
 
 export type LabCluster = {
   name: string;
@@ -75,20 +85,21 @@ export async function startLabCluster(options: StartLabClusterOptions): Promise<
   const base = await mkdtemp(path.join(os.tmpdir(), "clupilot-lab-cluster-"));
   const shared = path.join(base, "pmxcfs");
   fs.mkdirSync(shared, { recursive: true });
-  const roots = names.map((name) => {
+  const ipOf = (i: number) => `10.10.10.${11 + i}`;
+  const roots: string[] = [];
+  for (const [i, name] of names.entries()) {
     const root = path.join(base, name);
-    fs.mkdirSync(path.join(root, "etc"), { recursive: true });
-    fs.writeFileSync(path.join(root, "etc/hostname"), `${name}\n`);
+    await seedClusterNodeHost(root, { name, ip: ipOf(i) }, options.timeScale);
     fs.symlinkSync(path.relative(path.join(root, "etc"), shared), path.join(root, "etc/pve"));
     seedPveState(root, { state: "proxmox", node: name });
     markInstalled(root, [
       { name: "pve-manager", version: PVE_MANAGER_VERSIONS[options.pveVersion ?? "9.2"] },
     ]);
-    return root;
-  });
+    roots.push(root);
+  }
   const token = createConsoleToken(roots[0]!);
   const model = new LabClusterModel({
-    nodes: names.map((name, i) => ({ name, ip: `10.10.10.${11 + i}` })),
+    nodes: names.map((name, i) => ({ name, ip: ipOf(i) })),
     ...(options.name === undefined ? {} : { name: options.name }),
     ...(options.guests === undefined ? {} : { guests: options.guests }),
     ...(options.pveVersion === undefined ? {} : { pveVersion: options.pveVersion }),
@@ -112,19 +123,31 @@ export async function startLabCluster(options: StartLabClusterOptions): Promise<
           ? {}
           : { authFailureDelayMs: options.apiAuthFailureDelayMs }),
       });
-      nodes.push({ name, root: roots[i]!, ip: model.node(name)!.ip, api });
+      let ssh: ClusterNodeSsh;
+      try {
+        ssh = await startClusterNodeSsh(roots[i]!);
+      } catch (error) {
+        await api.stop();
+        throw error;
+      }
+      nodes.push({ name, root: roots[i]!, ip: model.node(name)!.ip, api, ssh });
     }
   } catch (error) {
-    for (const n of nodes) await n.api.stop();
+    for (const n of nodes) await stopNode(n);
     await rm(base, { recursive: true, force: true });
     throw error;
   }
-  const apiOf = (name: string) => {
+  const nodeOf = (name: string) => {
     const n = nodes.find((x) => x.name === name);
     if (!n) throw new Error(`no node '${name}' in the lab cluster`);
-    return n.api;
+    return n;
   };
-  model.onNodeOff = (name) => void apiOf(name).powerOff();
+  // Powered off, a node answers neither its API nor SSH, as a real one.
+  const off = async (n: LabClusterNode) => {
+    await n.api.powerOff();
+    await n.ssh.server.stop();
+  };
+  model.onNodeOff = (name) => void off(nodeOf(name));
 
   let stopped = false;
   return {
@@ -167,20 +190,27 @@ export async function startLabCluster(options: StartLabClusterOptions): Promise<
       });
     },
     powerOff: async (name) => {
-      apiOf(name);
+      const n = nodeOf(name);
       model.powerOff(name);
-      await apiOf(name).powerOff();
+      await off(n);
     },
     powerOn: async (name) => {
-      await apiOf(name).powerOn();
+      const n = nodeOf(name);
+      await n.api.powerOn();
+      await n.ssh.server.restart();
       model.powerOn(name);
     },
     stop: async () => {
       if (stopped) return;
       stopped = true;
       model.close();
-      for (const n of nodes) await n.api.stop();
+      for (const n of nodes) await stopNode(n);
       await rm(base, { recursive: true, force: true });
     },
   };
+}
+
+async function stopNode(node: LabClusterNode): Promise<void> {
+  await node.api.stop();
+  await node.ssh.server.stop();
 }

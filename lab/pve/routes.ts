@@ -8,10 +8,13 @@ import { requestPower } from "../debian/power";
 import { effectivePrivs, hasPriv, permissionPaths, readUserCfg, type UserCfg } from "./access";
 import { PVE_VERSION } from "./seed";
 import {
+  formatStorageCfg,
   isFileStorage,
   listVmids,
   listVolumes,
   readRunning,
+  parseVmConfig,
+  pveDir,
   readStorageCfg,
   readVmConfig,
   readVmConfigText,
@@ -147,8 +150,12 @@ const NUMERIC_CONFIG_KEYS = new Set([
 
 function vmConfigJson(root: string, node: string, vmid: number): Record<string, unknown> | null {
   const text = readVmConfigText(root, node, vmid);
-  const conf = readVmConfig(root, node, vmid);
-  if (text === null || conf === null) return null;
+  return text === null ? null : configJson(text);
+}
+
+/** A guest's config file as `GET …/config` answers it (qemu-server and lxc alike). */
+function configJson(text: string): Record<string, unknown> {
+  const conf = parseVmConfig(text);
   const data: Record<string, unknown> = {};
   for (const [key, value] of conf) {
     data[key] =
@@ -454,6 +461,25 @@ export const ROUTES: Route[] = [
     },
   },
   {
+    // A container's config, from where pmxcfs keeps it (lab/pve/cluster writes them).
+    method: "GET",
+    path: "/nodes/{node}/lxc/{vmid}/config",
+    params: ["current", "snapshot"],
+    handler: (ctx) => {
+      checkNode(ctx);
+      const vmid = checkVmid(ctx);
+      requirePriv(ctx, readUserCfg(ctx.root), `/vms/${vmid}`, ["VM.Audit"]);
+      const rel = `nodes/${ctx.node}/lxc/${vmid}.conf`;
+      let text: string;
+      try {
+        text = fs.readFileSync(path.join(pveDir(ctx.root), rel), "utf8");
+      } catch {
+        throw new ApiError(500, `Configuration file '${rel}' does not exist`);
+      }
+      return configJson(text);
+    },
+  },
+  {
     method: "GET",
     path: "/nodes/{node}/qemu/{vmid}/status/current",
     params: [],
@@ -498,6 +524,31 @@ export const ROUTES: Route[] = [
           used: row.used,
           avail: row.avail,
           used_fraction: row.total > 0 ? row.used / row.total : 0,
+        }));
+    },
+  },
+  {
+    // The datacenter's storage.cfg, one entry per storage the caller may audit (others left
+    // out silently, as Proxmox does); a flag written without a value reads 1.
+    method: "GET",
+    path: "/storage",
+    params: ["type"],
+    handler: (ctx) => {
+      const cfg = readUserCfg(ctx.root);
+      const storages = readStorageCfg(ctx.root);
+      const digest = createHash("sha1").update(formatStorageCfg(storages)).digest("hex");
+      return storages.storages
+        .filter((entry) => ctx.params.type === undefined || entry.type === ctx.params.type)
+        .filter((entry) => {
+          const held = effectivePrivs(cfg, ctx.authid, `/storage/${entry.id}`);
+          return held.has("Datastore.Audit") || held.has("Datastore.AllocateSpace");
+        })
+        .map((entry) => ({
+          ...Object.fromEntries(entry.options.map(([key, value]) => [key, value ?? 1])),
+          storage: entry.id,
+          type: entry.type,
+          content: storageContent(entry).join(","),
+          digest,
         }));
     },
   },

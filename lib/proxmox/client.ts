@@ -7,6 +7,7 @@ import {
   ZNodeList,
   ZNodeStatus,
   ZPermissions,
+  ZStorageConfigList,
   ZStorageStatusList,
   ZVersion,
   ZVmConfig,
@@ -37,6 +38,8 @@ export const PROXMOX_REQUESTS = [
   "GET /nodes/{node}/status",
   "GET /nodes/{node}/storage",
   "POST /nodes/{node}/status",
+  "GET /storage",
+  "GET /nodes/{node}/lxc/{vmid}/config",
 ] as const;
 
 /** The path a node's shutdown is posted to: its own `/nodes/{node}/status`. */
@@ -83,6 +86,22 @@ export class ProxmoxClient {
       `/nodes/${encodeURIComponent(this.target.node)}/qemu/${vmid}/config`,
       ZVmConfig,
     );
+  }
+
+  /** `GET /nodes/{node}/{qemu|lxc}/{vmid}/config`: a guest's config on this node (`VM.Audit`). */
+  guestConfig(type: "qemu" | "lxc", vmid: number) {
+    return this.get(
+      `/nodes/${encodeURIComponent(this.target.node)}/${type}/${vmid}/config`,
+      ZVmConfig,
+    );
+  }
+
+  /**
+   * `GET /storage`: the datacenter's storage definitions the token may audit; Proxmox leaves
+   * the others out silently, so a storage missing here is unknown, not absent.
+   */
+  storageConfigs() {
+    return this.get("/storage", ZStorageConfigList);
   }
 
   /**

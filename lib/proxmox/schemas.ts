@@ -86,3 +86,7 @@ export const ZStorageStatusEntry = z
   .loose();
 export const ZStorageStatusList = z.array(ZStorageStatusEntry);
 export type TStorageStatusEntry = z.infer<typeof ZStorageStatusEntry>;
+
+/** `GET /storage`: one storage definition of `storage.cfg` (`type`: `rbd`, `cephfs`, `lvmthin`, …). */
+export const ZStorageConfig = z.object({ storage: z.string(), type: z.string() }).loose();
+export const ZStorageConfigList = z.array(ZStorageConfig);

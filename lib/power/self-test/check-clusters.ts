@@ -3,7 +3,9 @@ import { safeErrorSummary } from "@/lib/errors";
 import { proxmoxClientForHost } from "@/lib/hosts/proxmox-client";
 import { clusterApiFor, SHUTDOWN_CEPH_FLAGS } from "../cluster-sequence/cluster-api";
 import { loadClusterGroups, type ClusterGroup } from "../clusters/load-cluster-groups";
+import { readPowerSettings } from "../power-settings-store";
 import type { PveEndpoint, TargetRecord } from "../targets/load-targets";
+import { checkConsoleGuest } from "./check-console-guest";
 import type { SelfTestCheck, SelfTestVerdict } from "./verdict";
 
 /** What one member's API said about its cluster, asked now (the stored record may be old). */
@@ -19,15 +21,15 @@ type ClusterFacts = {
 
 /**
  * Once per cluster: quorum, what an earlier outage may have left behind (HA disarmed, Ceph
- * flags), the HA shutdown policy, members the console does not protect, and Ceph monitor nodes
- * going down after the others.
+ * flags), the HA shutdown policy, members the console does not protect, Ceph monitor nodes
+ * going down after the others, and the console's own guest off Ceph.
  */
 export async function checkClusters(
   db: Database,
   targets: readonly TargetRecord[],
   options: { timeoutMs: number },
 ): Promise<SelfTestCheck[]> {
-  const groups = await loadClusterGroups(db);
+  const [groups, settings] = await Promise.all([loadClusterGroups(db), readPowerSettings(db)]);
   const checks: SelfTestCheck[] = [];
   for (const group of groups) {
     const check =
@@ -50,6 +52,21 @@ export async function checkClusters(
       const endpoint = targets.find((t) => t.id === n.targetId)?.endpoint;
       return endpoint?.kind === "pve-node" ? [endpoint] : [];
     });
+    if (group.hyperConverged) {
+      checks.push(
+        await checkConsoleGuest(
+          db,
+          group,
+          {
+            consoleGuest: settings.shutdown.consoleGuest,
+            targets,
+            members,
+            timeoutMs: options.timeoutMs,
+          },
+          check("console-guest", "the console's own guest is not on Ceph"),
+        ),
+      );
+    }
     const asked = await askCluster(db, group, members, options.timeoutMs);
     const quorum = check("quorum", "the cluster is quorate");
     const leftovers = check("leftovers", "nothing left over from an earlier outage");

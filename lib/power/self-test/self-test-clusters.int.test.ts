@@ -2,6 +2,8 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { powerClusters, powerTargets } from "@/lib/db/schema";
 import { refreshClusterGroups } from "@/lib/power/clusters/refresh-cluster-groups";
+import { readPowerSettings, writePowerSettings } from "@/lib/power/power-settings-store";
+import type { ShutdownSettings } from "@/lib/power/settings";
 import { seedActiveLabHost } from "@/lib/power/clusters/test-helpers";
 import { startLabCluster, type LabCluster } from "@/lab";
 import { readUserCfg, writeUserCfg } from "@/lab/pve/access";
@@ -22,6 +24,11 @@ beforeAll(async () => {
     nodes: 3,
     name: "selftest-lab",
     ceph: { monitors: ["pve3"] },
+    // The console's candidates: a VM on the RBD pool, a container on local storage.
+    guests: [
+      { vmid: 500, type: "qemu", node: "pve1", name: "clupilot", storage: "ceph" },
+      { vmid: 501, type: "lxc", node: "pve2", name: "clupilot-ct", storage: "local" },
+    ],
     apiAuthFailureDelayMs: 50,
   });
   upsId = await addUps(database.db, "ups-cluster");
@@ -78,6 +85,8 @@ describe("the self-test, once per cluster", () => {
     expect(cluster.map((c) => [c.key.split(":")[0], c.verdict])).toEqual([
       ["cluster-protection", "ok"],
       ["cluster-monitors", "ok"],
+      // No console guest is set yet: it cannot tell (see "the console's own guest" below).
+      ["cluster-console-guest", "could-not-check"],
       ["cluster-quorum", "ok"],
       ["cluster-leftovers", "ok"],
       ["cluster-ha-policy", "ok"],
@@ -156,6 +165,78 @@ describe("the self-test, once per cluster", () => {
     } finally {
       await cluster.powerOn("pve2");
       await cluster.powerOn("pve3");
+    }
+  });
+});
+
+describe("the self-test: the console's own guest on Ceph", () => {
+  const setConsoleGuest = async (consoleGuest: ShutdownSettings["consoleGuest"]) => {
+    const { shutdown } = await readPowerSettings(database.db);
+    await writePowerSettings(database.db, { shutdown: { ...shutdown, consoleGuest } });
+  };
+  const consoleGuestCheck = async () => (await clusterChecks())["console-guest"]!;
+
+  it("without a console guest set says it cannot tell, never ok, and what to set", async () => {
+    await setConsoleGuest(null);
+    const check = await consoleGuestCheck();
+    expect(check.verdict).toBe("could-not-check");
+    expect(check.reason).toContain("No console guest is set (shutdown.consoleGuest)");
+    expect(check.next).toContain("set shutdown.consoleGuest to its node and VMID");
+  });
+
+  it("a console VM whose disk lives on the RBD pool is a warning naming the disk and what to do", async () => {
+    await setConsoleGuest({ node: "pve1", vmid: 500 });
+    const check = await consoleGuestCheck();
+    expect(check.verdict).toBe("warning");
+    expect(check.reason).toContain(
+      "The console's guest 500 (clupilot) on pve1 keeps scsi0 on vm-pool (rbd) on Ceph",
+    );
+    expect(check.reason).toContain("the console freezes in the middle of the sequence");
+    expect(check.next).toContain("Move that volume to storage local to the node");
+  });
+
+  it("a console container on local storage passes, naming where its volume lives", async () => {
+    await setConsoleGuest({ node: "pve2", vmid: 501 });
+    const check = await consoleGuestCheck();
+    expect(check).toMatchObject({
+      verdict: "ok",
+      reason:
+        "The console's guest 501 (clupilot-ct) on pve2 keeps its volumes off Ceph: rootfs on local (dir).",
+    });
+  });
+
+  it("a storage the token may not audit leaves the disk's storage unknown: could not check", async () => {
+    await setConsoleGuest({ node: "pve1", vmid: 500 });
+    const root = cluster.nodes[0]!.root;
+    const before = readUserCfg(root);
+    const cfg = readUserCfg(root);
+    cfg.roles.set(
+      "CluPilot",
+      cfg.roles
+        .get("CluPilot")!
+        .filter((p) => p !== "Datastore.Audit" && p !== "Datastore.AllocateSpace"),
+    );
+    writeUserCfg(root, cfg);
+    try {
+      const check = await consoleGuestCheck();
+      expect(check.verdict).toBe("could-not-check");
+      expect(check.reason).toContain(
+        "scsi0 on vm-pool, on storage the console's token may not audit",
+      );
+      expect(check.next).toContain("Datastore.Audit on /storage");
+    } finally {
+      writeUserCfg(root, before);
+    }
+  });
+
+  it("a console guest the cluster does not have fails: the sequence would not spare the real one", async () => {
+    await setConsoleGuest({ node: "pve1", vmid: 599 });
+    try {
+      const check = await consoleGuestCheck();
+      expect(check.verdict).toBe("failed");
+      expect(check.reason).toContain("The cluster has no guest 599");
+    } finally {
+      await setConsoleGuest(null);
     }
   });
 });

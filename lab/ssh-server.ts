@@ -22,6 +22,7 @@ import type {
 } from "ssh2";
 
 import { ChannelOutput } from "./channel-output";
+import { hostReachable } from "./debian/network";
 import { generateEd25519KeyPair } from "./keys";
 
 // Default import: ssh2 is CommonJS; plain Node ESM cannot see `Server` / `utils` as named exports.
@@ -219,7 +220,8 @@ export class LabSshServer {
   }
 
   private onSocket(socket: net.Socket): void {
-    if (this.faults.refuseConnections) {
+    // A host whose running network lost its address (a broken bridge) is not there to answer.
+    if (this.faults.refuseConnections || !hostReachable(this.options.root)) {
       socket.resetAndDestroy();
       return;
     }

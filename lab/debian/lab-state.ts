@@ -31,6 +31,13 @@ export type DebianFaults = {
    * when `ip link add … type bridge` fails. A configuration without a bridge still applies.
    */
   ifreloadRejectsBridges: boolean;
+  /**
+   * A broken bridge: `ifreload -a` applies a configuration with a bridge and exits 0, but the
+   * address never comes up on the bridge (the uplink's traffic does not reach it), so the host
+   * is cut off — its SSH server refuses new connections (lab/debian/network.ts, hostReachable)
+   * until a configuration that carries an address again is applied.
+   */
+  bridgeDropsAddress: boolean;
 };
 
 export const DEFAULT_DEBIAN_FAULTS: DebianFaults = {
@@ -41,6 +48,7 @@ export const DEFAULT_DEBIAN_FAULTS: DebianFaults = {
   rebootNeverReturns: false,
   diskAvailableKb: null,
   ifreloadRejectsBridges: false,
+  bridgeDropsAddress: false,
 };
 
 export type LabTiming = {

@@ -295,3 +295,29 @@ export function readApplied(root: string): AppliedNetwork | null {
     return null;
   }
 }
+
+/**
+ * What a broken bridge leaves running: every bridge is up with its ports, but its address (and
+ * so its default route) never came up. ifupdown2 still exits 0.
+ */
+export function withoutBridgeAddresses(applied: AppliedNetwork): AppliedNetwork {
+  const lost = applied.ifaces
+    .filter((iface) => iface.bridgePorts !== null && iface.address !== null)
+    .map((iface) => iface.address!);
+  return {
+    ifaces: applied.ifaces.map((iface) =>
+      iface.bridgePorts === null ? iface : { ...iface, address: null, gateway: null },
+    ),
+    addresses: applied.addresses.filter((address) => !lost.includes(address)),
+  };
+}
+
+/**
+ * Whether the console can reach the host: the running network carries at least one global
+ * address. A host with no recorded network (nothing applied yet) is reachable, as before any
+ * ifreload. The lab's SSH server asks this for every new connection.
+ */
+export function hostReachable(root: string): boolean {
+  const applied = readApplied(root);
+  return applied === null || applied.addresses.length > 0;
+}

@@ -41,6 +41,13 @@ export function registerDebianSwitches(
     )
     .register(
       bool(
+        "bridgeDropsAddress",
+        "debian.bridgeDropsAddress",
+        "A broken bridge: ifreload -a applies vmbr0 (exit 0) but its address never comes up, so new SSH connections are refused until a configuration with an address is applied.",
+      ),
+    )
+    .register(
+      bool(
         "virtCustomizeSkipsInstall",
         "debian.virtCustomizeSkipsInstall",
         "virt-customize --install reports success but installs nothing.",

@@ -1,5 +1,5 @@
 import { readDebianFaults } from "../lab-state";
-import { checkInterfaces, writeApplied } from "../network";
+import { checkInterfaces, withoutBridgeAddresses, writeApplied } from "../network";
 
 /** Simulated ifupdown2 `ifreload -a`: validate, then apply (record) or fail and keep the old config. */
 export function ifreload(root: string, argv: string[]): number {
@@ -22,6 +22,9 @@ export function ifreload(root: string, argv: string[]): number {
     );
     return 1;
   }
-  writeApplied(root, applied);
+  // Fault `bridgeDropsAddress`: the bridge comes up, its address does not, and ifreload says
+  // nothing — the host is cut off until a configuration with an address is applied again.
+  const broken = bridge !== undefined && readDebianFaults(root).bridgeDropsAddress;
+  writeApplied(root, broken ? withoutBridgeAddresses(applied) : applied);
   return 0;
 }

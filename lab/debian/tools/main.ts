@@ -36,6 +36,8 @@ async function main(): Promise<number> {
       return (await import("./system")).shutdown(root, argv);
     case "systemctl":
       return (await import("./system")).systemctl(root, argv);
+    case "systemd-run":
+      return (await import("./systemd-run")).systemdRun(root, argv);
     case "hostname":
       return (await import("./system")).hostname(root, argv);
     case "hostnamectl":

@@ -4,6 +4,13 @@ import { setSelections } from "../debconf";
 import { isInstalled } from "../dpkg-status";
 import { hostPath, labDir, readKernel } from "../lab-state";
 import { cancelPower, requestPower } from "../power";
+import {
+  stopUnit,
+  timerOf,
+  transientState,
+  waitingTimers,
+  type TransientTimer,
+} from "../transient-units";
 
 /** Simulated systemd/util-linux bits: reboot, shutdown, systemctl, hostname, hostnamectl. */
 
@@ -80,11 +87,84 @@ function unitExists(root: string, unit: string): boolean {
   return pkg === null || pkg === undefined || isInstalled(root, pkg);
 }
 
+/** A transient unit (`name.timer` / `name.service` made by systemd-run): its name and kind. */
+function transient(root: string, arg: string): { unit: string; kind: "timer" | "service" } | null {
+  const match = /^(.+)\.(timer|service)$/.exec(arg);
+  if (match === null) return null;
+  const unit = match[1]!;
+  const kind = match[2] as "timer" | "service";
+  // A unit the lab knows by package is never transient, loaded or not.
+  if (kind === "service" && unit in UNITS) return null;
+  return { unit, kind };
+}
+
+/** systemd's own timestamp shape: `Tue 2026-12-01 15:50:00 UTC`. */
+function systemdTime(ms: number): string {
+  const d = new Date(ms);
+  const day = d.toUTCString().slice(0, 3);
+  return `${day} ${d.toISOString().slice(0, 19).replace("T", " ")} UTC`;
+}
+
+function left(ms: number): string {
+  const seconds = Math.max(0, Math.ceil(ms / 1000));
+  return seconds >= 60 ? `${Math.floor(seconds / 60)}min ${seconds % 60}s` : `${seconds}s`;
+}
+
+function listTimers(root: string, patterns: string[], legend: boolean): number {
+  const glob = (p: string) =>
+    new RegExp(
+      `^${p
+        .replace(/[.+^${}()|\\[\]]/g, "\\$&")
+        .replace(/\*/g, ".*")
+        .replace(/\?/g, ".")}$`,
+    );
+  const now = Date.now();
+  const timers = waitingTimers(root).filter(
+    (t) => patterns.length === 0 || patterns.some((p) => glob(p).test(`${t.unit}.timer`)),
+  );
+  const rows = timers.map((t: TransientTimer) => [
+    systemdTime(t.firesAt),
+    left(t.firesAt - now),
+    "-",
+    "-",
+    `${t.unit}.timer`,
+    `${t.unit}.service`,
+  ]);
+  const header = ["NEXT", "LEFT", "LAST", "PASSED", "UNIT", "ACTIVATES"];
+  const table = legend ? [header, ...rows] : rows;
+  const widths = header.map((_, c) => Math.max(...table.map((r) => r[c]!.length)));
+  for (const row of table)
+    out(
+      `${row
+        .map((v, c) => v.padEnd(widths[c]!))
+        .join(" ")
+        .trimEnd()}\n`,
+    );
+  if (legend)
+    out(`\n${rows.length} timers listed.\nPass --all to see loaded but inactive timers, too.\n`);
+  return 0;
+}
+
+/** start/stop/enable/… of the units the lab knows by package: they exist or the verb fails. */
+function manageUnits(root: string, verb: string, units: string[]): number {
+  for (const u of units) {
+    const unit = unitName(u);
+    if (!unitExists(root, unit)) {
+      const what = verb === "enable" || verb === "disable" ? "enable" : verb;
+      err(`Failed to ${what} ${unit}.service: Unit ${unit}.service not found.\n`);
+      return verb === "enable" || verb === "disable" ? 1 : 5;
+    }
+  }
+  return 0;
+}
+
 export function systemctl(root: string, argv: string[]): number {
   const args = argv.filter((a) => !a.startsWith("-"));
   const quiet = argv.includes("-q") || argv.includes("--quiet");
   const [verb, ...units] = args;
   switch (verb) {
+    case "list-timers":
+      return listTimers(root, units, !argv.includes("--no-legend"));
     case "reboot":
       requestPower(root, "reboot");
       return 0;
@@ -97,7 +177,14 @@ export function systemctl(root: string, argv: string[]): number {
     case "is-active": {
       let code = 0;
       for (const u of units) {
-        const active = unitExists(root, unitName(u));
+        const t = transient(root, u);
+        const state = t === null ? null : transientState(root, t.unit);
+        const active =
+          t === null
+            ? unitExists(root, unitName(u))
+            : t.kind === "timer"
+              ? state !== null
+              : state === "running";
         if (!quiet) out(active ? "active\n" : "inactive\n");
         if (!active) code = 3;
       }
@@ -112,8 +199,25 @@ export function systemctl(root: string, argv: string[]): number {
       }
       return code;
     }
+    case "stop": {
+      for (const u of units) {
+        const t = transient(root, u);
+        if (
+          t !== null &&
+          !stopUnit(root, t.unit, t.kind) &&
+          transientState(root, t.unit) === null
+        ) {
+          err(`Failed to stop ${u}: Unit ${u} not loaded.\n`);
+          return 5;
+        }
+      }
+      return manageUnits(
+        root,
+        verb,
+        units.filter((u) => transient(root, u) === null),
+      );
+    }
     case "start":
-    case "stop":
     case "restart":
     case "reload":
     case "try-restart":
@@ -121,18 +225,11 @@ export function systemctl(root: string, argv: string[]): number {
     case "enable":
     case "disable":
     case "mask":
-    case "unmask": {
-      for (const u of units) {
-        const unit = unitName(u);
-        if (!unitExists(root, unit)) {
-          const what = verb === "enable" || verb === "disable" ? "enable" : verb;
-          err(`Failed to ${what} ${unit}.service: Unit ${unit}.service not found.\n`);
-          return verb === "enable" || verb === "disable" ? 1 : 5;
-        }
-      }
-      return 0;
-    }
+    case "unmask":
+      return manageUnits(root, verb, units);
     case "status": {
+      const t = transient(root, units[0] ?? "");
+      if (t !== null) return transientStatus(root, t.unit, t.kind);
       const unit = unitName(units[0] ?? "");
       if (!unitExists(root, unit)) {
         err(`Unit ${unit}.service could not be found.\n`);
@@ -147,6 +244,29 @@ export function systemctl(root: string, argv: string[]): number {
       err(`Unknown command verb '${verb ?? ""}'.\n`);
       return 1;
   }
+}
+
+function transientStatus(root: string, unit: string, kind: "timer" | "service"): number {
+  const state = transientState(root, unit);
+  const timer = timerOf(root, unit);
+  if (state === null || (kind === "service" && state !== "running")) {
+    err(`Unit ${unit}.${kind} could not be found.\n`);
+    return 4;
+  }
+  const loaded = `     Loaded: loaded (/run/systemd/transient/${unit}.${kind}; transient)\n  Transient: yes\n`;
+  if (kind === "timer" && timer !== null) {
+    out(
+      `● ${unit}.timer - ${timer.description}\n${loaded}` +
+        `     Active: active (waiting) since ${systemdTime(timer.setAt)}\n` +
+        `    Trigger: ${systemdTime(timer.firesAt)}; ${left(timer.firesAt - Date.now())} left\n` +
+        `   Triggers: ● ${unit}.service\n`,
+    );
+    return 0;
+  }
+  out(
+    `● ${unit}.${kind}\n${loaded}     Active: ${kind === "timer" ? "active (elapsed)" : "active (running)"}\n`,
+  );
+  return 0;
 }
 
 function readHostname(root: string): string {

@@ -24,7 +24,7 @@ export const planShutdown: Step<PowerServices> = {
         "This run does not say which UPS fired and which targets are due; power-shutdown runs are started by the power monitor.",
       );
     }
-    const { trigger, targets } = input.data;
+    const { trigger, targets, replaces } = input.data;
     const settings = await readPowerSettings(db);
     const ids = targets.map((t) => t.targetId);
     const records = await loadTargets(db, ids);
@@ -38,6 +38,11 @@ export const planShutdown: Step<PowerServices> = {
     ctx.context.set("plan", plan);
 
     ctx.log(`${trigger.upsName}: trigger fired at ${trigger.latchedAt}: ${trigger.reason}`);
+    if (replaces) {
+      ctx.log(
+        `takes over from failed run(s) ${replaces.join(", ")} of this outage: the trigger still holds and their targets were not called yet`,
+      );
+    }
     ctx.log(
       plan.mode === "armed"
         ? "mode: armed — the calls below will be sent"

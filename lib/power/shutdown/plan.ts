@@ -34,6 +34,8 @@ export const ZShutdownInput = z.object({
   targets: z.array(z.object({ targetId: z.uuid(), dueSince: z.iso.datetime() })).min(1),
   /** The mode when the run started (PlanShutdown reads it again and freezes that). */
   mode: z.enum(POWER_MODES).optional(),
+  /** Failed runs of the same outage whose targets this run takes over (the monitor's replacement). */
+  replaces: z.array(z.uuid()).optional(),
 });
 export type ShutdownInput = z.infer<typeof ZShutdownInput>;
 

@@ -18,6 +18,9 @@ function call(
       {
         method,
         rejectUnauthorized: false,
+        // A connection per call, as the console's pinned client makes them: a kept-alive socket
+        // from before the power-off is dead, and reusing it is a race with its close (hang-up).
+        agent: false,
         headers: {
           ...(authorization ? { Authorization: authorization } : {}),
           ...(form ? { "Content-Type": "application/x-www-form-urlencoded" } : {}),

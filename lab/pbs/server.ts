@@ -162,19 +162,22 @@ export async function startLabPbs(options: StartLabPbsOptions = {}): Promise<Lab
         resolve();
       });
     });
-  const close = async () => {
+  /** Cuts every connection and closes the port; resolves once the server has let go of both. */
+  const close = (): Promise<void> => {
     for (const socket of sockets) socket.destroy();
     sockets.clear();
-    if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
+    if (!server.listening) return Promise.resolve();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
   };
+  let closing: Promise<void> = Promise.resolve();
   // `sleep 2; poweroff` and a moment for the services to stop, as on the PVE lab nodes.
   const goDown = () => {
     state = "shutting-down";
     const timer = setTimeout(() => {
       timers.delete(timer);
-      void close().then(() => {
-        state = "down";
-      });
+      closing = close();
+      // The port refuses from the moment close() returns: "down" says exactly that, at once.
+      state = "down";
     }, 2300);
     timers.add(timer);
   };
@@ -197,13 +200,14 @@ export async function startLabPbs(options: StartLabPbsOptions = {}): Promise<Lab
     },
     async powerOn() {
       if (state !== "down") return;
+      await closing;
       await listen(port);
       state = "up";
     },
     async stop() {
       for (const timer of timers) clearTimeout(timer);
       timers.clear();
-      await close();
+      await Promise.all([closing, close()]);
       await rm(root, { recursive: true, force: true });
     },
   };

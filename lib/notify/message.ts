@@ -49,6 +49,7 @@ const KIND_TITLES: Record<string, string> = {
   "onboarding.step_failed": "Onboarding step failed",
   "template.build_failed": "Template build failed",
   "template.missing": "Templates missing",
+  "template.back": "Templates back",
   "key_rotation.host_left_behind": "Key rotation left a host behind",
   test: "Test message",
 };

@@ -18,6 +18,7 @@ export const ONBOARDING_KINDS = [
   "onboarding.step_failed",
   "template.build_failed",
   "template.missing",
+  "template.back",
   "key_rotation.host_left_behind",
 ] as const;
 export type OnboardingKind = (typeof ONBOARDING_KINDS)[number];

@@ -1,13 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pg from "pg";
-import { sql } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import { createDb, type Database } from "@/lib/db/client";
+import { events, notificationDeliveries } from "@/lib/db/schema";
+import { createTarget } from "@/lib/notify/targets";
+import { TEMPLATE_CHECK_KINDS } from "@/lib/notify/template-check-events";
 import { listHosts } from "@/lib/hosts/list-hosts";
 import { LIVE_CHANNEL } from "@/lib/pipeline/schedule";
 import { connectHost } from "@/lib/steps/host/connect-host";
 import { createApiToken } from "@/lib/steps/host/create-api-token";
 import { verifyVmTemplate } from "@/lib/steps/host/verify-vm-template";
 import { startLab, type LabNode } from "@/lab";
+import { createTemplate } from "@/lab/pve/seed";
+import { startWebhookReceiver, type WebhookReceiver } from "@/lab/webhook-receiver/receiver";
 import { labSession } from "@/lab/test-helpers";
 import { createTestDatabase } from "@/test/db";
 import {
@@ -30,6 +35,7 @@ const onboard = apiTestPipeline("test-onboard-for-check", [
 let db: Database;
 let databaseUrl: string;
 let worker: WorkerHandle;
+let receiver: WebhookReceiver;
 let cleanup: () => Promise<void>;
 const nodes: LabNode[] = [];
 const hostIds: string[] = [];
@@ -47,13 +53,21 @@ beforeAll(async () => {
     engine: { backoffSeconds: () => 0.3, maxTransientErrors: 2 },
     log: () => {},
   });
+  receiver = await startWebhookReceiver();
   cleanup = async () => {
     await worker.stop();
+    await receiver.close();
     await Promise.all(nodes.map((node) => node.stop()));
     await handle.pool.end();
     await database.drop();
   };
   await publishTemplates(db, [9000]);
+  // Every finding is delivered here by the worker's notify-deliver jobs.
+  await createTarget(
+    db,
+    { name: "templates", format: "text", url: receiver.url("/templates"), minSeverity: "info" },
+    { userId: null, name: "admin-test" },
+  );
   for (const name of ["pve-a", "pve-b"]) {
     const node = await startLab({
       name,
@@ -141,5 +155,56 @@ describe("VmTemplateCheck (the periodic pre-sale check)", () => {
       const checkedAt = (await hostRow(db, hostIds[1]!)).templateCheckedAt!;
       return checkedAt > before;
     });
+  });
+});
+
+describe("VmTemplateCheck's events (issue 15: template check found templates missing)", () => {
+  /** Host A's template-check events and their deliveries, oldest first. */
+  const templateEvents = (hostId: string) =>
+    db
+      .select({ kind: events.kind, message: events.message, delivery: notificationDeliveries })
+      .from(events)
+      .leftJoin(notificationDeliveries, eq(notificationDeliveries.runEventId, events.id))
+      .where(
+        and(
+          eq(events.hostId, hostId),
+          inArray(events.kind, [TEMPLATE_CHECK_KINDS.missing, TEMPLATE_CHECK_KINDS.back]),
+        ),
+      )
+      .orderBy(events.id);
+
+  it("templates removed: one event and one delivery, however often the check finds them still missing; none for a host it could not ask", async () => {
+    // Host A's template was destroyed above and the check has run three times since.
+    const [hostA, hostB] = hostIds as [string, string];
+    await runVmTemplateCheck(db);
+    const found = await templateEvents(hostA);
+    expect(found.map((e) => [e.kind, e.delivery?.kind])).toEqual([
+      ["template.missing", "template.missing"],
+    ]);
+    expect(found[0]!.message).toContain("VMID 9000 does not exist");
+    expect(await templateEvents(hostB)).toEqual([]);
+
+    const [sent] = await receiver.waitFor(1, { path: "/templates", timeoutMs: 20_000 });
+    expect(sent!.body).toContain("[WARNING] Templates missing: ");
+    expect(sent!.body).toContain("VMID 9000 does not exist");
+    await runVmTemplateCheck(db);
+    expect(await templateEvents(hostA)).toHaveLength(1);
+    expect(receiver.received("/templates")).toHaveLength(1);
+  });
+
+  it("templates back: one recovery event, delivered once", async () => {
+    const hostA = hostIds[0]!;
+    const a = nodes[0]!;
+    createTemplate(a.root, a.name, 9000);
+    await runVmTemplateCheck(db);
+    await runVmTemplateCheck(db);
+    expect((await hostRow(db, hostA)).templateCheckFailure).toBeNull();
+    expect((await templateEvents(hostA)).map((e) => [e.kind, e.delivery?.kind])).toEqual([
+      ["template.missing", "template.missing"],
+      ["template.back", "template.back"],
+    ]);
+    const received = await receiver.waitFor(2, { path: "/templates", timeoutMs: 20_000 });
+    expect(received[1]!.body).toContain("[INFO] Templates back: ");
+    expect(received[1]!.body).toContain("missing before: 9000");
   });
 });

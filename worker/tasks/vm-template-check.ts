@@ -8,6 +8,7 @@ import {
 import type { Database } from "@/lib/db/client";
 import { hosts } from "@/lib/db/schema";
 import { proxmoxClientForHost } from "@/lib/hosts/proxmox-client";
+import { recordTemplateFinding } from "@/lib/notify/template-check-events";
 import { notifyLive } from "@/lib/pipeline/schedule";
 import {
   COULD_NOT_CHECK,
@@ -35,7 +36,9 @@ type HostRecord = typeof hosts.$inferSelect;
 const ZVmTemplateCheckPayload = z.object({}).loose();
 
 export type TemplateCheckOutcome =
-  { kind: "ok" } | { kind: "missing"; text: string } | { kind: "unknown"; error: string };
+  | { kind: "ok" }
+  | { kind: "missing"; vmids: number[]; text: string }
+  | { kind: "unknown"; error: string };
 
 /** What hosts.templateCheckFailure says: null when the host carries what the catalog requires. */
 export function templateCheckFailure(outcome: TemplateCheckOutcome): string | null {
@@ -65,7 +68,11 @@ export async function checkHostTemplates(
     const missing = await findMissingTemplates(client, required.vmids);
     return missing.length === 0
       ? { kind: "ok" }
-      : { kind: "missing", text: missingTemplatesText(missing) };
+      : {
+          kind: "missing",
+          vmids: missing.map((m) => m.vmid),
+          text: missingTemplatesText(missing),
+        };
   } catch (error) {
     return { kind: "unknown", error: error instanceof Error ? error.message : String(error) };
   }
@@ -89,7 +96,8 @@ export async function activeHosts(db: Database): Promise<HostRecord[]> {
 
 /**
  * The pre-sale check: every active host against `requiredTemplateVmids()`; the result recorded
- * on the host (templateCheckFailure, templateCheckedAt) and announced to the UI.
+ * on the host (templateCheckFailure, templateCheckedAt) and announced to the UI, and a new
+ * finding (templates missing, or back) recorded as the host's event and so notified.
  */
 export async function runVmTemplateCheck(
   db: Database,
@@ -100,9 +108,11 @@ export async function runVmTemplateCheck(
   const results = new Map<string, string | null>();
   const worker = async () => {
     for (let host = queue.shift(); host; host = queue.shift()) {
-      const failure = templateCheckFailure(await checkHostTemplates(db, host, required));
+      const outcome = await checkHostTemplates(db, host, required);
+      const failure = templateCheckFailure(outcome);
       const hostId = host.id;
       await db.transaction(async (tx) => {
+        await recordTemplateFinding(tx, hostId, outcome);
         await tx
           .update(hosts)
           .set({ templateCheckFailure: failure, templateCheckedAt: now() })

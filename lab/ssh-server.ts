@@ -24,6 +24,7 @@ import type {
 import { ChannelOutput } from "./channel-output";
 import { hostReachable } from "./debian/network";
 import { generateEd25519KeyPair } from "./keys";
+import { acquireToolServer, writeToolServerAddress, type ToolServerLease } from "./tool-server";
 
 // Default import: ssh2 is CommonJS; plain Node ESM cannot see `Server` / `utils` as named exports.
 const { Server, utils } = ssh2;
@@ -126,6 +127,8 @@ export class LabSshServer {
   private readonly groups = new Set<number>();
   private readonly timers = new Set<NodeJS.Timeout>();
   private currentPort: number;
+  /** The simulated tools' server, held while this host answers (lab/tool-server). */
+  private tools: ToolServerLease | null = null;
 
   private constructor(options: LabSshServerOptions) {
     this.options = options;
@@ -138,7 +141,13 @@ export class LabSshServer {
 
   static async start(options: LabSshServerOptions): Promise<LabSshServer> {
     const server = new LabSshServer(options);
-    await server.listen();
+    await server.useToolServer();
+    try {
+      await server.listen();
+    } catch (error) {
+      await server.stop();
+      throw error;
+    }
     return server;
   }
 
@@ -192,6 +201,9 @@ export class LabSshServer {
     killProcessesWithEnv(`CLUPILOT_HOST_ROOT=${this.options.root}`, this.groups);
     this.groups.clear();
     this.running.clear();
+    const tools = this.tools;
+    this.tools = null;
+    await tools?.release();
     if (listener !== null) await new Promise<void>((resolve) => listener.close(() => resolve()));
   }
 
@@ -200,7 +212,14 @@ export class LabSshServer {
     await this.stop();
     this.hostKey = loadOrCreateHostKey(this.options.hostKeyPath);
     this.ssh = this.createSshServer();
+    await this.useToolServer();
     await this.listen();
+  }
+
+  /** The host's commands reach the tool server through `<root>/.lab/tool-server`. */
+  private async useToolServer(): Promise<void> {
+    this.tools = await acquireToolServer();
+    writeToolServerAddress(this.options.root, this.tools);
   }
 
   private async listen(): Promise<void> {

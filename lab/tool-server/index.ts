@@ -1,0 +1,95 @@
+import { randomBytes } from "node:crypto";
+import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { Worker } from "node:worker_threads";
+
+import { buildToolBundles, type ToolBundles } from "./bundle";
+
+/**
+ * One tool server per lab process, shared by its nodes: a worker thread that runs the simulated
+ * tools (`qm`, `apt-get`, `virt-customize`, …) for the clients on the nodes' PATH
+ * (lab/tools/client), instead of a Node process per command. Each node's SSH server holds a
+ * lease while it runs and writes the server's address into the node's root
+ * (`.lab/tool-server`, read by the client); the thread ends with the last lease.
+ */
+
+export type ToolServerAddress = { port: number; token: string };
+
+export type ToolServerLease = ToolServerAddress & { release(): Promise<void> };
+
+type Running = { worker: Worker; address: ToolServerAddress; leases: number };
+
+let running: Promise<Running> | null = null;
+/** The server `running` resolved to, for the decisions that must not wait. */
+let current: Running | null = null;
+/** Built once per lab process: a tool edited while it runs counts from its next start. */
+let bundles: Promise<ToolBundles> | null = null;
+
+async function startServer(): Promise<Running> {
+  bundles ??= buildToolBundles().catch((error: unknown) => {
+    bundles = null;
+    throw error;
+  });
+  const { worker: code, tools } = await bundles;
+  const token = randomBytes(24).toString("hex");
+  const worker = new Worker(code, { eval: true, workerData: { token, tools } });
+  // The lab's own servers decide when the process ends, not this thread.
+  worker.unref();
+  const port = await new Promise<number>((resolve, reject) => {
+    worker.once("message", (message: { port?: number; error?: string }) =>
+      message.port
+        ? resolve(message.port)
+        : reject(new Error(`lab: the tool server could not listen: ${message.error ?? "no port"}`)),
+    );
+    worker.once("error", reject);
+    worker.once("exit", (code) =>
+      reject(new Error(`lab: the tool server ended at start (exit ${code})`)),
+    );
+  });
+  const state: Running = { worker, address: { port, token }, leases: 0 };
+  worker.on("error", (error) => {
+    process.stderr.write(`lab: the tool server failed: ${error.stack ?? error.message}\n`);
+  });
+  worker.on("exit", () => {
+    // The next lease starts a new one; clients of the old one say it does not answer.
+    if (current === state) {
+      current = null;
+      running = null;
+    }
+  });
+  current = state;
+  return state;
+}
+
+export async function acquireToolServer(): Promise<ToolServerLease> {
+  running ??= startServer().catch((error: unknown) => {
+    running = null;
+    throw error;
+  });
+  const state = await running;
+  state.leases++;
+  let released = false;
+  return {
+    ...state.address,
+    async release() {
+      if (released) return;
+      released = true;
+      state.leases--;
+      if (state.leases > 0) return;
+      if (current === state) {
+        current = null;
+        running = null;
+      }
+      await state.worker.terminate();
+    },
+  };
+}
+
+/** Where a node's tool clients find the server: `<root>/.lab/tool-server` ("port token"). */
+export function writeToolServerAddress(root: string, address: ToolServerAddress): void {
+  const file = path.join(root, ".lab", "tool-server");
+  mkdirSync(path.dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${address.port} ${address.token}\n`, { mode: 0o600 });
+  renameSync(tmp, file);
+}

@@ -1,0 +1,476 @@
+import childProcess from "node:child_process";
+import { Console } from "node:console";
+import { EventEmitter } from "node:events";
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import os from "node:os";
+import path from "node:path";
+import { Readable, Writable } from "node:stream";
+
+/**
+ * One run of a simulated tool inside the tool server, seen by the tool as the process it used to
+ * be: its own `process` (argv, env, pid and ppid of the client, cwd, exit, exitCode, stdin,
+ * stdout, stderr), its own module state (the bundle's body runs anew for each call), relative
+ * paths resolved against the client's cwd, and an end like a process's: at `process.exit`, at an
+ * uncaught exception (stack on stderr, code 1), or when nothing it started is pending any more
+ * (timers, fs callbacks and promises, stdin being read, child processes), with `process.exitCode`.
+ * After its end — or once the client is gone — every effect it tries (file system, output,
+ * timers, children) throws ToolExit instead, as nothing runs after a process's exit.
+ */
+
+export type ToolIo = {
+  stdout(chunk: Buffer): void;
+  stderr(chunk: Buffer): void;
+  /** The tool reads stdin: the client starts sending it. */
+  wantStdin(): void;
+  exit(code: number): void;
+};
+
+export type ToolCallRequest = {
+  argv: string[];
+  env: Record<string, string>;
+  cwd: string;
+  pid: number;
+  ppid: number;
+};
+
+/** What unwinds a tool's stack at process.exit (not an Error: no tool handler prints it). */
+export class ToolExit {
+  constructor(readonly code: number) {}
+}
+
+/** The parameters a CommonJS bundle's body is compiled with, in this order. */
+export const BUNDLE_PARAMETERS = [
+  "require",
+  "module",
+  "exports",
+  "process",
+  "console",
+  "setTimeout",
+  "clearTimeout",
+  "setInterval",
+  "clearInterval",
+  "setImmediate",
+  "clearImmediate",
+] as const;
+
+export type CompiledBundle = (...args: unknown[]) => void;
+
+const realRequire = createRequire(path.join(os.tmpdir(), "clupilot-lab-tool.js"));
+
+/** fs functions taking two paths; every other one takes a path (or an fd) first. */
+const TWO_PATHS = new Set(["rename", "copyFile", "cp", "link"]);
+const SECOND_PATH_ONLY = new Set(["symlink"]);
+
+export class ToolCall {
+  private finished = false;
+  private pending = 0;
+  private checkQueued = false;
+  private exitCode: number | undefined;
+  private cwd: string;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly immediates = new Set<NodeJS.Immediate>();
+  private stdin: Readable | null = null;
+  private stdinHeld = false;
+  private readonly modules = new Map<string, unknown>();
+
+  constructor(
+    private readonly request: ToolCallRequest,
+    private readonly io: ToolIo,
+  ) {
+    this.cwd = request.cwd;
+  }
+
+  /** Runs the bundle's body as the tool's main module, `argv` after `[node, script]`. */
+  run(bundle: CompiledBundle, script: string): void {
+    const main = { exports: {} as unknown };
+    this.guard(() =>
+      bundle(
+        (id: string) => this.require(id),
+        main,
+        main.exports,
+        this.process(script),
+        this.console(),
+        ...this.timerFunctions(),
+      ),
+    );
+  }
+
+  /** Data the client read from its stdin; empty = end of stdin. */
+  stdinData(chunk: Buffer): void {
+    if (this.stdin === null || this.finished) return;
+    this.stdin.push(chunk.length === 0 ? null : chunk);
+  }
+
+  /** The client is gone (killed, or its output pipe closed): the run stops here. */
+  kill(): void {
+    this.end(null);
+  }
+
+  get ended(): boolean {
+    return this.finished;
+  }
+
+  private end(code: number | null): void {
+    if (this.finished) return;
+    this.finished = true;
+    for (const timer of this.timers) clearTimeout(timer);
+    for (const immediate of this.immediates) clearImmediate(immediate);
+    this.timers.clear();
+    this.immediates.clear();
+    this.stdin?.destroy();
+    if (code !== null) this.io.exit(code & 0xff);
+  }
+
+  /** Throws ToolExit once the run has ended: the tool's code stops at its next effect. */
+  private alive(): void {
+    if (this.finished) throw new ToolExit(this.exitCode ?? 0);
+  }
+
+  /** Runs a callback of the tool: an exception that escapes it ends the run as Node would. */
+  private guard(fn: () => void): void {
+    if (this.finished) return;
+    try {
+      fn();
+    } catch (error) {
+      if (!(error instanceof ToolExit)) this.uncaught(error);
+    }
+    this.queueCheck();
+  }
+
+  private uncaught(error: unknown): void {
+    if (this.finished) return;
+    const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
+    this.io.stderr(Buffer.from(`${text}\n`));
+    this.end(1);
+  }
+
+  /** Like Node's event loop: with nothing pending the process ends with its exitCode. */
+  private queueCheck(): void {
+    if (this.checkQueued || this.finished) return;
+    this.checkQueued = true;
+    setImmediate(() => {
+      this.checkQueued = false;
+      if (!this.finished && this.pending === 0) this.end(this.exitCode ?? 0);
+    });
+  }
+
+  private hold(): () => void {
+    this.pending++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.pending--;
+      this.queueCheck();
+    };
+  }
+
+  private resolvePath(value: unknown): unknown {
+    if (typeof value !== "string" || value === "" || value.startsWith("/")) return value;
+    // Joined, not normalised: the kernel resolves `..` after symlinks, as for a real cwd.
+    return this.cwd.endsWith("/") ? `${this.cwd}${value}` : `${this.cwd}/${value}`;
+  }
+
+  private require(id: string): unknown {
+    const name = id.replace(/^node:/, "");
+    const cached = this.modules.get(name);
+    if (cached !== undefined) return cached;
+    let facade: unknown;
+    switch (name) {
+      case "fs":
+        facade = this.fs();
+        break;
+      case "fs/promises":
+        facade = (this.require("fs") as typeof fs).promises;
+        break;
+      case "path":
+        facade = this.path();
+        break;
+      case "child_process":
+        facade = this.childProcess();
+        break;
+      case "timers": {
+        const [setT, clearT, setI, clearI, setImm, clearImm] = this.timerFunctions();
+        facade = {
+          ...realRequire("node:timers"),
+          setTimeout: setT,
+          clearTimeout: clearT,
+          setInterval: setI,
+          clearInterval: clearI,
+          setImmediate: setImm,
+          clearImmediate: clearImm,
+        };
+        break;
+      }
+      case "timers/promises":
+        facade = {
+          setTimeout: (ms: number, value?: unknown) =>
+            new Promise((resolve) => this.timerFunctions()[0](() => resolve(value), ms)),
+          setImmediate: (value?: unknown) =>
+            new Promise((resolve) => this.timerFunctions()[4](() => resolve(value))),
+        };
+        break;
+      default:
+        facade = realRequire(id);
+    }
+    this.modules.set(name, facade);
+    return facade;
+  }
+
+  private fs(): typeof fs {
+    const wrapped = this.wrapFunctions(fs, "");
+    wrapped.promises = this.wrapFunctions(fs.promises, "");
+    return wrapped;
+  }
+
+  /** Every function of an fs namespace, with relative paths resolved and async work tracked. */
+  private wrapFunctions<T extends object>(target: T, prefix: string): T {
+    const result: Record<string, unknown> = {};
+    for (const key of Object.keys(target)) {
+      const value = (target as Record<string, unknown>)[key];
+      result[key] =
+        typeof value === "function" && /^[a-z]/.test(key)
+          ? this.wrapFsFunction(`${prefix}${key}`, value as (...args: unknown[]) => unknown, target)
+          : value;
+    }
+    return result as T;
+  }
+
+  private wrapFsFunction(
+    name: string,
+    fn: (...args: unknown[]) => unknown,
+    self: object,
+  ): (...args: unknown[]) => unknown {
+    const base = name.replace(/Sync$/, "");
+    const paths = TWO_PATHS.has(base) ? [0, 1] : SECOND_PATH_ONLY.has(base) ? [1] : [0];
+    const wrapper = (...args: unknown[]) => {
+      this.alive();
+      const resolved = args.map((arg, i) => (paths.includes(i) ? this.resolvePath(arg) : arg));
+      const last = resolved.length - 1;
+      if (last >= 0 && typeof resolved[last] === "function") {
+        const callback = resolved[last] as (...a: unknown[]) => void;
+        const release = this.hold();
+        resolved[last] = (...a: unknown[]) => {
+          release();
+          this.guard(() => callback(...a));
+        };
+      }
+      const result = fn.apply(self, resolved);
+      if (result instanceof Promise) {
+        const release = this.hold();
+        result.then(release, release);
+      }
+      return result;
+    };
+    // realpathSync.native and friends.
+    for (const key of Object.keys(fn))
+      (wrapper as unknown as Record<string, unknown>)[key] = (
+        fn as unknown as Record<string, unknown>
+      )[key];
+    return wrapper;
+  }
+
+  private path(): typeof path {
+    const resolve = (...parts: string[]) => path.resolve(this.cwd, ...parts);
+    const facade = {
+      ...path,
+      resolve,
+      relative: (from: string, to: string) => path.relative(resolve(from), resolve(to)),
+    };
+    return { ...facade, posix: facade, default: facade } as unknown as typeof path;
+  }
+
+  private childProcess(): typeof childProcess {
+    const withDefaults = (args: unknown[]): unknown[] => {
+      this.alive();
+      const copy = [...args];
+      const index = copy.findIndex(
+        (arg, i) => i > 0 && arg !== null && typeof arg === "object" && !Array.isArray(arg),
+      );
+      const options = { ...(index >= 0 ? (copy[index] as object) : {}) } as {
+        cwd?: string;
+        env?: object;
+      };
+      options.cwd = (this.resolvePath(options.cwd ?? this.cwd) as string) ?? this.cwd;
+      options.env ??= this.request.env;
+      if (index >= 0) copy[index] = options;
+      else copy.splice(Array.isArray(copy[1]) ? 2 : 1, 0, options);
+      return copy;
+    };
+    const spawn = (...args: unknown[]) => {
+      const child = (childProcess.spawn as (...a: unknown[]) => childProcess.ChildProcess)(
+        ...withDefaults(args),
+      );
+      // A child keeps a process alive until it exits, unless it is unref()'d.
+      const release = this.hold();
+      child.once("exit", release);
+      child.once("error", release);
+      const unref = child.unref.bind(child);
+      child.unref = () => {
+        release();
+        unref();
+      };
+      return child;
+    };
+    const sync =
+      (fn: (...a: unknown[]) => unknown) =>
+      (...args: unknown[]) =>
+        fn(...withDefaults(args));
+    return {
+      ...childProcess,
+      spawn,
+      spawnSync: sync(childProcess.spawnSync as (...a: unknown[]) => unknown),
+      execFileSync: sync(childProcess.execFileSync as (...a: unknown[]) => unknown),
+      execSync: sync(childProcess.execSync as (...a: unknown[]) => unknown),
+    } as unknown as typeof childProcess;
+  }
+
+  private timerFunctions() {
+    const setT = (fn: (...a: unknown[]) => void, ms?: number, ...args: unknown[]) => {
+      this.alive();
+      const release = this.hold();
+      const timer = setTimeout(() => {
+        this.timers.delete(timer);
+        release();
+        this.guard(() => fn(...args));
+      }, ms);
+      this.timers.add(timer);
+      return timer;
+    };
+    const setI = (fn: (...a: unknown[]) => void, ms?: number, ...args: unknown[]) => {
+      this.alive();
+      this.pending++;
+      const timer = setInterval(() => this.guard(() => fn(...args)), ms);
+      this.timers.add(timer);
+      return timer;
+    };
+    const clearT = (timer: NodeJS.Timeout | undefined) => {
+      if (timer === undefined || !this.timers.delete(timer)) return;
+      clearTimeout(timer);
+      this.pending--;
+      this.queueCheck();
+    };
+    const setImm = (fn: (...a: unknown[]) => void, ...args: unknown[]) => {
+      this.alive();
+      const release = this.hold();
+      const immediate = setImmediate(() => {
+        this.immediates.delete(immediate);
+        release();
+        this.guard(() => fn(...args));
+      });
+      this.immediates.add(immediate);
+      return immediate;
+    };
+    const clearImm = (immediate: NodeJS.Immediate | undefined) => {
+      if (immediate === undefined || !this.immediates.delete(immediate)) return;
+      clearImmediate(immediate);
+      this.pending--;
+      this.queueCheck();
+    };
+    return [setT, clearT, setI, clearT, setImm, clearImm] as const;
+  }
+
+  private output(write: (chunk: Buffer) => void): Writable {
+    const stream = new Writable();
+    stream.write = ((chunk: unknown, encoding?: unknown, callback?: unknown) => {
+      this.alive();
+      const cb = typeof encoding === "function" ? encoding : callback;
+      const buffer = Buffer.isBuffer(chunk)
+        ? chunk
+        : chunk instanceof Uint8Array
+          ? Buffer.from(chunk)
+          : Buffer.from(
+              String(chunk),
+              typeof encoding === "string" ? (encoding as BufferEncoding) : "utf8",
+            );
+      write(buffer);
+      if (typeof cb === "function") process.nextTick(() => this.guard(() => cb()));
+      return true;
+    }) as Writable["write"];
+    return stream;
+  }
+
+  private stdinStream(): Readable {
+    if (this.stdin !== null) return this.stdin;
+    let release: (() => void) | null = null;
+    const stream = new Readable({
+      read: () => {
+        if (this.stdinHeld) return;
+        // A process that reads stdin stays alive until it ends; only now does the client send it.
+        this.stdinHeld = true;
+        release = this.hold();
+        this.io.wantStdin();
+      },
+    });
+    const done = () => release?.();
+    stream.once("end", done);
+    stream.once("close", done);
+    this.stdin = stream;
+    return stream;
+  }
+
+  private console(): Console {
+    return new Console({
+      stdout: this.output((chunk) => this.io.stdout(chunk)),
+      stderr: this.output((chunk) => this.io.stderr(chunk)),
+    });
+  }
+
+  /** The tool's `process`: its own fields first, the server's process for everything else. */
+  private process(script: string): NodeJS.Process {
+    const events = new EventEmitter();
+    const stdout = this.output((chunk) => this.io.stdout(chunk));
+    const stderr = this.output((chunk) => this.io.stderr(chunk));
+    const own: Record<PropertyKey, unknown> = {
+      argv: [process.execPath, script, ...this.request.argv],
+      env: { ...this.request.env },
+      pid: this.request.pid,
+      ppid: this.request.ppid,
+      stdout,
+      stderr,
+      cwd: () => this.cwd,
+      chdir: (dir: string) => {
+        this.alive();
+        const target = path.resolve(this.cwd, dir);
+        if (!fs.statSync(target).isDirectory())
+          throw new Error(`ENOTDIR: not a directory, chdir ${dir}`);
+        this.cwd = target;
+      },
+      exit: (code?: number) => {
+        if (code !== undefined) this.exitCode = Number(code);
+        this.end(this.exitCode ?? 0);
+        throw new ToolExit(this.exitCode ?? 0);
+      },
+      nextTick: (fn: (...a: unknown[]) => void, ...args: unknown[]) => {
+        this.alive();
+        process.nextTick(() => this.guard(() => fn(...args)));
+      },
+      on: events.on.bind(events),
+      once: events.once.bind(events),
+      off: events.off.bind(events),
+      addListener: events.addListener.bind(events),
+      removeListener: events.removeListener.bind(events),
+      removeAllListeners: events.removeAllListeners.bind(events),
+      emit: events.emit.bind(events),
+      listeners: events.listeners.bind(events),
+    };
+    return new Proxy(process, {
+      get: (target, key) => {
+        if (key === "stdin") return this.stdinStream();
+        if (key === "exitCode") return this.exitCode;
+        if (Object.hasOwn(own, key)) return own[key];
+        const value = Reflect.get(target, key) as unknown;
+        return typeof value === "function"
+          ? (value as (...a: unknown[]) => unknown).bind(target)
+          : value;
+      },
+      set: (_target, key, value) => {
+        if (key === "exitCode") this.exitCode = value === undefined ? undefined : Number(value);
+        else own[key] = value;
+        return true;
+      },
+      has: (target, key) => Object.hasOwn(own, key) || Reflect.has(target, key),
+    });
+  }
+}

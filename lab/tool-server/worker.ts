@@ -1,0 +1,116 @@
+import { timingSafeEqual } from "node:crypto";
+import net from "node:net";
+import { parentPort, workerData } from "node:worker_threads";
+import vm from "node:vm";
+
+import { FRAME, FrameReader, frame, parseRequest, type ToolRequest } from "./protocol";
+import { BUNDLE_PARAMETERS, ToolCall, ToolExit, type CompiledBundle } from "./tool-call";
+import { entryOf, TOOL_ENTRIES, type ToolEntry } from "./tool-table";
+
+/**
+ * The tool server: a worker thread of the lab's process (started by lab/tool-server/index.ts),
+ * listening on 127.0.0.1 for tool clients. Each connection is one run of one tool (ToolCall).
+ * A thread of its own keeps what the tools do (synchronous file work, `Atomics.wait` while
+ * waiting for a lock, their unhandled promise rejections) away from the lab's SSH and API
+ * servers.
+ */
+
+type WorkerData = { token: string; tools: Record<ToolEntry, string> };
+
+const { token, tools } = workerData as WorkerData;
+const expectedToken = Buffer.from(token);
+const compiled = new Map<ToolEntry, CompiledBundle>();
+/** A client that connected must send its request at once. */
+const REQUEST_TIMEOUT_MS = 10_000;
+
+function bundleOf(entry: ToolEntry): CompiledBundle {
+  let bundle = compiled.get(entry);
+  if (bundle === undefined) {
+    bundle = vm.compileFunction(tools[entry], [...BUNDLE_PARAMETERS], {
+      filename: `lab/${TOOL_ENTRIES[entry].replace(/\.ts$/, ".js")}`,
+    }) as CompiledBundle;
+    compiled.set(entry, bundle);
+  }
+  return bundle;
+}
+
+function tokenMatches(given: string): boolean {
+  const buffer = Buffer.from(given);
+  return buffer.length === expectedToken.length && timingSafeEqual(buffer, expectedToken);
+}
+
+function start(request: ToolRequest, socket: net.Socket): ToolCall {
+  const send = (type: string, payload?: Buffer | string) => {
+    if (!socket.destroyed) socket.write(frame(type, payload));
+  };
+  const { entry, argv } = entryOf(request.tool, request.argv);
+  const call = new ToolCall(
+    { argv, env: request.env, cwd: request.cwd, pid: request.pid, ppid: request.ppid },
+    {
+      stdout: (chunk) => send(FRAME.stdout, chunk),
+      stderr: (chunk) => send(FRAME.stderr, chunk),
+      wantStdin: () => send(FRAME.wantStdin),
+      exit: (code) => {
+        send(FRAME.exit, String(code));
+        socket.end();
+      },
+    },
+  );
+  call.run(bundleOf(entry), `/usr/bin/${request.tool}`);
+  return call;
+}
+
+function onConnection(socket: net.Socket): void {
+  socket.setNoDelay(true);
+  socket.on("error", () => {});
+  const reader = new FrameReader();
+  let call: ToolCall | null = null;
+  const refuse = (message: string) => {
+    socket.end(frame(FRAME.refused, message));
+    socket.destroySoon();
+  };
+  const timer = setTimeout(() => socket.destroy(), REQUEST_TIMEOUT_MS);
+  socket.on("data", (chunk: Buffer) => {
+    let frames: ReturnType<FrameReader["push"]>;
+    try {
+      frames = reader.push(chunk);
+    } catch (error) {
+      refuse(error instanceof Error ? error.message : String(error));
+      return;
+    }
+    for (const { type, payload } of frames) {
+      if (call !== null) {
+        if (type === FRAME.stdin) call.stdinData(payload);
+        continue;
+      }
+      clearTimeout(timer);
+      const request = type === FRAME.request ? parseRequest(payload) : null;
+      if (request === null) return refuse("the tool server did not understand the request");
+      if (!tokenMatches(request.token))
+        return refuse("the tool server refused the request: it belongs to another lab");
+      call = start(request, socket);
+    }
+  });
+  socket.on("close", () => {
+    clearTimeout(timer);
+    call?.kill();
+  });
+}
+
+// A tool's stray rejection or exception must not take the server (and every other run) down.
+// ToolExit is how an ended run unwinds; anything else is a lab defect worth seeing.
+for (const event of ["unhandledRejection", "uncaughtException"] as const) {
+  process.on(event, (error: unknown) => {
+    if (error instanceof ToolExit) return;
+    process.stderr.write(
+      `lab tool server: ${event} in a simulated tool: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+  });
+}
+
+const server = net.createServer(onConnection);
+server.on("error", (error) => parentPort?.postMessage({ error: error.message }));
+server.listen(0, "127.0.0.1", () => {
+  const address = server.address();
+  parentPort?.postMessage({ port: typeof address === "object" && address ? address.port : 0 });
+});

@@ -56,11 +56,24 @@ function labPveDir(root: string): string {
 }
 
 /** Writes `content` to `file` atomically (temp file in the same folder, then rename). */
-export function writeAtomic(file: string, content: string | Buffer, mode?: number): void {
+export function writeAtomic(requested: string, content: string | Buffer, mode?: number): void {
+  // A lab cluster node's etc/pve links each shared file to the cluster's one copy: the write
+  // goes to that copy (a rename over the link would make the file the node's own).
+  const file = linkTarget(requested);
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const tmp = `${file}.tmp.${process.pid}.${randomBytes(4).toString("hex")}`;
   fs.writeFileSync(tmp, content, mode === undefined ? {} : { mode });
   fs.renameSync(tmp, file);
+}
+
+function linkTarget(file: string): string {
+  try {
+    if (!fs.lstatSync(file).isSymbolicLink()) return file;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return file;
+    throw error;
+  }
+  return path.resolve(path.dirname(file), fs.readlinkSync(file));
 }
 
 function readText(file: string): string | null {

@@ -204,6 +204,7 @@ export const commandCatalog: readonly CommandCatalogEntry[] = [
         { kind: "grantUser" },
         { kind: "createToken" },
         { kind: "rotateToken", why: "lost secret" },
+        { kind: "adoptToken", why: "lost secret; shared by the cluster" },
         { kind: "grantToken" },
       ];
       const commands = [ACCESS_PROBE, ...actions.map(accessCommand)];

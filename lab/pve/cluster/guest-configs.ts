@@ -36,7 +36,29 @@ function guestConfig(guest: ClusterGuest, storage: string): Map<string, string> 
   return config;
 }
 
+/**
+ * `corosync.conf` as `pvecm create` / `pvecm add` leave it in pmxcfs: the file whose presence
+ * tells a member from a standalone node (the console's onboarding reads it that way).
+ */
+export function corosyncConf(model: LabClusterModel): string {
+  const nodes = model.nodes
+    .map(
+      (n, i) =>
+        `  node {\n    name: ${n.name}\n    nodeid: ${i + 1}\n    quorum_votes: 1\n    ring0_addr: ${n.ip}\n  }\n`,
+    )
+    .join("");
+  return (
+    "logging {\n  debug: off\n  to_syslog: yes\n}\n\n" +
+    `nodelist {\n${nodes}}\n\n` +
+    "quorum {\n  provider: corosync_votequorum\n}\n\n" +
+    `totem {\n  cluster_name: ${model.name}\n  config_version: ${model.nodes.length}\n` +
+    "  interface {\n    linknumber: 0\n  }\n  ip_version: ipv4-6\n  link_mode: passive\n" +
+    "  secauth: on\n  version: 2\n}\n"
+  );
+}
+
 export function writeClusterConfigs(root: string, model: LabClusterModel): void {
+  writeAtomic(path.join(pveDir(root), "corosync.conf"), corosyncConf(model));
   const pool = model.ceph?.pools[0]?.name ?? "vm-pool";
   if (model.ceph) {
     const existing = fs.readFileSync(storageCfgPath(root), "utf8");

@@ -30,6 +30,9 @@ describe("a lab cluster node's SSH side", () => {
       expect(name).toBe(node.name);
       expect(codename).toBe("trixie");
       expect(version).toMatch(/^pve-manager\/9\.2/);
+      // As pmxcfs has it: the same tree on every member, `local` the member's own node.
+      const local = await labExecOk(node, 'readlink -f "$CLUPILOT_HOST_ROOT/etc/pve/local"');
+      expect(local.trim()).toMatch(new RegExp(`/pmxcfs/nodes/${node.name}$`));
     }
   });
 

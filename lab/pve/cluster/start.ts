@@ -25,13 +25,14 @@ import {
   type PveRelease,
 } from "./model";
 import { moveGuestConfig, writeClusterConfigs } from "./guest-configs";
+import { linkMemberPmxcfs } from "./pmxcfs";
 import { clusterRoutes } from "./routes";
 import { seedClusterNodeHost, startClusterNodeSsh, type ClusterNodeSsh } from "./ssh-side";
 
 /**
- * A lab Proxmox VE cluster: N nodes, each with its own lab root and HTTPS API, all sharing one
- * `etc/pve` (each root's `etc/pve` is a link to the same folder, as pmxcfs gives every member
- * the same tree) and one cluster model (membership, guests, HA, Ceph). A node powered off stops
+ * A lab Proxmox VE cluster: N nodes, each with its own lab root, HTTPS API and SSH side, all
+ * sharing one `etc/pve` (./pmxcfs.ts: each member sees the same tree, `local` its own node)
+ * and one cluster model (membership, guests, HA, Ceph). A node powered off stops
  * answering (connections refused); the others report it `online: 0`.
  */
 
@@ -90,7 +91,7 @@ export async function startLabCluster(options: StartLabClusterOptions): Promise<
   for (const [i, name] of names.entries()) {
     const root = path.join(base, name);
     await seedClusterNodeHost(root, { name, ip: ipOf(i) }, options.timeScale);
-    fs.symlinkSync(path.relative(path.join(root, "etc"), shared), path.join(root, "etc/pve"));
+    linkMemberPmxcfs(root, shared);
     seedPveState(root, { state: "proxmox", node: name });
     markInstalled(root, [
       { name: "pve-manager", version: PVE_MANAGER_VERSIONS[options.pveVersion ?? "9.2"] },

@@ -26,6 +26,7 @@ function probeOutput(overrides: Partial<Record<string, string>> = {}) {
     tokens: '[{"tokenid":"console","privsep":1,"expire":0}]\n\n--clupilot-- tokens 0\n',
     cert: `/etc/pve/local/pve-ssl.pem\nsha256 Fingerprint=${FINGERPRINT}\n\n--clupilot-- cert 0\n`,
     nodename: "pve1\n\n--clupilot-- nodename 0\n",
+    cluster: "standalone\n\n--clupilot-- cluster 0\n",
     ...overrides,
   };
   return Object.values(parts).join("");
@@ -40,6 +41,7 @@ const complete: AccessFacts = {
   certPath: "/etc/pve/local/pve-ssl.pem",
   certSha256: FINGERPRINT,
   nodeName: "pve1",
+  clusterMember: false,
 };
 
 describe("CreateApiToken: reading the host", () => {
@@ -146,6 +148,27 @@ describe("CreateApiToken: the decision", () => {
     expect(planAccess(complete, "refused")[0]).toMatchObject({ kind: "rotateToken" });
   });
 
+  it("on a cluster's member a secret the console lacks or that is refused is adopted from the cluster, never rotated (the token is every member's)", () => {
+    const member = { ...complete, clusterMember: true };
+    for (const secret of ["none", "refused"] as const) {
+      expect(planAccess(member, secret)).toEqual([
+        { kind: "adoptToken", why: expect.stringContaining("shared by the cluster") },
+      ]);
+    }
+    expect(planAccess(member, "held")).toEqual([]);
+  });
+
+  it("a cluster's member without the token yet, or with one lacking privilege separation, gets a new one like any node", () => {
+    const member = { ...complete, clusterMember: true };
+    expect(planAccess({ ...member, token: null }, "none").map((a) => a.kind)).toEqual([
+      "createToken",
+      "grantToken",
+    ]);
+    expect(planAccess({ ...member, token: { privsep: false } }, "held")[0]).toMatchObject({
+      kind: "rotateToken",
+    });
+  });
+
   it("a token without privilege separation is replaced by a separated one", () => {
     expect(planAccess({ ...complete, token: { privsep: false } }, "held")[0]).toMatchObject({
       kind: "rotateToken",
@@ -169,6 +192,25 @@ describe("CreateApiToken: commands and the token answer", () => {
   it("rotation removes the token before adding it again, with privilege separation", () => {
     const command = accessCommand({ kind: "rotateToken", why: "x" });
     expect(command).toMatch(/token remove .* && pveum user token add .*--privsep 1/);
+  });
+
+  it("the cluster check is read, and a check that did not answer throws instead of reading 'standalone'", () => {
+    expect(
+      parseAccessProbe(probeOutput({ cluster: "member\n\n--clupilot-- cluster 0\n" }))
+        .clusterMember,
+    ).toBe(true);
+    expect(() => parseAccessProbe(probeOutput({ cluster: "\n--clupilot-- cluster 2\n" }))).toThrow(
+      /corosync\.conf failed \(exit 2\)/,
+    );
+    expect(() => parseAccessProbe(probeOutput({ cluster: undefined }))).toThrow(
+      /lacks its cluster section/,
+    );
+  });
+
+  it("adopting reads only the console token's line of the cluster's token.cfg, quoted", () => {
+    const command = accessCommand({ kind: "adoptToken", why: "x" });
+    expect(command).toContain("-v id='clupilot@pve!console'");
+    expect(command).toContain('"${CLUPILOT_HOST_ROOT:-}/etc/pve/priv/token.cfg"');
   });
 
   it("reads the secret from pveum's JSON answer", () => {

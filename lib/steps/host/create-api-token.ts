@@ -83,6 +83,9 @@ export const ACCESS_PROBE = [
     `printf '%s\\n' "$f"; openssl x509 -noout -fingerprint -sha256 -in "$f"; ` +
     `printf '\\n${MARK} cert %s\\n' "$?"`,
   `uname -n; printf '\\n${MARK} nodename %s\\n' "$?"`,
+  // pmxcfs holds corosync.conf only on a cluster's members (every member sees the same file).
+  `if [ -e "\${CLUPILOT_HOST_ROOT:-}/etc/pve/corosync.conf" ]; then echo member; else echo standalone; fi; ` +
+    `printf '\\n${MARK} cluster %s\\n' "$?"`,
 ].join("\n");
 
 const ZUserList = z.array(z.object({ userid: z.string() }).loose());
@@ -117,6 +120,11 @@ export type AccessFacts = {
   /** `AB:CD:…` (upper case), as openssl and Proxmox print it. */
   certSha256: string;
   nodeName: string;
+  /**
+   * The node is a member of a Proxmox cluster: user.cfg and the token secrets (priv/token.cfg)
+   * are the whole cluster's, shared with every member the console may already hold the token for.
+   */
+  clusterMember: boolean;
 };
 
 /** Node names Proxmox accepts in `/nodes/{node}` (an FQDN is rejected with 400). */
@@ -185,6 +193,10 @@ export function parseAccessProbe(stdout: string): AccessFacts {
   }
   // PVE::INotify::nodename(): the kernel's node name up to the first dot.
   const nodeName = section("nodename", "uname -n").split("\n")[0]!.trim().split(".")[0]!;
+  const membership = section("cluster", "looking for /etc/pve/corosync.conf");
+  if (membership !== "member" && membership !== "standalone") {
+    throw new Error(`the cluster check printed neither member nor standalone: ${membership}`);
+  }
 
   return {
     userExists,
@@ -197,6 +209,7 @@ export function parseAccessProbe(stdout: string): AccessFacts {
     certPath,
     certSha256: fingerprint.toUpperCase(),
     nodeName,
+    clusterMember: membership === "member",
   };
 }
 
@@ -207,6 +220,7 @@ export type AccessAction =
   | { kind: "grantUser" }
   | { kind: "createToken" }
   | { kind: "rotateToken"; why: string }
+  | { kind: "adoptToken"; why: string }
   | { kind: "grantToken" };
 
 /** What the console knows about its secret for the token on this host. */
@@ -227,6 +241,9 @@ function samePrivs(a: readonly string[], b: readonly string[]): boolean {
  * The decision: what must change so that user, role, ACLs and token are exactly right. Nothing
  * when everything holds (the second visit touches nothing). A token whose secret the console
  * does not hold is rotated (remove + add), never guessed; Proxmox shows a secret only once.
+ * Except on a cluster's member: the token is the whole cluster's, and rotating it would lock the
+ * console out of every member onboarded before — the secret is adopted from the node's
+ * `priv/token.cfg` (root only, read over the pinned SSH connection) instead.
  */
 export function planAccess(facts: AccessFacts, secret: SecretState): AccessAction[] {
   const actions: AccessAction[] = [];
@@ -246,17 +263,24 @@ export function planAccess(facts: AccessFacts, secret: SecretState): AccessActio
       why: "it has no privilege separation (it would hold every privilege of its user)",
     });
     newToken = true;
-  } else if (secret === "none") {
-    actions.push({ kind: "rotateToken", why: "the console does not hold its secret" });
-    newToken = true;
-  } else if (secret === "refused") {
-    actions.push({ kind: "rotateToken", why: "the API refused the secret the console holds" });
-    newToken = true;
+  } else if (secret === "none" || secret === "refused") {
+    const why =
+      secret === "none"
+        ? "the console does not hold its secret"
+        : "the API refused the secret the console holds";
+    if (facts.clusterMember)
+      actions.push({ kind: "adoptToken", why: `${why}; shared by the cluster` });
+    else {
+      actions.push({ kind: "rotateToken", why });
+      newToken = true;
+    }
   }
   // Removing a token removes its ACLs; a new token has none yet.
   if (newToken || !facts.tokenAclOnRoot) actions.push({ kind: "grantToken" });
   return actions;
 }
+
+const TOKEN_CFG = `"\${CLUPILOT_HOST_ROOT:-}/etc/pve/priv/token.cfg"`;
 
 const TOKEN_ADD = sh`pveum user token add ${CONSOLE_USER} ${CONSOLE_TOKEN_NAME} --privsep 1 --comment ${"CluPilot console"} --output-format json`;
 
@@ -277,6 +301,12 @@ export function accessCommand(action: AccessAction): string {
       return TOKEN_ADD;
     case "rotateToken":
       return sh`pveum user token remove ${CONSOLE_USER} ${CONSOLE_TOKEN_NAME}` + ` && ${TOKEN_ADD}`;
+    case "adoptToken":
+      // `<userid>!<tokenid> <secret>` per line; exit 1 when the token has no line.
+      return (
+        sh`awk -v id=${CONSOLE_TOKEN_ID} '$1 == id { print $2; found = 1 } END { exit !found }'` +
+        ` ${TOKEN_CFG}`
+      );
     case "grantToken":
       return sh`pveum acl modify / --tokens ${CONSOLE_TOKEN_ID} --roles ${CONSOLE_ROLE} --propagate 1`;
   }
@@ -296,6 +326,8 @@ function describeAction(action: AccessAction): string {
       return `created token ${CONSOLE_TOKEN_ID}`;
     case "rotateToken":
       return `rotated token ${CONSOLE_TOKEN_ID} (${action.why})`;
+    case "adoptToken":
+      return `adopted the secret of token ${CONSOLE_TOKEN_ID} from the cluster's token.cfg (${action.why})`;
     case "grantToken":
       return `granted ${CONSOLE_ROLE} to token ${CONSOLE_TOKEN_ID} on /`;
   }
@@ -378,7 +410,22 @@ export const createApiToken: Step<HostServices> = {
 
       for (const action of actions) {
         const command = accessCommand(action);
-        if (action.kind === "createToken" || action.kind === "rotateToken") {
+        if (action.kind === "adoptToken") {
+          // The file's line is the secret: read outside the logged exec, stored sealed.
+          ctx.log(
+            `reading token ${CONSOLE_TOKEN_ID}'s secret from the cluster's token.cfg (never logged)`,
+          );
+          const session = await services.ssh();
+          const result = await session.exec(asRoot(host.sshUser, command), { timeoutMs: 60_000 });
+          const secret = result.stdout.trim();
+          if (result.code !== 0 || !/^[0-9a-f-]{36}$/i.test(secret)) {
+            throw new Error(
+              `reading token ${CONSOLE_TOKEN_ID}'s secret from /etc/pve/priv/token.cfg failed ` +
+                `(exit ${result.code}${result.code === 0 ? ", no secret on its line" : ""}): ${result.stderr.trim()}`,
+            );
+          }
+          await services.storeApiToken(CONSOLE_TOKEN_ID, secret);
+        } else if (action.kind === "createToken" || action.kind === "rotateToken") {
           // The answer carries the secret: run it outside the logged exec, so it never
           // reaches the run log, and hand it straight to the sealed store.
           ctx.log(

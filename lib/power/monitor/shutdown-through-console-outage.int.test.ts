@@ -1,0 +1,196 @@
+import { asc, eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createDb, type Database } from "@/lib/db/client";
+import { trackReachability } from "@/lib/db/reachability";
+import { powerShutdownCalls, runs, upsMonitorState } from "@/lib/db/schema";
+import { abortRun } from "@/lib/runs/abort-run";
+import { listPowerTargets } from "@/lib/power/power-targets";
+import { setPowerMode } from "@/lib/power/set-power-mode";
+import { POWER_SHUTDOWN } from "@/lib/power/shutdown/pipeline";
+import { planShutdown } from "@/lib/power/shutdown/plan-shutdown";
+import { updatePowerSettings } from "@/lib/power/update-power-settings";
+import { waitUntil, type LabNode } from "@/lab";
+import { startLabUps, type LabUps } from "@/lab/ups/lab-ups";
+import {
+  addUps,
+  ADMIN,
+  nutSourceOf,
+  onboardedLabNode,
+  powerTestPipelines,
+  protectHost,
+} from "@/test/fixtures/power";
+import { startRestartablePostgres, type RestartablePostgres } from "@/test/restartable-postgres";
+import { settled } from "@/test/runs";
+import { waitFor } from "@/test/worker-process";
+import { startWorker, type WorkerHandle } from "@/worker/runner";
+import { startPowerMonitor, type PowerMonitor } from "./power-monitor";
+
+/**
+ * Found by the 30-minute soak with power (seed 134): an armed outage got no shutdown call. Its
+ * run sat at PlanShutdown while PostgreSQL was killed twice and the worker once; when the console
+ * could tick it again, 68 s had passed since the step began and the engine failed it for its
+ * 60-s maximum duration — and the monitor, seeing a run for the outage, started none. Here the
+ * worker and then PostgreSQL are away for longer than PlanShutdown's maximum duration while the
+ * run waits at PlanShutdown; and a run the console lost is replaced while the trigger holds.
+ */
+
+let postgres: RestartablePostgres;
+let handle: ReturnType<typeof createDb>;
+let db: Database;
+let worker: WorkerHandle | null = null;
+let monitor: PowerMonitor;
+let ups: LabUps;
+let upsId: string;
+let node: LabNode;
+
+const startTestWorker = () =>
+  startWorker({
+    connectionString: postgres.url,
+    pipelines: powerTestPipelines,
+    concurrency: 2,
+    pollIntervalMs: 200,
+    periodicChecks: false,
+    log: () => {},
+  });
+
+beforeAll(async () => {
+  postgres = await startRestartablePostgres();
+  handle = createDb(postgres.url, 2, trackReachability({ log: () => {}, meanwhile: "" }));
+  db = handle.db;
+  worker = await startTestWorker();
+  ups = await startLabUps({ name: "rack-a", snmp: false });
+  upsId = await addUps(db, "rack-a", nutSourceOf(ups));
+  const onboarded = await onboardedLabNode(db, "pve-outage");
+  node = onboarded.node;
+  await protectHost(db, onboarded.hostId, { feeds: [upsId] });
+  await updatePowerSettings(
+    db,
+    {
+      triggers: { onBatteryForSeconds: 600, latchReleaseAfterStableMainsSeconds: 1 },
+      shutdown: { callTimeoutSeconds: 3, targetDownSeconds: 20 },
+    },
+    ADMIN,
+  );
+  const ids = (await listPowerTargets(db)).map((t) => t.id);
+  await setPowerMode(db, { mode: "armed", confirmedTargetIds: ids }, ADMIN);
+  monitor = await startPowerMonitor({
+    connectionString: postgres.url,
+    supervisorIntervalMs: 500,
+    log: () => {},
+  });
+  await waitFor(
+    "a reading on mains",
+    async () => (await stateRow())?.lastReading?.onBattery === false,
+  );
+}, 180_000);
+
+afterAll(async () => {
+  await monitor?.stop();
+  await worker?.stop();
+  await Promise.all([ups?.stop(), node?.stop()]);
+  await handle?.pool.end();
+  await postgres?.close();
+});
+
+const stateRow = async () =>
+  (await db.select().from(upsMonitorState).where(eq(upsMonitorState.upsId, upsId)))[0];
+const powerRuns = () =>
+  db.select().from(runs).where(eq(runs.pipeline, POWER_SHUTDOWN)).orderBy(asc(runs.createdAt));
+/** The node's API requests from this outage on (endOutage moves the mark). */
+let requestsSeen = 0;
+const posts = () => node.api.requests.slice(requestsSeen).filter((r) => r.method === "POST");
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Mains back until the latch lets go, the node powered on again: ready for the next outage. */
+async function endOutage(): Promise<void> {
+  ups.control.restore();
+  await waitFor("the latch released", async () => (await stateRow())?.latchedAt === null, 30_000);
+  await node.power.powerOn();
+  requestsSeen = node.api.requests.length;
+}
+
+/** The worker away, the UPS at low battery: the monitor's run waits at PlanShutdown. */
+async function outageWithoutWorker(runsBefore: number) {
+  await worker?.stop();
+  worker = null;
+  ups.control.jumpToLowBattery();
+  return waitFor(
+    "the monitor's run for the outage",
+    async () => (await powerRuns())[runsBefore],
+    30_000,
+  );
+}
+
+describe("a shutdown through the console's own outage", () => {
+  it("armed: the worker and then PostgreSQL away longer than PlanShutdown's maximum duration while the run waits at PlanShutdown — the run goes on when they are back and the node gets exactly one shutdown call", async () => {
+    const run = await outageWithoutWorker(0);
+    expect(run).toMatchObject({ status: "running", currentStep: planShutdown.name });
+
+    await postgres.stop("kill");
+    await sleep((planShutdown.maxDuration() + 5) * 1000);
+    await postgres.start();
+    worker = await startTestWorker();
+
+    const ended = await settled(db, run.id, 120_000);
+    expect(ended.failureReason).toBeNull();
+    expect(ended.status).toBe("succeeded");
+    await sleep(2000); // the monitor keeps reading on battery: nothing more may start or go out
+    expect(posts()).toHaveLength(1);
+    expect(await powerRuns()).toHaveLength(1);
+    const calls = await db.select().from(powerShutdownCalls);
+    expect(calls.map((c) => [c.runId, c.state])).toEqual([[run.id, "sent"]]);
+    await endOutage();
+  }, 240_000);
+
+  it("armed: a run the console lost (failed, not by the operator) is replaced while the trigger holds; the replacement calls the node once, and a called target is never called again", async () => {
+    const before = (await powerRuns()).length;
+    const lost = await outageWithoutWorker(before);
+    // The state seed 134 left behind: the run failed by the engine, not by anyone's choice.
+    await db
+      .update(runs)
+      .set({
+        status: "failed",
+        failureReason: `${planShutdown.name} did not finish within its maximum duration of 60 s (ran 68 s)`,
+        failedStep: planShutdown.name,
+        finishedAt: new Date(),
+        nextTickAt: null,
+      })
+      .where(eq(runs.id, lost.id));
+    worker = await startTestWorker();
+
+    const replacement = await waitFor(
+      "a replacement run",
+      async () => (await powerRuns())[before + 1],
+      30_000,
+    );
+    expect(replacement.context.input).toMatchObject({ replaces: [lost.id] });
+    expect((await settled(db, replacement.id, 60_000)).status).toBe("succeeded");
+    await waitUntil(() => posts().length === 1, { timeoutMs: 15_000, what: "the node's call" });
+
+    // The replacement failing after its call (by the engine, say) starts nothing more: the
+    // target was called for this outage.
+    await db
+      .update(runs)
+      .set({ status: "failed", failureReason: "VerifyTargetsDown: lost", finishedAt: new Date() })
+      .where(eq(runs.id, replacement.id));
+    await sleep(3000);
+    expect(await powerRuns()).toHaveLength(before + 2);
+    expect(posts()).toHaveLength(1);
+    await endOutage();
+  }, 180_000);
+
+  it("armed: a run the operator aborted is not replaced, and nothing is sent", async () => {
+    const before = (await powerRuns()).length;
+    const run = await outageWithoutWorker(before);
+    await abortRun(db, { runId: run.id, actor: "test-operator" });
+    worker = await startTestWorker();
+    const ended = await settled(db, run.id, 60_000);
+    expect(ended.status).toBe("failed");
+    await sleep(3000);
+    expect(await powerRuns()).toHaveLength(before + 1);
+    expect(posts()).toEqual([]);
+    expect(
+      await db.select().from(powerShutdownCalls).where(eq(powerShutdownCalls.runId, run.id)),
+    ).toEqual([]);
+  }, 120_000);
+});

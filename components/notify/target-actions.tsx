@@ -6,7 +6,7 @@ import { useState, useTransition } from "react";
 import { acknowledgeNotificationFailuresAction } from "@/lib/actions/notify/acknowledge-notification-failures";
 import { deleteNotificationTargetAction } from "@/lib/actions/notify/delete-notification-target";
 import { testNotificationTargetAction } from "@/lib/actions/notify/test-notification-target";
-import { ConfirmDialog } from "../confirm-dialog";
+import { ConfirmedAction, useConfirmedAction } from "../confirmed-action";
 import { notifyKeys } from "./notify-keys";
 
 /** Sends a real test message and says what the target's service answered. */
@@ -52,76 +52,51 @@ export function TestTargetButton({ targetId }: { targetId: string }) {
 /** Acknowledges a target's failing deliveries: they leave the dashboard and stop retrying. */
 export function AcknowledgeFailuresButton({ targetId }: { targetId: string }) {
   const queryClient = useQueryClient();
-  const [error, setError] = useState<string | null>(null);
-  const [pending, startTransition] = useTransition();
-  const acknowledge = () =>
-    startTransition(async () => {
-      setError(null);
-      const result = await acknowledgeNotificationFailuresAction({ targetId });
-      if (!result.ok) setError(result.message);
-      await queryClient.invalidateQueries({ queryKey: notifyKeys.cards });
-      await queryClient.invalidateQueries({ queryKey: notifyKeys.failing });
-    });
+  const acknowledge = useConfirmedAction(
+    () => acknowledgeNotificationFailuresAction({ targetId }),
+    {
+      onSettled: async () => {
+        await queryClient.invalidateQueries({ queryKey: notifyKeys.cards });
+        await queryClient.invalidateQueries({ queryKey: notifyKeys.failing });
+      },
+    },
+  );
   return (
-    <>
-      <button
-        type="button"
-        className="button"
-        onClick={acknowledge}
-        disabled={pending}
-        data-testid={`notify-acknowledge-${targetId}`}
-      >
-        {pending ? "Acknowledging…" : "Acknowledge failures"}
-      </button>
-      {error && (
-        <p className="field-error" role="alert">
-          {error}
-        </p>
-      )}
-    </>
+    <ConfirmedAction
+      state={acknowledge}
+      label="Acknowledge failures"
+      pendingLabel="Acknowledging…"
+      testId={`notify-acknowledge-${targetId}`}
+    />
   );
 }
 
 export function DeleteTargetButton({ targetId, name }: { targetId: string; name: string }) {
   const router = useRouter();
   const queryClient = useQueryClient();
-  const [open, setOpen] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const [pending, startTransition] = useTransition();
-  const remove = () =>
-    startTransition(async () => {
-      setError(null);
-      const result = await deleteNotificationTargetAction({ id: targetId });
-      if (!result.ok) return setError(result.message);
-      setOpen(false);
+  const remove = useConfirmedAction(() => deleteNotificationTargetAction({ id: targetId }), {
+    onSuccess: async () => {
       await queryClient.invalidateQueries({ queryKey: notifyKeys.cards });
       router.refresh();
-    });
+    },
+  });
   return (
-    <>
-      <button
-        type="button"
-        className="button button-danger"
-        onClick={() => setOpen(true)}
-        data-testid={`notify-delete-${targetId}`}
-      >
-        Remove
-      </button>
-      <ConfirmDialog
-        open={open}
-        title={`Remove notification target ${name}`}
-        confirmLabel={`Remove ${name}`}
-        pending={pending}
-        error={error}
-        onConfirm={remove}
-        onCancel={() => setOpen(false)}
-        testId={`notify-delete-${targetId}-dialog`}
-      >
-        <p>
-          {name} gets no more notifications; its delivery history goes with it. Messages not yet
-          delivered to it are dropped.
-        </p>
-      </ConfirmDialog>
-    </>
+    <ConfirmedAction
+      state={remove}
+      label="Remove"
+      className="button button-danger"
+      testId={`notify-delete-${targetId}`}
+      confirm={{
+        title: `Remove notification target ${name}`,
+        confirmLabel: `Remove ${name}`,
+        testId: `notify-delete-${targetId}-dialog`,
+        body: (
+          <p>
+            {name} gets no more notifications; its delivery history goes with it. Messages not yet
+            delivered to it are dropped.
+          </p>
+        ),
+      }}
+    />
   );
 }

@@ -1,11 +1,11 @@
 "use client";
 
 import { useQueryClient } from "@tanstack/react-query";
-import { useState, useTransition } from "react";
+import { useState } from "react";
 import { restoreClusterAction } from "@/lib/actions/power/restore-cluster";
 import type { RestoreReport } from "@/lib/power/restore-cluster";
 import { useCan } from "../actor-context";
-import { ConfirmDialog } from "../confirm-dialog";
+import { ConfirmedAction, useConfirmedAction } from "../confirmed-action";
 import { powerKeys } from "./power-keys";
 
 const OUTCOME_TEXT: Record<RestoreReport["items"][number]["outcome"], string> = {
@@ -29,34 +29,34 @@ export function RestoreClusterButton({
 }) {
   const canAct = useCan("admin");
   const queryClient = useQueryClient();
-  const [open, setOpen] = useState(false);
-  const [error, setError] = useState<string | null>(null);
   const [report, setReport] = useState<RestoreReport | null>(null);
-  const [pending, startTransition] = useTransition();
+  const restore = useConfirmedAction(() => restoreClusterAction({ clusterId }), {
+    onSuccess: (result) => setReport(result.report),
+    onSettled: () => queryClient.invalidateQueries({ queryKey: powerKeys.all }),
+  });
   if (!canAct) return null;
-  const restore = () =>
-    startTransition(async () => {
-      setError(null);
-      const result = await restoreClusterAction({ clusterId });
-      if (result.ok) {
-        setReport(result.report);
-        setOpen(false);
-      } else setError(result.message);
-      await queryClient.invalidateQueries({ queryKey: powerKeys.all });
-    });
   return (
     <div>
-      <button
-        type="button"
-        className="button"
-        onClick={() => {
-          setError(null);
-          setOpen(true);
+      <ConfirmedAction
+        state={restore}
+        label={`Restore ${clusterName}…`}
+        testId={`restore-cluster-${clusterName}`}
+        confirm={{
+          title: `Restore ${clusterName} after the outage`,
+          confirmLabel: "Restore",
+          testId: "restore-cluster-dialog",
+          body: (
+            <p>
+              Re-arm HA on {clusterName}
+              {hyperConverged &&
+                " and clear the Ceph flags noout, nobackfill, norecover, norebalance"}
+              ? Do this once every node is back: armed HA fences and recovers nodes that are still
+              missing
+              {hyperConverged && ", and without the flags Ceph starts rebalancing away from them"}.
+            </p>
+          ),
         }}
-        data-testid={`restore-cluster-${clusterName}`}
-      >
-        Restore {clusterName}…
-      </button>
+      />
       {report && (
         <ul className="small" data-testid={`restore-report-${clusterName}`}>
           {report.items.map((item) => (
@@ -66,23 +66,6 @@ export function RestoreClusterButton({
           ))}
         </ul>
       )}
-      <ConfirmDialog
-        open={open}
-        title={`Restore ${clusterName} after the outage`}
-        confirmLabel="Restore"
-        pending={pending}
-        error={error}
-        onConfirm={restore}
-        onCancel={() => setOpen(false)}
-        testId="restore-cluster-dialog"
-      >
-        <p>
-          Re-arm HA on {clusterName}
-          {hyperConverged && " and clear the Ceph flags noout, nobackfill, norecover, norebalance"}?
-          Do this once every node is back: armed HA fences and recovers nodes that are still missing
-          {hyperConverged && ", and without the flags Ceph starts rebalancing away from them"}.
-        </p>
-      </ConfirmDialog>
     </div>
   );
 }

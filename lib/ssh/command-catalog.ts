@@ -18,7 +18,7 @@ import {
   writeHostsCommand,
 } from "@/lib/steps/host/prepare-hostname";
 import {
-  APT_UPDATE,
+  aptUpdateCommand,
   fetchKeyringCommand,
   removeSourceCommand,
   repositoryProbe,
@@ -32,17 +32,19 @@ import {
   startJobCommand,
 } from "@/lib/steps/host/remote-job";
 import {
-  KERNEL_JOB_BODY,
+  kernelJobBody,
   KERNEL_PROBE,
   packageStatesCommand,
 } from "@/lib/steps/host/install-proxmox-kernel";
 import { PVE_PROBE, planPveJob } from "@/lib/steps/host/install-proxmox-ve";
 import { REBOOT_COMMAND, REBOOT_PROBE } from "@/lib/steps/host/reboot-into-pve-kernel";
 import {
+  APPLY_NETWORK,
+  CANCEL_ROLLBACK,
   CLEAR_APPLY_RESULT,
   NETWORK_PROBE,
   RESTORE_NETWORK,
-  applyNetworkCommand,
+  prepareNetworkCommand,
 } from "@/lib/steps/host/configure-proxmox";
 import { ENSURE_IMAGE_STORAGE } from "@/lib/steps/host/image-storage";
 import {
@@ -56,6 +58,7 @@ import {
   tokenRemoveCommand,
   userListCommand,
 } from "@/lib/steps/host/decommission/remove-api-token";
+import { tailCommand } from "@/lib/logs/tail-remote-file";
 import { killGroupCommand, uploadCommand, withGroupMarker } from "./commands";
 import { sh } from "./quote";
 
@@ -182,6 +185,17 @@ export const commandCatalog: readonly CommandCatalogEntry[] = [
       watchStatusCommand(30),
       watchStatusCommand(0.2),
       ...HOSTILE_PATHS.map((dir) => startBuildCommand(`/var/lib/clupilot/${dir}`)),
+      // The build.log tail, root-wrapped as the step sends it (first read, then a resumed one).
+      ...HOSTILE_PATHS.flatMap((dir) => [
+        tailCommand(`/var/lib/clupilot/${dir}/build.log`, { offset: 0, inode: null }),
+        asRoot(
+          "admin",
+          tailCommand(`/var/lib/clupilot/${dir}/build.log`, {
+            offset: 4096,
+            inode: "1234|4294967295 256",
+          }),
+        ),
+      ]),
       ...HOSTILE_PATHS.map((dir) =>
         installUploadCommand(`/tmp/clupilot-upload-1-${dir}`, `/var/lib/clupilot/${dir}/x.sh`),
       ),
@@ -236,10 +250,13 @@ export const commandCatalog: readonly CommandCatalogEntry[] = [
   {
     name: "steps/host/InstallProxmoxRepository",
     samples: () => [
-      APT_UPDATE,
+      aptUpdateCommand(30),
       ...HOSTILE_VALUES.flatMap((value) => [
         repositoryProbe(`http://example.test/${value}`),
-        fetchKeyringCommand(value),
+        fetchKeyringCommand(
+          { url: value, sha256: "0".repeat(64), fingerprint: "A".repeat(40) },
+          300,
+        ),
       ]),
       ...["pve-install-repo.sources", "pve-enterprise.list", "sources.list"].flatMap((name) => [
         writeSourceCommand(name),
@@ -252,19 +269,22 @@ export const commandCatalog: readonly CommandCatalogEntry[] = [
     name: "steps/host/InstallProxmoxKernel+InstallProxmoxVe",
     samples: () => [
       KERNEL_PROBE,
-      KERNEL_JOB_BODY,
+      kernelJobBody(300),
       PVE_PROBE,
       packageStatesCommand(HOSTILE_VALUES),
       ...HOSTILE_VALUES.map((value) => {
-        const plan = planPveJob({
-          // Package names come from the host's dpkg: hostile ones must stay words.
-          states: new Map([
-            [`linux-image-6.12${value}`, "installed"],
-            ["os-prober", "installed"],
-          ]),
-          runningKernel: "6.17.2-1-pve",
-          fqdn: value,
-        });
+        const plan = planPveJob(
+          {
+            // Package names come from the host's dpkg: hostile ones must stay words.
+            states: new Map([
+              [`linux-image-6.12${value}`, "installed"],
+              ["os-prober", "installed"],
+            ]),
+            runningKernel: "6.17.2-1-pve",
+            fqdn: value,
+          },
+          300,
+        );
         return "body" in plan ? plan.body : "false";
       }),
     ],
@@ -277,11 +297,14 @@ export const commandCatalog: readonly CommandCatalogEntry[] = [
     name: "steps/host/ConfigureProxmox",
     samples: () => [
       NETWORK_PROBE,
-      applyNetworkCommand(null),
-      applyNetworkCommand({ expectedSha256: "0".repeat(64) }),
+      prepareNetworkCommand("0".repeat(64), 120),
+      APPLY_NETWORK,
+      CANCEL_ROLLBACK,
       RESTORE_NETWORK,
       CLEAR_APPLY_RESULT,
-      asRoot("admin", applyNetworkCommand({ expectedSha256: "0".repeat(64) })),
+      asRoot("admin", prepareNetworkCommand("0".repeat(64), 5)),
+      asRoot("admin", APPLY_NETWORK),
+      asRoot("admin", CANCEL_ROLLBACK),
       ENSURE_IMAGE_STORAGE,
       asRoot("admin", ENSURE_IMAGE_STORAGE),
     ],

@@ -4,7 +4,7 @@
 # polled through the status files in $STATE_DIR. Usage: template-run.sh ENV_FILE
 #
 # The env file (written by the console, values shell-quoted) sets TEMPLATE_VMIDS ("9000 9001"),
-# IMAGE_URL, SHA512SUMS_URL, and optionally TEMPLATE_NAME_PREFIX, REQUIRED_SPACE_MB.
+# IMAGE_URL, SHA512SUMS_URL, and optionally TEMPLATE_NAME_PREFIX, HEADROOM_MB.
 
 set -u
 
@@ -13,6 +13,18 @@ IMAGE_DIR="${CLUPILOT_IMAGE_DIR:-${CLUPILOT_STATE_DIR:-/var/lib/clupilot}/images
 LIB_DIR="$(cd "$(dirname "$0")" && pwd)"
 
 mkdir -p "$STATE_DIR"
+# One driver per host, whatever the status files say: the lock is held for the driver's whole
+# life (and by everything it starts, which inherits fd 9), so a second start gives up here,
+# before it touches a single status file of the live build. The lock file names the holder.
+exec 9>>"$STATE_DIR/lock"
+if ! flock -n 9; then
+	echo "another template build holds $STATE_DIR/lock (driver $(cat "$STATE_DIR/lock" 2>/dev/null)); not starting a second one" >&2
+	exit 75
+fi
+echo "$$" >"$STATE_DIR/lock"
+# Every process of the build carries this: the evidence a clean-up needs to kill a member that
+# outlived the driver (lib/steps/host/detached-process.ts).
+export CLUPILOT_DETACHED="$STATE_DIR"
 # Our own PID, not the starter's $!: with setsid in between, $! can name a process that is
 # already gone. As the session leader, this PID is also the process group the console kills.
 echo "$$" >"$STATE_DIR/pid"
@@ -46,6 +58,7 @@ trap on_exit EXIT
 trap 'log "stopped by SIGTERM"; exit 143' TERM
 
 http_get() { curl -fsSL --retry 3 --connect-timeout 20 "$1"; }
+http_size() { curl -fsSIL --retry 3 --connect-timeout 20 "$1" | awk 'tolower($1) == "content-length:" { n = $2 } END { sub(/\r$/, "", n); print n }'; }
 http_download() { curl -fSL --retry 3 --connect-timeout 20 --progress-bar -o "$2" "$1"; }
 
 [ -r "${1:-}" ] || die "usage: template-run.sh ENV_FILE (got '${1:-}')"
@@ -58,14 +71,14 @@ http_download() { curl -fSL --retry 3 --connect-timeout 20 --progress-bar -o "$2
 : "${IMAGE_URL:?IMAGE_URL missing from the env file}"
 : "${SHA512SUMS_URL:?SHA512SUMS_URL missing from the env file}"
 TEMPLATE_NAME_PREFIX="${TEMPLATE_NAME_PREFIX:-clupilot-debian-13}"
-REQUIRED_SPACE_MB="${REQUIRED_SPACE_MB:-10240}"
+HEADROOM_MB="${HEADROOM_MB:-1024}"
 
 image="$IMAGE_DIR/${IMAGE_URL##*/}"
 work="$IMAGE_DIR/golden-work.qcow2"
 log "building templates $TEMPLATE_VMIDS from $IMAGE_URL"
 
 phase "check space"
-check_build_space "$IMAGE_DIR" "$REQUIRED_SPACE_MB"
+check_build_space "$IMAGE_DIR" "$IMAGE_URL" "$image" "$HEADROOM_MB"
 
 phase "install libguestfs-tools"
 if dpkg-query -W -f='${Status}' libguestfs-tools 2>/dev/null | grep -q 'install ok installed'; then
@@ -84,6 +97,10 @@ fetch_cloud_image "$IMAGE_URL" "$SHA512SUMS_URL" "$image"
 
 phase "verify structure"
 verify_image_structure "$image"
+
+phase "check storage space"
+# shellcheck disable=SC2086 # TEMPLATE_VMIDS is a list of numbers
+check_storage_space "$storage" "$image" $TEMPLATE_VMIDS
 
 phase "make working copy"
 rm -f "$work" "$work.part"

@@ -3,7 +3,8 @@
 # The one library of template-building functions. BuildVmTemplate uploads this file byte for
 # byte and template-run.sh sources it; nothing re-implements it elsewhere.
 #
-# Expects from the caller: log MESSAGE, die MESSAGE, http_download URL FILE, http_get URL.
+# Expects from the caller: log MESSAGE, die MESSAGE, http_download URL FILE, http_get URL,
+# http_size URL (the Content-Length the server announces).
 # Every path has the real default and an environment override, so the identical bytes run on
 # a Proxmox host and in the lab.
 
@@ -84,18 +85,58 @@ ensure_image_storage() {
 	log "storage $storage now accepts disk images"
 }
 
-# Refuses up front when the image, its working copy and the imported disk cannot fit.
-check_build_space() {
-	local dir="$1" required_mb="$2" available_kb
-	mkdir -p "$dir" || die "cannot create $dir"
-	available_kb="$(df -Pk "$dir" | awk 'NR == 2 { print $4 }')"
+# Free MiB of the filesystem holding DIR, or dies: "could not read" never reads as "enough".
+free_mb() {
+	local available_kb
+	available_kb="$(df -Pk "$1" | awk 'NR == 2 { print $4 }')"
 	case "$available_kb" in
-	'' | *[!0-9]*) die "cannot read the free space of $dir from df" ;;
+	'' | *[!0-9]*) die "cannot read the free space of $1 from df" ;;
 	esac
-	if [ "$((available_kb / 1024))" -lt "$required_mb" ]; then
-		die "only $((available_kb / 1024)) MiB free in $dir; building templates needs $required_mb MiB (image, working copy and imported disk) — free space and retry"
+	echo "$((available_kb / 1024))"
+}
+
+# Refuses up front when the image and its working copy (which customising grows) cannot fit:
+# the image's size twice plus HEADROOM_MB, less what an already downloaded image takes.
+check_build_space() {
+	local dir="$1" url="$2" image="$3" headroom_mb="$4" size copies=2 need_mb free
+	mkdir -p "$dir" || die "cannot create $dir"
+	if [ -f "$image" ]; then
+		size="$(stat -c %s "$image")" || die "cannot read the size of $image"
+		copies=1
+	else
+		size="$(http_size "$url")" || die "could not ask $url for the image's size; check the host's network and the URL, then retry"
 	fi
-	log "$((available_kb / 1024)) MiB free in $dir (need $required_mb MiB)"
+	case "$size" in
+	'' | *[!0-9]*) die "$url announced no size (Content-Length); cannot size the build" ;;
+	esac
+	need_mb=$(((size * copies + 1048575) / 1048576 + headroom_mb))
+	free="$(free_mb "$dir")"
+	if [ "$free" -lt "$need_mb" ]; then
+		die "only $free MiB free in $dir; the build needs $need_mb MiB there (image $(((size + 1048575) / 1048576)) MiB × $copies + $headroom_mb MiB headroom) — free space and retry"
+	fi
+	log "$free MiB free in $dir (need $need_mb MiB)"
+}
+
+# Refuses when the storage the disks are imported into cannot take one disk of the image's
+# virtual size per template: `pvesm status` reports what the storage itself has left (an LVM
+# thin pool is not the root filesystem).
+check_storage_space() {
+	local storage="$1" image="$2" count virtual need_mb available_kb
+	shift 2
+	count=$#
+	virtual="$(qemu-img info --output=json "$image" | awk -F: '/"virtual-size"/ { gsub(/[^0-9]/, "", $2); print $2; exit }')"
+	case "$virtual" in
+	'' | *[!0-9]*) die "cannot read the virtual size of $image from qemu-img info" ;;
+	esac
+	available_kb="$(pvesm status --storage "$storage" | awk -v s="$storage" '$1 == s { print $6; exit }')"
+	case "$available_kb" in
+	'' | *[!0-9]*) die "cannot read the available space of storage $storage from pvesm status" ;;
+	esac
+	need_mb=$(((virtual * count + 1048575) / 1048576))
+	if [ "$((available_kb / 1024))" -lt "$need_mb" ]; then
+		die "storage $storage has $((available_kb / 1024)) MiB available; the templates need $need_mb MiB there ($count × $(((virtual + 1048575) / 1048576)) MiB disk) — free space on $storage or give a larger storage images content, then retry"
+	fi
+	log "storage $storage has $((available_kb / 1024)) MiB available (need $need_mb MiB)"
 }
 
 # Downloads to .part and renames only when the SHA-512 matches, so an interrupted download
@@ -165,18 +206,40 @@ verify_image_contents() {
 	log "image contains qemu-guest-agent, cloud-guest-utils and iputils-ping"
 }
 
-# Destroys the VMID if present (never a template: that is refused), creates the VM, imports the
-# disk with import-from so Proxmox picks the volume name, adds cloud-init, converts to template.
+# What `qm create` writes into every VM the console makes, and what proves a VM is ours.
+CLUPILOT_VM_TAG="clupilot"
+CLUPILOT_VM_DESCRIPTION="Template built by the CluPilot console (BuildVmTemplate); the console replaces it when a build of this VMID is retried."
+
+# The config's name, when the VM carries the console's marker (its tag and description line)
+# and the name the console gives this VMID; fails otherwise.
+made_by_console() {
+	local config="$1" name="$2"
+	printf '%s\n' "$config" | grep -qx "name: $name" || return 1
+	printf '%s\n' "$config" | awk -v t="$CLUPILOT_VM_TAG" '
+		$1 == "tags:" { n = split($2, tags, /[;, ]/); for (i = 1; i <= n; i++) if (tags[i] == t) ok = 1 }
+		END { exit !ok }
+	' || return 1
+	printf '%s\n' "$config" | grep -qxF "description: $CLUPILOT_VM_DESCRIPTION"
+}
+
+# Replaces a VM at the VMID only with positive evidence the console made it (a leftover of an
+# aborted build); never a template, never a VM someone else made. Creates the VM with the
+# marker, imports the disk with import-from so Proxmox picks the volume name, adds cloud-init,
+# converts to template.
 create_proxmox_template() {
 	local vmid="$1" storage="$2" image="$3" name="$4" config
 	if config="$(qm config "$vmid" 2>/dev/null)"; then
 		if printf '%s\n' "$config" | grep -qx 'template: 1'; then
 			die "VM $vmid is already a template; refusing to destroy it"
 		fi
-		log "VM $vmid exists but is not a template (a leftover of an aborted build); destroying it"
+		if ! made_by_console "$config" "$name"; then
+			die "VMID $vmid holds a VM the console did not create (name $(printf '%s\n' "$config" | awk '$1 == "name:" { print $2; found = 1 } END { if (!found) print "none" }')): move it or choose another VMID"
+		fi
+		log "VM $vmid is a leftover of an earlier build by the console (name $name, tag $CLUPILOT_VM_TAG); destroying it"
 		qm destroy "$vmid" --purge || die "qm destroy $vmid --purge failed"
 	fi
-	qm create "$vmid" --name "$name" --memory 2048 --cores 2 --cpu x86-64-v2-AES \
+	qm create "$vmid" --name "$name" --tags "$CLUPILOT_VM_TAG" --description "$CLUPILOT_VM_DESCRIPTION" \
+		--memory 2048 --cores 2 --cpu x86-64-v2-AES \
 		--net0 virtio,bridge=vmbr0 --scsihw virtio-scsi-pci --ostype l26 ||
 		die "qm create $vmid failed"
 	qm set "$vmid" --scsi0 "$storage:0,import-from=$image" || die "importing the disk of $vmid failed"

@@ -2,6 +2,12 @@ import { advance, fail, poll, type Outcome, type StepContext } from "@/lib/pipel
 import { sh } from "@/lib/ssh";
 import type { HostServices } from "./services";
 import { alreadyInPlace } from "./already-in-place";
+import {
+  describeKill,
+  exportMark,
+  killSessionSnippet,
+  ownedLeaderSnippet,
+} from "./detached-process";
 
 /**
  * Detached remote jobs: long work on the host (apt installing a kernel or Proxmox VE) that must
@@ -67,10 +73,8 @@ export function jobDir(name: string): string {
   return `"\${CLUPILOT_STATE_DIR:-/var/lib/clupilot}/jobs/${name}"`;
 }
 
-/** What `/proc/$PID/cmdline` of the job's shell contains: `bash <dir>/run.sh <dir>`. */
-function cmdlineMarker(name: string): string {
-  return `jobs/${name}/run.sh`;
-}
+/** Exactly what `/proc/$PID/cmdline` of the job's shell holds, as shell words (`$d` = its dir). */
+const WRAPPER_ARGV = 'bash "$d/run.sh" "$d"';
 
 /**
  * The wrapper the job runs as. It writes its own PID (`$$`: with `setsid` in between, `$!` on
@@ -81,6 +85,9 @@ function cmdlineMarker(name: string): string {
 export const JOB_WRAPPER = [
   "#!/bin/bash",
   'd="$1"',
+  // Every process the body starts carries the job's dir: the evidence a kill needs once the
+  // wrapper itself is gone (detached-process.ts).
+  exportMark('"$d"'),
   'printf \'%s\\n\' "$$" > "$d/pid.tmp" && mv -f "$d/pid.tmp" "$d/pid"',
   'printf \'running\\n\' > "$d/state.tmp" && mv -f "$d/state.tmp" "$d/state"',
   'bash "$d/body.sh" >> "$d/log" 2>&1 < /dev/null',
@@ -118,8 +125,8 @@ export function readJobCommand(name: string, offset: number): string {
     `d=${jobDir(name)}`,
     `off=${offset}`,
     'pid=$(cat "$d/pid" 2>/dev/null)',
-    "alive=no",
-    `case "$pid" in ''|*[!0-9]*) ;; *) if kill -0 "$pid" 2>/dev/null && tr '\\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF ${sh`${cmdlineMarker(name)}`}; then alive=yes; fi ;; esac`,
+    ownedLeaderSnippet(WRAPPER_ARGV),
+    'if [ "$leader" = 1 ]; then alive=yes; else alive=no; fi',
     // Liveness first, the state after: a job that writes its result and exits between the two
     // reads must read as finished, not as "running but dead".
     'state=$(cat "$d/state" 2>/dev/null)',
@@ -154,19 +161,15 @@ export function parseJobStatus(stdout: string): JobStatus {
 }
 
 /**
- * Gives up on a job: TERM to its process GROUP (apt's children with it), KILL after a grace
- * period — but only after `/proc/$PID/cmdline` shows the PID is still our wrapper. Prints what
- * it did (`no-pid`, `not-ours`, `terminated`, `killed`).
+ * Gives up on a job: TERM to every process of its session (apt's children with it), KILL after
+ * a grace period, each only with evidence it is ours (detached-process.ts). Prints what it did
+ * (`no-pid`, `not-ours`, `none-left`, `terminated`, `killed`, `survived: …`).
  */
 export function killJobCommand(name: string, graceSeconds = 10): string {
   return [
     `d=${jobDir(name)}`,
     'pid=$(cat "$d/pid" 2>/dev/null)',
-    `case "$pid" in ''|*[!0-9]*) echo no-pid; exit 0 ;; esac`,
-    `if ! tr '\\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF ${sh`${cmdlineMarker(name)}`}; then echo not-ours; exit 0; fi`,
-    'kill -TERM -- "-$pid" 2>/dev/null',
-    `i=0; while kill -0 -- "-$pid" 2>/dev/null && [ $i -lt ${Math.round(graceSeconds * 10)} ]; do sleep 0.1; i=$((i + 1)); done`,
-    'if kill -0 -- "-$pid" 2>/dev/null; then kill -KILL -- "-$pid" 2>/dev/null; echo killed; else echo terminated; fi',
+    killSessionSnippet(WRAPPER_ARGV, graceSeconds),
   ].join("\n");
 }
 
@@ -355,17 +358,7 @@ export async function abortRemoteJob(
 
 async function killJob(ctx: StepContext<HostServices>, name: string): Promise<string> {
   const result = await ctx.services.exec(killJobCommand(name), { timeoutMs: 30_000 });
-  const said = result.stdout.trim().split("\n").pop() ?? "";
-  switch (said) {
-    case "terminated":
-      return "terminated";
-    case "killed":
-      return "killed after it ignored TERM";
-    case "not-ours":
-      return "already gone (its PID belongs to another process now)";
-    default:
-      return "already gone";
-  }
+  return describeKill(result.stdout.trim().split("\n").pop() ?? "");
 }
 
 async function clearJob(ctx: StepContext<HostServices>, name: string): Promise<void> {

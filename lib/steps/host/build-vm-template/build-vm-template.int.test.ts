@@ -15,6 +15,7 @@ import { labSession } from "@/lab/test-helpers";
 import { createDb, type Database } from "@/lib/db/client";
 import { runLogChunks, stepVisits } from "@/lib/db/schema";
 import { retryRun } from "@/lib/runs/retry-run";
+import { sh } from "@/lib/ssh";
 import { createTestDatabase } from "@/test/db";
 import {
   buildTemplatePipeline,
@@ -137,6 +138,13 @@ async function runLog(runId: string): Promise<string> {
   return rows.map((r) => r.text).join("");
 }
 
+/** `qm create` options carrying the marker template.sh writes (read from the script itself). */
+function consoleMarker(): string {
+  const script = fs.readFileSync(path.join(DEFAULT_SCRIPTS_DIR, "template.sh"), "utf8");
+  const value = (name: string) => script.match(new RegExp(`^${name}="([^"]*)"$`, "m"))![1]!;
+  return sh`--tags ${value("CLUPILOT_VM_TAG")} --description ${value("CLUPILOT_VM_DESCRIPTION")}`;
+}
+
 /** Waits for the driver of the current build to report `phase`; returns its pid. */
 async function whenPhase(node: LabNode, phase: string, timeoutMs = 30_000): Promise<number> {
   await waitFor(
@@ -211,9 +219,12 @@ describe("BuildVmTemplate (the original design's list)", () => {
     expect(vmConf(nodeB, 9000)).toBe(before);
   });
 
-  it("VM 9000 exists but is not a template → it is built", async () => {
+  it("VM 9000 exists but is not a template, a leftover the console made (its name and marker) → it is built", async () => {
     const session = await ssh(nodeA);
-    expect((await session.exec("qm create 9000 --name leftover --memory 512")).code).toBe(0);
+    const leftover = await session.exec(
+      `qm create 9000 --name clupilot-debian-13-9000 --memory 512 ${consoleMarker()}`,
+    );
+    expect(leftover.code, leftover.stderr).toBe(0);
     session.close();
     expect(vmConf(nodeA, 9000)).not.toMatch(/^template: 1$/m);
     const runId = await run(hostA, [9000]);
@@ -222,7 +233,9 @@ describe("BuildVmTemplate (the original design's list)", () => {
     expect(vmConf(nodeA, 9000)).toMatch(/^template: 1$/m);
     expect(vmConf(nodeA, 9000)).toMatch(/^scsi0: local:9000\/base-9000-disk-0\.raw/m);
     // The build.log came into the run log, including the leftover's removal.
-    expect(await runLog(runId)).toContain("exists but is not a template");
+    expect(await runLog(runId)).toContain(
+      "VM 9000 is a leftover of an earlier build by the console",
+    );
   });
 
   it("first visit uploads the scripts byte for byte (SHA-256 on the host equals the repo files) and starts detached → poll", async () => {
@@ -354,8 +367,9 @@ describe("BuildVmTemplate (the original design's list)", () => {
       const done = await settled(db, runId);
       expect(done.status).toBe("failed");
       expect(done.failureReason).toMatch(
-        /^the template build did not finish within 2 s \(last phase: customise image\); it was stopped \(terminated\)/,
+        /^the template build did not finish within 2 s \(last phase: customise image\); it was stopped\. Retry/,
       );
+      expect(await runLog(runId)).toContain("template build processes on the host: terminated");
       expect(groupAlive(pid)).toBe(false);
       expect(statusFiles(nodeA)).toEqual([]);
     } finally {
@@ -505,16 +519,18 @@ describe("BuildVmTemplate (beyond the original design)", () => {
     });
     afterAll(() => nodeD.stop());
 
-    it("disk too small → refused before anything is downloaded", async () => {
+    it("disk too small → refused with both figures before anything is downloaded", async () => {
       nodeD.setDebianFaults({ diskAvailableKb: 1024 });
       const requestsBefore = image.requests.length;
       try {
         const done = await settled(db, await run(hostD, [9000]));
         expect(done.status).toBe("failed");
         expect(done.failureReason).toMatch(
-          /^template build failed: only 1 MiB free in .*\/var\/lib\/clupilot\/images; building templates needs 10240 MiB/,
+          /^template build failed: only 1 MiB free in .*\/var\/lib\/clupilot\/images; the build needs \d+ MiB there \(image \d+ MiB × 2 \+ 1024 MiB headroom\)/,
         );
-        expect(image.requests.slice(requestsBefore)).toEqual([]);
+        // The image's size was asked (HEAD), nothing was downloaded.
+        const requests = image.requests.slice(requestsBefore);
+        expect(requests.map((r) => r.method)).toEqual(["HEAD"]);
         const images = path.join(nodeD.root, "var/lib/clupilot/images");
         expect(fs.existsSync(images) ? fs.readdirSync(images) : []).toEqual([]);
       } finally {

@@ -1,4 +1,5 @@
 import { sh } from "@/lib/ssh";
+import { killSessionSnippet, ownedLeaderSnippet } from "../detached-process";
 
 /**
  * Commands BuildVmTemplate sends; every one is in lib/ssh/command-catalog.ts and passes `sh -n`.
@@ -13,29 +14,40 @@ export const RESOLVE_BUILD_DIR = `printf '%s\\n' ${BUILD_DIR}`;
 
 const SEPARATOR = "--clupilot--";
 
+/** Exactly the driver's command line as the start command runs it (`$d` = the build dir). */
+const DRIVER_ARGV = `bash "$d/${DRIVER_NAME}" "$d/build.env"`;
+
 /**
- * Sets `ours=1` when `$pid` is a live process whose command line runs THIS build dir's driver.
- * A PID reused by an unrelated process reads as not ours (and is never signalled); so does a
- * zombie, whose cmdline is empty (a killed driver whose parent never reaps it is not alive).
+ * The driver's PID: the pid file, else the lock file (the driver writes `$$` into both; the
+ * lock file is never removed, so a deleted pid file does not hide a live driver).
  */
-const IS_OUR_DRIVER = [
-  "ours=0",
-  `case "$pid" in ''|*[!0-9]*) ;; *) if kill -0 "$pid" 2>/dev/null && tr '\\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$d/${DRIVER_NAME}"; then ours=1; fi ;; esac`,
+const DRIVER_PID = [
+  `pid=$(cat "$d/pid" 2>/dev/null)`,
+  `case "$pid" in ''|*[!0-9]*) pid=$(cat "$d/lock" 2>/dev/null) ;; esac`,
 ];
 
 /**
- * Every status file in one round trip, and whether the PID is alive AND is our driver.
+ * `held` while any process holds the driver's lock (the driver, or a member that outlived it:
+ * they inherit the lock's descriptor); `unknown` when flock is missing — never read as free.
+ */
+const LOCK_STATE = `if ! command -v flock >/dev/null 2>&1; then echo unknown; elif [ ! -e "$d/lock" ] || flock -n "$d/lock" true 2>/dev/null; then echo free; else echo held; fi`;
+
+/**
+ * Every status file in one round trip, whether the PID is alive AND is our driver (exact
+ * command line), and whether the driver's lock is held.
  * Liveness is read BEFORE the state file: a driver that writes `ok` and exits between the two
  * reads must show as (ok, dead) or (running, alive) — never as (running, dead), which the
  * table fails at once.
  */
 const STATUS_BODY = [
-  `pid=$(cat "$d/pid" 2>/dev/null)`,
-  ...IS_OUR_DRIVER,
+  ...DRIVER_PID,
+  ownedLeaderSnippet(DRIVER_ARGV),
   `cat "$d/state" 2>/dev/null; echo ${SEPARATOR}`,
   `cat "$d/phase" 2>/dev/null; echo ${SEPARATOR}`,
   `cat "$d/note" 2>/dev/null; echo ${SEPARATOR}`,
-  `if [ "$ours" = 1 ]; then echo alive; else echo dead; fi`,
+  `if [ "$leader" = 1 ]; then echo alive; else echo dead; fi`,
+  `echo ${SEPARATOR}`,
+  LOCK_STATE,
   `echo ${SEPARATOR}`,
   `tail -n 20 "$d/build.log" 2>/dev/null`,
   // The exit status says nothing about the build; only "could not run at all" may fail.
@@ -56,14 +68,15 @@ export function watchStatusCommand(seconds: number): string {
   return [
     `d=${BUILD_DIR}`,
     `p0=; { IFS= read -r p0 < "$d/phase"; } 2>/dev/null`,
-    `w=$(cat "$d/pid" 2>/dev/null)`,
+    ...DRIVER_PID,
     "i=0",
     `while [ $i -lt ${rounds} ]; do`,
     `  s=; { IFS= read -r s < "$d/state"; } 2>/dev/null`,
-    `  [ "$s" = running ] || break`,
+    // A missing state file is no result: the driver's liveness decides (kill -0 below).
+    `  case "$s" in ok|failed) break ;; esac`,
     `  p=; { IFS= read -r p < "$d/phase"; } 2>/dev/null`,
     `  [ "$p" = "$p0" ] || break`,
-    `  kill -0 "$w" 2>/dev/null || break`,
+    `  kill -0 "$pid" 2>/dev/null || break`,
     "  sleep 0.5; i=$((i + 1))",
     "done",
     ...STATUS_BODY,
@@ -75,11 +88,19 @@ export type ParsedStatus = {
   phase: string | null;
   note: string | null;
   driverAlive: boolean;
+  lockHeld: boolean;
   logTail: string[];
 };
 
 export function parseStatus(stdout: string): ParsedStatus {
-  const [state = "", phase = "", note = "", alive = "", log = ""] = stdout.split(`${SEPARATOR}\n`);
+  const [state = "", phase = "", note = "", alive = "", lock = "", log = ""] = stdout.split(
+    `${SEPARATOR}\n`,
+  );
+  const lockState = lock.trim();
+  if (lockState !== "held" && lockState !== "free")
+    throw new Error(
+      `could not tell whether a template build driver holds its lock on the host (${lockState || "no answer"}); is flock (util-linux) installed?`,
+    );
   const trimmedState = state.trim();
   return {
     state:
@@ -89,6 +110,7 @@ export function parseStatus(stdout: string): ParsedStatus {
     phase: phase.trim() || null,
     note: note.trim() || null,
     driverAlive: alive.trim() === "alive",
+    lockHeld: lockState === "held",
     logTail: log.split("\n").filter((line) => line.length > 0),
   };
 }
@@ -97,11 +119,16 @@ export function parseStatus(stdout: string): ParsedStatus {
  * Starts the driver detached (`nohup setsid`: it survives the SSH channel closing and leads its
  * own process group), then waits up to 15 s for the driver's own pid file, so the first poll
  * does not take a healthy build for dead. The previous build.log is kept as build.log.previous:
- * each build's log starts at byte 0, and the run log's tail sees a new file.
+ * each build's log starts at byte 0, and the run log's tail sees a new file. Refused (exit 75,
+ * nothing touched) while any process holds the driver's lock: a live build is adopted, never
+ * joined by a second driver.
  */
+export const START_REFUSED_EXIT = 75;
+
 export function startBuildCommand(buildDir: string): string {
   return [
     sh`cd ${buildDir}`,
+    `if [ -e lock ] && ! flock -n lock true; then echo "a template build driver (pid $(cat lock 2>/dev/null)) holds $(pwd)/lock" >&2; exit ${START_REFUSED_EXIT}; fi`,
     "rm -f state pid phase note",
     "if [ -e build.log ]; then mv -f build.log build.log.previous; fi",
     sh`nohup setsid bash ${`${buildDir}/${DRIVER_NAME}`} ${`${buildDir}/build.env`} < /dev/null > /dev/null 2>&1 &`,
@@ -112,35 +139,15 @@ export function startBuildCommand(buildDir: string): string {
 }
 
 /**
- * Gives up on a build: TERM to the process group, KILL after a grace period — but only after
- * `/proc/$PID/cmdline` shows the PID is still our driver. "Gone" means no live (non-zombie)
- * member of the group is left: `kill -0 -PGID` also succeeds for zombies, which a container's
- * PID 1 may never reap. Prints what it did: no-pid | not-ours | terminated | killed | survived.
+ * Gives up on a build: TERM to every process of the driver's session, KILL after a grace
+ * period, each only with evidence it is ours (detached-process.ts: the driver's exact command
+ * line, the members' session id and build mark). Prints what it did: no-pid | not-ours |
+ * none-left | terminated | killed | survived: <pid>(<cmdline>) …
  */
 export function killBuildCommand(graceSeconds = 10): string {
-  return [
-    `d=${BUILD_DIR}`,
-    `pid=$(cat "$d/pid" 2>/dev/null)`,
-    `case "$pid" in ''|*[!0-9]*) echo no-pid; exit 0 ;; esac`,
-    ...IS_OUR_DRIVER,
-    `if [ "$ours" != 1 ]; then echo not-ours; exit 0; fi`,
-    // Fields after the command name in /proc/N/stat: state ppid pgrp …
-    "group_alive() {",
-    "  for f in /proc/[0-9]*/stat; do",
-    '    line=; { IFS= read -r line < "$f"; } 2>/dev/null || continue',
-    "    rest=${line##*) }",
-    "    set -- $rest",
-    '    if [ "${3:-}" = "$pid" ] && [ "$1" != Z ] && [ "$1" != X ]; then return 0; fi',
-    "  done",
-    "  return 1",
-    "}",
-    `kill -TERM -- "-$pid" 2>/dev/null`,
-    `i=0; while group_alive && [ $i -lt ${graceSeconds * 10} ]; do sleep 0.1; i=$((i + 1)); done`,
-    "if ! group_alive; then echo terminated; exit 0; fi",
-    `kill -KILL -- "-$pid" 2>/dev/null`,
-    "i=0; while group_alive && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done",
-    "if group_alive; then echo survived; else echo killed; fi",
-  ].join("\n");
+  return [`d=${BUILD_DIR}`, ...DRIVER_PID, killSessionSnippet(DRIVER_ARGV, graceSeconds)].join(
+    "\n",
+  );
 }
 
 /**

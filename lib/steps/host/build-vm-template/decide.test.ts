@@ -4,6 +4,7 @@ import { decideWithDeadline, decideWithoutDeadline, type BuildStatus } from "./d
 const status = (over: Partial<BuildStatus>): BuildStatus => ({
   state: null,
   driverAlive: false,
+  lockHeld: false,
   phase: null,
   note: null,
   logTail: [],
@@ -22,6 +23,16 @@ describe("BuildVmTemplate, status from an earlier run (no deadline)", () => {
   it("running + dead process → start anew", () => {
     expect(decideWithoutDeadline(status({ state: "running", driverAlive: false }))).toEqual({
       kind: "start",
+    });
+  });
+  it("live driver whose state file is missing or garbled → adopt, never a second driver", () => {
+    expect(decideWithoutDeadline(status({ state: null, driverAlive: true }))).toEqual({
+      kind: "adopt",
+    });
+  });
+  it("driver gone but its lock still held (a member outlived it) → adopt, never start beside it", () => {
+    expect(decideWithoutDeadline(status({ state: "failed", lockHeld: true }))).toEqual({
+      kind: "adopt",
     });
   });
   it("failed or nothing → start", () => {
@@ -43,6 +54,12 @@ describe("BuildVmTemplate, status from this run (deadline set)", () => {
     ).toEqual({
       kind: "poll",
       phase: "customise image",
+    });
+  });
+  it("live driver whose state file went missing → poll, not 'did not start'", () => {
+    expect(decideWithDeadline(status({ driverAlive: true, phase: "fetch image" }))).toEqual({
+      kind: "poll",
+      phase: "fetch image",
     });
   });
   it("running + dead process → fail, not poll", () => {

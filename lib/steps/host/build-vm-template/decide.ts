@@ -11,6 +11,8 @@ export type BuildStatus = {
   state: BuildState | null;
   /** The pid file names a live process whose command line is our driver (not a reused PID). */
   driverAlive: boolean;
+  /** Some process holds the driver's lock: the driver, or a member of its build that outlived it. */
+  lockHeld: boolean;
   phase: string | null;
   note: string | null;
   /** Last lines of build.log, for a failure's context. */
@@ -25,14 +27,18 @@ export type BuildDecision =
 
 /** No deadline in the run context: the status files were left by an earlier run. */
 export function decideWithoutDeadline(status: BuildStatus): BuildDecision {
-  // running | alive → adopt it: a live build builds the same thing; never start a second beside it.
-  if (status.state === "running" && status.driverAlive) return { kind: "adopt" };
+  // alive (or its lock held) → adopt it, whatever the state file says (it can be missing or
+  // garbled): a live build builds the same thing; never start a second beside it.
+  if (status.driverAlive || status.lockHeld) return { kind: "adopt" };
   // anything else → upload, start detached. An `ok` from yesterday answers no question this run asked.
   return { kind: "start" };
 }
 
 /** Deadline in the run context: the status files are this run's. */
 export function decideWithDeadline(status: BuildStatus): BuildDecision {
+  // A live driver is polled whatever its state file says: "still running" means the process
+  // lives, and a missing or garbled state file is no result.
+  if (status.driverAlive) return { kind: "poll", phase: status.phase };
   switch (status.state) {
     // none → fail: the start did not take (never an endless restart loop).
     case null:
@@ -40,14 +46,12 @@ export function decideWithDeadline(status: BuildStatus): BuildDecision {
         kind: "fail",
         reason: "the template build did not start on the host (no status written)",
       };
-    // running | alive (kill -0) → poll(30, phase); running | dead → fail at once.
+    // running | dead → fail at once.
     case "running":
-      return status.driverAlive
-        ? { kind: "poll", phase: status.phase }
-        : {
-            kind: "fail",
-            reason: `the template build died during ${status.phase ?? "an unknown phase"} without reporting a result`,
-          };
+      return {
+        kind: "fail",
+        reason: `the template build died during ${status.phase ?? "an unknown phase"} without reporting a result`,
+      };
     // ok → fail: the script says done, the API disagrees (the step only gets here when a VMID is still missing).
     case "ok":
       return {

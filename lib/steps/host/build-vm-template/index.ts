@@ -28,12 +28,14 @@ import {
   parseStatus,
   READ_STATUS,
   RESOLVE_BUILD_DIR,
+  START_REFUSED_EXIT,
   startBuildCommand,
   watchStatusCommand,
   type ParsedStatus,
 } from "./commands";
 import { decideWithDeadline, decideWithoutDeadline } from "./decide";
 import { alreadyInPlace } from "../already-in-place";
+import { describeKill } from "../detached-process";
 
 export const BUILD_VM_TEMPLATE = "BuildVmTemplate";
 
@@ -62,7 +64,26 @@ export type BuildVmTemplateOptions = {
   watch?: boolean;
   /** Where template.sh and template-run.sh are read from. Default: deploy/bootstrap/lib. */
   scriptsDir?: string;
+  /** The engine's backstop above the step's own deadline. Default 3600 s. */
+  maxDurationSeconds?: number;
 };
+
+/** The engine's backstop (maxDuration) when the options do not say otherwise. */
+export const MAX_DURATION_SECONDS = 3600;
+
+/**
+ * The build's own deadline: the configured one, capped below maxDuration by a tenth (at least
+ * the poll interval), so the step's own give-up path (kill, then clean up) always runs before
+ * the engine fails the run.
+ */
+export function buildDeadlineSeconds(
+  configured: number,
+  maxDurationSeconds: number,
+  pollSeconds: number,
+): number {
+  const margin = Math.max(maxDurationSeconds / 10, pollSeconds);
+  return Math.max(1, Math.min(configured, maxDurationSeconds - margin));
+}
 
 /** SSH commands a poll-rate command may take beyond its own waiting. */
 const COMMAND_SLACK_MS = 30_000;
@@ -83,6 +104,14 @@ export function buildVmTemplate(
   const database = (ctx: Ctx) => ctx.services.db;
   const watch = options.watch ?? true;
   const scriptsDir = options.scriptsDir ?? DEFAULT_SCRIPTS_DIR;
+  const maxDurationSeconds = options.maxDurationSeconds ?? MAX_DURATION_SECONDS;
+  // Read per use: the configuration object is the live one (tests shorten it between runs).
+  const ownDeadlineSeconds = () =>
+    buildDeadlineSeconds(
+      config.templateBuildDeadlineSeconds,
+      maxDurationSeconds,
+      config.pollSeconds,
+    );
 
   /** Root-wrapped and unlogged: poll-rate reads would drown the run log in identical lines. */
   const quietRemote = async (ctx: Ctx): Promise<RemoteExec> => {
@@ -162,15 +191,21 @@ export function buildVmTemplate(
     ctx.context.delete(BUILD_DIR_KEY);
   };
 
-  /** Kill (with the cmdline evidence), then clear: never clear beside a build that still runs. */
+  /**
+   * Kills every process of the build (the driver's exact cmdline, the members' session and
+   * mark) before anything is cleared: never clear beside a build that still runs. Survivors are
+   * named in the log and in what it returns; a kill that could not run at all throws.
+   */
   const stopBuild = async (ctx: Ctx): Promise<string> => {
     const killed = await ctx.services.exec(killBuildCommand(), { timeoutMs: 60_000 });
-    const what = killed.stdout.trim().split("\n").pop() ?? "";
-    if (killed.code !== 0 || what === "" || what === "survived") {
+    const said = killed.stdout.trim().split("\n").pop() ?? "";
+    if (killed.code !== 0 || said === "") {
       throw new Error(
-        `stopping the template build on the host failed (${what || `exit ${killed.code}`}); its status was left as it is — retrying`,
+        `stopping the template build on the host failed (exit ${killed.code}: ${killed.stderr.trim()}); its status was left as it is`,
       );
     }
+    const what = describeKill(said);
+    ctx.log(`template build processes on the host: ${what}`);
     return what;
   };
 
@@ -180,7 +215,11 @@ export function buildVmTemplate(
       throw new Error(`clearing the template build's status failed: ${cleared.stderr.trim()}`);
   };
 
-  /** fail(): the status files and the deadline go, so a Retry is a first visit again. */
+  /**
+   * fail(): whatever the reason, every process of the build goes first (a virt-customize that
+   * outlived its driver included), then the status files and the deadline, so a Retry is a
+   * first visit again.
+   */
   const failBuild = async (
     ctx: Ctx,
     remote: RemoteExec,
@@ -188,11 +227,37 @@ export function buildVmTemplate(
     status: ParsedStatus,
     reason: string,
   ): Promise<Outcome> => {
+    const stopped = await stopBuild(ctx);
     const tailed = await tailLog(ctx, remote, buildDir, true);
     if (!tailed) for (const line of status.logTail) ctx.log(`build.log: ${line}`);
     await clearStatus(ctx);
     forget(ctx);
-    return fail(`${reason}. Retry starts a new build; a verified image on the host is reused.`);
+    const survivors = stopped.startsWith("NOT") ? ` Its processes were ${stopped}.` : "";
+    return fail(
+      `${reason}.${survivors} Retry starts a new build; a verified image on the host is reused.`,
+    );
+  };
+
+  /** Abort and engine-declared failures: kill, copy the log's end, clear, forget. */
+  const cleanUp = async (ctx: Ctx) => {
+    await stopBuild(ctx);
+    const buildDir = ctx.context.get<string>(BUILD_DIR_KEY);
+    if (buildDir) await tailLog(ctx, await quietRemote(ctx), buildDir, true);
+    await clearStatus(ctx);
+    forget(ctx);
+  };
+
+  /** Adopts a live build: our own deadline, the log so far, then the phase read after it. */
+  const adopt = async (ctx: Ctx, remote: RemoteExec, status: ParsedStatus): Promise<Outcome> => {
+    const buildDir = await resolveBuildDir(remote);
+    ctx.context.set(DEADLINE_KEY, Date.now() + ownDeadlineSeconds() * 1000);
+    ctx.context.set(BUILD_DIR_KEY, buildDir);
+    ctx.log(
+      `a template build is already running on the host (phase: ${status.phase ?? "unknown"}${status.state === "running" ? "" : `, state file: ${status.state ?? "missing"}`}); adopting it instead of starting a second one`,
+    );
+    await tailLog(ctx, remote, buildDir);
+    const now = await readStatus(remote);
+    return poll(watch ? 0 : config.pollSeconds, phaseLine(now));
   };
 
   const start = async (ctx: Ctx, remote: RemoteExec, missing: number[]): Promise<Outcome> => {
@@ -212,11 +277,19 @@ export function buildVmTemplate(
     });
     await upload(ctx, session, host.sshUser, `${buildDir}/build.env`, Buffer.from(env), 0o600);
     const started = await ctx.services.exec(startBuildCommand(buildDir), { timeoutMs: 60_000 });
+    if (started.code === START_REFUSED_EXIT)
+      throw new Error(
+        `a template build driver still runs on the host (${started.stderr.trim()}); the next visit adopts it`,
+      );
     if (started.code !== 0)
       throw new Error(`starting the template build failed: ${started.stderr.trim()}`);
     const pid = started.stdout.trim();
-    ctx.context.set(DEADLINE_KEY, Date.now() + config.templateBuildDeadlineSeconds * 1000);
+    ctx.context.set(DEADLINE_KEY, Date.now() + ownDeadlineSeconds() * 1000);
     ctx.context.set(BUILD_DIR_KEY, buildDir);
+    if (ownDeadlineSeconds() < config.templateBuildDeadlineSeconds)
+      ctx.log(
+        `the build's deadline is ${deadlineText(ownDeadlineSeconds())}, not the configured ${deadlineText(config.templateBuildDeadlineSeconds)}: it must end before the step's maximum of ${deadlineText(maxDurationSeconds)}`,
+      );
     ctx.log(
       pid
         ? `template build for VMID ${missing.join(", ")} started (driver pid ${pid}, detached)`
@@ -229,7 +302,7 @@ export function buildVmTemplate(
     name: BUILD_VM_TEMPLATE,
     // The own deadline (config.templateBuildDeadlineSeconds, 45 min) lives in the run context and
     // gives up first; this is only the engine's backstop above it.
-    maxDuration: () => 3600,
+    maxDuration: () => maxDurationSeconds,
 
     visit: (ctx) =>
       withPermanentSshFailures(async () => {
@@ -247,10 +320,17 @@ export function buildVmTemplate(
           // Proxmox reports the templates before our driver has finished its own checks: while
           // the driver we started still lives, wait for it, so no later build ever starts
           // beside it (two drivers would share the status files).
-          if (ctx.context.get<number>(DEADLINE_KEY) !== undefined && ctx.visit > 1) {
+          const ownDeadline = ctx.context.get<number>(DEADLINE_KEY);
+          if (ownDeadline !== undefined && ctx.visit > 1) {
             const status = await readStatus(await quietRemote(ctx));
-            if (status.state === "running" && status.driverAlive) {
-              return poll(Math.min(config.pollSeconds, 1), phaseLine(status));
+            if (status.driverAlive && status.state !== "failed") {
+              if (Date.now() < ownDeadline)
+                return poll(Math.min(config.pollSeconds, 1), phaseLine(status));
+              // The templates stand, but the driver would not end: it goes, they stay.
+              ctx.log(
+                `Proxmox reports the templates, but the build's driver was still running after its deadline of ${deadlineText(ownDeadlineSeconds())}; stopping it`,
+              );
+              await cleanUp(ctx);
             }
           }
           forget(ctx);
@@ -274,16 +354,7 @@ export function buildVmTemplate(
         if (deadline === undefined) {
           const status = await readStatus(remote);
           const decision = decideWithoutDeadline(status);
-          if (decision.kind === "adopt") {
-            const buildDir = await resolveBuildDir(remote);
-            ctx.context.set(DEADLINE_KEY, Date.now() + config.templateBuildDeadlineSeconds * 1000);
-            ctx.context.set(BUILD_DIR_KEY, buildDir);
-            ctx.log(
-              `a template build is already running on the host (phase: ${status.phase ?? "unknown"}); adopting it instead of starting a second one`,
-            );
-            await tailLog(ctx, remote, buildDir);
-            return poll(watch ? 0 : config.pollSeconds, phaseLine(status));
-          }
+          if (decision.kind === "adopt") return adopt(ctx, remote, status);
           // 3. Build only the missing list: the build destroys a VMID before creating it.
           return start(ctx, remote, missing);
         }
@@ -291,16 +362,18 @@ export function buildVmTemplate(
         const buildDir = ctx.context.get<string>(BUILD_DIR_KEY) ?? (await resolveBuildDir(remote));
         if (Date.now() >= deadline) {
           const status = await readStatus(remote);
-          const stopped = await stopBuild(ctx);
           return failBuild(
             ctx,
             remote,
             buildDir,
             status,
-            `the template build did not finish within ${deadlineText(config.templateBuildDeadlineSeconds)} (last phase: ${status.phase ?? "unknown"}); it was stopped (${stopped})`,
+            `the template build did not finish within ${deadlineText(ownDeadlineSeconds())} (last phase: ${status.phase ?? "unknown"}); it was stopped`,
           );
         }
 
+        // The log first, the status after it: the phase line this visit shows is never older
+        // than the log's last line (the driver writes the phase file before the log line).
+        await tailLog(ctx, remote, buildDir);
         const watchStarted = Date.now();
         const status = watch ? await watchStatus(ctx, remote) : await readStatus(remote);
         if (status === null) return poll(0, "abort requested"); // the abort tick follows
@@ -316,7 +389,6 @@ export function buildVmTemplate(
         const decision = decideWithDeadline(status);
         if (decision.kind === "fail")
           return failBuild(ctx, remote, buildDir, status, decision.reason);
-        await tailLog(ctx, remote, buildDir);
         // A watch that waited its full time polls again at once; one that ended early (a new
         // phase) too, but never in a tight loop should the host return at once every time.
         const waited = (Date.now() - watchStarted) / 1000;
@@ -329,14 +401,16 @@ export function buildVmTemplate(
       }),
 
     async abort(ctx) {
-      // Kill first (only a process whose cmdline is our driver), then clean up: clearing the
-      // files alone would let the old build grind on beside the next one.
-      const stopped = await stopBuild(ctx);
-      ctx.log(`template build on the host: ${stopped}`);
-      const buildDir = ctx.context.get<string>(BUILD_DIR_KEY);
-      if (buildDir) await tailLog(ctx, await quietRemote(ctx), buildDir, true);
-      await clearStatus(ctx);
-      forget(ctx);
+      // Kill first (only processes proven ours), then clean up: clearing the files alone would
+      // let the old build grind on beside the next one.
+      await cleanUp(ctx);
+    },
+
+    async cleanup(ctx) {
+      // The run failed while here for a reason the visit did not return (maxDuration, attempts
+      // used up): a build this run started or adopted must not grind on alone.
+      if (ctx.context.get<number>(DEADLINE_KEY) === undefined) return;
+      await cleanUp(ctx);
     },
   };
 }

@@ -18,7 +18,7 @@ import {
   writeHostsCommand,
 } from "@/lib/steps/host/prepare-hostname";
 import {
-  aptUpdateCommand,
+  APT_UPDATE,
   fetchKeyringCommand,
   removeSourceCommand,
   repositoryProbe,
@@ -32,19 +32,17 @@ import {
   startJobCommand,
 } from "@/lib/steps/host/remote-job";
 import {
-  kernelJobBody,
+  KERNEL_JOB_BODY,
   KERNEL_PROBE,
   packageStatesCommand,
 } from "@/lib/steps/host/install-proxmox-kernel";
 import { PVE_PROBE, planPveJob } from "@/lib/steps/host/install-proxmox-ve";
 import { REBOOT_COMMAND, REBOOT_PROBE } from "@/lib/steps/host/reboot-into-pve-kernel";
 import {
-  APPLY_NETWORK,
-  CANCEL_ROLLBACK,
   CLEAR_APPLY_RESULT,
   NETWORK_PROBE,
   RESTORE_NETWORK,
-  prepareNetworkCommand,
+  applyNetworkCommand,
 } from "@/lib/steps/host/configure-proxmox";
 import { ENSURE_IMAGE_STORAGE } from "@/lib/steps/host/image-storage";
 import {
@@ -250,13 +248,10 @@ export const commandCatalog: readonly CommandCatalogEntry[] = [
   {
     name: "steps/host/InstallProxmoxRepository",
     samples: () => [
-      aptUpdateCommand(30),
+      APT_UPDATE,
       ...HOSTILE_VALUES.flatMap((value) => [
         repositoryProbe(`http://example.test/${value}`),
-        fetchKeyringCommand(
-          { url: value, sha256: "0".repeat(64), fingerprint: "A".repeat(40) },
-          300,
-        ),
+        fetchKeyringCommand(value),
       ]),
       ...["pve-install-repo.sources", "pve-enterprise.list", "sources.list"].flatMap((name) => [
         writeSourceCommand(name),
@@ -269,22 +264,19 @@ export const commandCatalog: readonly CommandCatalogEntry[] = [
     name: "steps/host/InstallProxmoxKernel+InstallProxmoxVe",
     samples: () => [
       KERNEL_PROBE,
-      kernelJobBody(300),
+      KERNEL_JOB_BODY,
       PVE_PROBE,
       packageStatesCommand(HOSTILE_VALUES),
       ...HOSTILE_VALUES.map((value) => {
-        const plan = planPveJob(
-          {
-            // Package names come from the host's dpkg: hostile ones must stay words.
-            states: new Map([
-              [`linux-image-6.12${value}`, "installed"],
-              ["os-prober", "installed"],
-            ]),
-            runningKernel: "6.17.2-1-pve",
-            fqdn: value,
-          },
-          300,
-        );
+        const plan = planPveJob({
+          // Package names come from the host's dpkg: hostile ones must stay words.
+          states: new Map([
+            [`linux-image-6.12${value}`, "installed"],
+            ["os-prober", "installed"],
+          ]),
+          runningKernel: "6.17.2-1-pve",
+          fqdn: value,
+        });
         return "body" in plan ? plan.body : "false";
       }),
     ],
@@ -297,14 +289,11 @@ export const commandCatalog: readonly CommandCatalogEntry[] = [
     name: "steps/host/ConfigureProxmox",
     samples: () => [
       NETWORK_PROBE,
-      prepareNetworkCommand("0".repeat(64), 120),
-      APPLY_NETWORK,
-      CANCEL_ROLLBACK,
+      applyNetworkCommand(null),
+      applyNetworkCommand({ expectedSha256: "0".repeat(64) }),
       RESTORE_NETWORK,
       CLEAR_APPLY_RESULT,
-      asRoot("admin", prepareNetworkCommand("0".repeat(64), 5)),
-      asRoot("admin", APPLY_NETWORK),
-      asRoot("admin", CANCEL_ROLLBACK),
+      asRoot("admin", applyNetworkCommand({ expectedSha256: "0".repeat(64) })),
       ENSURE_IMAGE_STORAGE,
       asRoot("admin", ENSURE_IMAGE_STORAGE),
     ],

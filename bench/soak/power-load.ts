@@ -1,8 +1,14 @@
+import { ABORT_REASON } from "@/lib/pipeline/abort-reason";
+import { REPLACED_RUNS_PER_OUTAGE } from "@/lib/power/monitor/start-due-shutdowns";
+import { SHUTDOWN_CANCELLED } from "@/lib/power/shutdown/shut-down-targets";
 import type { PowerConsole } from "./power-console";
 import type { PowerFleet } from "./power-fleet";
 import type { PowerLoadAction, PowerLoadEvent } from "./schedule";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The monitor starts a replacement for a lost run on its next reading on battery: well within. */
+const REPLACEMENT_STARTS_WITHIN_MS = 15_000;
 
 /** One power load action as it happened: what the invariants hold the console's acts against. */
 export type PowerEpisode = {
@@ -78,13 +84,35 @@ export function powerLoad(fleet: PowerFleet, pc: PowerConsole, inTurn: InTurn) {
       episode.problems.push("low battery: the console did not latch a trigger");
       return "not latched";
     }
-    const run = await pc.newRunEnded(before?.id);
-    if (!run) {
+    const first = await pc.newRunEnded(before?.id);
+    if (!first) {
       episode.problems.push("latched, but no new shutdown run ended");
       return "latched, no run ended";
     }
-    return `run ${run.id} ${run.status}${run.failureReason ? ` (${run.failureReason})` : ""}`;
+    let run = first;
+    const ended = [run];
+    // A run the console lost is replaced by the monitor while the trigger holds: mains stays off
+    // (as the battery would) until the replacement has ended too.
+    while (!mainsBackAtLatch && lost(run) && ended.length <= REPLACED_RUNS_PER_OUTAGE) {
+      const lostId = run.id;
+      const replaced = await pc.until(async () => {
+        const latest = await pc.latestRun();
+        return Boolean(latest && latest.id !== lostId);
+      }, REPLACEMENT_STARTS_WITHIN_MS);
+      const next = replaced ? await pc.newRunEnded(lostId) : null;
+      if (!next) break;
+      ended.push((run = next));
+    }
+    return ended
+      .map((r) => `run ${r.id} ${r.status}${r.failureReason ? ` (${r.failureReason})` : ""}`)
+      .join("; replaced by ");
   };
+
+  /** Failed, but neither by an operator's abort nor cancelled by mains back. */
+  const lost = (run: { status: string; failureReason: string | null }) =>
+    run.status === "failed" &&
+    run.failureReason !== ABORT_REASON &&
+    run.failureReason !== SHUTDOWN_CANCELLED;
 
   /** The action proper, in its turn: UPS faults leave mains on and nothing latched. */
   const act = async (event: PowerLoadEvent, armed: boolean): Promise<EpisodeOutcome> => {

@@ -39,10 +39,12 @@ import {
 import { PVE_PROBE, planPveJob } from "@/lib/steps/host/install-proxmox-ve";
 import { REBOOT_COMMAND, REBOOT_PROBE } from "@/lib/steps/host/reboot-into-pve-kernel";
 import {
+  APPLY_NETWORK,
+  CANCEL_ROLLBACK,
   CLEAR_APPLY_RESULT,
   NETWORK_PROBE,
   RESTORE_NETWORK,
-  applyNetworkCommand,
+  prepareNetworkCommand,
 } from "@/lib/steps/host/configure-proxmox";
 import { ENSURE_IMAGE_STORAGE } from "@/lib/steps/host/image-storage";
 import {
@@ -289,11 +291,14 @@ export const commandCatalog: readonly CommandCatalogEntry[] = [
     name: "steps/host/ConfigureProxmox",
     samples: () => [
       NETWORK_PROBE,
-      applyNetworkCommand(null),
-      applyNetworkCommand({ expectedSha256: "0".repeat(64) }),
+      prepareNetworkCommand("0".repeat(64), 120),
+      APPLY_NETWORK,
+      CANCEL_ROLLBACK,
       RESTORE_NETWORK,
       CLEAR_APPLY_RESULT,
-      asRoot("admin", applyNetworkCommand({ expectedSha256: "0".repeat(64) })),
+      asRoot("admin", prepareNetworkCommand("0".repeat(64), 5)),
+      asRoot("admin", APPLY_NETWORK),
+      asRoot("admin", CANCEL_ROLLBACK),
       ENSURE_IMAGE_STORAGE,
       asRoot("admin", ENSURE_IMAGE_STORAGE),
     ],

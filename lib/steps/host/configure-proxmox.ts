@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
-import { advance, fail, type Outcome, type Step } from "@/lib/pipeline/step";
-import { sh } from "@/lib/ssh";
+import { setTimeout as delay } from "node:timers/promises";
+import { advance, fail, type Outcome, type Step, type StepContext } from "@/lib/pipeline/step";
+import { SshChannelError, SshCommandTimeoutError, SshConnectError, sh } from "@/lib/ssh";
 import { jobDir } from "./remote-job";
 import type { HostServices } from "./services";
 import { withPermanentSshFailures } from "./ssh-failure";
@@ -18,9 +19,15 @@ const INTERFACES = '"${CLUPILOT_HOST_ROOT:-}/etc/network/interfaces"';
 const APPLY_DIR = jobDir("configure-network");
 const SEPARATOR = "--clupilot--";
 
+/** The transient systemd unit (`.timer` and `.service`) that takes a network change back. */
+export const ROLLBACK_UNIT = "clupilot-net-rollback";
+/** Seconds the host waits for the console's confirmation before it takes the change back. */
+export const DEFAULT_ROLLBACK_SECONDS = 120;
+
 /**
  * The running network (`ip -j`, i.e. what ifupdown2 last applied), the configuration file,
- * whether ifupdown2 is there to apply it, and the result of an apply a dropped visit left.
+ * whether ifupdown2 and systemd-run are there, the result of an apply a dropped visit left, and
+ * the rollback timer: pending or not, its deadline on the host's clock, and what it did if it ran.
  */
 export const NETWORK_PROBE = [
   "ip -j -4 route show default",
@@ -32,8 +39,13 @@ export const NETWORK_PROBE = [
   `cat ${INTERFACES}`,
   `echo ${SEPARATOR}`,
   "command -v ifreload >/dev/null 2>&1 && echo ifreload=yes || echo ifreload=no",
+  "command -v systemd-run >/dev/null 2>&1 && echo systemd-run=yes || echo systemd-run=no",
   `echo ${SEPARATOR}`,
-  `cat ${APPLY_DIR}/result 2>/dev/null; echo ${SEPARATOR}; cat ${APPLY_DIR}/ifreload.log 2>/dev/null; true`,
+  `cat ${APPLY_DIR}/result 2>/dev/null; echo ${SEPARATOR}; cat ${APPLY_DIR}/ifreload.log 2>/dev/null`,
+  `echo ${SEPARATOR}`,
+  `printf 'timer=%s\nservice=%s\nnow=%s\ndeadline=%s\n' "$(systemctl is-active ${ROLLBACK_UNIT}.timer 2>/dev/null)" "$(systemctl is-active ${ROLLBACK_UNIT}.service 2>/dev/null)" "$(date +%s)" "$(cat ${APPLY_DIR}/rollback-deadline 2>/dev/null)"`,
+  `echo ${SEPARATOR}`,
+  `cat ${APPLY_DIR}/rollback 2>/dev/null; echo ${SEPARATOR}; cat ${APPLY_DIR}/rollback.log 2>/dev/null; true`,
 ].join("\n");
 
 type IpRoute = { dst?: string; dev?: string; gateway?: string };
@@ -43,21 +55,46 @@ type IpAddr = {
 };
 type IpLink = { ifname?: string; master?: string };
 
+/** The rollback timer as the host reports it. */
+export type RollbackFacts = {
+  /** `systemctl is-active` of the timer and of its service. */
+  timerActive: boolean;
+  serviceActive: boolean;
+  /** Seconds until the deadline the visit that set the timer wrote (host clock), or null. */
+  secondsLeft: number | null;
+  /** The line the rollback wrote when it ran (`<time> ifreload-exit=<n>`), or null. */
+  ran: string | null;
+  log: string;
+};
+
 export type NetworkFacts = {
   defaultDev: string | null;
+  defaultGateway: string | null;
   /** Global IPv4 addresses per interface (`192.0.2.10/24`). */
   addresses: Map<string, string[]>;
   /** Interfaces enslaved to each bridge. */
   ports: Map<string, string[]>;
   interfaces: string;
   ifreload: boolean;
+  systemdRun: boolean;
   leftoverResult: string | null;
   leftoverLog: string;
+  rollback: RollbackFacts;
 };
 
 export function parseNetworkProbe(stdout: string): NetworkFacts {
-  const [route = "", addr = "", link = "", interfaces = "", tool = "", result = "", log = ""] =
-    stdout.split(`${SEPARATOR}\n`);
+  const [
+    route = "",
+    addr = "",
+    link = "",
+    interfaces = "",
+    tool = "",
+    result = "",
+    log = "",
+    timer = "",
+    ran = "",
+    rollbackLog = "",
+  ] = stdout.split(`${SEPARATOR}\n`);
   const json = <T>(text: string): T[] => {
     try {
       return JSON.parse(text || "[]") as T[];
@@ -77,15 +114,45 @@ export function parseNetworkProbe(stdout: string): NetworkFacts {
     if (!entry.master || !entry.ifname) continue;
     ports.set(entry.master, [...(ports.get(entry.master) ?? []), entry.ifname]);
   }
+  const field = (name: string) => new RegExp(`^${name}=(.*)$`, "m").exec(timer)?.[1]?.trim() ?? "";
+  const now = Number(field("now"));
+  const deadline = Number(field("deadline"));
+  const defaultRoute = json<IpRoute>(route).find((r) => r.dst === "default" && r.dev);
   return {
-    defaultDev: json<IpRoute>(route).find((r) => r.dst === "default" && r.dev)?.dev ?? null,
+    defaultDev: defaultRoute?.dev ?? null,
+    defaultGateway: defaultRoute?.gateway ?? null,
     addresses,
     ports,
     interfaces,
     ifreload: /ifreload=yes/.test(tool),
+    systemdRun: /systemd-run=yes/.test(tool),
     leftoverResult: result.trim() || null,
     leftoverLog: log.trim(),
+    rollback: {
+      timerActive: field("timer") === "active",
+      serviceActive: ["active", "activating", "reloading"].includes(field("service")),
+      secondsLeft:
+        field("deadline") !== "" && Number.isFinite(now) && Number.isFinite(deadline)
+          ? deadline - now
+          : null,
+      ran: ran.trim() || null,
+      log: rollbackLog.trim(),
+    },
   };
+}
+
+/** What the running network looks like, in one line for the operator. */
+export function describeNetwork(facts: NetworkFacts): string {
+  const route =
+    facts.defaultDev === null
+      ? "no default route"
+      : `default route via ${facts.defaultDev}${facts.defaultGateway ? ` (gateway ${facts.defaultGateway})` : ""}`;
+  const names = [...new Set([...facts.addresses.keys(), BRIDGE])].filter((n) => n !== "lo");
+  const addresses = names
+    .filter((n) => n === BRIDGE || (facts.addresses.get(n) ?? []).length > 0)
+    .map((n) => `${n} ${(facts.addresses.get(n) ?? []).join(", ") || "no address"}`);
+  const ports = facts.ports.get(BRIDGE) ?? [];
+  return `${route}; ${addresses.join("; ")}${ports.length > 0 ? ` (${BRIDGE} ports ${ports.join(", ")})` : ""}`;
 }
 
 /** vmbr0 carries the default route and an address, with a port enslaved: the bridge is live. */
@@ -209,46 +276,86 @@ export function bridgeInterfaces(
 }
 
 /**
- * Applies the network configuration from a detached script, so a channel that drops while
- * the uplink moves onto the bridge cannot stop it halfway: the new file goes in (when there is
- * one), `ifreload -a` applies it, and if ifreload refuses, the backup is put back and applied
- * again. The command waits (up to 2 min) for the script's result and prints it with the log.
+ * What the rollback timer runs on the host (as `<unit>.service`, outside any SSH session): puts
+ * the saved file back, applies it, and leaves a line saying when and how ifreload ended.
  */
-export function applyNetworkCommand(rewrite: { expectedSha256: string } | null): string {
-  const script = [
-    'f="$1"; d="$2"; mode="$3"',
-    'if [ "$mode" = rewrite ]; then mv -f "$f.clupilot-new" "$f"; fi',
-    'if ifreload -a > "$d/ifreload.log" 2>&1; then r=applied',
-    'elif [ "$mode" = rewrite ]; then cp -p "$f.clupilot-bak" "$f"; ifreload -a >> "$d/ifreload.log" 2>&1; r=rolled-back',
-    "else r=failed; fi",
-    'printf \'%s\\n\' "$r" > "$d/result.tmp" && mv -f "$d/result.tmp" "$d/result"',
-  ].join("\n");
+const ROLLBACK_SCRIPT = [
+  'f="$1"; d="$2"',
+  'cp -p "$f.clupilot-bak" "$f" || exit 1',
+  'ifreload -a > "$d/rollback.log" 2>&1; rc=$?',
+  'printf \'%s ifreload-exit=%s\\n\' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$rc" > "$d/rollback.tmp" && mv -f "$d/rollback.tmp" "$d/rollback"',
+].join("\n");
+
+/**
+ * Prepares a change and arms its dead man's switch: checks the file is still the one read,
+ * puts the new content next to it (`.clupilot-new`), saves the current one
+ * (`.clupilot-bak`), and schedules the rollback with `systemd-run --on-active`. Nothing is
+ * applied yet. Paths are expanded here: the timer's service does not inherit this shell's
+ * environment.
+ */
+export function prepareNetworkCommand(expectedSha256: string, rollbackSeconds: number): string {
+  const seconds = Math.round(rollbackSeconds);
   return [
     `f=${INTERFACES}; d=${APPLY_DIR}`,
     'mkdir -p "$d" || exit 1',
-    'rm -f "$d/result" "$d/ifreload.log"',
-    ...(rewrite === null
-      ? ["mode=reload"]
-      : [
-          sh`if [ "$(sha256sum < "$f" | cut -d' ' -f1)" != ${rewrite.expectedSha256} ]; then echo changed; exit 3; fi`,
-          'cat > "$f.clupilot-new" || exit 1',
-          'chmod --reference="$f" "$f.clupilot-new" 2>/dev/null || chmod 644 "$f.clupilot-new"',
-          'cp -p "$f" "$f.clupilot-bak" || exit 1',
-          "mode=rewrite",
-        ]),
-    sh`nohup setsid bash -c ${script} clupilot-apply-network "$f" "$d" "$mode" < /dev/null > /dev/null 2>&1 &`,
-    'i=0; while [ ! -s "$d/result" ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done',
-    `cat "$d/result" 2>/dev/null; echo ${SEPARATOR}; cat "$d/ifreload.log" 2>/dev/null`,
+    'rm -f "$d/result" "$d/ifreload.log" "$d/rollback" "$d/rollback.log" "$d/rollback-deadline"',
+    sh`if [ "$(sha256sum < "$f" | cut -d' ' -f1)" != ${expectedSha256} ]; then echo changed; exit 3; fi`,
+    'cat > "$f.clupilot-new" || exit 1',
+    'chmod --reference="$f" "$f.clupilot-new" 2>/dev/null || chmod 644 "$f.clupilot-new"',
+    'cp -p "$f" "$f.clupilot-bak" || exit 1',
+    `echo $(( $(date +%s) + ${seconds} )) > "$d/rollback-deadline" || exit 1`,
+    sh`systemd-run --unit=${ROLLBACK_UNIT} --description=${`CluPilot: put back /etc/network/interfaces unless the console confirms ${BRIDGE}`} --on-active=${`${seconds}s`} --timer-property=AccuracySec=1s --collect /bin/sh -c ${ROLLBACK_SCRIPT} ${ROLLBACK_UNIT} "$f" "$d" || exit 5`,
+    sh`echo ${`rollback timer ${ROLLBACK_UNIT}.timer set: in ${seconds} s the host puts interfaces.clupilot-bak back and runs ifreload -a, unless the console confirms ${BRIDGE} over a new SSH connection first`}`,
   ].join("\n");
 }
 
-/** Puts the backup back and applies it (verification failed after a successful ifreload). */
-export const RESTORE_NETWORK = [
+/**
+ * Applies the prepared file from a detached script, so the channel (and the console's
+ * connection) may die with the old network without stopping it halfway: the new file goes in,
+ * `ifreload -a` applies it, and if ifreload refuses, the backup is put back and applied again.
+ * Returns at once; the result (`applied`, `rolled-back`, `failed`) is read over a NEW connection.
+ */
+export const APPLY_NETWORK = [
   `f=${INTERFACES}; d=${APPLY_DIR}`,
-  'cp -p "$f.clupilot-bak" "$f" && ifreload -a',
+  sh`nohup setsid bash -c ${[
+    'f="$1"; d="$2"',
+    'mv -f "$f.clupilot-new" "$f"',
+    'if ifreload -a > "$d/ifreload.log" 2>&1; then r=applied',
+    'else cp -p "$f.clupilot-bak" "$f"; if ifreload -a >> "$d/ifreload.log" 2>&1; then r=rolled-back; else r=failed; fi; fi',
+    'printf \'%s\\n\' "$r" > "$d/result.tmp" && mv -f "$d/result.tmp" "$d/result"',
+  ].join("\n")} clupilot-apply-network "$f" "$d" < /dev/null > /dev/null 2>&1 &`,
+  "echo applying",
 ].join("\n");
 
-export const CLEAR_APPLY_RESULT = `rm -f ${APPLY_DIR}/result`;
+/**
+ * Cancels the rollback and proves it: the timer stopped, its service not running, and no sign
+ * that it ran. Prints `cancelled` or what was found instead (exit 6).
+ */
+export const CANCEL_ROLLBACK = [
+  `d=${APPLY_DIR}`,
+  `systemctl stop ${ROLLBACK_UNIT}.timer 2>/dev/null`,
+  `t=$(systemctl is-active ${ROLLBACK_UNIT}.timer 2>/dev/null); s=$(systemctl is-active ${ROLLBACK_UNIT}.service 2>/dev/null)`,
+  'if [ "$t" != active ] && [ "$s" != active ] && [ "$s" != activating ] && [ ! -e "$d/rollback" ]; then',
+  '  rm -f "$d/rollback-deadline" "$d/result"',
+  `  echo "cancelled: rollback timer ${ROLLBACK_UNIT}.timer stopped (timer $t, service $s); the host keeps ${BRIDGE}"`,
+  "else",
+  '  echo "not cancelled: timer $t, service $s, rollback $(cat "$d/rollback" 2>/dev/null || echo none)"; exit 6',
+  "fi",
+].join("\n");
+
+/**
+ * Verification failed after a successful ifreload while the console can still reach the host:
+ * puts the backup back and applies it now instead of waiting for the timer, then stops the timer.
+ */
+export const RESTORE_NETWORK = [
+  `f=${INTERFACES}; d=${APPLY_DIR}`,
+  'cp -p "$f.clupilot-bak" "$f" && ifreload -a || exit 1',
+  `systemctl stop ${ROLLBACK_UNIT}.timer 2>/dev/null`,
+  'rm -f "$d/rollback-deadline"',
+].join("\n");
+
+/** Forgets an apply's result and a rollback's record once the operator has been told. */
+export const CLEAR_APPLY_RESULT = `d=${APPLY_DIR}; rm -f "$d/result" "$d/rollback" "$d/rollback.log" "$d/rollback-deadline"`;
 
 function logTail(log: string): string {
   return (
@@ -265,29 +372,46 @@ type Exec = ReturnType<typeof visitShell>;
 /** A part of the configuration that holds: `inPlace` when nothing had to change. */
 type Held = { kind: "held"; inPlace: boolean; detail: string };
 
+export type ConfigureProxmoxOptions = {
+  /**
+   * Seconds the host gives the console to confirm a network change over a new SSH connection
+   * before it takes the change back by itself (5–300; the wait for the rollback must fit in the
+   * step's 600 s).
+   */
+  rollbackSeconds?: number;
+};
+
 /**
  * Goal: the host can run VMs. (1) A `vmbr0` Linux bridge on the host's primary interface (the
  * one carrying the default route) holds its address and gateway — a template with
  * `bridge=vmbr0` is useless without it. /etc/network/interfaces is rewritten keeping every other
- * stanza (the old file stays as `interfaces.clupilot-bak`), applied with `ifreload -a`, and
- * verified with `ip` afterwards; a rejected or unverifiable configuration is rolled back. An
+ * stanza (the old file stays as `interfaces.clupilot-bak`) and applied under a dead man's switch
+ * (docs/decisions.md, "The network change takes itself back"): the host schedules its own
+ * rollback, the console applies, reconnects and checks, and only then cancels the rollback. An
  * existing live bridge is left alone. (2) A storage accepts disk images (image-storage.ts), so
  * RegisterCapacity finds room for VMs whether or not the catalog requires a template yet.
  */
-export const configureProxmox: Step<HostServices> = {
-  name: "ConfigureProxmox",
-  maxDuration: () => 600,
-  visit: (ctx) =>
-    withPermanentSshFailures(async () => {
-      const exec = visitShell(ctx);
-      const bridge = await ensureBridge(exec);
-      if (bridge.kind !== "held") return bridge;
-      const storage = await ensureImageStorage(exec);
-      if (storage.kind !== "held") return storage;
-      const detail = `${bridge.detail}; ${storage.detail}`;
-      return bridge.inPlace && storage.inPlace ? alreadyInPlace(ctx, detail) : advance(detail);
-    }),
-};
+export function configureProxmoxStep(options: ConfigureProxmoxOptions = {}): Step<HostServices> {
+  const rollbackSeconds = options.rollbackSeconds ?? DEFAULT_ROLLBACK_SECONDS;
+  if (!Number.isInteger(rollbackSeconds) || rollbackSeconds < 5 || rollbackSeconds > 300)
+    throw new Error(`rollbackSeconds must be a whole number from 5 to 300, got ${rollbackSeconds}`);
+  return {
+    name: "ConfigureProxmox",
+    maxDuration: () => 600,
+    visit: (ctx) =>
+      withPermanentSshFailures(async () => {
+        const exec = visitShell(ctx);
+        const bridge = await ensureBridge(ctx, exec, rollbackSeconds);
+        if (bridge.kind !== "held") return bridge;
+        const storage = await ensureImageStorage(exec);
+        if (storage.kind !== "held") return storage;
+        const detail = `${bridge.detail}; ${storage.detail}`;
+        return bridge.inPlace && storage.inPlace ? alreadyInPlace(ctx, detail) : advance(detail);
+      }),
+  };
+}
+
+export const configureProxmox = configureProxmoxStep();
 
 async function ensureImageStorage(exec: Exec): Promise<Held | Outcome> {
   const result = await exec(
@@ -309,16 +433,64 @@ async function ensureImageStorage(exec: Exec): Promise<Held | Outcome> {
   }
 }
 
-async function ensureBridge(exec: Exec): Promise<Held | Outcome> {
-  const read = async () => {
-    const probe = await exec(NETWORK_PROBE);
-    if (probe.code !== 0)
-      throw new Error(
-        `reading the network configuration failed (exit ${probe.code}): ${probe.stderr.trim()}`,
+type Ctx = StepContext<HostServices>;
+
+async function readNetwork(exec: Exec): Promise<NetworkFacts> {
+  const probe = await exec(NETWORK_PROBE);
+  if (probe.code !== 0)
+    throw new Error(
+      `reading the network configuration failed (exit ${probe.code}): ${probe.stderr.trim()}`,
+    );
+  return parseNetworkProbe(probe.stdout);
+}
+
+async function ensureBridge(
+  ctx: Ctx,
+  exec: Exec,
+  rollbackSeconds: number,
+): Promise<Held | Outcome> {
+  let facts = await readNetwork(exec);
+
+  // A rollback timer an earlier visit set and never cancelled (that visit was cut short).
+  if (facts.rollback.timerActive || facts.rollback.serviceActive) {
+    const live = bridgeConfigured(facts.interfaces) && bridgeApplied(facts);
+    if (live && facts.leftoverResult === "applied" && !facts.rollback.serviceActive) {
+      ctx.log(
+        `an earlier visit applied ${BRIDGE} and was cut short before confirming it; the rollback timer is still pending, so confirming over a new SSH connection`,
       );
-    return parseNetworkProbe(probe.stdout);
-  };
-  const facts = await read();
+      const confirmed = await confirmChange(ctx, exec, {
+        before: null,
+        confirmBy: Date.now() + Math.max(0, (facts.rollback.secondsLeft ?? 0) - 2) * 1000,
+        rollbackSeconds,
+      });
+      if (confirmed.kind !== "held") return confirmed;
+      return { ...confirmed, detail: `${confirmed.detail} (applied by an earlier visit)` };
+    }
+    ctx.log(
+      `an earlier visit's rollback timer is still pending${facts.rollback.secondsLeft === null ? "" : ` (due in ${Math.max(0, facts.rollback.secondsLeft)} s)`} and ${BRIDGE} is not confirmed live; waiting for the host to put its previous network back before changing anything`,
+    );
+    const after = await awaitRollback(
+      ctx,
+      exec,
+      Date.now() +
+        ((facts.rollback.secondsLeft ?? rollbackSeconds) + graceSeconds(rollbackSeconds)) * 1000,
+    );
+    if (after === null)
+      return fail(
+        `the host did not finish the pending network rollback (timer ${ROLLBACK_UNIT}.timer) in time and no longer answers SSH; check it from its console — /etc/network/interfaces.clupilot-bak holds the previous configuration`,
+      );
+    facts = after;
+  }
+
+  // The timer took a change back while no visit watched: say so, then start over.
+  if (facts.rollback.ran !== null) {
+    ctx.log(
+      `the host put its previous network back by itself (${facts.rollback.ran}): an earlier visit applied ${BRIDGE} and did not confirm it in time; applying it again under a new rollback timer`,
+    );
+    await exec(CLEAR_APPLY_RESULT);
+    facts = await readNetwork(exec);
+  }
+
   const configured = bridgeConfigured(facts.interfaces);
   if (configured && bridgeApplied(facts))
     return {
@@ -327,7 +499,7 @@ async function ensureBridge(exec: Exec): Promise<Held | Outcome> {
       detail: `${BRIDGE} configured and carries ${(facts.addresses.get(BRIDGE) ?? []).join(", ")}`,
     };
 
-  // An apply whose visit was cut off ended in a rollback: report it instead of repeating it.
+  // An apply whose visit was cut off ended in ifreload's refusal: report it instead of repeating it.
   if (facts.leftoverResult === "rolled-back" || facts.leftoverResult === "failed") {
     await exec(CLEAR_APPLY_RESULT);
     return fail(
@@ -336,55 +508,223 @@ async function ensureBridge(exec: Exec): Promise<Held | Outcome> {
   }
   if (!facts.ifreload)
     return fail("ifreload (ifupdown2) is not installed; InstallProxmoxVe must succeed first");
+  if (!facts.systemdRun)
+    return fail(
+      "systemd-run is missing, so the host cannot take a network change back by itself; the console changes the network only under that timer — install systemd (Debian's default) and Retry",
+    );
   if (facts.defaultDev === null)
     return fail(
       "the host has no IPv4 default route, so its primary interface is unknown; configure its network and Retry",
     );
+  if (configured)
+    return fail(
+      `/etc/network/interfaces already defines ${BRIDGE}, but the running network does not carry it (${describeNetwork(facts)}); the console applies only a change it can take back, and there is no earlier file to go back to: apply it from the host's console (ifreload -a) or remove the ${BRIDGE} stanzas, then Retry`,
+    );
 
-  let rewrite: { expectedSha256: string; content: string } | null = null;
-  if (!configured) {
-    const plan = bridgeInterfaces(facts.interfaces, facts.defaultDev);
-    if ("refuse" in plan) return fail(plan.refuse);
-    rewrite = {
-      expectedSha256: createHash("sha256").update(facts.interfaces).digest("hex"),
-      content: plan.content,
-    };
-  }
-  const applied = await exec(applyNetworkCommand(rewrite), rewrite?.content, 180_000);
-  if (applied.stdout.startsWith("changed"))
+  const plan = bridgeInterfaces(facts.interfaces, facts.defaultDev);
+  if ("refuse" in plan) return fail(plan.refuse);
+  const prepared = await exec(
+    prepareNetworkCommand(
+      createHash("sha256").update(facts.interfaces).digest("hex"),
+      rollbackSeconds,
+    ),
+    plan.content,
+  );
+  const armedAt = Date.now();
+  if (prepared.stdout.startsWith("changed"))
     throw new Error("/etc/network/interfaces changed while it was being read; reading it again");
+  if (prepared.code !== 0)
+    throw new Error(
+      `preparing the network change failed (exit ${prepared.code}): ${(prepared.stderr.trim() || prepared.stdout.trim()).split("\n").slice(-2).join(" ")}`,
+    );
+  const applied = await exec(APPLY_NETWORK);
   if (applied.code !== 0)
     throw new Error(
-      `applying the network configuration failed (exit ${applied.code}): ${applied.stderr.trim()}`,
+      `starting the network change failed (exit ${applied.code}): ${applied.stderr.trim()}; the rollback timer puts the old file back if it was already moved`,
     );
-  const [result = "", log = ""] = applied.stdout.split(`${SEPARATOR}\n`);
-  if (result.trim() !== "applied") {
+  ctx.log(
+    `applying ${BRIDGE}; confirming over a new SSH connection (pinned host key) within ${rollbackSeconds} s, or the host takes the change back by itself`,
+  );
+  return confirmChange(ctx, exec, {
+    before: facts,
+    confirmBy: armedAt + (rollbackSeconds - confirmMargin(rollbackSeconds)) * 1000,
+    rollbackSeconds,
+  });
+}
+
+/** Seconds before the host's deadline the console stops trying to confirm. */
+function confirmMargin(rollbackSeconds: number): number {
+  return Math.min(5, Math.ceil(rollbackSeconds / 5));
+}
+
+/** Seconds after the host's deadline the console keeps trying to see the rollback's outcome. */
+function graceSeconds(rollbackSeconds: number): number {
+  return 60 + Math.ceil(rollbackSeconds / 2);
+}
+
+/** SSH failures that mean "the host does not answer (now)", as opposed to a refused login. */
+function unreachable(error: unknown): boolean {
+  return (
+    error instanceof SshConnectError ||
+    error instanceof SshChannelError ||
+    error instanceof SshCommandTimeoutError
+  );
+}
+
+/**
+ * A new connection (the pinned key; a refused key or login still fails the step) and the
+ * network read over it; null while the host does not answer.
+ */
+async function reconnectAndRead(ctx: Ctx, exec: Exec, readyTimeoutMs: number) {
+  try {
+    await ctx.services.reconnect(readyTimeoutMs);
+    return await readNetwork(exec);
+  } catch (error) {
+    if (unreachable(error)) return null;
+    throw error;
+  }
+}
+
+async function pause(ctx: Ctx, ms: number): Promise<void> {
+  await delay(ms, undefined, { signal: ctx.signal });
+}
+
+/**
+ * The confirmation: over new connections until `confirmBy`, wait for the apply's result and
+ * check the bridge; only a live bridge cancels the rollback. Anything else leaves it to the
+ * timer (or, when the console can still reach the host, takes the change back at once).
+ */
+async function confirmChange(
+  ctx: Ctx,
+  exec: Exec,
+  plan: { before: NetworkFacts | null; confirmBy: number; rollbackSeconds: number },
+): Promise<Held | Outcome> {
+  // Only a connection opened after the result was written proves the network after the
+  // change: an established session (or one opened while ifreload ran) may outlive a change that
+  // refuses new ones. So once a look finds the result, one more new connection decides.
+  let seen: NetworkFacts | null = null;
+  let resultSeen = false;
+  let confirmed = false;
+  while (Date.now() < plan.confirmBy) {
+    const now = await reconnectAndRead(
+      ctx,
+      exec,
+      Math.max(1000, Math.min(10_000, plan.confirmBy - Date.now())),
+    );
+    seen = now;
+    if (now !== null && now.leftoverResult !== null) {
+      confirmed = resultSeen;
+      if (confirmed) break;
+      resultSeen = true;
+      continue;
+    }
+    await pause(ctx, now === null ? 1000 : 500);
+  }
+  if (!confirmed || seen === null) {
+    const why = !resultSeen && seen !== null ? "no-result" : "cut-off";
+    ctx.log(
+      why === "cut-off"
+        ? `no new SSH connection to the host within ${plan.rollbackSeconds} s of applying ${BRIDGE}; waiting for the host to take the change back by itself`
+        : `ifreload -a gave no result within ${plan.rollbackSeconds} s; waiting for the host to take the change back by itself`,
+    );
+    return rolledBackByHost(ctx, exec, plan, why);
+  }
+
+  const result = seen.leftoverResult;
+  if (result === "rolled-back" || result === "failed") {
+    await exec(CANCEL_ROLLBACK);
     await exec(CLEAR_APPLY_RESULT);
     return fail(
-      result.trim() === "rolled-back"
-        ? `ifreload -a refused the ${BRIDGE} configuration, so the old one was restored: ${logTail(log)} — check that the host's kernel supports Linux bridges and that ${BRIDGE} is free, then Retry`
-        : result.trim() === "failed"
-          ? `ifreload -a refused /etc/network/interfaces: ${logTail(log)}; fix the file and Retry`
-          : "applying the network configuration gave no result within 2 minutes; check the host's console",
+      result === "rolled-back"
+        ? `ifreload -a refused the ${BRIDGE} configuration, so the old one was restored: ${logTail(seen.leftoverLog)} — check that the host's kernel supports Linux bridges and that ${BRIDGE} is free, then Retry`
+        : `ifreload -a refused /etc/network/interfaces and the saved file too: ${logTail(seen.leftoverLog)}; fix the file and Retry`,
     );
   }
-  await exec(CLEAR_APPLY_RESULT);
 
-  const after = await read();
-  if (bridgeApplied(after))
-    return {
-      kind: "held",
-      inPlace: false,
-      detail: `${BRIDGE} on ${facts.defaultDev} carries ${(after.addresses.get(BRIDGE) ?? []).join(", ")}`,
-    };
-  const what = `default route via ${after.defaultDev ?? "nothing"}, ${BRIDGE} addresses ${(after.addresses.get(BRIDGE) ?? []).join(", ") || "none"}, ports ${(after.ports.get(BRIDGE) ?? []).join(", ") || "none"}`;
-  if (rewrite !== null) {
+  const problem = bridgeProblem(seen, plan.before);
+  if (problem !== null) {
     const restored = await exec(RESTORE_NETWORK);
+    await exec(CLEAR_APPLY_RESULT);
     return fail(
-      `after ifreload, ${BRIDGE} is not live (${what}); the old configuration was ${restored.code === 0 ? "restored" : "NOT restored (restore /etc/network/interfaces.clupilot-bak by hand)"}`,
+      `after ifreload, ${BRIDGE} is not live (${problem}; ${describeNetwork(seen)}); the old configuration was ${restored.code === 0 ? "restored" : "NOT restored (the rollback timer puts /etc/network/interfaces.clupilot-bak back)"}`,
     );
   }
+
+  const cancel = await exec(CANCEL_ROLLBACK);
+  if (cancel.code !== 0) {
+    ctx.log(`the rollback could not be cancelled (${cancel.stdout.trim()}); waiting for it`);
+    return rolledBackByHost(ctx, exec, plan, "too-late");
+  }
+  const addresses = (seen.addresses.get(BRIDGE) ?? []).join(", ");
+  return {
+    kind: "held",
+    inPlace: false,
+    detail: `${BRIDGE} on ${(seen.ports.get(BRIDGE) ?? []).join(", ")} carries ${addresses}, confirmed over a new SSH connection; rollback timer cancelled`,
+  };
+}
+
+/**
+ * Why the bridge does not count as live, or null: the default route goes through vmbr0 with
+ * a port and an address, and (for a change this visit made) the primary interface's addresses
+ * and gateway moved onto it.
+ */
+function bridgeProblem(after: NetworkFacts, before: NetworkFacts | null): string | null {
+  if (!bridgeApplied(after)) return `default route, address or port missing on ${BRIDGE}`;
+  if (before === null || before.defaultDev === null) return null;
+  const onBridge = after.addresses.get(BRIDGE) ?? [];
+  const missing = (before.addresses.get(before.defaultDev) ?? []).filter(
+    (a) => !onBridge.includes(a),
+  );
+  if (missing.length > 0) return `${missing.join(", ")} did not move onto ${BRIDGE}`;
+  if (before.defaultGateway !== null && after.defaultGateway !== before.defaultGateway)
+    return `the default gateway is ${after.defaultGateway ?? "none"}, not ${before.defaultGateway}`;
+  return null;
+}
+
+/**
+ * Reconnects (again and again) until the pending rollback has run and nothing of it is left
+ * running, or `giveUpAt`; returns what the host looks like then, or null if it never answered.
+ */
+async function awaitRollback(ctx: Ctx, exec: Exec, giveUpAt: number): Promise<NetworkFacts | null> {
+  let connected = false;
+  while (Date.now() < giveUpAt) {
+    const now: NetworkFacts | null = connected
+      ? await readNetwork(exec).catch((error: unknown) => {
+          if (unreachable(error)) return null;
+          throw error;
+        })
+      : await reconnectAndRead(ctx, exec, Math.max(1000, Math.min(10_000, giveUpAt - Date.now())));
+    connected = now !== null;
+    if (now !== null && !now.rollback.timerActive && !now.rollback.serviceActive) return now;
+    await pause(ctx, 1000);
+  }
+  return null;
+}
+
+async function rolledBackByHost(
+  ctx: Ctx,
+  exec: Exec,
+  plan: { confirmBy: number; rollbackSeconds: number },
+  why: "cut-off" | "no-result" | "too-late",
+): Promise<Outcome> {
+  const deadline = plan.confirmBy + confirmMargin(plan.rollbackSeconds) * 1000;
+  const now = await awaitRollback(ctx, exec, deadline + graceSeconds(plan.rollbackSeconds) * 1000);
+  const cause =
+    why === "cut-off"
+      ? `the console could not open a new SSH connection to the host within ${plan.rollbackSeconds} s of applying ${BRIDGE} (the change cut it off)`
+      : why === "no-result"
+        ? `ifreload -a did not finish within ${plan.rollbackSeconds} s`
+        : `the confirmation came too late`;
+  if (now === null)
+    return fail(
+      `${cause}, and the host has not answered SSH since, ${graceSeconds(plan.rollbackSeconds)} s after its rollback was due; check it from its console — /etc/network/interfaces.clupilot-bak holds the previous configuration`,
+    );
+  await exec(CLEAR_APPLY_RESULT);
+  if (now.rollback.ran === null)
+    return fail(
+      `${cause}; the host answers again but shows no sign that its rollback ran: now ${describeNetwork(now)} — check /etc/network/interfaces against interfaces.clupilot-bak, then Retry`,
+    );
   return fail(
-    `after ifreload, ${BRIDGE} is not live (${what}); check /etc/network/interfaces and Retry`,
+    `${cause}, so the host put its previous network back by itself (${now.rollback.ran}): now ${describeNetwork(now)} — check that ${BRIDGE} can carry the address on this network (the uplink, the hoster's MAC filter), then Retry`,
   );
 }

@@ -31,6 +31,11 @@ export type HostServices = {
   /** The tick's SSH connection, opened on first use; pins the host key on first contact. */
   ssh(): Promise<SshSession>;
   /**
+   * Closes the tick's connection and opens a new one (same pinned key): commands go over it
+   * from then on. Proves the host still takes connections after a change that could cut it off.
+   */
+  reconnect(readyTimeoutMs?: number): Promise<SshSession>;
+  /**
    * Runs a command as root (through `sudo -n` for a non-root user) and logs it: a header with
    * step, time and command, the output as it arrives, then exit code and duration.
    */
@@ -80,22 +85,34 @@ export function createHostServices(
     return hostPromise;
   };
 
+  const connect = async (readyTimeoutMs?: number) => {
+    const record = await host();
+    const auth = await loadAuth(db, record.credentialId);
+    run.maskSecret(auth.kind === "password" ? auth.password : (auth.passphrase ?? ""));
+    const session = await connectSsh({
+      host: record.address,
+      port: record.sshPort,
+      username: record.sshUser,
+      auth,
+      pinnedHostKey: record.hostKeySha256,
+      ...(readyTimeoutMs === undefined ? {} : { readyTimeoutMs }),
+    });
+    if (!record.hostKeySha256) await pinHostKey(db, record, session.hostKeySha256, run);
+    return session;
+  };
+
   const ssh = () => {
-    sessionPromise ??= (async () => {
-      const record = await host();
-      const auth = await loadAuth(db, record.credentialId);
-      run.maskSecret(auth.kind === "password" ? auth.password : (auth.passphrase ?? ""));
-      const session = await connectSsh({
-        host: record.address,
-        port: record.sshPort,
-        username: record.sshUser,
-        auth,
-        pinnedHostKey: record.hostKeySha256,
-      });
-      if (!record.hostKeySha256) await pinHostKey(db, record, session.hostKeySha256, run);
-      return session;
-    })();
+    sessionPromise ??= connect();
     // A failed connect must not be cached for the rest of the tick.
+    sessionPromise.catch(() => (sessionPromise = undefined));
+    return sessionPromise;
+  };
+
+  const reconnect = async (readyTimeoutMs?: number) => {
+    const previous = sessionPromise;
+    sessionPromise = undefined;
+    (await previous?.catch(() => undefined))?.close();
+    sessionPromise = connect(readyTimeoutMs);
     sessionPromise.catch(() => (sessionPromise = undefined));
     return sessionPromise;
   };
@@ -166,6 +183,7 @@ export function createHostServices(
     services: {
       host,
       ssh,
+      reconnect,
       exec,
       proxmox,
       requiredTemplates,

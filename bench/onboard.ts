@@ -2,10 +2,11 @@
  * `npm run bench:onboard -- --hosts 50 [--time-scale 0.02] [--concurrency 4]`: fresh Debian 13
  * lab nodes onboarded at once, the whole order (createOnboardHostPipeline), by ONE worker.
  *
- * Default 10 hosts, not the issue's 50: each lab host costs ~10–17 CPU seconds of its own
- * (every simulated tool is a node + tsx process), so on the 2-core machine 50 hosts are bound by
- * the lab, not the worker: `--hosts 50` took 10.3 min (546 s wall for the 50, all active, ratio
- * 14.8, under load from other work); `--hosts 10` takes ~3.5 min. The lab's time scale barely
+ * Default 10 hosts, not the issue's 50. Until the simulated tools had their server
+ * (lab/tool-server), each lab host cost ~10–17 CPU seconds of its own (every simulated tool was
+ * a node + tsx process) and `--hosts 50` took 10.3 min; now a host's lab CPU is ~1.5 s, split
+ * below into the lab's process (SSH and API servers, the tool server's thread) and the host's
+ * processes (bash, the tool clients, the build driver). The lab's time scale barely
  * moves the critical path (one host: 38 s at 0.02, 45 s at 0.1 — the simulated sleeps total
  * ~85 nominal seconds; the rest is tool start-up, SSH handshakes and 0.5 s polls), so no time
  * scale within 10 minutes makes 50 hosts' ~550 lab CPU seconds fit in 1.1 × one host's path.
@@ -36,6 +37,7 @@ import { inArray } from "drizzle-orm";
 import pg from "pg";
 import type { WorkerEvents } from "graphile-worker";
 import { startImageServer, startLab, type ImageServer, type LabNode } from "@/lab";
+import { toolServerStats } from "@/lab/tool-server";
 import { createDb, type Database } from "@/lib/db/client";
 import { migrateDatabase } from "@/lib/db/migrate";
 import { runs } from "@/lib/db/schema";
@@ -166,17 +168,35 @@ type Round = {
   hostCommands: number;
   /** Everything the round cost on this machine: lab, its tools, the worker, Postgres excluded. */
   treeCpuSeconds: number;
+  /** Of which: this process (the lab's SSH/API servers and tool server, the bench itself). */
+  selfCpuSeconds: number;
+  /** Simulated tool calls, and the tool server thread's CPU seconds (part of selfCpuSeconds). */
+  toolCalls: number;
+  toolServerCpuSeconds: number;
 };
 
 /**
- * CPU seconds of this process and its reaped children (the lab's tool processes: bash, the
- * simulated apt/qm/virt-*, and the worker process once it exited), from /proc/self/stat.
+ * CPU seconds of this process (all its threads: the tool server's too) and its reaped children
+ * (the lab hosts' processes: bash, the tool clients, and the worker process once it exited),
+ * from /proc/self/stat. A process that left the tree (`nohup setsid`, as the template build's
+ * driver) is not counted, but the tools it calls run in the tool server and are.
  */
-function processTreeCpuSeconds(): number {
+function processTreeCpuSeconds(): { tree: number; self: number } {
   const fields = fs.readFileSync("/proc/self/stat", "utf8").split(") ")[1]!.split(" ");
   // utime, stime, cutime, cstime are fields 14–17 of stat(5); [0] here is field 3.
-  const ticks = [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0);
-  return ticks / 100;
+  const seconds = (indexes: number[]) =>
+    indexes.reduce((sum, i) => sum + Number(fields[i]), 0) / 100;
+  return { tree: seconds([11, 12, 13, 14]), self: seconds([11, 12]) };
+}
+
+/** Tool calls and tool server CPU so far (zero while no tool server runs). */
+async function toolServerTotals(): Promise<{ calls: number; cpuSeconds: number }> {
+  const stats = await toolServerStats();
+  if (stats === null) return { calls: 0, cpuSeconds: 0 };
+  return {
+    calls: Object.values(stats.calls).reduce((sum, n) => sum + n, 0),
+    cpuSeconds: stats.cpuSeconds,
+  };
 }
 
 async function settledAll(db: Database, runIds: string[], timeoutMs: number) {
@@ -212,6 +232,7 @@ async function round(options: {
     ),
   );
   const cpu0 = processTreeCpuSeconds();
+  const tools0 = await toolServerTotals();
   const worker = await startWorkerProcess(options.url, options.config, options.concurrency);
   const { db, pool } = createDb(options.url, 4);
   try {
@@ -257,7 +278,14 @@ async function round(options: {
       ),
       sshAuthAttempts: nodes.reduce((n, node) => n + node.authAttempts.length, 0),
       hostCommands: nodes.reduce((n, node) => n + node.commands.length, 0),
-      treeCpuSeconds: processTreeCpuSeconds() - cpu0,
+      ...(() => {
+        const cpu = processTreeCpuSeconds();
+        return { treeCpuSeconds: cpu.tree - cpu0.tree, selfCpuSeconds: cpu.self - cpu0.self };
+      })(),
+      ...(await toolServerTotals().then((tools) => ({
+        toolCalls: tools.calls - tools0.calls,
+        toolServerCpuSeconds: tools.cpuSeconds - tools0.cpuSeconds,
+      }))),
     };
   } finally {
     await worker.kill();
@@ -317,10 +345,18 @@ async function main() {
   report(`worker CPU, ${hosts} hosts`, many.worker.cpuSeconds, "s");
   report("worker CPU per host", many.worker.cpuSeconds / hosts, "s");
   report(
-    "lab CPU per host (SSH/API servers and simulated tools)",
+    "lab CPU per host (SSH/API servers and simulated tools; goal ≤ 1)",
     (many.treeCpuSeconds - many.worker.cpuSeconds) / hosts,
     "s",
   );
+  report("lab CPU per host in the lab's process", many.selfCpuSeconds / hosts, "s");
+  report("lab CPU per host in the tool server's thread", many.toolServerCpuSeconds / hosts, "s");
+  report(
+    "lab CPU per host in the hosts' processes (bash, tool clients, jobs)",
+    (many.treeCpuSeconds - many.selfCpuSeconds - many.worker.cpuSeconds) / hosts,
+    "s",
+  );
+  report("simulated tool calls per host", many.toolCalls / hosts, "calls");
   report("machine cores", os.availableParallelism(), "cores");
   report("SSH connections opened per host, baseline", one.sshConnections, "connections");
   report("SSH connections opened per host", many.sshConnections / hosts, "connections");

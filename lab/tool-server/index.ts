@@ -85,6 +85,32 @@ export async function acquireToolServer(): Promise<ToolServerLease> {
   };
 }
 
+export type ToolServerStats = {
+  /** Calls per tool name since the server started. */
+  calls: Record<string, number>;
+  /** CPU seconds of the server's thread since it started (tool runs included). */
+  cpuSeconds: number;
+};
+
+let statsRequests = 0;
+
+/** What the running tool server has done so far; null when none runs. */
+export async function toolServerStats(): Promise<ToolServerStats | null> {
+  const state = current;
+  if (state === null) return null;
+  const id = ++statsRequests;
+  return new Promise((resolve) => {
+    const onMessage = (message: { stats?: number } & Partial<ToolServerStats>) => {
+      if (message.stats !== id) return;
+      state.worker.off("message", onMessage);
+      resolve({ calls: message.calls ?? {}, cpuSeconds: message.cpuSeconds ?? 0 });
+    };
+    state.worker.on("message", onMessage);
+    state.worker.once("exit", () => resolve(null));
+    state.worker.postMessage({ stats: id });
+  });
+}
+
 /** Where a node's tool clients find the server: `<root>/.lab/tool-server` ("port token"). */
 export function writeToolServerAddress(root: string, address: ToolServerAddress): void {
   const file = path.join(root, ".lab", "tool-server");

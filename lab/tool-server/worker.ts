@@ -1,4 +1,5 @@
 import { timingSafeEqual } from "node:crypto";
+import { readFileSync } from "node:fs";
 import net from "node:net";
 import { parentPort, workerData } from "node:worker_threads";
 import vm from "node:vm";
@@ -20,6 +21,7 @@ type WorkerData = { token: string; tools: Record<ToolEntry, string> };
 const { token, tools } = workerData as WorkerData;
 const expectedToken = Buffer.from(token);
 const compiled = new Map<ToolEntry, CompiledBundle>();
+const callsByTool = new Map<string, number>();
 /** A client that connected must send its request at once. */
 const REQUEST_TIMEOUT_MS = 10_000;
 
@@ -44,6 +46,7 @@ function start(request: ToolRequest, socket: net.Socket): ToolCall {
     if (!socket.destroyed) socket.write(frame(type, payload));
   };
   const { entry, argv } = entryOf(request.tool, request.argv);
+  callsByTool.set(request.tool, (callsByTool.get(request.tool) ?? 0) + 1);
   const call = new ToolCall(
     { argv, env: request.env, cwd: request.cwd, pid: request.pid, ppid: request.ppid },
     {
@@ -107,6 +110,22 @@ for (const event of ["unhandledRejection", "uncaughtException"] as const) {
     );
   });
 }
+
+/** CPU seconds of this thread alone (utime + stime of /proc/thread-self/stat). */
+function threadCpuSeconds(): number {
+  const fields = readFileSync("/proc/thread-self/stat", "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+// The benchmarks ask what the tools cost: calls per tool and this thread's CPU time.
+parentPort?.on("message", (message: { stats?: number }) => {
+  if (message.stats === undefined) return;
+  parentPort?.postMessage({
+    stats: message.stats,
+    calls: Object.fromEntries(callsByTool),
+    cpuSeconds: threadCpuSeconds(),
+  });
+});
 
 const server = net.createServer(onConnection);
 server.on("error", (error) => parentPort?.postMessage({ error: error.message }));

@@ -54,12 +54,11 @@ export type PlanPreview = {
 };
 
 export async function planPreview(db: Database, now = new Date()): Promise<PlanPreview> {
-  const [settings, records, states, clusterGroups] = await Promise.all([
-    readPowerSettings(db),
-    loadTargets(db),
-    readMonitorStates(db),
-    loadClusterGroups(db),
-  ]);
+  // In sequence: `db` may be a transaction (a previewed plan change), one query at a time.
+  const settings = await readPowerSettings(db);
+  const records = await loadTargets(db);
+  const states = await readMonitorStates(db);
+  const clusterGroups = await loadClusterGroups(db);
   const upsList = [
     ...new Map(records.flatMap((r) => r.feeds.map((f) => [f.upsId, f.upsName] as const))),
   ].map(([id, name]) => ({ id, name }));

@@ -2,9 +2,10 @@ import { isInstalled } from "../dpkg-status";
 import { toolRoot } from "../lab-state";
 
 /**
- * Entry of every simulated Debian tool: `main.ts <tool> [args…]` (the bash wrappers in
- * lab/tools/bin call it). Tools provided by a package that is not installed on the lab host
- * answer like bash does for a missing command.
+ * Entry of every simulated Debian tool: `main.ts <tool> [args…]`, run by the lab's tool server
+ * (lab/tool-server) for the clients in lab/tools/bin, once per call as if it were its own
+ * process. Tools provided by a package that is not installed on the lab host answer like bash
+ * does for a missing command.
  */
 
 const PROVIDED_BY: Record<string, string> = {

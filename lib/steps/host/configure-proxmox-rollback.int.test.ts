@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
@@ -7,14 +8,20 @@ import { createHost } from "@/lib/hosts/create-host";
 import { readLogTail } from "@/lib/logs/read";
 import { definePipeline, type Pipeline, type Step } from "@/lib/pipeline/step";
 import { retryRun } from "@/lib/runs/retry-run";
-import type { LabNode } from "@/lab";
+import { waitUntil, type LabNode } from "@/lab";
 import { markInstalled } from "@/lab/debian/dpkg-status";
 import { createPmxcfs } from "@/lab/pve/seed";
 import { labExec, labExecOk } from "@/lab/test-helpers";
 import { startStepHarness, type StepHarness } from "@/test/fixtures/step-harness";
 import { settled as settledRun, startTestRun } from "@/test/runs";
 import { onboardingConfigFromEnv } from "./config";
-import { configureProxmoxStep, ROLLBACK_UNIT } from "./configure-proxmox";
+import {
+  APPLY_NETWORK,
+  bridgeInterfaces,
+  configureProxmoxStep,
+  prepareNetworkCommand,
+  ROLLBACK_UNIT,
+} from "./configure-proxmox";
 import { connectHost } from "./connect-host";
 import { createHostServices, type HostServices } from "./services";
 
@@ -83,6 +90,30 @@ async function debianHost(): Promise<{ node: LabNode; hostId: string }> {
 }
 
 const read = (node: LabNode, file: string) => readFile(path.join(node.root, file), "utf8");
+/**
+ * What a visit cut short leaves on the host: the change prepared and its rollback timer armed
+ * (with the step's own commands), and — with `apply` — the change applied but never confirmed.
+ */
+async function interruptedVisit(node: LabNode, apply: boolean, seconds: number): Promise<void> {
+  const interfaces = await read(node, "etc/network/interfaces");
+  const plan = bridgeInterfaces(interfaces, "eno1");
+  if (!("content" in plan)) throw new Error(plan.refuse);
+  await labExecOk(
+    node,
+    prepareNetworkCommand(createHash("sha256").update(interfaces).digest("hex"), seconds),
+    { stdin: plan.content },
+  );
+  if (!apply) return;
+  await labExecOk(node, APPLY_NETWORK);
+  await waitUntil(
+    () => existsSync(path.join(node.root, "var/lib/clupilot/jobs/configure-network/result")),
+    {
+      timeoutMs: 20_000,
+      what: "the apply's result",
+    },
+  );
+}
+
 const logOf = async (runId: string) =>
   (await readLogTail(db, runId, 5000)).map((l) => l.text).join("\n");
 
@@ -155,6 +186,47 @@ describe("ConfigureProxmox changes the network under a rollback timer", () => {
     const retried = await settledRun(db, runId, 120_000);
     expect(retried.failureReason ?? "").toBe("");
     expect(retried.status).toBe("succeeded");
+    expect(await read(node, ".lab/network-applied")).toContain("iface vmbr0 inet static");
+  });
+
+  it("re-visit after an apply whose visit was cut short: the pending timer is found, vmbr0 is confirmed over a new connection and the timer cancelled", async () => {
+    const { node, hostId } = await debianHost();
+    await interruptedVisit(node, true, 90);
+    expect(await labExecOk(node, `systemctl is-active ${ROLLBACK_UNIT}.timer`)).toBe("active\n");
+
+    const runId = await startTestRun(db, network, hostId);
+    const run = await settledRun(db, runId, 120_000);
+    expect(run.failureReason ?? "").toBe("");
+    expect(run.status).toBe("succeeded");
+    const log = await logOf(runId);
+    expect(log).toContain(
+      "an earlier visit applied vmbr0 and was cut short before confirming it; the rollback timer is still pending, so confirming over a new SSH connection",
+    );
+    expect(log).toContain(`cancelled: rollback timer ${ROLLBACK_UNIT}.timer stopped`);
+    // Not rolled back, never re-applied: one ifreload (the interrupted visit's) kept.
+    expect(existsSync(path.join(node.root, `.lab/transient/${ROLLBACK_UNIT}.journal`))).toBe(false);
+    expect(await read(node, ".lab/network-applied")).toContain("iface vmbr0 inet static");
+    expect(log).not.toContain("clupilot-apply-network");
+  });
+
+  it("re-visit while a timer from a visit cut short before its apply is pending: the step waits for the host's rollback, then applies again under a new timer", async () => {
+    const { node, hostId } = await debianHost();
+    await interruptedVisit(node, false, ROLLBACK_SECONDS);
+
+    const runId = await startTestRun(db, network, hostId);
+    const run = await settledRun(db, runId, 180_000);
+    expect(run.failureReason ?? "").toBe("");
+    expect(run.status).toBe("succeeded");
+    const log = await logOf(runId);
+    const waiting = log.indexOf("an earlier visit's rollback timer is still pending (due in ");
+    const rolledBack = log.indexOf("the host put its previous network back by itself (");
+    const cancelled = log.indexOf(`cancelled: rollback timer ${ROLLBACK_UNIT}.timer stopped`);
+    expect(waiting).toBeGreaterThan(-1);
+    expect(rolledBack).toBeGreaterThan(waiting);
+    expect(cancelled).toBeGreaterThan(rolledBack);
+    // The old timer ran once (it put back the unchanged file); the new one was cancelled.
+    const journal = await read(node, `.lab/transient/${ROLLBACK_UNIT}.journal`);
+    expect(journal.match(/Started /g)).toHaveLength(1);
     expect(await read(node, ".lab/network-applied")).toContain("iface vmbr0 inet static");
   });
 });

@@ -37,6 +37,7 @@ import { inArray } from "drizzle-orm";
 import pg from "pg";
 import type { WorkerEvents } from "graphile-worker";
 import { startImageServer, startLab, type ImageServer, type LabNode } from "@/lab";
+import { labProxmoxKeyring } from "@/lab/debian/apt-sources";
 import { toolServerStats } from "@/lab/tool-server";
 import { createDb, type Database } from "@/lib/db/client";
 import { migrateDatabase } from "@/lib/db/migrate";
@@ -65,7 +66,7 @@ async function labConfig(image: ImageServer): Promise<OnboardingConfig> {
     ...onboardingConfigFromEnv({}),
     cloudImageUrl: image.imageUrl,
     cloudImageSumsUrl: image.sumsUrl,
-    proxmoxKeyringUrl: image.keyringUrl,
+    ...labProxmoxKeyring(image.keyringUrl),
     pollSeconds: 0.5,
     rebootDeadlineSeconds: 300,
   };

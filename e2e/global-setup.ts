@@ -3,6 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { chromium, expect } from "@playwright/test";
+import { labProxmoxKeyringEnv } from "../lab/debian/apt-sources";
 import { startImageServer } from "../lab/image/server";
 import { embeddedPostgresUrl, freePort } from "../lib/db/embedded-postgres";
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../test/chromium";
@@ -33,7 +34,7 @@ export default async function globalSetup() {
     CLUPILOT_PG_PORT: String(pgPort),
     CLUPILOT_CLOUD_IMAGE_URL: images.imageUrl,
     CLUPILOT_CLOUD_IMAGE_SUMS_URL: images.sumsUrl,
-    CLUPILOT_PROXMOX_KEYRING_URL: images.keyringUrl,
+    ...labProxmoxKeyringEnv(images.keyringUrl),
     // Lab hosts run on compressed time: poll them as often.
     CLUPILOT_POLL_SECONDS: "0.5",
     CLUPILOT_REBOOT_DEADLINE_SECONDS: "120",

@@ -5,6 +5,7 @@ import { parseArgs } from "node:util";
 
 import { describeCluster, labClusterGuests } from "./cli-cluster";
 import { controlCluster, controlPbs } from "./control/cluster";
+import { labProxmoxKeyringEnv } from "./debian/apt-sources";
 import { startControlServer, type ControlServer } from "./control/server";
 import { MAX_FLEET_NODES, startFleet, type LabFleet, type StartFleetOptions } from "./fleet";
 import { startImageServer, type ImageServer } from "./image/server";
@@ -435,7 +436,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   const consoleEnv = {
     CLUPILOT_CLOUD_IMAGE_URL: images!.imageUrl,
     CLUPILOT_CLOUD_IMAGE_SUMS_URL: images!.sumsUrl,
-    CLUPILOT_PROXMOX_KEYRING_URL: images!.keyringUrl,
+    ...labProxmoxKeyringEnv(images!.keyringUrl),
     CLUPILOT_POLL_SECONDS: "2",
   };
   process.stdout.write(

@@ -19,6 +19,7 @@ shellcheck                           shellcheck      the deploy scripts pass she
 openssl                              openssl         lab nodes run the deploy scripts
 curl                                 curl            lab nodes run the deploy scripts
 ps                                   procps          lab nodes run the deploy scripts
+gpg                                  gpg             lab nodes check the Proxmox keyring (gpg --show-keys)
 /usr/sbin/upsd                       nut-server      power: a real NUT server
 /usr/sbin/upsdrvctl                  nut-server      power: starts the UPS driver
 /usr/lib/nut/dummy-ups               nut-server      power: the simulated UPS driver

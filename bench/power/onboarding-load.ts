@@ -1,5 +1,6 @@
 import { inArray } from "drizzle-orm";
 import { startLab, type ImageServer, type LabNode } from "@/lab";
+import { labProxmoxKeyring } from "@/lab/debian/apt-sources";
 import type { Database } from "@/lib/db/client";
 import { runs } from "@/lib/db/schema";
 import { createHost } from "@/lib/hosts/create-host";
@@ -17,7 +18,7 @@ export async function labOnboardingConfig(image: ImageServer): Promise<Onboardin
     ...onboardingConfigFromEnv({}),
     cloudImageUrl: image.imageUrl,
     cloudImageSumsUrl: image.sumsUrl,
-    proxmoxKeyringUrl: image.keyringUrl,
+    ...labProxmoxKeyring(image.keyringUrl),
     pollSeconds: 0.5,
     rebootDeadlineSeconds: 300,
   };

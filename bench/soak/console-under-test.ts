@@ -3,6 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { ImageServer } from "@/lab";
+import { labProxmoxKeyringEnv } from "@/lab/debian/apt-sources";
 import { embeddedPostgresUrl, freePort } from "@/lib/db/embedded-postgres";
 import { ensureProductionBuild } from "../support/production-build";
 import { exitOf } from "../support/processes";
@@ -74,7 +75,7 @@ export async function startConsoleUnderTest(images: ImageServer): Promise<Consol
     CLUPILOT_WORKERS: "2",
     CLUPILOT_CLOUD_IMAGE_URL: images.imageUrl,
     CLUPILOT_CLOUD_IMAGE_SUMS_URL: images.sumsUrl,
-    CLUPILOT_PROXMOX_KEYRING_URL: images.keyringUrl,
+    ...labProxmoxKeyringEnv(images.keyringUrl),
     // Lab hosts run on compressed time: poll them as often.
     CLUPILOT_POLL_SECONDS: "0.5",
     CLUPILOT_REBOOT_DEADLINE_SECONDS: "120",

@@ -1,6 +1,8 @@
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 
+import type { OnboardingConfig } from "@/lib/steps/host/config";
 import type { RepoId } from "./catalog";
 import { hostPath } from "./lab-state";
 
@@ -165,25 +167,59 @@ export function identifyRepo(source: AptSource): KnownRepo | null {
 }
 
 /**
- * The lab's stand-in for Proxmox's archive keyring (binary OpenPGP: starts with a public-key
- * packet tag, as the real `proxmox-archive-keyring-trixie.gpg` does). Any binary OpenPGP
- * keyring is accepted where the Proxmox key is expected; text (an HTML error page saved by
- * wget, an armored key in a `.gpg` file) is not — as with apt's sqv.
+ * The lab's stand-in for Proxmox's archive keyring: a real OpenPGP public key (ed25519, made
+ * for the lab with `gpg --quick-gen-key`; its secret half was never kept), so the product's
+ * `sha256sum` and `gpg --show-keys` checks run unchanged against it. The lab's repository
+ * "is signed" by this key: apt accepts a Proxmox source only when its keyring holds it, as
+ * apt's sqv accepts only the key that made the signature.
  */
-export const LAB_PROXMOX_KEYRING: Buffer = Buffer.concat([
-  Buffer.from([0x99, 0x02, 0x0d, 0x04]),
-  Buffer.from("CluPilot lab stand-in for the Proxmox Archive Keyring (trixie)\n".repeat(8)),
-]);
+export const LAB_PROXMOX_KEYRING: Buffer = Buffer.from(
+  "mDMEaw7rIBYJKwYBBAHaRw8BAQdAwTN5Wgg/ZzS0h1C6VghMXgV3Fn+ZZtBhi2kaYLlNOUy0SkNsdVBpbG90IExhYiBQ" +
+    "cm94bW94IEFyY2hpdmUgS2V5ICh0cml4aWUsIGxhYiBvbmx5KSA8bGFiQGNsdXBpbG90LmludmFsaWQ+iJAEExYIADgW" +
+    "IQSVMLrI2IUmb/FSSWzhiZ4H58r8GAUCaw7rIAIbAwULCQgHAgYVCgkICwIEFgIDAQIeAQIXgAAKCRDhiZ4H58r8GPQV" +
+    "AP9SgTguWvPeXf6pNjDBN3rC/7x6LTJH+viIKO1QAvXngAEAsu+1sT7jnroJGc1lLFWEk6HZyApLZicj5TeSIDaRDQc=",
+  "base64",
+);
 
-export const PROXMOX_KEY_FINGERPRINT = "24B30F06ECC1836A4E5EFECBA7BCD1420BFE778E";
+/** `gpg --show-keys` of {@link LAB_PROXMOX_KEYRING}. */
+export const LAB_PROXMOX_KEY_FINGERPRINT = "9530BAC8D885266FF152496CE1899E07E7CAFC18";
+export const LAB_PROXMOX_KEYRING_SHA256 = createHash("sha256")
+  .update(LAB_PROXMOX_KEYRING)
+  .digest("hex");
+
+/**
+ * The onboarding configuration that points the product at the lab's keyring, through the
+ * same settings an operator would use for a mirror of Proxmox's (URL, checksum, fingerprint).
+ */
+export function labProxmoxKeyring(
+  url: string,
+): Pick<
+  OnboardingConfig,
+  "proxmoxKeyringUrl" | "proxmoxKeyringSha256" | "proxmoxKeyringFingerprint"
+> {
+  return {
+    proxmoxKeyringUrl: url,
+    proxmoxKeyringSha256: LAB_PROXMOX_KEYRING_SHA256,
+    proxmoxKeyringFingerprint: LAB_PROXMOX_KEY_FINGERPRINT,
+  };
+}
+
+/** {@link labProxmoxKeyring} as the console's environment variables. */
+export function labProxmoxKeyringEnv(url: string): Record<string, string> {
+  return {
+    CLUPILOT_PROXMOX_KEYRING_URL: url,
+    CLUPILOT_PROXMOX_KEYRING_SHA256: LAB_PROXMOX_KEYRING_SHA256,
+    CLUPILOT_PROXMOX_KEYRING_FINGERPRINT: LAB_PROXMOX_KEY_FINGERPRINT,
+  };
+}
 
 export const PROXMOX_KEYRING_PATH = "/usr/share/keyrings/proxmox-archive-keyring.gpg";
 export const DEBIAN_KEYRING_PATH = "/usr/share/keyrings/debian-archive-keyring.gpg";
 
-function isBinaryKeyring(file: string): boolean {
+/** The keyring holds the key the lab's Proxmox repository is signed with. */
+function holdsLabProxmoxKey(file: string): boolean {
   try {
-    const head = fs.readFileSync(file).subarray(0, 1);
-    return head.length === 1 && (head[0] === 0x99 || head[0] === 0x98 || head[0] === 0xc6);
+    return fs.readFileSync(file).includes(LAB_PROXMOX_KEYRING);
   } catch {
     return false;
   }
@@ -212,7 +248,7 @@ export function keyPresent(root: string, source: AptSource, repo: KnownRepo): bo
     }
   }
   if (repo.keyring === "debian") return candidates.some((f) => isDebianKeyring(f));
-  return candidates.some((f) => !isDebianKeyring(f) && isBinaryKeyring(f));
+  return candidates.some((f) => !isDebianKeyring(f) && holdsLabProxmoxKey(f));
 }
 
 /** `var/lib/apt/lists/<uri with _>_dists_<suite>_InRelease`, as apt names it. */

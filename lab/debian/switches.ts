@@ -29,7 +29,7 @@ export function registerDebianSwitches(
       bool(
         "aptLocked",
         "debian.aptLocked",
-        "Another apt holds /var/lib/dpkg/lock-frontend: every apt-get run fails at once (exit 100).",
+        "Another apt (process 1873, apt-get) holds /var/lib/dpkg/lock-frontend while on: apt-get waits as long as its -o DPkg::Lock::Timeout allows (lab-scaled), then fails (exit 100).",
       ),
     )
     .register(

@@ -15,6 +15,7 @@ import { ALREADY_IN_PLACE } from "@/lib/steps/host/already-in-place";
 import { onboardingConfigFromEnv } from "@/lib/steps/host/config";
 import { startImageServer, type ImageServer, type LabNode } from "@/lab";
 import { labExecOk } from "@/lab/test-helpers";
+import { labProxmoxKeyring } from "@/lab/debian/apt-sources";
 import { publishTemplates } from "@/test/fixtures/api-steps";
 import { startStepHarness, type StepHarness } from "@/test/fixtures/step-harness";
 import { hostRow, settled } from "@/test/runs";
@@ -37,7 +38,7 @@ beforeAll(async () => {
     minFreeDiskGiB: 1,
     cloudImageUrl: image.imageUrl,
     cloudImageSumsUrl: image.sumsUrl,
-    proxmoxKeyringUrl: image.keyringUrl,
+    ...labProxmoxKeyring(image.keyringUrl),
     pollSeconds: 0.3,
     templateBuildDeadlineSeconds: 300,
     rebootDeadlineSeconds: 60,

@@ -18,7 +18,7 @@ import {
   writeHostsCommand,
 } from "@/lib/steps/host/prepare-hostname";
 import {
-  APT_UPDATE,
+  aptUpdateCommand,
   fetchKeyringCommand,
   removeSourceCommand,
   repositoryProbe,
@@ -32,7 +32,7 @@ import {
   startJobCommand,
 } from "@/lib/steps/host/remote-job";
 import {
-  KERNEL_JOB_BODY,
+  kernelJobBody,
   KERNEL_PROBE,
   packageStatesCommand,
 } from "@/lib/steps/host/install-proxmox-kernel";
@@ -250,10 +250,13 @@ export const commandCatalog: readonly CommandCatalogEntry[] = [
   {
     name: "steps/host/InstallProxmoxRepository",
     samples: () => [
-      APT_UPDATE,
+      aptUpdateCommand(30),
       ...HOSTILE_VALUES.flatMap((value) => [
         repositoryProbe(`http://example.test/${value}`),
-        fetchKeyringCommand(value),
+        fetchKeyringCommand(
+          { url: value, sha256: "0".repeat(64), fingerprint: "A".repeat(40) },
+          300,
+        ),
       ]),
       ...["pve-install-repo.sources", "pve-enterprise.list", "sources.list"].flatMap((name) => [
         writeSourceCommand(name),
@@ -266,19 +269,22 @@ export const commandCatalog: readonly CommandCatalogEntry[] = [
     name: "steps/host/InstallProxmoxKernel+InstallProxmoxVe",
     samples: () => [
       KERNEL_PROBE,
-      KERNEL_JOB_BODY,
+      kernelJobBody(300),
       PVE_PROBE,
       packageStatesCommand(HOSTILE_VALUES),
       ...HOSTILE_VALUES.map((value) => {
-        const plan = planPveJob({
-          // Package names come from the host's dpkg: hostile ones must stay words.
-          states: new Map([
-            [`linux-image-6.12${value}`, "installed"],
-            ["os-prober", "installed"],
-          ]),
-          runningKernel: "6.17.2-1-pve",
-          fqdn: value,
-        });
+        const plan = planPveJob(
+          {
+            // Package names come from the host's dpkg: hostile ones must stay words.
+            states: new Map([
+              [`linux-image-6.12${value}`, "installed"],
+              ["os-prober", "installed"],
+            ]),
+            runningKernel: "6.17.2-1-pve",
+            fqdn: value,
+          },
+          300,
+        );
         return "body" in plan ? plan.body : "false";
       }),
     ],

@@ -6,7 +6,7 @@ import {
   keyPresent,
   listFile,
   listsDir,
-  PROXMOX_KEY_FINGERPRINT,
+  LAB_PROXMOX_KEY_FINGERPRINT,
   readSources,
   type AptSource,
 } from "../apt-sources";
@@ -39,7 +39,26 @@ type Options = {
   errorOnAny: boolean;
   quiet: number;
   purge: boolean;
+  /** `-o DPkg::Lock::Timeout=N`: seconds to wait for the dpkg lock (0 = fail at once). */
+  lockTimeoutSeconds: number;
 };
+
+/** `-o Name=Value` / `-oName=Value` / `--option Name=Value` (apt's option names ignore case). */
+function configOption(argv: string[], i: number): { name: string; value: string; next: number } {
+  const arg = argv[i]!;
+  const inline = arg.startsWith("--option=")
+    ? arg.slice("--option=".length)
+    : arg.startsWith("-o") && arg.length > 2
+      ? arg.slice(2)
+      : null;
+  const text = inline ?? argv[i + 1] ?? "";
+  const eq = text.indexOf("=");
+  return {
+    name: (eq > 0 ? text.slice(0, eq) : text).toLowerCase(),
+    value: eq > 0 ? text.slice(eq + 1) : "",
+    next: inline === null ? i + 1 : i,
+  };
+}
 
 export async function aptGet(
   tool: "apt-get" | "apt",
@@ -52,6 +71,7 @@ export async function aptGet(
     errorOnAny: false,
     quiet: 0,
     purge: false,
+    lockTimeoutSeconds: 0,
   };
   const words: string[] = [];
   for (let i = 0; i < argv.length; i++) {
@@ -62,9 +82,13 @@ export async function aptGet(
     else if (arg === "--purge") options.purge = true;
     else if (arg === "-q" || arg === "--quiet") options.quiet++;
     else if (arg === "-qq") options.quiet += 2;
-    else if (arg === "-o" || arg === "-c") i++;
-    else if (arg.startsWith("-o") || arg.startsWith("--option")) continue;
-    else if (/^-[a-z]+$/.test(arg) && arg.includes("y")) options.yes = true;
+    else if (arg === "-c") i++;
+    else if (arg.startsWith("-o") || arg.startsWith("--option")) {
+      const option = configOption(argv, i);
+      i = option.next;
+      if (option.name === "dpkg::lock::timeout")
+        options.lockTimeoutSeconds = Math.max(0, Number.parseInt(option.value, 10) || 0);
+    } else if (/^-[a-z]+$/.test(arg) && arg.includes("y")) options.yes = true;
     else if (arg.startsWith("-"))
       continue; // --fix-broken, --allow-downgrades, …: accepted, no effect
     else words.push(arg);
@@ -73,24 +97,25 @@ export async function aptGet(
     err("\nWARNING: apt does not have a stable CLI interface. Use with caution in scripts.\n");
   }
   const [command, ...packages] = words;
-  const faults = readDebianFaults(root);
+  // Read once the lock is taken: a fault switched while apt waited applies to this run.
+  const faults = () => readDebianFaults(root);
   switch (command) {
     case undefined:
       out(`${tool} 3.0.3 (amd64)\nUsage: ${tool} [options] command`);
       return 1;
     case "update":
-      return withLock(root, faults, () => update(root, faults, options));
+      return withLock(root, options, () => update(root, faults(), options));
     case "install":
-      return withLock(root, faults, () => install(root, faults, options, packages));
+      return withLock(root, options, () => install(root, faults(), options, packages));
     case "remove":
     case "purge":
-      return withLock(root, faults, () =>
+      return withLock(root, options, () =>
         remove(root, options, packages, command === "purge" || options.purge),
       );
     case "upgrade":
     case "full-upgrade":
     case "dist-upgrade":
-      return withLock(root, faults, async () => {
+      return withLock(root, options, async () => {
         readingLists();
         if (command !== "upgrade") out("Calculating upgrade...");
         out("0 upgraded, 0 newly installed, 0 to remove and 0 not upgraded.");
@@ -99,7 +124,7 @@ export async function aptGet(
     case "autoremove":
     case "clean":
     case "autoclean":
-      return withLock(root, faults, async () => {
+      return withLock(root, options, async () => {
         readingLists();
         if (command === "autoremove")
           out("0 upgraded, 0 newly installed, 0 to remove and 0 not upgraded.");
@@ -117,33 +142,60 @@ function readingLists(): void {
   out("Reading state information...");
 }
 
+const FRONTEND_LOCK = "/var/lib/dpkg/lock-frontend";
+
+/**
+ * Who holds the dpkg frontend lock, or null: another lab apt (its PID in the lock file, alive),
+ * or — with the `aptLocked` fault on — the apt-daily run of a fresh machine (PID 1873).
+ */
+function lockHolder(root: string): { pid: number; name: string } | null {
+  if (readDebianFaults(root).aptLocked) return { pid: 1873, name: "apt-get" };
+  try {
+    const pid = Number(fs.readFileSync(hostPath(root, FRONTEND_LOCK), "utf8").trim());
+    if (pid > 0 && pid !== process.pid) {
+      process.kill(pid, 0);
+      // As apt names it: the holder's comm (at most 15 characters, e.g. "unattended-upgr").
+      const name = fs.readFileSync(`/proc/${pid}/comm`, "utf8").trim() || "unknown";
+      return { pid, name };
+    }
+  } catch {
+    // free
+  }
+  return null;
+}
+
+/**
+ * apt's frontend lock (apt-pkg/deb/debsystem.cc, apt-pkg/contrib/fileutl.cc): held by
+ * another process → with `DPkg::Lock::Timeout=N` wait up to N s (lab-scaled), printing
+ * "Waiting for cache lock: …" as apt's progress does; still held → apt's two E: lines, exit 100.
+ */
 async function withLock(
   root: string,
-  faults: DebianFaults,
+  options: Options,
   body: () => Promise<number>,
 ): Promise<number> {
-  const lock = hostPath(root, "/var/lib/dpkg/lock-frontend");
-  const holder = (() => {
-    try {
-      const pid = Number(fs.readFileSync(lock, "utf8").trim());
-      if (pid > 0 && pid !== process.pid) {
-        process.kill(pid, 0);
-        return pid;
-      }
-    } catch {
-      // free
+  const lock = hostPath(root, FRONTEND_LOCK);
+  const started = Date.now();
+  const waitMs = scaled(root, options.lockTimeoutSeconds * 1000);
+  const stepMs = Math.max(10, scaled(root, 1000));
+  let shownAt = -Infinity;
+  for (let holder = lockHolder(root); holder !== null; holder = lockHolder(root)) {
+    const message = `Could not get lock ${FRONTEND_LOCK}. It is held by process ${holder.pid} (${holder.name})`;
+    const elapsedMs = Date.now() - started;
+    if (elapsedMs >= waitMs) {
+      err(`E: ${message}`);
+      err("N: Be aware that removing the lock file is not a solution and may break your system.");
+      err(
+        `E: Unable to acquire the dpkg frontend lock (${FRONTEND_LOCK}), is another process using it?`,
+      );
+      return 100;
     }
-    return null;
-  })();
-  if (faults.aptLocked || holder !== null) {
-    const pid = holder ?? 1873;
-    err(
-      `E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process ${pid} (apt-get)`,
-    );
-    err(
-      "E: Unable to acquire the dpkg frontend lock (/var/lib/dpkg/lock-frontend), is another process using it?",
-    );
-    return 100;
+    // One progress line per five (lab) seconds of waiting, with the seconds waited.
+    if (elapsedMs - shownAt >= 5 * stepMs) {
+      shownAt = elapsedMs;
+      out(`Waiting for cache lock: ${message}... ${Math.round(elapsedMs / stepMs)}s`);
+    }
+    await sleep(stepMs);
   }
   fs.mkdirSync(path.dirname(lock), { recursive: true });
   fs.writeFileSync(lock, `${process.pid}\n`);
@@ -220,7 +272,7 @@ async function update(root: string, faults: DebianFaults, options: Options): Pro
     if (!keyPresent(root, source, repo)) {
       const message =
         `Sub-process /usr/bin/sqv returned an error code (1), error message is: Missing key ` +
-        `${repo.keyring === "proxmox" ? PROXMOX_KEY_FINGERPRINT : "4D64FEC119C2029067D6E791F8D2585B8783D481"}, which is needed to verify signature.`;
+        `${repo.keyring === "proxmox" ? LAB_PROXMOX_KEY_FINGERPRINT : "4D64FEC119C2029067D6E791F8D2585B8783D481"}, which is needed to verify signature.`;
       out(`Get:${n} ${label(source)} InRelease [2,771 B]`);
       out(`Err:${n} ${label(source)} InRelease`);
       out(`  ${message}`);

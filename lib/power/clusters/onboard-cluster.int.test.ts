@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "@/lib/db/client";
 import { startImageServer, startLabCluster, type ImageServer, type LabCluster } from "@/lab";
+import { labProxmoxKeyringEnv } from "@/lab/debian/apt-sources";
 import { createOnboardHostPipeline } from "@/lib/steps/host";
 import { onboardingConfigFromEnv } from "@/lib/steps/host/config";
 import { hostRow, insertLabHost, runToEnd } from "@/test/fixtures/api-steps";
@@ -22,8 +23,8 @@ beforeAll(async () => {
     onboardingConfigFromEnv({
       CLUPILOT_CLOUD_IMAGE_URL: images.imageUrl,
       CLUPILOT_CLOUD_IMAGE_SUMS_URL: images.sumsUrl,
-      CLUPILOT_PROXMOX_KEYRING_URL: images.keyringUrl,
-    } as NodeJS.ProcessEnv),
+      ...labProxmoxKeyringEnv(images.keyringUrl),
+    }),
   );
   harness = await startStepHarness({ pipelines: { [onboard.name]: onboard } });
   db = harness.db;

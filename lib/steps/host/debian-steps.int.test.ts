@@ -16,6 +16,7 @@ import {
   type StartLabOptions,
 } from "@/lab";
 import { PVE_KERNEL } from "@/lab/debian/catalog";
+import { labProxmoxKeyring } from "@/lab/debian/apt-sources";
 import { markInstalled } from "@/lab/debian/dpkg-status";
 import { writeNextKernel } from "@/lab/debian/lab-state";
 import { startStepHarness, type StepHarness } from "@/test/fixtures/step-harness";
@@ -62,7 +63,7 @@ beforeAll(async () => {
     ...onboardingConfigFromEnv({} as NodeJS.ProcessEnv),
     minMemoryMiB: 256,
     minFreeDiskGiB: 1,
-    proxmoxKeyringUrl: image.keyringUrl,
+    ...labProxmoxKeyring(image.keyringUrl),
     pollSeconds: 0.2,
     rebootDeadlineSeconds: 60,
   };
@@ -150,7 +151,7 @@ describe("Debian-side onboarding steps against a fresh lab node over real SSH", 
     );
     expect(
       (await readFile(path.join(node.root, "usr/share/keyrings/proxmox-archive-keyring.gpg")))[0],
-    ).toBe(0x99);
+    ).toBe(0x98);
     // Kernel, reboot, Proxmox VE: one reboot, Proxmox kernel running, Debian kernel gone.
     expect(node.power.history).toHaveLength(1);
     expect(node.power.history[0]!.kernelAfter).toBe(PVE_KERNEL.release);

@@ -1,5 +1,6 @@
 import type { Step } from "@/lib/pipeline/step";
 import { sh } from "@/lib/ssh";
+import { aptLockOption, withAptAdvice } from "./apt-failure";
 import { abortRemoteJob, visitRemoteJob, type GoalCheck, type RemoteJob } from "./remote-job";
 import type { HostServices } from "./services";
 import { withPermanentSshFailures } from "./ssh-failure";
@@ -27,15 +28,31 @@ export function isPresent(status: string | undefined): boolean {
   return status !== undefined && status !== "not-installed" && status !== "config-files";
 }
 
-/** apt's options for unattended work: no prompts, keep changed config files, no debconf UI. */
-export const APT_INSTALL = [
-  "export DEBIAN_FRONTEND=noninteractive",
-  "apt-get install -y -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold",
-].join("\n");
+/**
+ * apt's options for unattended work: no prompts, keep changed config files, no debconf UI, and
+ * wait up to `lockSeconds` for the dpkg lock (apt prints "Waiting for cache lock: … held by
+ * process N (name)" meanwhile: the job's phase line).
+ */
+export function aptInstall(lockSeconds: number): string {
+  return [
+    "export DEBIAN_FRONTEND=noninteractive",
+    `apt-get install -y ${aptLockOption(lockSeconds)} -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold`,
+  ].join("\n");
+}
+
+/**
+ * How long a job's apt waits for the dpkg lock: the configured bound, but never more than half
+ * the job's own deadline (the install itself needs the rest).
+ */
+export function jobLockSeconds(configured: number, deadlineSeconds: number): number {
+  return Math.max(0, Math.min(configured, Math.floor(deadlineSeconds / 2)));
+}
 
 export const KERNEL_PACKAGE = "proxmox-default-kernel";
+const KERNEL_JOB_NAME = "install-proxmox-kernel";
 export const KERNEL_PROBE = packageStatesCommand([KERNEL_PACKAGE]);
-export const KERNEL_JOB_BODY = `${APT_INSTALL} ${KERNEL_PACKAGE}\n`;
+export const kernelJobBody = (lockSeconds: number) =>
+  `${aptInstall(lockSeconds)} ${KERNEL_PACKAGE}\n`;
 
 export function judgeKernelInstalled(states: Map<string, string>): GoalCheck {
   const status = states.get(KERNEL_PACKAGE);
@@ -47,14 +64,17 @@ export function judgeKernelInstalled(states: Map<string, string>): GoalCheck {
       };
 }
 
-export const kernelJob = (deadlineSeconds: number): RemoteJob<Map<string, string>> => ({
-  name: "install-proxmox-kernel",
+export const kernelJob = (
+  deadlineSeconds: number,
+  lockSeconds: number,
+): RemoteJob<Map<string, string>> => ({
+  name: KERNEL_JOB_NAME,
   what: `installing ${KERNEL_PACKAGE}`,
   deadlineSeconds,
   probe: KERNEL_PROBE,
   parse: parsePackageStates,
   goal: judgeKernelInstalled,
-  body: () => ({ body: KERNEL_JOB_BODY }),
+  body: () => ({ body: kernelJobBody(lockSeconds) }),
 });
 
 /**
@@ -66,13 +86,17 @@ export function installProxmoxKernel(
   options: { deadlineSeconds?: number } = {},
 ): Step<HostServices> {
   const deadlineSeconds = options.deadlineSeconds ?? 20 * 60;
-  const job = kernelJob(deadlineSeconds);
+  const name = KERNEL_JOB_NAME;
   return {
     name: "InstallProxmoxKernel",
     maxDuration: () => deadlineSeconds + 600,
-    visit: (ctx) => withPermanentSshFailures(() => visitRemoteJob(ctx, job)),
+    visit: (ctx) =>
+      withPermanentSshFailures(async () => {
+        const lock = jobLockSeconds(ctx.services.config.aptLockTimeoutSeconds, deadlineSeconds);
+        return withAptAdvice(await visitRemoteJob(ctx, kernelJob(deadlineSeconds, lock)), lock);
+      }),
     abort: async (ctx) => {
-      ctx.log(`abort: the apt job was ${await abortRemoteJob(ctx, job.name)}`);
+      ctx.log(`abort: the apt job was ${await abortRemoteJob(ctx, name)}`);
     },
   };
 }

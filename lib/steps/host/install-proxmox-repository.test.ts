@@ -1,18 +1,20 @@
 import { describe, expect, it } from "vitest";
 import {
-  aptErrors,
   desiredSources,
   disableDeb822,
   disableOneLine,
   listFileName,
   parseRepositoryProbe,
   planRepository,
+  keyringRefusal,
   type RepositoryFacts,
 } from "./install-proxmox-repository";
 
 const URL = "http://download.proxmox.com/debian/pve";
+const KEY = "24B30F06ECC1836A4E5EFECBA7BCD1420BFE778E";
+const BOOKWORM_KEY = "F4E136C67CDCE41AE6DE6FC81140AF8F639E0C39";
 const facts = (over: Partial<RepositoryFacts>): RepositoryFacts => ({
-  keyringValid: true,
+  keyringFingerprints: [KEY],
   files: new Map([["pve-install-repo.sources", desiredSources(URL)]]),
   listsPresent: true,
   ...over,
@@ -28,23 +30,24 @@ describe("InstallProxmoxRepository", () => {
     expect(listFileName(URL)).toBe("download.proxmox.com_debian_pve_dists_trixie_InRelease");
   });
 
-  it("parses the keyring's first byte, every source file and the index state", () => {
+  it("parses the keyring's fingerprints, every source file and the index state", () => {
     const parsed = parseRepositoryProbe(
-      "keyring=99\n--clupilot-file-- debian.sources\nTypes: deb\n\n" +
+      `keyring=${BOOKWORM_KEY} ${KEY.toLowerCase()} \n--clupilot-file-- debian.sources\nTypes: deb\n\n` +
         "--clupilot-file-- pve-enterprise.list\ndeb https://enterprise.proxmox.com/debian/pve trixie pve-enterprise\n\n" +
         "--clupilot--\nlists=missing\n",
     );
-    expect(parsed.keyringValid).toBe(true);
+    expect(parsed.keyringFingerprints).toEqual([BOOKWORM_KEY, KEY]);
     expect([...parsed.files.keys()]).toEqual(["debian.sources", "pve-enterprise.list"]);
     expect(parsed.files.get("debian.sources")).toBe("Types: deb\n");
     expect(parsed.listsPresent).toBe(false);
-    expect(parseRepositoryProbe("keyring=3c\n--clupilot--\nlists=present\n").keyringValid).toBe(
-      false,
-    );
+    // An HTML page saved as the keyring: gpg finds no key in it.
+    expect(parseRepositoryProbe("keyring=\n--clupilot--\n").keyringFingerprints).toEqual([]);
+    expect(parseRepositoryProbe("keyring=missing\n--clupilot--\n").keyringFingerprints).toBe(null);
+    expect(parseRepositoryProbe("keyring=no-gpg\n--clupilot--\n").keyringFingerprints).toBe(null);
   });
 
   it("goal holds → an empty plan: nothing fetched, written or updated", () => {
-    expect(planRepository(facts({}), URL)).toEqual({
+    expect(planRepository(facts({}), URL, KEY)).toEqual({
       fetchKeyring: false,
       changes: [],
       update: false,
@@ -53,8 +56,9 @@ describe("InstallProxmoxRepository", () => {
 
   it("a fresh host: key, source file and apt-get update", () => {
     const plan = planRepository(
-      facts({ keyringValid: false, files: new Map(), listsPresent: false }),
+      facts({ keyringFingerprints: null, files: new Map(), listsPresent: false }),
       URL,
+      KEY,
     );
     expect(plan).toEqual({
       fetchKeyring: true,
@@ -84,6 +88,7 @@ describe("InstallProxmoxRepository", () => {
         ]),
       }),
       URL,
+      KEY,
     );
     expect(plan.changes).toEqual([
       { kind: "remove", name: "pve-enterprise.list", reason: "only the enterprise repository" },
@@ -106,11 +111,32 @@ describe("InstallProxmoxRepository", () => {
     );
   });
 
-  it("apt's reason: its E: lines, deduplicated", () => {
-    expect(
-      aptErrors(
-        "W: Some index files failed to download\nE: Failed to fetch http://x/InRelease  Temporary failure resolving 'x'\nE: Failed to fetch http://x/InRelease  Temporary failure resolving 'x'\n",
-      ),
-    ).toBe("Failed to fetch http://x/InRelease  Temporary failure resolving 'x'");
+  it("a keyring that holds other keys only (another vendor's, or none) is fetched again", () => {
+    expect(planRepository(facts({ keyringFingerprints: [BOOKWORM_KEY] }), URL, KEY)).toMatchObject({
+      fetchKeyring: true,
+      update: true,
+    });
+    expect(planRepository(facts({ keyringFingerprints: [] }), URL, KEY).fetchKeyring).toBe(true);
+  });
+
+  it("a refused download names the pinned and the found value, and what to do", () => {
+    const pin = { url: "https://mirror.example/k.gpg", sha256: "AB".repeat(32), fingerprint: KEY };
+    const sum = keyringRefusal(
+      pin,
+      { code: 5, stdout: `sha256=${"cd".repeat(32)}\n`, stderr: "" },
+      300,
+    );
+    expect(sum).toBe(
+      `the keyring downloaded from https://mirror.example/k.gpg has SHA-256 ${"cd".repeat(32)}, but Proxmox's trixie keyring has ${"ab".repeat(32)} (the pinned value): nothing was installed. Check the URL (a proxy or mirror serving another file?); if Proxmox published a new keyring, set CLUPILOT_PROXMOX_KEYRING_SHA256 and CLUPILOT_PROXMOX_KEYRING_FINGERPRINT to the values Proxmox publishes, then Retry`,
+    );
+    const key = keyringRefusal(
+      pin,
+      { code: 6, stdout: `fingerprints=${BOOKWORM_KEY} \n`, stderr: "" },
+      300,
+    );
+    expect(key).toContain(`holds key(s) ${BOOKWORM_KEY}, not the pinned Proxmox key ${KEY}`);
+    expect(keyringRefusal(pin, { code: 6, stdout: "fingerprints=\n", stderr: "" }, 300)).toContain(
+      "holds key(s) (none: not an OpenPGP keyring)",
+    );
   });
 });

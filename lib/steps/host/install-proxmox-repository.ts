@@ -1,10 +1,16 @@
-import { advance, fail, type Step } from "@/lib/pipeline/step";
+import { advance, fail, poll, type Step } from "@/lib/pipeline/step";
 import { sh, shQuote } from "@/lib/ssh";
 import type { OnboardingConfig } from "./config";
 import type { HostServices } from "./services";
 import { withPermanentSshFailures } from "./ssh-failure";
 import { visitShell } from "./visit-shell";
 import { alreadyInPlace } from "./already-in-place";
+import {
+  aptLockOption,
+  classifyAptFailure,
+  describeHolder,
+  explainAptFailure,
+} from "./apt-failure";
 
 /** Where the PVE 9 "Install on Debian 13" guide puts the repository and its key. */
 export const SOURCES_NAME = "pve-install-repo.sources";
@@ -42,13 +48,28 @@ export function listFileName(repositoryUrl: string): string {
 }
 
 /**
- * One round trip: the keyring's first byte (a binary OpenPGP key starts with a public-key
- * packet; an HTML error page saved by a careless download does not), every apt source file,
- * and whether apt has fetched the repository's index.
+ * The fingerprints of every key in an OpenPGP keyring file (`$1`), space-separated, read with
+ * `gpg --show-keys` in a throw-away GNUPGHOME (root's own keyring is never touched).
+ * Prints nothing when the file is not an OpenPGP keyring.
+ */
+const SHOW_FINGERPRINTS = [
+  "fingerprints() {",
+  "  g=$(mktemp -d) || return 1",
+  '  GNUPGHOME="$g" gpg --batch --no-tty --with-colons --show-keys "$1" 2>/dev/null | awk -F: \'$1 == "fpr" { printf "%s ", $10 }\'',
+  '  rm -rf "$g"',
+  "}",
+].join("\n");
+
+/**
+ * One round trip: the fingerprints of the keys in the keyring (the file is Proxmox's when it
+ * holds the pinned key — its checksum is not compared here: once the proxmox-archive-keyring
+ * package is installed it manages the file and its content changes, as Proxmox's guide
+ * warns), every apt source file, and whether apt has fetched the repository's index.
  */
 export function repositoryProbe(repositoryUrl: string): string {
   return [
-    `echo "keyring=$(head -c 1 ${KEYRING} 2>/dev/null | od -An -tx1 | tr -d ' \\n')"`,
+    SHOW_FINGERPRINTS,
+    `if ! command -v gpg > /dev/null 2>&1; then echo "keyring=no-gpg"; elif [ -s ${KEYRING} ]; then echo "keyring=$(fingerprints ${KEYRING})"; else echo "keyring=missing"; fi`,
     `for f in ${MAIN_LIST} ${SOURCES_DIR}/*.list ${SOURCES_DIR}/*.sources; do`,
     `  if [ -f "$f" ]; then printf '%s %s\\n' ${FILE_MARK} "\${f##*/}"; cat "$f"; echo; fi`,
     "done",
@@ -58,7 +79,8 @@ export function repositoryProbe(repositoryUrl: string): string {
 }
 
 export type RepositoryFacts = {
-  keyringValid: boolean;
+  /** Fingerprints of the keys the keyring holds; null when it is missing or gpg is not installed. */
+  keyringFingerprints: string[] | null;
   /** File name (`sources.list` for the main file) → content. */
   files: Map<string, string>;
   listsPresent: boolean;
@@ -68,7 +90,7 @@ export function parseRepositoryProbe(stdout: string): RepositoryFacts {
   const cut = stdout.lastIndexOf(`${SEPARATOR}\n`);
   const head = cut >= 0 ? stdout.slice(0, cut) : stdout;
   const tail = cut >= 0 ? stdout.slice(cut) : "";
-  const keyByte = /^keyring=(\S*)$/m.exec(head)?.[1] ?? "";
+  const keyring = /^keyring=(.*)$/m.exec(head)?.[1]?.trim() ?? "missing";
   const files = new Map<string, string>();
   const parts = head.split(new RegExp(`^${FILE_MARK} `, "m")).slice(1);
   for (const part of parts) {
@@ -78,7 +100,13 @@ export function parseRepositoryProbe(stdout: string): RepositoryFacts {
     files.set(name, part.slice(newline + 1).replace(/\n$/, ""));
   }
   return {
-    keyringValid: ["99", "98", "c6"].includes(keyByte),
+    keyringFingerprints:
+      keyring === "missing" || keyring === "no-gpg"
+        ? null
+        : keyring
+            .split(/\s+/)
+            .filter(Boolean)
+            .map((f) => f.toUpperCase()),
     files,
     listsPresent: /^lists=present$/m.test(tail),
   };
@@ -123,7 +151,11 @@ export type RepositoryPlan = {
 };
 
 /** The goal and what it takes to reach it; an empty plan = the goal holds, touch nothing. */
-export function planRepository(facts: RepositoryFacts, repositoryUrl: string): RepositoryPlan {
+export function planRepository(
+  facts: RepositoryFacts,
+  repositoryUrl: string,
+  keyFingerprint: string,
+): RepositoryPlan {
   const changes: FileChange[] = [];
   const desired = desiredSources(repositoryUrl);
   if (facts.files.get(SOURCES_NAME) !== desired)
@@ -142,7 +174,7 @@ export function planRepository(facts: RepositoryFacts, repositoryUrl: string): R
     else if (next !== null && next !== content)
       changes.push({ kind: "write", name, content: next });
   }
-  const fetchKeyring = !facts.keyringValid;
+  const fetchKeyring = !(facts.keyringFingerprints ?? []).includes(keyFingerprint.toUpperCase());
   return {
     fetchKeyring,
     changes,
@@ -168,35 +200,78 @@ export function removeSourceCommand(name: string): string {
   return `rm -f -- ${pathOf(name)}`;
 }
 
+export type KeyringPin = { url: string; sha256: string; fingerprint: string };
+
 /**
- * Downloads the key with curl on the host to a temp file, checks it is a binary OpenPGP key,
- * then renames it into place — an interrupted or wrong download never becomes the keyring.
+ * Downloads the keyring with curl on the host to a temp file and installs it only when it is
+ * Proxmox's: its SHA-256 is the pinned one (exit 5, `sha256=<actual>` on stdout) and
+ * `gpg --show-keys` finds the pinned key in it (exit 6, `fingerprints=<found>`). Debian's `gpg`
+ * is installed first when missing (exit 7 when that fails; apt prints why). An interrupted or
+ * wrong download never becomes the keyring.
  */
-export function fetchKeyringCommand(url: string): string {
+export function fetchKeyringCommand(pin: KeyringPin, aptLockSeconds: number): string {
   return [
+    SHOW_FINGERPRINTS,
     `k=${KEYRING}`,
+    "if ! command -v gpg > /dev/null 2>&1; then",
+    `  DEBIAN_FRONTEND=noninteractive apt-get ${aptLockOption(aptLockSeconds)} install -y --no-install-recommends gpg || exit 7`,
+    "fi",
     'mkdir -p "$(dirname "$k")" || exit 1',
-    sh`curl -fsSL --retry 2 --connect-timeout 20 --max-time 120 -o "$k.clupilot-tmp" ${url} || { rm -f "$k.clupilot-tmp"; exit 4; }`,
-    'case "$(head -c 1 "$k.clupilot-tmp" | od -An -tx1 | tr -d \' \\n\')" in 99|98|c6) ;; *) rm -f "$k.clupilot-tmp"; echo "not a binary OpenPGP keyring" >&2; exit 5 ;; esac',
+    sh`curl -fsSL --retry 2 --connect-timeout 20 --max-time 120 -o "$k.clupilot-tmp" ${pin.url} || { rm -f "$k.clupilot-tmp"; exit 4; }`,
+    `sum=$(sha256sum "$k.clupilot-tmp" | cut -d' ' -f1)`,
+    `if [ "$sum" != ${shQuote(pin.sha256.toLowerCase())} ]; then rm -f "$k.clupilot-tmp"; echo "sha256=$sum"; exit 5; fi`,
+    'found=$(fingerprints "$k.clupilot-tmp")',
+    `case " $found" in *" "${shQuote(pin.fingerprint.toUpperCase())}" "*) ;; *) rm -f "$k.clupilot-tmp"; echo "fingerprints=$found"; exit 6 ;; esac`,
     'chmod 644 "$k.clupilot-tmp" && mv -f "$k.clupilot-tmp" "$k"',
   ].join("\n");
 }
 
-/** `--error-on=any`: without it apt-get update exits 0 when a mirror cannot be reached. */
-export const APT_UPDATE = "apt-get update --error-on=any";
-
-/** The lines of apt's output that say what went wrong (`E:`, then `W:`), joined for a reason. */
-export function aptErrors(stderr: string): string {
-  const lines = stderr.split("\n").map((l) => l.trim());
-  const errors = lines.filter((l) => l.startsWith("E: ")).map((l) => l.slice(3));
-  const warnings = lines.filter((l) => l.startsWith("W: ")).map((l) => l.slice(3));
-  const picked = errors.length > 0 ? errors : warnings;
-  return (
-    [...new Set(picked)].slice(0, 3).join("; ") ||
-    stderr.trim().split("\n").pop() ||
-    "no error output"
-  );
+/** Why a keyring download was refused, with both values and what to do. */
+export function keyringRefusal(
+  pin: KeyringPin,
+  result: { code: number | null; stdout: string; stderr: string },
+  aptLockSeconds: number,
+): string {
+  const said = (key: string) => new RegExp(`^${key}=(.*)$`, "m").exec(result.stdout)?.[1]?.trim();
+  const pinNote =
+    "nothing was installed. Check the URL (a proxy or mirror serving another file?); if Proxmox " +
+    "published a new keyring, set CLUPILOT_PROXMOX_KEYRING_SHA256 and CLUPILOT_PROXMOX_KEYRING_FINGERPRINT " +
+    "to the values Proxmox publishes, then Retry";
+  switch (result.code) {
+    case 4:
+      return `downloading the Proxmox archive keyring from ${pin.url} failed: ${result.stderr.trim() || "exit 4"}; check the host's internet access and Retry`;
+    case 5:
+      return (
+        `the keyring downloaded from ${pin.url} has SHA-256 ${said("sha256") || "(none)"}, ` +
+        `but Proxmox's trixie keyring has ${pin.sha256.toLowerCase()} (the pinned value): ${pinNote}`
+      );
+    case 6:
+      return (
+        `the keyring downloaded from ${pin.url} holds key(s) ${said("fingerprints") || "(none: not an OpenPGP keyring)"}, ` +
+        `not the pinned Proxmox key ${pin.fingerprint.toUpperCase()}: ${pinNote}`
+      );
+    case 7:
+      return explainAptFailure(
+        "installing gpg (to read the keyring's fingerprint)",
+        result,
+        aptLockSeconds,
+      );
+    default:
+      return `installing the Proxmox archive keyring failed (exit ${result.code}): ${result.stderr.trim() || "no error output"}`;
+  }
 }
+
+/** `--error-on=any`: without it apt-get update exits 0 when a mirror cannot be reached. */
+export function aptUpdateCommand(lockSeconds: number): string {
+  return `apt-get ${aptLockOption(lockSeconds)} update --error-on=any`;
+}
+
+/**
+ * One apt-get update waits at most this long (and at most half the bound) for the lock; the
+ * rest of the wait is polled visits, so the phase line can name the holder meanwhile.
+ */
+const LOCK_WAIT_PER_COMMAND_SECONDS = 10;
+const LOCK_WAIT_KEY = "aptLockWaitSince";
 
 /**
  * Goal: the Proxmox no-subscription repository for trixie configured (deb822, signed by the
@@ -204,11 +279,25 @@ export function aptErrors(stderr: string): string {
  * (the repository's index is present). When all of that holds, nothing is touched.
  */
 export function installProxmoxRepository(
-  config: Pick<OnboardingConfig, "proxmoxKeyringUrl" | "proxmoxRepositoryUrl">,
+  config: Pick<
+    OnboardingConfig,
+    | "proxmoxKeyringUrl"
+    | "proxmoxKeyringSha256"
+    | "proxmoxKeyringFingerprint"
+    | "proxmoxRepositoryUrl"
+    | "aptLockTimeoutSeconds"
+  >,
 ): Step<HostServices> {
+  const pin: KeyringPin = {
+    url: config.proxmoxKeyringUrl,
+    sha256: config.proxmoxKeyringSha256,
+    fingerprint: config.proxmoxKeyringFingerprint,
+  };
+  const lockBound = config.aptLockTimeoutSeconds;
   return {
     name: "InstallProxmoxRepository",
-    maxDuration: () => 900,
+    // Key download (180 s), apt-get update (600 s), and the wait for the dpkg lock.
+    maxDuration: () => 780 + lockBound,
     visit: (ctx) =>
       withPermanentSshFailures(async () => {
         const exec = visitShell(ctx);
@@ -220,16 +309,21 @@ export function installProxmoxRepository(
         const plan = planRepository(
           parseRepositoryProbe(probe.stdout),
           config.proxmoxRepositoryUrl,
+          pin.fingerprint,
         );
         if (!plan.update)
           return alreadyInPlace(ctx, "Proxmox no-subscription repository and its key configured");
 
         if (plan.fetchKeyring) {
-          const key = await exec(fetchKeyringCommand(config.proxmoxKeyringUrl), undefined, 180_000);
-          if (key.code !== 0)
-            return fail(
-              `downloading the Proxmox archive key from ${config.proxmoxKeyringUrl} failed: ${key.stderr.trim() || `exit ${key.code}`}; check the host's internet access and Retry`,
-            );
+          const key = await exec(
+            fetchKeyringCommand(pin, lockBound),
+            undefined,
+            (180 + lockBound) * 1000,
+          );
+          if (key.code !== 0) return fail(keyringRefusal(pin, key, lockBound));
+          ctx.log(
+            `installed the Proxmox archive keyring from ${pin.url} (SHA-256 ${pin.sha256.toLowerCase()}, key ${pin.fingerprint.toUpperCase()})`,
+          );
         }
         for (const change of plan.changes) {
           const result =
@@ -246,11 +340,29 @@ export function installProxmoxRepository(
               : `removed /etc/apt/sources.list.d/${change.name} (${change.reason})`,
           );
         }
-        const update = await exec(APT_UPDATE, undefined, 600_000);
-        if (update.code !== 0)
-          return fail(
-            `apt-get update failed: ${aptErrors(update.stderr)} — check the host's DNS and internet access (or the mirror), then Retry`,
-          );
+
+        // The dpkg lock: wait in short apt waits and polled visits, so the phase line names
+        // the holder meanwhile, until the bound counted from the first refusal.
+        const startedAt = Date.now();
+        const since = ctx.context.get<number>(LOCK_WAIT_KEY) ?? null;
+        const remaining = since === null ? lockBound : lockBound - (startedAt - since) / 1000;
+        const wait = Math.max(0, Math.min(LOCK_WAIT_PER_COMMAND_SECONDS, lockBound / 2, remaining));
+        const update = await exec(aptUpdateCommand(wait), undefined, (600 + wait) * 1000);
+        if (update.code !== 0) {
+          const cause = classifyAptFailure(`${update.stdout}\n${update.stderr}`);
+          if (cause.kind === "lock" && remaining > wait) {
+            const first = since ?? startedAt;
+            ctx.context.set(LOCK_WAIT_KEY, first);
+            const waited = Math.round((Date.now() - first) / 1000);
+            return poll(
+              ctx.services.config.pollSeconds,
+              `waiting for the dpkg lock, held by ${describeHolder(cause.holder)} (${waited} s of ${lockBound} s)`,
+            );
+          }
+          ctx.context.delete(LOCK_WAIT_KEY);
+          return fail(explainAptFailure("apt-get update", update, lockBound));
+        }
+        ctx.context.delete(LOCK_WAIT_KEY);
         const after = parseRepositoryProbe(
           (await exec(repositoryProbe(config.proxmoxRepositoryUrl))).stdout,
         );

@@ -51,22 +51,22 @@ describe("InstallProxmoxVe", () => {
     });
   });
 
-  it("preseeds postfix as local only, installs non-interactively, then removes the Debian kernel", () => {
-    const plan = planPveJob(probe(FRESH));
+  it("preseeds postfix as local only, installs non-interactively, then removes the Debian kernel; apt waits for the dpkg lock", () => {
+    const plan = planPveJob(probe(FRESH), 300);
     expect("body" in plan && plan.body).toBe(
       [
         "set -e",
         "printf '%s\\n' 'postfix postfix/main_mailer_type select Local only' 'postfix postfix/mailname string pve1.example.com' | debconf-set-selections",
         "export DEBIAN_FRONTEND=noninteractive",
-        "apt-get install -y -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold proxmox-ve postfix open-iscsi chrony",
-        "apt-get remove -y 'linux-image-6.12.57+deb13-amd64' 'linux-image-amd64' 'os-prober'",
+        "apt-get install -y -o DPkg::Lock::Timeout=300 -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold proxmox-ve postfix open-iscsi chrony",
+        "apt-get remove -y -o DPkg::Lock::Timeout=300 'linux-image-6.12.57+deb13-amd64' 'linux-image-amd64' 'os-prober'",
         "",
       ].join("\n"),
     );
   });
 
   it("refuses to remove the Debian kernel while it is the running kernel", () => {
-    expect(planPveJob(probe(FRESH, "6.12.57+deb13-amd64"))).toEqual({
+    expect(planPveJob(probe(FRESH, "6.12.57+deb13-amd64"), 300)).toEqual({
       refuse: expect.stringMatching(
         /^the host runs kernel 6\.12\.57\+deb13-amd64, not a Proxmox kernel/,
       ) as string,
@@ -74,7 +74,7 @@ describe("InstallProxmoxVe", () => {
   });
 
   it("a host name that is not a plain name never reaches debconf", () => {
-    const plan = planPveJob(probe(FRESH, "6.17.2-1-pve", "evil\nname"));
+    const plan = planPveJob(probe(FRESH, "6.17.2-1-pve", "evil\nname"), 300);
     expect("body" in plan && plan.body).not.toContain("mailname");
   });
 });

@@ -1,8 +1,10 @@
 import type { Step } from "@/lib/pipeline/step";
 import { sh } from "@/lib/ssh";
+import { aptLockOption, withAptAdvice } from "./apt-failure";
 import {
-  APT_INSTALL,
+  aptInstall,
   isPresent,
+  jobLockSeconds,
   packageStatesCommand,
   parsePackageStates,
 } from "./install-proxmox-kernel";
@@ -82,7 +84,10 @@ const HOSTNAME =
  * that never comes over SSH), install, then remove the Debian kernel — only decided while the
  * Proxmox kernel runs (apt's kernel prerm refuses to remove the running kernel, and rightly).
  */
-export function planPveJob(facts: PveFacts): { body: string } | { refuse: string } {
+export function planPveJob(
+  facts: PveFacts,
+  lockSeconds: number,
+): { body: string } | { refuse: string } {
   const remove = packagesToRemove(facts.states);
   if (
     remove.some((name) => name.startsWith("linux-image")) &&
@@ -101,20 +106,23 @@ export function planPveJob(facts: PveFacts): { body: string } | { refuse: string
   ];
   const lines = [
     sh`printf '%s\\n' ${selections} | debconf-set-selections`,
-    `${APT_INSTALL} ${PVE_PACKAGES.join(" ")}`,
+    `${aptInstall(lockSeconds)} ${PVE_PACKAGES.join(" ")}`,
   ];
-  if (remove.length > 0) lines.push(sh`apt-get remove -y ${remove}`);
+  if (remove.length > 0)
+    lines.push(`apt-get remove -y ${aptLockOption(lockSeconds)} ${sh`${remove}`}`);
   return { body: `set -e\n${lines.join("\n")}\n` };
 }
 
-export const pveJob = (deadlineSeconds: number): RemoteJob<PveFacts> => ({
-  name: "install-proxmox-ve",
+const PVE_JOB_NAME = "install-proxmox-ve";
+
+export const pveJob = (deadlineSeconds: number, lockSeconds: number): RemoteJob<PveFacts> => ({
+  name: PVE_JOB_NAME,
   what: "installing Proxmox VE",
   deadlineSeconds,
   probe: PVE_PROBE,
   parse: parsePveProbe,
   goal: judgePve,
-  body: planPveJob,
+  body: (facts) => planPveJob(facts, lockSeconds),
 });
 
 /**
@@ -124,13 +132,16 @@ export const pveJob = (deadlineSeconds: number): RemoteJob<PveFacts> => ({
  */
 export function installProxmoxVe(options: { deadlineSeconds?: number } = {}): Step<HostServices> {
   const deadlineSeconds = options.deadlineSeconds ?? 40 * 60;
-  const job = pveJob(deadlineSeconds);
   return {
     name: "InstallProxmoxVe",
     maxDuration: () => deadlineSeconds + 600,
-    visit: (ctx) => withPermanentSshFailures(() => visitRemoteJob(ctx, job)),
+    visit: (ctx) =>
+      withPermanentSshFailures(async () => {
+        const lock = jobLockSeconds(ctx.services.config.aptLockTimeoutSeconds, deadlineSeconds);
+        return withAptAdvice(await visitRemoteJob(ctx, pveJob(deadlineSeconds, lock)), lock);
+      }),
     abort: async (ctx) => {
-      ctx.log(`abort: the apt job was ${await abortRemoteJob(ctx, job.name)}`);
+      ctx.log(`abort: the apt job was ${await abortRemoteJob(ctx, PVE_JOB_NAME)}`);
     },
   };
 }

@@ -18,6 +18,7 @@ import {
   type StartLabOptions,
 } from "@/lab";
 import { PVE_KERNEL } from "@/lab/debian/catalog";
+import { labProxmoxKeyring } from "@/lab/debian/apt-sources";
 import { markInstalled } from "@/lab/debian/dpkg-status";
 import { createPmxcfs } from "@/lab/pve/seed";
 import { readKernel, writeNextKernel } from "@/lab/debian/lab-state";
@@ -71,7 +72,7 @@ beforeAll(async () => {
     ...onboardingConfigFromEnv({} as NodeJS.ProcessEnv),
     minMemoryMiB: 256,
     minFreeDiskGiB: 1,
-    proxmoxKeyringUrl: image.keyringUrl,
+    ...labProxmoxKeyring(image.keyringUrl),
     pollSeconds: 0.2,
     rebootDeadlineSeconds: 60,
   };
@@ -165,7 +166,7 @@ describe("onboarding failure paths against the lab's faults", () => {
     // What happened (the install, apt's exit status, who holds the lock) and what to do
     // (apt's own hint: another process is using it), on one line.
     expect(failed.failureReason).toMatch(
-      /^installing proxmox-default-kernel failed \(exit 100\): E: Could not get lock \/var\/lib\/dpkg\/lock-frontend\. It is held by process \d+ \(apt-get\) ⏎ E: Unable to acquire the dpkg frontend lock \(\/var\/lib\/dpkg\/lock-frontend\), is another process using it\? — fix what the output names on the host .*, then Retry$/,
+      /^installing proxmox-default-kernel failed \(exit 100\): .*E: Could not get lock \/var\/lib\/dpkg\/lock-frontend\. It is held by process \d+ \(apt-get\) ⏎ N: Be aware that removing the lock file is not a solution and may break your system\. ⏎ E: Unable to acquire the dpkg frontend lock \(\/var\/lib\/dpkg\/lock-frontend\), is another process using it\? — the dpkg lock is held by process \d+ \(apt-get\) for longer than the 300 s apt waited — .*, then Retry$/,
     );
     expect(await read(node, "var/lib/dpkg/status")).not.toContain(
       "Package: proxmox-default-kernel\n",

@@ -3,6 +3,8 @@ import {
   bridgeApplied,
   bridgeConfigured,
   bridgeInterfaces,
+  configureProxmoxStep,
+  describeNetwork,
   parseNetworkProbe,
 } from "./configure-proxmox";
 
@@ -93,5 +95,51 @@ iface eno2 inet dhcp
     );
     expect(notYet.defaultDev).toBe("eno1");
     expect(bridgeApplied(notYet)).toBe(false);
+  });
+
+  it("reads the rollback timer: pending with its seconds left on the host's clock, and the line a rollback that ran left", () => {
+    const facts = parseNetworkProbe(
+      [
+        '[{"dst":"default","gateway":"192.0.2.1","dev":"eno1"}]\n',
+        '[{"ifname":"eno1","addr_info":[{"family":"inet","local":"192.0.2.10","prefixlen":24,"scope":"global"}]},{"ifname":"vmbr0","addr_info":[]}]\n',
+        '[{"ifname":"eno1"},{"ifname":"vmbr0"}]\n',
+        DEBIAN,
+        "ifreload=yes\nsystemd-run=yes\n",
+        "",
+        "",
+        "timer=active\nservice=inactive\nnow=1000\ndeadline=1042\n",
+        "2026-12-01T15:00:00Z ifreload-exit=0\n",
+        "",
+      ].join("--clupilot--\n"),
+    );
+    expect(facts.systemdRun).toBe(true);
+    expect(facts.defaultGateway).toBe("192.0.2.1");
+    expect(facts.rollback).toEqual({
+      timerActive: true,
+      serviceActive: false,
+      secondsLeft: 42,
+      ran: "2026-12-01T15:00:00Z ifreload-exit=0",
+      log: "",
+    });
+    expect(describeNetwork(facts)).toBe(
+      "default route via eno1 (gateway 192.0.2.1); eno1 192.0.2.10/24; vmbr0 no address",
+    );
+  });
+
+  it("a probe without timer sections (no deadline written) reads as no timer and no rollback", () => {
+    const facts = parseNetworkProbe(probe("[]\n", "[]\n", "[]\n"));
+    expect(facts.rollback).toEqual({
+      timerActive: false,
+      serviceActive: false,
+      secondsLeft: null,
+      ran: null,
+      log: "",
+    });
+  });
+
+  it("refuses a rollback window the step's 600 s cannot wait out", () => {
+    expect(() => configureProxmoxStep({ rollbackSeconds: 301 })).toThrow(/from 5 to 300/);
+    expect(() => configureProxmoxStep({ rollbackSeconds: 2 })).toThrow(/from 5 to 300/);
+    expect(configureProxmoxStep({ rollbackSeconds: 5 }).name).toBe("ConfigureProxmox");
   });
 });

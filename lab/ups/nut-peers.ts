@@ -28,6 +28,11 @@ export type NutTestPeer = {
   stopServer(): Promise<void>;
   /** The server is back (upsd restarted: FSD cleared). */
   startServer(): Promise<void>;
+  /**
+   * Undoes whatever a scenario left behind: a running server and driver serving this power,
+   * FSD cleared. Returns once the change is made; the server may take a moment to serve it.
+   */
+  reset(state: NutTestPower): Promise<void>;
   stop(): Promise<void>;
 };
 
@@ -39,13 +44,27 @@ const LOW_BATTERY_PERCENT = 20;
 export async function startUpsdTestPeer(initial: NutTestPower): Promise<NutTestPeer> {
   const ups = "labups";
   const peer: UpsdPeer = await startUpsdPeer({ ups: [{ name: ups, vars: devVars(initial) }] });
+  let served = JSON.stringify(devVars(initial));
+  // upsd keeps a declared FSD until it stops; only then may a reset skip the restart.
+  let forcedShutdown = false;
+  const power = async (state: NutTestPower) => {
+    const vars = devVars(state);
+    // An unchanged file is not rewritten: dummy-ups would re-read it for nothing.
+    if (JSON.stringify(vars) === served) return;
+    await peer.setVars(ups, vars);
+    served = JSON.stringify(vars);
+  };
+  const stopServer = async () => {
+    await peer.stopUpsd();
+    forcedShutdown = false;
+  };
   return {
     name: "upsd",
     host: peer.host,
     port: peer.port,
     upsName: ups,
     user: UPSD_PEER_USER,
-    power: (state) => peer.setVars(ups, devVars(state)),
+    power,
     async declareForcedShutdown() {
       const answers = await nutExchange(peer.port, [
         `USERNAME ${UPSD_PEER_PRIMARY.username}`,
@@ -54,12 +73,19 @@ export async function startUpsdTestPeer(initial: NutTestPower): Promise<NutTestP
       ]);
       if (answers[2]?.[0] !== "OK FSD-SET")
         throw new Error(`FSD refused: ${JSON.stringify(answers)}`);
+      forcedShutdown = true;
     },
     freezeDriver: () => peer.stopDriver(ups, "freeze"),
     killDriver: () => peer.stopDriver(ups, "kill"),
     startDriver: () => peer.startDriver(ups),
-    stopServer: () => peer.stopUpsd(),
+    stopServer,
     startServer: () => peer.startUpsd(),
+    async reset(state) {
+      if (forcedShutdown) await stopServer();
+      await peer.startDriver(ups);
+      await power(state);
+      await peer.startUpsd();
+    },
     stop: () => peer.stop(),
   };
 }
@@ -102,6 +128,12 @@ export async function startLabTestPeer(initial: NutTestPower): Promise<NutTestPe
       lab.control.set({ forcedShutdown: false });
     },
     startServer: () => lab.control.setReachability("reachable"),
+    async reset(state) {
+      await lab.control.setReachability("reachable");
+      lab.control.setDriver("connected");
+      lab.control.set({ forcedShutdown: false });
+      await power(state);
+    },
     stop: () => lab.stop(),
   };
 }

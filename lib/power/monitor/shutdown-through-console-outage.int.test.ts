@@ -1,5 +1,5 @@
 import { asc, eq } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createDb, type Database } from "@/lib/db/client";
 import { trackReachability } from "@/lib/db/reachability";
 import { powerShutdownCalls, runs, upsMonitorState } from "@/lib/db/schema";
@@ -122,6 +122,8 @@ async function outageWithoutWorker(runsBefore: number) {
 }
 
 describe("a shutdown through the console's own outage", () => {
+  afterEach(endOutage, 60_000);
+
   it("armed: the worker and then PostgreSQL away longer than PlanShutdown's maximum duration while the run waits at PlanShutdown — the run goes on when they are back and the node gets exactly one shutdown call", async () => {
     const run = await outageWithoutWorker(0);
     expect(run).toMatchObject({ status: "running", currentStep: planShutdown.name });
@@ -139,7 +141,6 @@ describe("a shutdown through the console's own outage", () => {
     expect(await powerRuns()).toHaveLength(1);
     const calls = await db.select().from(powerShutdownCalls);
     expect(calls.map((c) => [c.runId, c.state])).toEqual([[run.id, "sent"]]);
-    await endOutage();
   }, 240_000);
 
   it("armed: a run the console lost (failed, not by the operator) is replaced while the trigger holds; the replacement calls the node once, and a called target is never called again", async () => {
@@ -176,7 +177,6 @@ describe("a shutdown through the console's own outage", () => {
     await sleep(3000);
     expect(await powerRuns()).toHaveLength(before + 2);
     expect(posts()).toHaveLength(1);
-    await endOutage();
   }, 180_000);
 
   it("armed: a run the operator aborted is not replaced, and nothing is sent", async () => {

@@ -3,7 +3,7 @@ import path from "node:path";
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { startLab, waitUntil, type LabNode } from "../index";
+import { isProcessAlive, startLab, waitUntil, type LabNode } from "../index";
 import { labExec, labExecOk, labSession } from "../test-helpers";
 import { markInstalled } from "./dpkg-status";
 
@@ -95,5 +95,18 @@ describe("lab systemd-run timers and a bridge that cuts the host off", () => {
       lab.setDebianFaults({ bridgeDropsAddress: false });
     }
     expect(await labExecOk(lab, "hostname -I")).toBe("192.0.2.10 \n");
+  });
+
+  it("a waiting timer dies with the host, as a transient unit does: stopping the lab leaves no process of it", async () => {
+    const other = await startLab({ timeScale: 0 });
+    let pid = 0;
+    try {
+      await labExecOk(other, "systemd-run --unit=lab-dies --on-active=300 true");
+      pid = Number(await readFile(path.join(other.root, ".lab/transient/lab-dies.pid"), "utf8"));
+      expect(isProcessAlive(pid)).toBe(true);
+    } finally {
+      await other.stop();
+    }
+    await waitUntil(() => !isProcessAlive(pid), { what: "the timer's process to end" });
   });
 });

@@ -71,15 +71,18 @@ export function killSessionSnippet(argvWords: string, graceSeconds: number): str
     `    if [ "$leader" = 1 ] || tr '\\0' '\\n' < "/proc/$p/environ" 2>/dev/null | grep -qxF "${DETACHED_MARK}=$d"; then echo "$p"; fi`,
     "  done",
     "}",
+    // Gone and, where the host reaps them promptly, reaped: bounded, since a container's PID 1
+    // may never reap a zombie (which is no live process either way).
+    `reaped() { i=0; while kill -0 -- "-$pid" 2>/dev/null && [ $i -lt 20 ]; do sleep 0.1; i=$((i + 1)); done; }`,
     "m=$(members)",
     `if [ -z "$m" ]; then echo none-left; exit 0; fi`,
     "kill -TERM $m 2>/dev/null",
     `i=0; while [ -n "$(members)" ] && [ $i -lt ${Math.round(graceSeconds * 10)} ]; do sleep 0.1; i=$((i + 1)); done`,
-    `if [ -z "$(members)" ]; then echo terminated; exit 0; fi`,
+    `if [ -z "$(members)" ]; then reaped; echo terminated; exit 0; fi`,
     "kill -KILL $(members) 2>/dev/null",
     `i=0; while [ -n "$(members)" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done`,
     "m=$(members)",
-    `if [ -z "$m" ]; then echo killed; exit 0; fi`,
+    `if [ -z "$m" ]; then reaped; echo killed; exit 0; fi`,
     `printf 'survived:'; for p in $m; do printf ' %s(%s)' "$p" "$(tr '\\0' ' ' < "/proc/$p/cmdline" 2>/dev/null | cut -c1-80)"; done; echo`,
   ].join("\n");
 }

@@ -22,13 +22,16 @@ export async function expectNoReload(page: Page) {
 }
 
 /** The lab's API listens on a free port, not 8006: the form's API port field says where. */
-export const apiPort = (node: LabNode) => (node.api ? new URL(node.api.url).port : "8006");
+/** What the add-host form needs of a lab node: a standalone one or a lab cluster's member. */
+export type LabHostForm = { ssh: LabNode["ssh"]; api?: { url: string } };
+
+export const apiPort = (node: LabHostForm) => (node.api ? new URL(node.api.url).port : "8006");
 
 /**
  * Adds the lab node as a host through the add-host form (password login), and waits for the
  * host page the form leads to.
  */
-export async function addLabHost(page: Page, name: string, node: LabNode) {
+export async function addLabHost(page: Page, name: string, node: LabHostForm) {
   await page.goto(`${base()}/hosts/new`);
   await page.getByLabel("Name").fill(name);
   await page.getByLabel("Address").fill(node.ssh.host);

@@ -78,7 +78,9 @@ describe("lab systemd-run timers and a bridge that cuts the host off", () => {
 
   it("with bridgeDropsAddress, ifreload applies vmbr0 without its address and new SSH connections are refused until an address is back", async () => {
     const before = await readFile(path.join(lab.root, "etc/network/interfaces"), "utf8");
-    lab.setDebianFaults({ bridgeDropsAddress: true });
+    // Through the control switch, as the lab page flips it.
+    await lab.switches.apply({ "debian.bridgeDropsAddress": true });
+    expect(lab.debianFaults.bridgeDropsAddress).toBe(true);
     await writeFile(path.join(lab.root, "etc/network/interfaces"), BRIDGE);
     const session = await labSession(lab);
     try {

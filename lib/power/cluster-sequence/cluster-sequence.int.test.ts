@@ -3,8 +3,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { auditLog, powerTargets } from "@/lib/db/schema";
 import { readLogTail } from "@/lib/logs/read";
-import { refreshClusterGroups } from "@/lib/power/clusters/refresh-cluster-groups";
-import { seedActiveLabHost } from "@/lib/power/clusters/test-helpers";
 import { actionsOfRun, type PowerRunAction } from "@/lib/power/actions/record-action";
 import { setPowerMode } from "@/lib/power/set-power-mode";
 import { startShutdownRun } from "@/lib/power/shutdown/start-shutdown-run";
@@ -14,17 +12,12 @@ import { updatePowerSettings } from "@/lib/power/update-power-settings";
 import { startLabCluster, waitUntil, type LabCluster } from "@/lab";
 import type { LabGuestSpec, PveRelease } from "@/lab/pve/cluster/model";
 import { registerTestDatabase } from "@/test/db";
-import {
-  addUps,
-  ADMIN,
-  persistReading,
-  powerTestPipelines,
-  protectHost,
-  shutdownInput,
-} from "@/test/fixtures/power";
+import { CONSOLE_PRIVILEGE_NAMES } from "@/lib/steps/host/create-api-token";
+import { ADMIN, persistReading, powerTestPipelines, shutdownInput } from "@/test/fixtures/power";
 import { settled } from "@/test/runs";
 import { startWorker, type WorkerHandle } from "@/worker/runner";
 import { HA_NOT_AVAILABLE } from "./disarm-ha";
+import { protectLabCluster } from "./test-fixture";
 
 /**
  * The cluster sequence against lab clusters over real HTTPS: three nodes sharing one pmxcfs,
@@ -35,17 +28,6 @@ import { HA_NOT_AVAILABLE } from "./disarm-ha";
 const database = registerTestDatabase(6);
 let worker: WorkerHandle;
 const labs: LabCluster[] = [];
-
-/** What onboarding grants the console's token (lib/steps/host/create-api-token.ts). */
-const CONSOLE_PRIVS = [
-  "VM.Audit",
-  "VM.PowerMgmt",
-  "Sys.Audit",
-  "Sys.PowerMgmt",
-  "Sys.Modify",
-  "Sys.Console",
-  "Datastore.Audit",
-];
 
 const CONSOLE_GUEST = { node: "pve3", vmid: 390 };
 
@@ -83,20 +65,12 @@ async function labCluster(
     apiAuthFailureDelayMs: 50,
   });
   labs.push(lab);
-  const token = lab.addToken("console", options.privs ?? CONSOLE_PRIVS);
-  const upsId = await addUps(db);
-  const targets: Record<string, string> = {};
-  for (const node of lab.nodes) {
-    const hostId = await seedActiveLabHost(db, {
-      nodeName: node.name,
-      port: node.api.port,
-      certSha256: node.api.certSha256,
-      token,
-    });
-    // The console's node is known from its guest (the setting), not from a target mark.
-    targets[node.name] = await protectHost(db, hostId, { feeds: [upsId] });
-  }
-  await refreshClusterGroups(db, { all: true });
+  // The console's node is known from its guest (the setting), not from a target mark.
+  const { upsId, targets } = await protectLabCluster(
+    db,
+    lab,
+    options.privs ? { privs: options.privs } : {},
+  );
   const placement = new Map([...lab.model.guests.values()].map((g) => [g.vmid, g.node]));
   return { lab, upsId, targets, placement };
 }
@@ -131,7 +105,7 @@ const find = (actions: PowerRunAction[], label: string) => {
 /** POST with a fresh connection (a node that lost power then refuses it). */
 function post(lab: LabCluster, node: string, path: string, form: Record<string, string>) {
   const target = lab.nodes.find((n) => n.name === node)!;
-  const token = lab.addToken("naive", CONSOLE_PRIVS);
+  const token = lab.addToken("naive", [...CONSOLE_PRIVILEGE_NAMES]);
   return new Promise<number>((resolve, reject) => {
     const req = https.request(
       `${target.api.url}/api2/json${path}`,
@@ -305,7 +279,7 @@ describe("the cluster shutdown sequence", () => {
 
   it("a token without VM.Audit: the guest step fails with that reason instead of 'no guests', and no node is shut down", async () => {
     const setup = await labCluster({
-      privs: CONSOLE_PRIVS.filter((p) => p !== "VM.Audit"),
+      privs: CONSOLE_PRIVILEGE_NAMES.filter((p) => p !== "VM.Audit"),
     });
     await setMode("armed");
     try {

@@ -1,19 +1,17 @@
 import { errorMessage } from "@/lib/pipeline/engine";
-import { advance, fail, poll, type Step } from "@/lib/pipeline/step";
+import { advance, poll, type Step } from "@/lib/pipeline/step";
 import { CLUSTER_LANE, finishAction, startAction } from "@/lib/power/actions/record-action";
-import { armedNow } from "@/lib/power/shutdown/shut-down-targets";
 import type { PowerServices } from "@/lib/power/shutdown/services";
 import { isNotImplemented, paths } from "./cluster-api";
 import { HA_DISARM_WAIT_SECONDS } from "./plan";
 import {
   clusterApi,
+  clusterStepRun,
   report,
-  sequenceRun,
   wouldDo,
   type Ctx,
   type SequenceRun,
 } from "./sequence-context";
-import { NO_PLAN } from "@/lib/power/shutdown/plan";
 
 export const HA_NOT_AVAILABLE =
   "HA protection is not available: this Proxmox VE has no disarm-ha (it arrived with 9.2). HA stays armed while the nodes go down, so it may fence a node or start its HA guests elsewhere; the sequence stops every guest through HA first, which is all that can be done here";
@@ -34,11 +32,12 @@ export const disarmHa: Step<PowerServices> = {
   name: "DisarmHa",
   maxDuration: () => 600,
   async visit(ctx) {
-    const run = sequenceRun(ctx);
-    if (!run) return fail(NO_PLAN);
-    if (run.clusters.length === 0) return advance("no cluster in this run");
-    const state = ctx.context.get<HaState>("cluster:ha") ?? {};
-    const armed = await armedNow(ctx, run.plan);
+    const ready = await clusterStepRun<HaState>(ctx, {
+      stateKey: "cluster:ha",
+      none: "no cluster in this run",
+    });
+    if (ready.outcome) return ready.outcome;
+    const { run, state, armed } = ready;
     for (const cluster of run.clusters) {
       const entry = (state[cluster.clusterId] ??= {});
       if (entry.done) continue;

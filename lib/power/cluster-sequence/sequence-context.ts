@@ -3,7 +3,9 @@ import { recordPowerEvents, type PowerEventInput } from "@/lib/power/events";
 import type { PlannedTarget, ShutdownInput, ShutdownPlan } from "@/lib/power/shutdown/plan";
 import type { PowerServices } from "@/lib/power/shutdown/services";
 import type { PveEndpoint } from "@/lib/power/targets/load-targets";
-import type { StepContext } from "@/lib/pipeline/step";
+import { advance, fail, type Outcome, type StepContext } from "@/lib/pipeline/step";
+import { NO_PLAN } from "@/lib/power/shutdown/plan";
+import { armedNow } from "@/lib/power/shutdown/shut-down-targets";
 import { clusterApiFor, type ClusterApi } from "./cluster-api";
 import type { ClusterSequencePlan } from "./plan";
 
@@ -26,6 +28,35 @@ export function sequenceRun(ctx: Ctx): SequenceRun | null {
     .map((c) => ({ ...c, nodes: c.nodes.filter((n) => !dropped.has(n.targetId!)) }))
     .filter((c) => c.nodes.length > 0);
   return { plan, input, clusters };
+}
+
+/** What a cluster step works on in this visit, once the shared preamble has passed. */
+export type ClusterStep<State, Item> = {
+  run: SequenceRun;
+  /** The clusters (or nodes) this step concerns, never empty. */
+  items: Item[];
+  /** The step's own progress across visits, from the run context (empty at first). */
+  state: State;
+  /** Whether the run is armed now: false means record would-do actions and send nothing. */
+  armed: boolean;
+};
+
+/**
+ * The preamble every step of a cluster sequence shares: the frozen plan (none: the step fails
+ * with NO_PLAN), the clusters or nodes it concerns (none: it advances saying so), its progress
+ * so far and whether the run is armed now. An outcome means the visit is over.
+ */
+export async function clusterStepRun<State extends object, Item = ClusterSequencePlan>(
+  ctx: Ctx,
+  step: { stateKey: string; none: string; select?: (run: SequenceRun) => Item[] },
+): Promise<{ outcome: Outcome } | ({ outcome: null } & ClusterStep<State, Item>)> {
+  const run = sequenceRun(ctx);
+  if (!run) return { outcome: fail(NO_PLAN) };
+  const items = step.select ? step.select(run) : (run.clusters as Item[]);
+  if (items.length === 0) return { outcome: advance(step.none) };
+  const state = ctx.context.get<State>(step.stateKey) ?? ({} as State);
+  const armed = await armedNow(ctx, run.plan);
+  return { outcome: null, run, items, state, armed };
 }
 
 /** The planned targets of a cluster's nodes, in its shutdown order. */

@@ -1,19 +1,17 @@
 import { errorMessage } from "@/lib/pipeline/engine";
-import { advance, fail, poll, type Step } from "@/lib/pipeline/step";
+import { advance, poll, type Step } from "@/lib/pipeline/step";
 import { CLUSTER_LANE, finishAction, startAction } from "@/lib/power/actions/record-action";
-import { armedNow } from "@/lib/power/shutdown/shut-down-targets";
 import type { PowerServices } from "@/lib/power/shutdown/services";
 import { paths, SHUTDOWN_CEPH_FLAGS, type ClusterApi } from "./cluster-api";
 import { CEPH_FLAGS_WAIT_SECONDS, type ClusterSequencePlan } from "./plan";
 import {
   clusterApi,
+  clusterStepRun,
   report,
-  sequenceRun,
   wouldDo,
   type Ctx,
   type SequenceRun,
 } from "./sequence-context";
-import { NO_PLAN } from "@/lib/power/shutdown/plan";
 
 type CephState = Record<
   string,
@@ -36,12 +34,13 @@ export const setCephFlags: Step<PowerServices> = {
   name: "SetCephFlags",
   maxDuration: () => 600,
   async visit(ctx) {
-    const run = sequenceRun(ctx);
-    if (!run) return fail(NO_PLAN);
-    const clusters = run.clusters.filter((c) => c.hyperConverged);
-    if (clusters.length === 0) return advance("no hyper-converged Ceph cluster in this run");
-    const state = ctx.context.get<CephState>("cluster:ceph") ?? {};
-    const armed = await armedNow(ctx, run.plan);
+    const ready = await clusterStepRun<CephState>(ctx, {
+      stateKey: "cluster:ceph",
+      none: "no hyper-converged Ceph cluster in this run",
+      select: (run) => run.clusters.filter((c) => c.hyperConverged),
+    });
+    if (ready.outcome) return ready.outcome;
+    const { run, items: clusters, state, armed } = ready;
     for (const cluster of clusters) {
       const entry = (state[cluster.clusterId] ??= {});
       if (entry.done) continue;

@@ -1,11 +1,17 @@
-import { advance, fail, poll, type Step } from "@/lib/pipeline/step";
+import { advance, poll, type Step } from "@/lib/pipeline/step";
 import { finishAction, startAction } from "@/lib/power/actions/record-action";
 import { callsOfRun } from "@/lib/power/shutdown/calls";
-import { NO_PLAN, type PlannedTarget } from "@/lib/power/shutdown/plan";
+import type { PlannedTarget } from "@/lib/power/shutdown/plan";
 import type { PowerServices } from "@/lib/power/shutdown/services";
-import { armedNow, callTarget, laneOf, wouldCall } from "@/lib/power/shutdown/shut-down-targets";
+import { callTarget, laneOf, wouldCall } from "@/lib/power/shutdown/shut-down-targets";
 import { probeTarget } from "@/lib/power/targets/shutdown-call";
-import { nodeTargets, report, sequenceRun, type Ctx, type SequenceRun } from "./sequence-context";
+import {
+  clusterStepRun,
+  nodeTargets,
+  report,
+  type Ctx,
+  type SequenceRun,
+} from "./sequence-context";
 
 /** Two silent probes this far apart before a node counts as no longer answering. */
 const SILENT_CONFIRM_MS = 1000;
@@ -30,15 +36,16 @@ export const shutDownClusterNodes: Step<PowerServices> = {
   name: "ShutDownClusterNodes",
   maxDuration: () => 7200,
   async visit(ctx) {
-    const run = sequenceRun(ctx);
-    if (!run) return fail(NO_PLAN);
-    const sequence = [
-      ...run.clusters.flatMap((c) => nodeTargets(run.plan, c)),
-      ...run.plan.targets.filter((t) => t.afterClusters && !dropped(ctx).has(t.id)),
-    ];
-    if (sequence.length === 0) return advance("no cluster node in this run");
-    const state = ctx.context.get<NodesState>("cluster:nodes") ?? {};
-    const armed = await armedNow(ctx, run.plan);
+    const ready = await clusterStepRun<NodesState, PlannedTarget>(ctx, {
+      stateKey: "cluster:nodes",
+      none: "no cluster node in this run",
+      select: (run) => [
+        ...run.clusters.flatMap((c) => nodeTargets(run.plan, c)),
+        ...run.plan.targets.filter((t) => t.afterClusters && !dropped(ctx).has(t.id)),
+      ],
+    });
+    if (ready.outcome) return ready.outcome;
+    const { run, items: sequence, state, armed } = ready;
     for (const target of sequence) {
       const watch = (state[target.id] ??= {});
       if (watch.done) continue;

@@ -1,7 +1,6 @@
 import { errorMessage } from "@/lib/pipeline/engine";
 import { advance, fail, poll, type Step } from "@/lib/pipeline/step";
 import { CLUSTER_LANE, finishAction, startAction } from "@/lib/power/actions/record-action";
-import { armedNow } from "@/lib/power/shutdown/shut-down-targets";
 import type { PowerServices } from "@/lib/power/shutdown/services";
 import {
   isNotImplemented,
@@ -13,13 +12,12 @@ import {
 import { FORCE_STOP_SECONDS, type ClusterSequencePlan } from "./plan";
 import {
   clusterApi,
+  clusterStepRun,
   report,
-  sequenceRun,
   wouldDo,
   type Ctx,
   type SequenceRun,
 } from "./sequence-context";
-import { NO_PLAN } from "@/lib/power/shutdown/plan";
 
 type GuestWork = {
   node: string;
@@ -59,11 +57,12 @@ export const stopClusterGuests: Step<PowerServices> = {
   name: "StopClusterGuests",
   maxDuration: () => 7200,
   async visit(ctx) {
-    const run = sequenceRun(ctx);
-    if (!run) return fail(NO_PLAN);
-    if (run.clusters.length === 0) return advance("no cluster in this run");
-    const state = ctx.context.get<GuestsState>("cluster:guests") ?? {};
-    const armed = await armedNow(ctx, run.plan);
+    const ready = await clusterStepRun<GuestsState>(ctx, {
+      stateKey: "cluster:guests",
+      none: "no cluster in this run",
+    });
+    if (ready.outcome) return ready.outcome;
+    const { run, state, armed } = ready;
     const outcomes: string[] = [];
     for (const cluster of run.clusters) {
       const entry = (state[cluster.clusterId] ??= { guests: {} });

@@ -1,37 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { refreshClusterGroups } from "@/lib/power/clusters/refresh-cluster-groups";
-import { seedActiveLabHost } from "@/lib/power/clusters/test-helpers";
+import { protectLabCluster } from "@/lib/power/cluster-sequence/test-fixture";
 import { runTimeline } from "@/lib/power/queries/timeline";
 import { setPowerMode } from "@/lib/power/set-power-mode";
 import { startLabCluster, type LabCluster } from "@/lab";
 import { registerTestDatabase } from "@/test/db";
-import {
-  addUps,
-  ADMIN,
-  persistReading,
-  powerTestPipelines,
-  protectHost,
-} from "@/test/fixtures/power";
+import { ADMIN, persistReading, powerTestPipelines } from "@/test/fixtures/power";
 import { settled } from "@/test/runs";
 import { startWorker, type WorkerHandle } from "@/worker/runner";
 import { startDrill } from "./start-drill";
-
-/** What onboarding grants the console's token (lib/steps/host/create-api-token.ts). */
-const CONSOLE_PRIVS = [
-  "VM.Audit",
-  "VM.PowerMgmt",
-  "Sys.Audit",
-  "Sys.PowerMgmt",
-  "Sys.Modify",
-  "Sys.Console",
-  "Datastore.Audit",
-];
 
 const database = registerTestDatabase(6);
 let worker: WorkerHandle;
 let lab: LabCluster;
 let upsId: string;
-const targetIds: string[] = [];
+let targetIds: string[];
 
 beforeAll(async () => {
   const { db } = database;
@@ -56,18 +38,9 @@ beforeAll(async () => {
     ceph: { monitors: ["pve2", "pve3"] },
     apiAuthFailureDelayMs: 50,
   });
-  const token = lab.addToken("console", CONSOLE_PRIVS);
-  upsId = await addUps(db, "ups-cluster-drill");
-  for (const node of lab.nodes) {
-    const hostId = await seedActiveLabHost(db, {
-      nodeName: node.name,
-      port: node.api.port,
-      certSha256: node.api.certSha256,
-      token,
-    });
-    targetIds.push(await protectHost(db, hostId, { feeds: [upsId] }));
-  }
-  await refreshClusterGroups(db, { all: true });
+  const protectedLab = await protectLabCluster(db, lab, { upsName: "ups-cluster-drill" });
+  upsId = protectedLab.upsId;
+  targetIds = Object.values(protectedLab.targets);
   await persistReading(db, upsId, false);
 }, 120_000);
 

@@ -435,8 +435,8 @@ async function ensureImageStorage(exec: Exec): Promise<Held | Outcome> {
 
 type Ctx = StepContext<HostServices>;
 
-async function readNetwork(exec: Exec): Promise<NetworkFacts> {
-  const probe = await exec(NETWORK_PROBE);
+async function readNetwork(exec: Exec, timeoutMs?: number): Promise<NetworkFacts> {
+  const probe = await exec(NETWORK_PROBE, undefined, timeoutMs);
   if (probe.code !== 0)
     throw new Error(
       `reading the network configuration failed (exit ${probe.code}): ${probe.stderr.trim()}`,
@@ -552,6 +552,9 @@ async function ensureBridge(
   });
 }
 
+/** How long one look at the network over a new connection may take. */
+const LOOK_TIMEOUT_MS = 20_000;
+
 /** Seconds before the host's deadline the console stops trying to confirm. */
 function confirmMargin(rollbackSeconds: number): number {
   return Math.min(5, Math.ceil(rollbackSeconds / 5));
@@ -578,7 +581,8 @@ function unreachable(error: unknown): boolean {
 async function reconnectAndRead(ctx: Ctx, exec: Exec, readyTimeoutMs: number) {
   try {
     await ctx.services.reconnect(readyTimeoutMs);
-    return await readNetwork(exec);
+    // A session the change stalls must not hold the confirmation past the host's deadline.
+    return await readNetwork(exec, LOOK_TIMEOUT_MS);
   } catch (error) {
     if (unreachable(error)) return null;
     throw error;
@@ -689,7 +693,7 @@ async function awaitRollback(ctx: Ctx, exec: Exec, giveUpAt: number): Promise<Ne
   let connected = false;
   while (Date.now() < giveUpAt) {
     const now: NetworkFacts | null = connected
-      ? await readNetwork(exec).catch((error: unknown) => {
+      ? await readNetwork(exec, LOOK_TIMEOUT_MS).catch((error: unknown) => {
           if (unreachable(error)) return null;
           throw error;
         })

@@ -58,7 +58,13 @@ trap on_exit EXIT
 trap 'log "stopped by SIGTERM"; exit 143' TERM
 
 http_get() { curl -fsSL --retry 3 --connect-timeout 20 "$1"; }
-http_size() { curl -fsSIL --retry 3 --connect-timeout 20 "$1" | awk 'tolower($1) == "content-length:" { n = $2 } END { sub(/\r$/, "", n); print n }'; }
+# The size the server announces for URL (its last response's Content-Length, after redirects).
+# Fetched into a variable first: in a pipeline a failed request would read as "no size".
+http_size() {
+	local headers
+	headers="$(curl -fsSIL --retry 3 --connect-timeout 20 "$1")" || return 1
+	printf '%s\n' "$headers" | awk 'tolower($1) == "content-length:" { n = $2 } END { sub(/\r$/, "", n); print n }'
+}
 http_download() { curl -fSL --retry 3 --connect-timeout 20 --progress-bar -o "$2" "$1"; }
 
 [ -r "${1:-}" ] || die "usage: template-run.sh ENV_FILE (got '${1:-}')"

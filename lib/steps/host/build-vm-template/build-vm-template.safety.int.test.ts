@@ -205,14 +205,17 @@ function sessionMembers(sid: number): string[] {
   return found;
 }
 
-/** Live driver processes of this lab node's build dir. */
+/**
+ * Live drivers of this lab node's build dir: session leaders running it (the driver's own
+ * `$(…)` subshells are forks with the same command line, but not session leaders).
+ */
 function drivers(): number[] {
   const driver = `${buildDir()}/template-run.sh`;
   const found: number[] = [];
   for (const entry of fs.readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     const fields = stat(entry);
-    if (!fields || ["Z", "X"].includes(fields[0]!)) continue;
+    if (!fields || ["Z", "X"].includes(fields[0]!) || fields[3] !== entry) continue;
     try {
       const argv = fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
       if (argv[0] === "bash" && argv[1] === driver) found.push(Number(entry));
@@ -283,12 +286,13 @@ describe("BuildVmTemplate never runs two drivers", () => {
     image.faults.checksumMismatch = false;
     expect(failed.status).toBe("failed");
 
-    node.setTiming({ timeScale: 0.1 });
+    // Slow enough that customising outlasts the test's own steps on a loaded machine (~14 s).
+    node.setTiming({ timeScale: 0.4 });
     let most = 0;
     let sampler: NodeJS.Timeout | undefined;
     try {
       const pid = await startByHand([9010]);
-      await whenPhase("verify structure");
+      await whenPhase("customise image");
       fs.rmSync(path.join(buildDir(), "state"));
       fs.rmSync(path.join(buildDir(), "pid"));
 

@@ -68,6 +68,8 @@ export class ToolCall {
   private checkQueued = false;
   private exitCode: number | undefined;
   private cwd: string;
+  /** The tool's `process.env`: the client's environment, changed only by the tool. */
+  private readonly env: Record<string, string | undefined>;
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly immediates = new Set<NodeJS.Immediate>();
   private stdin: Readable | null = null;
@@ -79,6 +81,7 @@ export class ToolCall {
     private readonly io: ToolIo,
   ) {
     this.cwd = request.cwd;
+    this.env = { ...request.env };
   }
 
   /** Runs the bundle's body as the tool's main module, `argv` after `[node, script]`. */
@@ -293,7 +296,7 @@ export class ToolCall {
         env?: object;
       };
       options.cwd = (this.resolvePath(options.cwd ?? this.cwd) as string) ?? this.cwd;
-      options.env ??= this.request.env;
+      options.env ??= this.env;
       if (index >= 0) copy[index] = options;
       else copy.splice(Array.isArray(copy[1]) ? 2 : 1, 0, options);
       return copy;
@@ -424,7 +427,7 @@ export class ToolCall {
     const stderr = this.output((chunk) => this.io.stderr(chunk));
     const own: Record<PropertyKey, unknown> = {
       argv: [process.execPath, script, ...this.request.argv],
-      env: { ...this.request.env },
+      env: this.env,
       pid: this.request.pid,
       ppid: this.request.ppid,
       stdout,
@@ -455,15 +458,21 @@ export class ToolCall {
       emit: events.emit.bind(events),
       listeners: events.listeners.bind(events),
     };
+    const bound = new Map<PropertyKey, unknown>();
     return new Proxy(process, {
       get: (target, key) => {
         if (key === "stdin") return this.stdinStream();
         if (key === "exitCode") return this.exitCode;
         if (Object.hasOwn(own, key)) return own[key];
         const value = Reflect.get(target, key) as unknown;
-        return typeof value === "function"
-          ? (value as (...a: unknown[]) => unknown).bind(target)
-          : value;
+        if (typeof value !== "function") return value;
+        // The server's own method, bound to it, with its properties (`hrtime.bigint`).
+        if (!bound.has(key))
+          bound.set(
+            key,
+            Object.assign((value as (...a: unknown[]) => unknown).bind(target), value),
+          );
+        return bound.get(key);
       },
       set: (_target, key, value) => {
         if (key === "exitCode") this.exitCode = value === undefined ? undefined : Number(value);

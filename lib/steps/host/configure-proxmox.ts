@@ -606,6 +606,10 @@ async function confirmChange(
   // Only a connection opened after the result was written proves the network after the
   // change: an established session (or one opened while ifreload ran) may outlive a change that
   // refuses new ones. So once a look finds the result, one more new connection decides.
+  if (Date.now() >= plan.confirmBy) {
+    ctx.log(`the rollback is due before a confirmation could reach the host; waiting for it`);
+    return rolledBackByHost(ctx, exec, plan, "too-late");
+  }
   let seen: NetworkFacts | null = null;
   let resultSeen = false;
   let confirmed = false;
@@ -718,7 +722,7 @@ async function rolledBackByHost(
       ? `the console could not open a new SSH connection to the host within ${plan.rollbackSeconds} s of applying ${BRIDGE} (the change cut it off)`
       : why === "no-result"
         ? `ifreload -a did not finish within ${plan.rollbackSeconds} s`
-        : `the confirmation came too late`;
+        : `the host's rollback was due before the console could confirm ${BRIDGE}`;
   if (now === null)
     return fail(
       `${cause}, and the host has not answered SSH since, ${graceSeconds(plan.rollbackSeconds)} s after its rollback was due; check it from its console — /etc/network/interfaces.clupilot-bak holds the previous configuration`,

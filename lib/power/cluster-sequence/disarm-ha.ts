@@ -3,7 +3,7 @@ import { advance, poll, type Step } from "@/lib/pipeline/step";
 import { CLUSTER_LANE, finishAction, startAction } from "@/lib/power/actions/record-action";
 import type { PowerServices } from "@/lib/power/shutdown/services";
 import { isNotImplemented, paths } from "./cluster-api";
-import { HA_DISARM_WAIT_SECONDS } from "./plan";
+import { HA_DISARM_WAIT_SECONDS, READ_BACK_POLL_SECONDS } from "./plan";
 import {
   clusterApi,
   clusterStepRun,
@@ -57,7 +57,10 @@ export const disarmHa: Step<PowerServices> = {
     ctx.context.set("cluster:ha", state);
     const waiting = run.clusters.filter((c) => !state[c.clusterId]!.done);
     if (waiting.length > 0) {
-      return poll(1, `waiting for HA of ${waiting.map((c) => c.name).join(", ")} to disarm`);
+      return poll(
+        READ_BACK_POLL_SECONDS,
+        `waiting for HA of ${waiting.map((c) => c.name).join(", ")} to disarm`,
+      );
     }
     return advance(
       run.clusters.map((c) => `${c.name}: HA ${describe(state[c.clusterId]!.done!)}`).join("; "),

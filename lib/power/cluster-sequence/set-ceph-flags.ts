@@ -3,7 +3,7 @@ import { advance, poll, type Step } from "@/lib/pipeline/step";
 import { CLUSTER_LANE, finishAction, startAction } from "@/lib/power/actions/record-action";
 import type { PowerServices } from "@/lib/power/shutdown/services";
 import { paths, SHUTDOWN_CEPH_FLAGS, type ClusterApi } from "./cluster-api";
-import { CEPH_FLAGS_WAIT_SECONDS, type ClusterSequencePlan } from "./plan";
+import { CEPH_FLAGS_WAIT_SECONDS, READ_BACK_POLL_SECONDS, type ClusterSequencePlan } from "./plan";
 import {
   clusterApi,
   clusterStepRun,
@@ -60,7 +60,10 @@ export const setCephFlags: Step<PowerServices> = {
     ctx.context.set("cluster:ceph", state);
     const waiting = clusters.filter((c) => !state[c.clusterId]!.done);
     if (waiting.length > 0) {
-      return poll(1, `setting the Ceph flags of ${waiting.map((c) => c.name).join(", ")}`);
+      return poll(
+        READ_BACK_POLL_SECONDS,
+        `setting the Ceph flags of ${waiting.map((c) => c.name).join(", ")}`,
+      );
     }
     return advance(
       clusters

@@ -5,6 +5,7 @@ import type { PlannedTarget } from "@/lib/power/shutdown/plan";
 import type { PowerServices } from "@/lib/power/shutdown/services";
 import { callTarget, laneOf, wouldCall } from "@/lib/power/shutdown/shut-down-targets";
 import { probeTarget } from "@/lib/power/targets/shutdown-call";
+import { READ_BACK_POLL_SECONDS } from "./plan";
 import {
   clusterStepRun,
   nodeTargets,
@@ -13,8 +14,11 @@ import {
   type SequenceRun,
 } from "./sequence-context";
 
-/** Two silent probes this far apart before a node counts as no longer answering. */
-const SILENT_CONFIRM_MS = 1000;
+/**
+ * Two silent probes this far apart before a node counts as no longer answering: one refused
+ * connection may be pveproxy restarting, not the node going down.
+ */
+const SILENT_CONFIRM_MS = 500;
 const PROBE_TIMEOUT_MS = 2000;
 
 type NodeWatch = {
@@ -51,7 +55,7 @@ export const shutDownClusterNodes: Step<PowerServices> = {
       if (watch.done) continue;
       const waiting = await step(ctx, run, target, watch, armed);
       ctx.context.set("cluster:nodes", state);
-      if (waiting) return poll(1, waiting);
+      if (waiting) return poll(READ_BACK_POLL_SECONDS, waiting);
     }
     const count = (done: NodeWatch["done"]) =>
       sequence.filter((t) => state[t.id]!.done === done).map((t) => t.name);

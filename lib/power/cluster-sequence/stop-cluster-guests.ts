@@ -9,7 +9,7 @@ import {
   type GuestResource,
   type GuestType,
 } from "./cluster-api";
-import { FORCE_STOP_SECONDS, type ClusterSequencePlan } from "./plan";
+import { FORCE_STOP_SECONDS, GUEST_READ_BACK_POLL_SECONDS, type ClusterSequencePlan } from "./plan";
 import {
   clusterApi,
   clusterStepRun,
@@ -89,7 +89,10 @@ export const stopClusterGuests: Step<PowerServices> = {
     ctx.context.set("cluster:guests", state);
     const waiting = run.clusters.filter((c) => !state[c.clusterId]!.done);
     if (waiting.length > 0) {
-      return poll(1, `stopping the guests of ${waiting.map((c) => c.name).join(", ")}`);
+      return poll(
+        GUEST_READ_BACK_POLL_SECONDS,
+        `stopping the guests of ${waiting.map((c) => c.name).join(", ")}`,
+      );
     }
     return advance(outcomes.join("; "));
   },

@@ -152,7 +152,10 @@ async function startWorkerProcess(
         child.once("message", (m) => resolve(m as WorkerReport)),
       );
       child.send({ stop: true });
-      return Promise.race([result, exited]);
+      const report = await Promise.race([result, exited]);
+      // Reaped (its exit seen), so its CPU has landed in this process's cutime.
+      await exitOf(child);
+      return report;
     },
     kill: () => stopProcessGroup(child),
   };
@@ -265,8 +268,6 @@ async function round(options: {
     );
     const wallSeconds = (performance.now() - started) / 1000;
     const stats = await worker.stop();
-    // Let the worker process be reaped, so its CPU lands in cutime.
-    await new Promise((resolve) => setTimeout(resolve, 200));
     return {
       wallSeconds,
       failed: rows

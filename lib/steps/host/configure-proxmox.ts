@@ -452,34 +452,38 @@ async function ensureBridge(
   let facts = await readNetwork(exec);
 
   // A rollback timer an earlier visit set and never cancelled (that visit was cut short).
-  if (facts.rollback.timerActive || facts.rollback.serviceActive) {
-    const live = bridgeConfigured(facts.interfaces) && bridgeApplied(facts);
-    if (live && facts.leftoverResult === "applied" && !facts.rollback.serviceActive) {
+  if (pending(facts)) {
+    if (!confirmable(facts))
+      ctx.log(
+        `an earlier visit's rollback timer is still pending${facts.rollback.secondsLeft === null ? "" : ` (due in ${Math.max(0, facts.rollback.secondsLeft)} s)`} and ${BRIDGE} is not confirmed live; waiting for that change's outcome or for the host to put its previous network back before changing anything`,
+      );
+    const settled = confirmable(facts)
+      ? facts
+      : await awaitHost(
+          ctx,
+          exec,
+          Date.now() +
+            ((facts.rollback.secondsLeft ?? rollbackSeconds) + graceSeconds(rollbackSeconds)) *
+              1000,
+          (f) => !pending(f) || confirmable(f),
+        );
+    if (settled === null)
+      return fail(
+        `the host did not finish the pending network rollback (timer ${ROLLBACK_UNIT}.timer) in time and no longer answers SSH; check it from its console — /etc/network/interfaces.clupilot-bak holds the previous configuration`,
+      );
+    if (confirmable(settled)) {
       ctx.log(
         `an earlier visit applied ${BRIDGE} and was cut short before confirming it; the rollback timer is still pending, so confirming over a new SSH connection`,
       );
       const confirmed = await confirmChange(ctx, exec, {
         before: null,
-        confirmBy: Date.now() + Math.max(0, (facts.rollback.secondsLeft ?? 0) - 2) * 1000,
+        confirmBy: Date.now() + Math.max(0, (settled.rollback.secondsLeft ?? 0) - 2) * 1000,
         rollbackSeconds,
       });
       if (confirmed.kind !== "held") return confirmed;
       return { ...confirmed, detail: `${confirmed.detail} (applied by an earlier visit)` };
     }
-    ctx.log(
-      `an earlier visit's rollback timer is still pending${facts.rollback.secondsLeft === null ? "" : ` (due in ${Math.max(0, facts.rollback.secondsLeft)} s)`} and ${BRIDGE} is not confirmed live; waiting for the host to put its previous network back before changing anything`,
-    );
-    const after = await awaitRollback(
-      ctx,
-      exec,
-      Date.now() +
-        ((facts.rollback.secondsLeft ?? rollbackSeconds) + graceSeconds(rollbackSeconds)) * 1000,
-    );
-    if (after === null)
-      return fail(
-        `the host did not finish the pending network rollback (timer ${ROLLBACK_UNIT}.timer) in time and no longer answers SSH; check it from its console — /etc/network/interfaces.clupilot-bak holds the previous configuration`,
-      );
-    facts = after;
+    facts = settled;
   }
 
   // The timer took a change back while no visit watched: say so, then start over.
@@ -693,7 +697,32 @@ function bridgeProblem(after: NetworkFacts, before: NetworkFacts | null): string
  * Reconnects (again and again) until the pending rollback has run and nothing of it is left
  * running, or `giveUpAt`; returns what the host looks like then, or null if it never answered.
  */
-async function awaitRollback(ctx: Ctx, exec: Exec, giveUpAt: number): Promise<NetworkFacts | null> {
+/** A rollback timer is set, or its service is running. */
+function pending(facts: NetworkFacts): boolean {
+  return facts.rollback.timerActive || facts.rollback.serviceActive;
+}
+
+/** An earlier visit's change took, and its rollback has not started: it can still be confirmed. */
+function confirmable(facts: NetworkFacts): boolean {
+  return (
+    facts.rollback.timerActive &&
+    !facts.rollback.serviceActive &&
+    facts.leftoverResult === "applied" &&
+    bridgeConfigured(facts.interfaces) &&
+    bridgeApplied(facts)
+  );
+}
+
+/**
+ * Looks at the host again and again (reconnecting while it does not answer) until `done` holds
+ * or `giveUpAt`; returns what the host looks like then, or null if it never answered.
+ */
+async function awaitHost(
+  ctx: Ctx,
+  exec: Exec,
+  giveUpAt: number,
+  done: (facts: NetworkFacts) => boolean,
+): Promise<NetworkFacts | null> {
   let connected = false;
   while (Date.now() < giveUpAt) {
     const now: NetworkFacts | null = connected
@@ -703,7 +732,7 @@ async function awaitRollback(ctx: Ctx, exec: Exec, giveUpAt: number): Promise<Ne
         })
       : await reconnectAndRead(ctx, exec, Math.max(1000, Math.min(10_000, giveUpAt - Date.now())));
     connected = now !== null;
-    if (now !== null && !now.rollback.timerActive && !now.rollback.serviceActive) return now;
+    if (now !== null && done(now)) return now;
     await pause(ctx, 1000);
   }
   return null;
@@ -716,7 +745,12 @@ async function rolledBackByHost(
   why: "cut-off" | "no-result" | "too-late",
 ): Promise<Outcome> {
   const deadline = plan.confirmBy + confirmMargin(plan.rollbackSeconds) * 1000;
-  const now = await awaitRollback(ctx, exec, deadline + graceSeconds(plan.rollbackSeconds) * 1000);
+  const now = await awaitHost(
+    ctx,
+    exec,
+    deadline + graceSeconds(plan.rollbackSeconds) * 1000,
+    (f) => !pending(f),
+  );
   const cause =
     why === "cut-off"
       ? `the console could not open a new SSH connection to the host within ${plan.rollbackSeconds} s of applying ${BRIDGE} (the change cut it off)`

@@ -61,7 +61,9 @@ async function labCluster(
     guests: guests(),
     ceph: options.ceph === false ? false : { monitors: ["pve2", "pve3"] },
     ...(options.pveVersion ? { pveVersion: options.pveVersion } : {}),
-    timing: { guestShutdownMs: 300, haDisarmMs: 300, haRecoveryMs: 300, nodeShutdownDelayMs: 300 },
+    // Short lab times: every wait below is the sequence's own order, not the lab's clock. A guest
+    // frozen on Ceph never stops by itself, however short its clean shutdown.
+    timing: { guestShutdownMs: 100, haDisarmMs: 100, haRecoveryMs: 100, nodeShutdownDelayMs: 100 },
     apiAuthFailureDelayMs: 50,
   });
   labs.push(lab);
@@ -160,7 +162,8 @@ afterAll(async () => {
 describe("the cluster shutdown sequence", () => {
   it("the naive order (each node stops its own guests, then powers off) hangs on the Ceph lab while HA moves guests", async () => {
     const { lab, placement } = await labCluster();
-    const deadlineMs = 8000;
+    // A node here is off within a second; a frozen guest holds its node forever.
+    const deadlineMs = 4000;
     const wentDown: Record<string, boolean> = {};
     for (const node of ["pve1", "pve2", "pve3"]) {
       expect(await post(lab, node, `/nodes/${node}/status`, { command: "shutdown" })).toBe(200);

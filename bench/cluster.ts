@@ -31,6 +31,7 @@ import { DEFAULT_POWER_SETTINGS } from "@/lib/power/settings";
 import { powerShutdownPipeline } from "@/lib/power/shutdown/pipeline";
 import { startShutdownRun } from "@/lib/power/shutdown/start-shutdown-run";
 import { updatePowerSettings } from "@/lib/power/update-power-settings";
+import { CONSOLE_PRIVILEGE_NAMES } from "@/lib/steps/host/create-api-token";
 import { createUpsDevice } from "@/lib/power/ups-devices";
 import { settled } from "@/test/runs";
 import { startWorker } from "@/worker/runner";
@@ -41,17 +42,6 @@ import { BenchCannotRun, runBench, startUntilEnd, stopAtEnd } from "./support/ru
 const USAGE = `Usage: npm run bench:cluster -- [--guests N] [--guest-seconds S] [--parallelism P]`;
 const ACTOR: AuditActor = { userId: null, name: "bench" };
 const NODES = ["pve1", "pve2", "pve3"];
-
-/** What onboarding grants the console's token (lib/steps/host/create-api-token.ts). */
-const CONSOLE_PRIVS = [
-  "VM.Audit",
-  "VM.PowerMgmt",
-  "Sys.Audit",
-  "Sys.PowerMgmt",
-  "Sys.Modify",
-  "Sys.Console",
-  "Datastore.Audit",
-];
 
 function guests(count: number, shutdownMs: number): LabGuestSpec[] {
   return Array.from({ length: count }, (_, i) => ({
@@ -130,7 +120,7 @@ async function main() {
   });
   stopAtEnd("worker", () => worker.stop());
 
-  const token = lab.addToken("console", CONSOLE_PRIVS);
+  const token = lab.addToken("console", [...CONSOLE_PRIVILEGE_NAMES]);
   const ups = await createUpsDevice(
     db,
     { name: "bench-ups", source: { type: "nut", host: "127.0.0.1", port: 3493, upsName: "ups" } },

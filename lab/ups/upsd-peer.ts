@@ -23,6 +23,9 @@ import { nutExchange } from "./nut-exchange";
  *   The mtime is compared in whole seconds, so every rewrite gets a later second of its own.
  * - A driver that stops answering (SIGSTOP) makes upsd answer `ERR DATA-STALE` after MAXAGE
  *   (3 s here, default 15 s); a driver that exits makes it answer `ERR DRIVER-NOT-CONNECTED`.
+ * - upsd serves `ups.status "WAIT"` from each (re)connect to a driver's socket until the driver
+ *   has dumped its data (server/sstate.c). It reconnects at once when it loses a driver, so a
+ *   driver on its way out can read WAIT for a moment before DRIVER-NOT-CONNECTED.
  * - `USERNAME` and `PASSWORD` always answer OK; only `LOGIN` checks them (ERR ACCESS-DENIED).
  * - As root, both programs switch to the `nut` user unless told otherwise, and `nut` could not
  *   enter the 0700 temp folder: they run as the user running the tests (`-u`, `user =`).

@@ -4,7 +4,7 @@
  *
  * Default 10 hosts, not the issue's 50. Until the simulated tools had their server
  * (lab/tool-server), each lab host cost ~10–17 CPU seconds of its own (every simulated tool was
- * a node + tsx process) and `--hosts 50` took 10.3 min; now a host's lab CPU is ~1.5 s, split
+ * a node + tsx process) and `--hosts 50` took 10.3 min; now a host's lab CPU is ~2 s, split
  * below into the lab's process (SSH and API servers, the tool server's thread) and the host's
  * processes (bash, the tool clients, the build driver). The lab's time scale barely
  * moves the critical path (one host: 38 s at 0.02, 45 s at 0.1 — the simulated sleeps total

@@ -2,11 +2,11 @@ import { databaseUrl } from "@/lib/db/client";
 import { startPowerMonitor } from "@/lib/power/monitor/power-monitor";
 import { pipelines } from "@/lib/steps/pipelines";
 import { guardWorkerProcess } from "./process-guard";
-import { startWorker } from "./runner";
+import { startWorkerThroughDatabaseRestarts } from "./runner";
 
 /** The worker process: `npm start` runs it next to the web server; it can also run alone. */
 async function main() {
-  const worker = await startWorker({
+  const worker = await startWorkerThroughDatabaseRestarts({
     connectionString: databaseUrl(),
     pipelines,
     concurrency: Number(process.env.CLUPILOT_WORKER_CONCURRENCY ?? 4),

@@ -99,6 +99,19 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
   };
   // Each concurrent tick holds a connection for its visit; graphile-worker needs its own too.
   const { pool, db } = createDb(options.connectionString, concurrency * 2 + 4, reachability);
+  // PostgreSQL may go away again between "it answers" and the end of this start: whatever was
+  // set up is then taken down, so the caller can start afresh without a leaked runner or pool.
+  let stopped = false;
+  const undo: (() => Promise<unknown>)[] = [() => pool.end()];
+  const orUndo = async <T>(part: () => Promise<T>): Promise<T> => {
+    try {
+      return await part();
+    } catch (error) {
+      stopped = true; // a runner ended here is not "stopped by itself"
+      for (const each of undo.reverse()) await each().catch(() => {});
+      throw error;
+    }
+  };
   const engine: EngineOptions = { ...options.engine, db, pipelines: options.pipelines };
   const workerIds = new Set<string>();
   const events: WorkerEvents = options.events ?? new EventEmitter();
@@ -130,26 +143,29 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
       log(`graphile-worker ${level}: ${withoutQueryParams(message)}`);
     }
   });
-  await untilDatabaseAnswers(pool, reachability);
-  const runner = await run({
-    pgPool: pool,
-    concurrency,
-    noHandleSignals: true,
-    pollInterval: options.pollIntervalMs ?? 1000,
-    taskList: {
-      [TICK_TASK]: createRunTickTask(engine),
-      [VM_TEMPLATE_CHECK_TASK]: createVmTemplateCheckTask(db),
-      [CLUSTER_REFRESH_TASK]: createClusterRefreshTask(db),
-      [SELF_TEST_TASK]: createPowerSelfTestTask(db),
-      [NOTIFY_DELIVER_TASK]: createNotifyDeliverTask(db, options.notify),
-    },
-    crontab:
-      options.periodicChecks === false
-        ? ""
-        : [VM_TEMPLATE_CHECK_CRONTAB, SELF_TEST_CRONTAB, CLUSTER_REFRESH_CRONTAB].join("\n"),
-    events,
-    logger,
-  });
+  await orUndo(() => untilDatabaseAnswers(pool, reachability));
+  const runner = await orUndo(() =>
+    run({
+      pgPool: pool,
+      concurrency,
+      noHandleSignals: true,
+      pollInterval: options.pollIntervalMs ?? 1000,
+      taskList: {
+        [TICK_TASK]: createRunTickTask(engine),
+        [VM_TEMPLATE_CHECK_TASK]: createVmTemplateCheckTask(db),
+        [CLUSTER_REFRESH_TASK]: createClusterRefreshTask(db),
+        [SELF_TEST_TASK]: createPowerSelfTestTask(db),
+        [NOTIFY_DELIVER_TASK]: createNotifyDeliverTask(db, options.notify),
+      },
+      crontab:
+        options.periodicChecks === false
+          ? ""
+          : [VM_TEMPLATE_CHECK_CRONTAB, SELF_TEST_CRONTAB, CLUSTER_REFRESH_CRONTAB].join("\n"),
+      events,
+      logger,
+    }),
+  );
+  undo.push(() => runner.stop());
   // The power self-test at start-up (and hourly on the crontab): a broken shutdown path shows
   // before the outage. Workers starting together queue it once (one job key).
   if (options.periodicChecks !== false) {
@@ -161,17 +177,19 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
   // waits behind onboardings, a template build's watch or a full pool.
   const powerConcurrency = options.powerConcurrency ?? 2;
   const power = createDb(options.connectionString, powerConcurrency * 2 + 2, reachability);
-  const powerRunner = await run({
-    pgPool: power.pool,
-    concurrency: powerConcurrency,
-    noHandleSignals: true,
-    pollInterval: options.pollIntervalMs ?? 1000,
-    taskList: { [POWER_TICK_TASK]: createRunTickTask({ ...engine, db: power.db }) },
-    events,
-    logger,
-  });
-
-  let stopped = false;
+  undo.push(() => power.pool.end());
+  const powerRunner = await orUndo(() =>
+    run({
+      pgPool: power.pool,
+      concurrency: powerConcurrency,
+      noHandleSignals: true,
+      pollInterval: options.pollIntervalMs ?? 1000,
+      taskList: { [POWER_TICK_TASK]: createRunTickTask({ ...engine, db: power.db }) },
+      events,
+      logger,
+    }),
+  );
+  undo.push(() => powerRunner.stop());
   const onUnexpectedStop =
     options.onUnexpectedStop ??
     ((reason: string) => log(`graphile-worker stopped by itself (${reason}); no job is taken`));
@@ -183,7 +201,7 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
   }
 
   const ids = () => [...workerIds];
-  await beat(db, ids());
+  await orUndo(() => beat(db, ids()));
   const sweep = async () => {
     try {
       const recovered = await recoverDeadWorkers(db, ids(), {
@@ -240,6 +258,29 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
       await Promise.all([pool.end(), power.pool.end()]);
     },
   };
+}
+
+/**
+ * The database can go away again while the worker starts (it waited for it, then PostgreSQL
+ * restarted mid-way): that is the outage the worker is built to ride out, so it starts afresh
+ * once the database answers instead of exiting. Anything else still fails the start at once.
+ */
+export async function startWorkerThroughDatabaseRestarts(
+  options: WorkerOptions,
+  retryMs = 1000,
+): Promise<WorkerHandle> {
+  const log = options.log ?? ((line: string) => console.log(line));
+  for (;;) {
+    try {
+      return await startWorker(options);
+    } catch (error) {
+      if (!isDatabaseUnreachable(error)) throw error;
+      log(
+        `the database went away while starting (${safeErrorSummary(error)}); starting again once it answers`,
+      );
+      await new Promise((resolve) => setTimeout(resolve, retryMs));
+    }
+  }
 }
 
 /**

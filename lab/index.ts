@@ -245,4 +245,4 @@ export function generateClientKey(comment = "clupilot-test"): {
   return { privateKey: pair.private, publicKey: pair.public };
 }
 
-export { isProcessAlive, waitUntil } from "./processes";
+export { isProcessAlive, liveGroupMembers, waitUntil } from "./processes";

@@ -6,7 +6,7 @@ import { createRunLogWriter } from "@/lib/logs/writer";
 import { notifyRunEvent } from "@/lib/notify/run-events";
 import { ABORT_REASON } from "./abort-reason";
 import { RunContext } from "./context";
-import { notifyLive, scheduleTick } from "./schedule";
+import { notifyLive, scheduleTick, tickJobKey, type TickExpectation } from "./schedule";
 import type { AnyPipeline, Outcome, Step } from "./step";
 
 export type EngineOptions = {
@@ -18,7 +18,24 @@ export type EngineOptions = {
   backoffSeconds?: (n: number) => number;
   /** How long the visit may keep running after its deadline before the engine moves on. */
   now?: () => Date;
+  /** How far one job carries a run on through steps that advance; `false`: one visit per job. */
+  carryOn?: CarryOnBound | false;
 };
+
+/**
+ * A job whose visit advances runs the next step's first visit itself instead of queueing a new
+ * job for it (each hand-over through graphile-worker cost seconds on a loaded machine), within
+ * this bound, so one run never holds a worker slot from the runs queued behind it for long.
+ */
+export type CarryOnBound = { maxVisits: number; maxSeconds: number };
+export const DEFAULT_CARRY_ON: CarryOnBound = { maxVisits: 10, maxSeconds: 30 };
+
+/**
+ * When a job carries on, the next tick is still queued with the advance, this much later: if the
+ * job dies between two visits, that tick runs the next visit (its overdue time counts as paused).
+ * As long as the heartbeat sweep takes to hand back a dead worker's jobs (lib/pipeline/recovery).
+ */
+export const CARRY_ON_SAFETY_NET_SECONDS = 30;
 
 export type TickResult =
   | { kind: "skipped"; reason: string }
@@ -27,7 +44,17 @@ export type TickResult =
       step: string;
       outcome: Outcome["kind"] | "error";
       runStatus: "running" | "succeeded" | "failed";
+      /** Set when this job is to visit the run again at once: the position that visit expects. */
+      carryOn?: TickExpectation;
     };
+
+/** What the job running this tick knows beyond the run id. */
+export type TickOptions = {
+  /** Visit only if the run is still at this position (a carry-on's safety net, or the carry-on). */
+  expect?: TickExpectation;
+  /** Until when (ms since epoch) an advance may carry on in this job; absent: it never does. */
+  carryOnUntil?: number;
+};
 
 export { ABORT_REASON };
 
@@ -53,7 +80,11 @@ type Decision =
  * true even when two jobs for the same run exist: graphile-worker's job key only collapses
  * *pending* jobs, and a job added while another is running creates a second one.
  */
-export async function tickRun(options: EngineOptions, runId: string): Promise<TickResult> {
+export async function tickRun(
+  options: EngineOptions,
+  runId: string,
+  tick: TickOptions = {},
+): Promise<TickResult> {
   const now = options.now ?? (() => new Date());
   return options.db.transaction(async (tx) => {
     // A tick blocked behind a live tick waits rather than skips, so a wake-up (abort) that
@@ -62,6 +93,13 @@ export async function tickRun(options: EngineOptions, runId: string): Promise<Ti
     const [run] = await tx.select().from(runs).where(eq(runs.id, runId)).for("no key update");
     if (!run) return { kind: "skipped", reason: "run does not exist" };
     if (run.status !== "running") return { kind: "skipped", reason: `run is ${run.status}` };
+    const { expect } = tick;
+    if (expect && (run.currentStep !== expect.step || run.stepVisit !== expect.stepVisit)) {
+      return {
+        kind: "skipped",
+        reason: `run moved on from visit ${expect.stepVisit + 1} of ${expect.step} already`,
+      };
+    }
 
     const pipeline = options.pipelines[run.pipeline];
     const step = pipeline?.steps.find((candidate) => candidate.name === run.currentStep);
@@ -139,17 +177,64 @@ export async function tickRun(options: EngineOptions, runId: string): Promise<Ti
     const finishedAt = now();
     // A thrown visit leaves no half-written keys: its context changes are dropped.
     const nextContext = decision.kind === "error" ? null : context;
-    await persist(tx, run, step.name, startedAt, finishedAt, decision, nextContext, now, pipeline, {
-      stepPausedSeconds: pausedSeconds,
-    });
+    const carryOn = await persist(
+      tx,
+      run,
+      step.name,
+      startedAt,
+      finishedAt,
+      decision,
+      nextContext,
+      now,
+      pipeline,
+      { stepPausedSeconds: pausedSeconds },
+      {
+        carryOn: tick.carryOnUntil !== undefined && finishedAt.getTime() < tick.carryOnUntil,
+        afterCarryOn: expect !== undefined,
+      },
+    );
     const runStatus =
       decision.kind === "fail" || (decision.kind === "error" && decision.retryInSeconds === null)
         ? "failed"
         : decision.kind === "advance" && isLastStep(pipeline, step)
           ? "succeeded"
           : "running";
-    return { kind: "visited", step: step.name, outcome: decision.kind, runStatus };
+    return {
+      kind: "visited",
+      step: step.name,
+      outcome: decision.kind,
+      runStatus,
+      ...(carryOn && { carryOn }),
+    };
   });
+}
+
+/**
+ * What one tick job does: visit the run, and while a visit advances and the bound allows, visit
+ * the next step at once. Each visit is tickRun's own transaction, committed before the next one
+ * starts and decided from the committed row, so stopping anywhere in between (a throw, a kill)
+ * leaves the run exactly where a new job would pick it up.
+ */
+export async function runTickJob(
+  options: EngineOptions,
+  runId: string,
+  expect?: TickExpectation,
+): Promise<TickResult[]> {
+  const now = options.now ?? (() => new Date());
+  const bound = options.carryOn === undefined ? DEFAULT_CARRY_ON : options.carryOn;
+  const until = bound ? now().getTime() + bound.maxSeconds * 1000 : undefined;
+  const results: TickResult[] = [];
+  let position = expect;
+  for (;;) {
+    const visitsLeft = bound ? bound.maxVisits - results.length - 1 : 0;
+    const result = await tickRun(options, runId, {
+      expect: position,
+      carryOnUntil: visitsLeft > 0 ? until : undefined,
+    });
+    results.push(result);
+    if (result.kind !== "visited" || !result.carryOn) return results;
+    position = result.carryOn;
+  }
 }
 
 /** A thrown visit is transient: re-visit with backoff until the attempts run out, then fail. */
@@ -283,7 +368,8 @@ async function persist(
   now: () => Date,
   pipeline?: AnyPipeline,
   chain: { stepPausedSeconds: number } = { stepPausedSeconds: 0 },
-): Promise<void> {
+  job: { carryOn: boolean; afterCarryOn: boolean } = { carryOn: false, afterCarryOn: false },
+): Promise<TickExpectation | null> {
   const visit = run.stepVisit + 1;
   await tx.insert(stepVisits).values({
     runId: run.id,
@@ -328,18 +414,30 @@ async function persist(
       .returning({ id: events.id });
     await notifyRunEvent(tx, run.id, row!.id, { ...event, pipeline: run.pipeline, step: stepName });
   }
+  let carryOn: TickExpectation | null = null;
   if (next.runAt) {
     // An abort recorded while this visit ran must wake the run now, not after the poll delay.
     const [pendingAbort] = await tx
       .select({ runId: runAbortRequests.runId })
       .from(runAbortRequests)
       .where(eq(runAbortRequests.runId, run.id));
-    await scheduleTick(tx, run.id, pendingAbort ? now() : next.runAt);
+    if (pendingAbort) {
+      await scheduleTick(tx, run.id, now());
+    } else if (job.carryOn && next.set.currentStep) {
+      carryOn = { step: next.set.currentStep, stepVisit: 0 };
+      await scheduleTick(tx, run.id, addSeconds(next.runAt, CARRY_ON_SAFETY_NET_SECONDS), carryOn);
+    } else {
+      await scheduleTick(tx, run.id, next.runAt);
+    }
   }
   if (next.set.status && next.set.status !== "running") {
     await tx.delete(runAbortRequests).where(eq(runAbortRequests.runId, run.id));
+    // The safety net queued when the job carried on has nothing left to do.
+    if (job.afterCarryOn)
+      await tx.execute(sql`select graphile_worker.remove_job(${tickJobKey(run.id)})`);
   }
   await notifyLive(tx, { type: "run", runId: run.id, hostId: run.hostId });
+  return carryOn;
 }
 
 /** What the run log says about this visit's outcome: errors and the run's end, nothing else. */

@@ -1,15 +1,20 @@
 import { z } from "zod";
 import type { Task } from "graphile-worker";
-import { tickRun, type EngineOptions } from "@/lib/pipeline/engine";
+import { runTickJob, type EngineOptions } from "@/lib/pipeline/engine";
+import { ZTickExpectation } from "@/lib/pipeline/schedule";
 
-const ZRunTickPayload = z.object({ runId: z.uuid() });
+const ZRunTickPayload = z.object({ runId: z.uuid(), expect: ZTickExpectation.optional() });
 
-/** One visit of one run. A throw here is an infrastructure failure; graphile-worker retries it. */
+/**
+ * One visit of one run, and the next steps' first visits while they advance (runTickJob). A throw
+ * here is an infrastructure failure; graphile-worker retries it.
+ */
 export function createRunTickTask(engine: EngineOptions): Task {
   return async (payload, helpers) => {
-    const { runId } = ZRunTickPayload.parse(payload);
-    const result = await tickRun(engine, runId);
-    if (result.kind === "skipped")
-      helpers.logger.debug(`tick of run ${runId} skipped: ${result.reason}`);
+    const { runId, expect } = ZRunTickPayload.parse(payload);
+    for (const result of await runTickJob(engine, runId, expect)) {
+      if (result.kind === "skipped")
+        helpers.logger.debug(`tick of run ${runId} skipped: ${result.reason}`);
+    }
   };
 }

@@ -52,8 +52,8 @@ export type TickResult =
 export type TickOptions = {
   /** Visit only if the run is still at this position (a carry-on's safety net, or the carry-on). */
   expect?: TickExpectation;
-  /** Until when (ms since epoch) an advance may carry on in this job; absent: it never does. */
-  carryOnUntil?: number;
+  /** Asked once the visit is done: may an advance carry on in this job? Absent: it never does. */
+  mayCarryOn?: () => boolean;
 };
 
 export { ABORT_REASON };
@@ -189,7 +189,7 @@ export async function tickRun(
       pipeline,
       { stepPausedSeconds: pausedSeconds },
       {
-        carryOn: tick.carryOnUntil !== undefined && finishedAt.getTime() < tick.carryOnUntil,
+        carryOn: tick.mayCarryOn?.() ?? false,
         afterCarryOn: expect !== undefined,
       },
     );
@@ -219,18 +219,21 @@ export async function runTickJob(
   options: EngineOptions,
   runId: string,
   expect?: TickExpectation,
+  /** The worker is stopping: finish the visit under way, start no further one. */
+  stopping?: AbortSignal,
 ): Promise<TickResult[]> {
   const now = options.now ?? (() => new Date());
   const bound = options.carryOn === undefined ? DEFAULT_CARRY_ON : options.carryOn;
-  const until = bound ? now().getTime() + bound.maxSeconds * 1000 : undefined;
+  const until = now().getTime() + (bound ? bound.maxSeconds * 1000 : 0);
   const results: TickResult[] = [];
+  const mayCarryOn = () =>
+    bound !== false &&
+    results.length + 1 < bound.maxVisits &&
+    now().getTime() < until &&
+    !stopping?.aborted;
   let position = expect;
   for (;;) {
-    const visitsLeft = bound ? bound.maxVisits - results.length - 1 : 0;
-    const result = await tickRun(options, runId, {
-      expect: position,
-      carryOnUntil: visitsLeft > 0 ? until : undefined,
-    });
+    const result = await tickRun(options, runId, { expect: position, mayCarryOn });
     results.push(result);
     if (result.kind !== "visited" || !result.carryOn) return results;
     position = result.carryOn;

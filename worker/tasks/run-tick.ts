@@ -12,7 +12,7 @@ const ZRunTickPayload = z.object({ runId: z.uuid(), expect: ZTickExpectation.opt
 export function createRunTickTask(engine: EngineOptions): Task {
   return async (payload, helpers) => {
     const { runId, expect } = ZRunTickPayload.parse(payload);
-    for (const result of await runTickJob(engine, runId, expect)) {
+    for (const result of await runTickJob(engine, runId, expect, helpers.abortSignal)) {
       if (result.kind === "skipped")
         helpers.logger.debug(`tick of run ${runId} skipped: ${result.reason}`);
     }

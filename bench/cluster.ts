@@ -21,7 +21,10 @@ import { parseArgs } from "node:util";
 import { startLabCluster, type LabCluster } from "@/lab";
 import type { LabGuestSpec } from "@/lab/pve/cluster/model";
 import type { AuditActor } from "@/lib/audit/record-audit";
+import { asc, eq } from "drizzle-orm";
+import type { Database } from "@/lib/db/client";
 import { migrateDatabase } from "@/lib/db/migrate";
+import { stepVisits } from "@/lib/db/schema";
 import { actionsOfRun } from "@/lib/power/actions/record-action";
 import { refreshClusterGroups } from "@/lib/power/clusters/refresh-cluster-groups";
 import { seedActiveLabHost } from "@/lib/power/clusters/test-helpers";
@@ -88,6 +91,24 @@ async function lastNodeOff(lab: LabCluster, deadlineMs: number): Promise<number>
     }
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+/** From one step's advancing visit to the next step's first visit: the engine's share. */
+async function reportHandOvers(db: Database, runId: string): Promise<void> {
+  const visits = await db
+    .select()
+    .from(stepVisits)
+    .where(eq(stepVisits.runId, runId))
+    .orderBy(asc(stepVisits.startedAt), asc(stepVisits.id));
+  let total = 0;
+  for (const [i, visit] of visits.entries()) {
+    const previous = visits[i - 1];
+    if (!previous || previous.outcome !== "advance" || visit.step === previous.step) continue;
+    const gap = (visit.startedAt.getTime() - previous.finishedAt.getTime()) / 1000;
+    total += gap;
+    report(`  hand-over ${previous.step} → ${visit.step}`, gap, "s");
+  }
+  report("step hand-overs in total", total, "s");
 }
 
 async function main() {
@@ -185,6 +206,7 @@ async function main() {
     if (/^(shutdown|force-stop) (qemu|lxc) /.test(action.label)) continue;
     report(`  ${action.lane}: ${action.label} (${action.outcome})`, took, "s");
   }
+  await reportHandOvers(db, runId);
   report("trigger to last node off", (off - t0) / 1000, "s");
   report("sequential bound (guests one after another)", sequential, "s");
   report(`parallel lower bound at parallelism ${parallelism}`, parallelBound, "s");

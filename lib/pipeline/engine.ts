@@ -6,7 +6,7 @@ import { createRunLogWriter } from "@/lib/logs/writer";
 import { notifyRunEvent } from "@/lib/notify/run-events";
 import { ABORT_REASON } from "./abort-reason";
 import { RunContext } from "./context";
-import { notifyLive, scheduleTick, tickJobKey, type TickExpectation } from "./schedule";
+import { notifyLive, scheduleTick } from "./schedule";
 import type { AnyPipeline, Outcome, Step } from "./step";
 
 export type EngineOptions = {
@@ -30,13 +30,6 @@ export type EngineOptions = {
 export type CarryOnBound = { maxVisits: number; maxSeconds: number };
 export const DEFAULT_CARRY_ON: CarryOnBound = { maxVisits: 10, maxSeconds: 30 };
 
-/**
- * When a job carries on, the next tick is still queued with the advance, this much later: if the
- * job dies between two visits, that tick runs the next visit (its overdue time counts as paused).
- * As long as the heartbeat sweep takes to hand back a dead worker's jobs (lib/pipeline/recovery).
- */
-export const CARRY_ON_SAFETY_NET_SECONDS = 30;
-
 export type TickResult =
   | { kind: "skipped"; reason: string }
   | {
@@ -44,14 +37,12 @@ export type TickResult =
       step: string;
       outcome: Outcome["kind"] | "error";
       runStatus: "running" | "succeeded" | "failed";
-      /** Set when this job is to visit the run again at once: the position that visit expects. */
-      carryOn?: TickExpectation;
+      /** This job visits the run again at once; no new tick was queued for it. */
+      carriesOn?: true;
     };
 
 /** What the job running this tick knows beyond the run id. */
 export type TickOptions = {
-  /** Visit only if the run is still at this position (a carry-on's safety net, or the carry-on). */
-  expect?: TickExpectation;
   /** Asked once the visit is done: may an advance carry on in this job? Absent: it never does. */
   mayCarryOn?: () => boolean;
 };
@@ -93,13 +84,6 @@ export async function tickRun(
     const [run] = await tx.select().from(runs).where(eq(runs.id, runId)).for("no key update");
     if (!run) return { kind: "skipped", reason: "run does not exist" };
     if (run.status !== "running") return { kind: "skipped", reason: `run is ${run.status}` };
-    const { expect } = tick;
-    if (expect && (run.currentStep !== expect.step || run.stepVisit !== expect.stepVisit)) {
-      return {
-        kind: "skipped",
-        reason: `run moved on from visit ${expect.stepVisit + 1} of ${expect.step} already`,
-      };
-    }
 
     const pipeline = options.pipelines[run.pipeline];
     const step = pipeline?.steps.find((candidate) => candidate.name === run.currentStep);
@@ -177,7 +161,7 @@ export async function tickRun(
     const finishedAt = now();
     // A thrown visit leaves no half-written keys: its context changes are dropped.
     const nextContext = decision.kind === "error" ? null : context;
-    const carryOn = await persist(
+    const carriesOn = await persist(
       tx,
       run,
       step.name,
@@ -188,10 +172,7 @@ export async function tickRun(
       now,
       pipeline,
       { stepPausedSeconds: pausedSeconds },
-      {
-        carryOn: tick.mayCarryOn?.() ?? false,
-        afterCarryOn: expect !== undefined,
-      },
+      tick.mayCarryOn?.() ?? false,
     );
     const runStatus =
       decision.kind === "fail" || (decision.kind === "error" && decision.retryInSeconds === null)
@@ -204,7 +185,7 @@ export async function tickRun(
       step: step.name,
       outcome: decision.kind,
       runStatus,
-      ...(carryOn && { carryOn }),
+      ...(carriesOn && { carriesOn }),
     };
   });
 }
@@ -218,7 +199,6 @@ export async function tickRun(
 export async function runTickJob(
   options: EngineOptions,
   runId: string,
-  expect?: TickExpectation,
   /** The worker is stopping: finish the visit under way, start no further one. */
   stopping?: AbortSignal,
 ): Promise<TickResult[]> {
@@ -231,12 +211,10 @@ export async function runTickJob(
     results.length + 1 < bound.maxVisits &&
     now().getTime() < until &&
     !stopping?.aborted;
-  let position = expect;
   for (;;) {
-    const result = await tickRun(options, runId, { expect: position, mayCarryOn });
+    const result = await tickRun(options, runId, { mayCarryOn });
     results.push(result);
-    if (result.kind !== "visited" || !result.carryOn) return results;
-    position = result.carryOn;
+    if (result.kind !== "visited" || !result.carriesOn) return results;
   }
 }
 
@@ -371,8 +349,8 @@ async function persist(
   now: () => Date,
   pipeline?: AnyPipeline,
   chain: { stepPausedSeconds: number } = { stepPausedSeconds: 0 },
-  job: { carryOn: boolean; afterCarryOn: boolean } = { carryOn: false, afterCarryOn: false },
-): Promise<TickExpectation | null> {
+  mayCarryOn = false,
+): Promise<true | null> {
   const visit = run.stepVisit + 1;
   await tx.insert(stepVisits).values({
     runId: run.id,
@@ -417,7 +395,7 @@ async function persist(
       .returning({ id: events.id });
     await notifyRunEvent(tx, run.id, row!.id, { ...event, pipeline: run.pipeline, step: stepName });
   }
-  let carryOn: TickExpectation | null = null;
+  let carriesOn: true | null = null;
   if (next.runAt) {
     // An abort recorded while this visit ran must wake the run now, not after the poll delay.
     const [pendingAbort] = await tx
@@ -426,21 +404,19 @@ async function persist(
       .where(eq(runAbortRequests.runId, run.id));
     if (pendingAbort) {
       await scheduleTick(tx, run.id, now());
-    } else if (job.carryOn && next.set.currentStep) {
-      carryOn = { step: next.set.currentStep, stepVisit: 0 };
-      await scheduleTick(tx, run.id, addSeconds(next.runAt, CARRY_ON_SAFETY_NET_SECONDS), carryOn);
+    } else if (mayCarryOn && next.set.currentStep) {
+      // No new tick: the job running this one stays the run's tick while it carries on and keeps
+      // the run's job key, so a crash hands it back (recovery sweep) or graphile retries a throw.
+      carriesOn = true;
     } else {
       await scheduleTick(tx, run.id, next.runAt);
     }
   }
   if (next.set.status && next.set.status !== "running") {
     await tx.delete(runAbortRequests).where(eq(runAbortRequests.runId, run.id));
-    // The safety net queued when the job carried on has nothing left to do.
-    if (job.afterCarryOn)
-      await tx.execute(sql`select graphile_worker.remove_job(${tickJobKey(run.id)})`);
   }
   await notifyLive(tx, { type: "run", runId: run.id, hostId: run.hostId });
-  return carryOn;
+  return carriesOn;
 }
 
 /** What the run log says about this visit's outcome: errors and the run's end, nothing else. */

@@ -1,5 +1,4 @@
 import { sql } from "drizzle-orm";
-import { z } from "zod";
 import type { Database } from "@/lib/db/client";
 
 export const TICK_TASK = "run-tick";
@@ -20,33 +19,16 @@ export function tickJobKey(runId: string): string {
 type Executor = Pick<Database, "execute">;
 
 /**
- * The run's persisted position a tick was queued for. A tick that carries it visits only if the
- * run is still there: it is the safety net behind a job that carries on into the next step
- * itself (lib/pipeline/engine.ts), so whichever of the two locks the row first makes the visit
- * and the other finds the run moved on.
- */
-export const ZTickExpectation = z.object({ step: z.string(), stepVisit: z.number().int() });
-export type TickExpectation = z.infer<typeof ZTickExpectation>;
-
-/**
  * Schedules the run's next tick inside the caller's transaction, so a state change and its
  * follow-up commit together. `replace` moves a pending tick (e.g. a long poll) to the new time.
  * The task is the one the run was started with (`runs.tick_task`), so every caller — engine,
  * abort, retry, recovery — schedules on the run's own queue without knowing its pipeline.
  */
-export async function scheduleTick(
-  tx: Executor,
-  runId: string,
-  runAt: Date,
-  expect?: TickExpectation,
-): Promise<void> {
-  const expectJson = expect ? JSON.stringify(expect) : null;
+export async function scheduleTick(tx: Executor, runId: string, runAt: Date): Promise<void> {
   const added = await tx.execute(sql`
     select graphile_worker.add_job(
       r.tick_task,
-      jsonb_strip_nulls(
-        jsonb_build_object('runId', r.id::text, 'expect', ${expectJson}::jsonb)
-      )::json,
+      json_build_object('runId', r.id::text),
       run_at => ${runAt.toISOString()}::timestamptz,
       max_attempts => 25,
       job_key => ${tickJobKey(runId)},

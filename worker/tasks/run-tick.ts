@@ -1,9 +1,8 @@
 import { z } from "zod";
 import type { Task } from "graphile-worker";
 import { runTickJob, type EngineOptions } from "@/lib/pipeline/engine";
-import { ZTickExpectation } from "@/lib/pipeline/schedule";
 
-const ZRunTickPayload = z.object({ runId: z.uuid(), expect: ZTickExpectation.optional() });
+const ZRunTickPayload = z.object({ runId: z.uuid() });
 
 /**
  * One visit of one run, and the next steps' first visits while they advance (runTickJob). A throw
@@ -11,8 +10,8 @@ const ZRunTickPayload = z.object({ runId: z.uuid(), expect: ZTickExpectation.opt
  */
 export function createRunTickTask(engine: EngineOptions): Task {
   return async (payload, helpers) => {
-    const { runId, expect } = ZRunTickPayload.parse(payload);
-    for (const result of await runTickJob(engine, runId, expect, helpers.abortSignal)) {
+    const { runId } = ZRunTickPayload.parse(payload);
+    for (const result of await runTickJob(engine, runId, helpers.abortSignal)) {
       if (result.kind === "skipped")
         helpers.logger.debug(`tick of run ${runId} skipped: ${result.reason}`);
     }

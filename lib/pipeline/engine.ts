@@ -24,7 +24,7 @@ export type EngineOptions = {
 
 /**
  * A job whose visit advances runs the next step's first visit itself instead of queueing a new
- * job for it (each hand-over through graphile-worker cost seconds on a loaded machine), within
+ * job for it (which waits for a free slot and the worker's poll when the queue is busy), within
  * this bound, so one run never holds a worker slot from the runs queued behind it for long.
  */
 export type CarryOnBound = { maxVisits: number; maxSeconds: number };

@@ -2,7 +2,7 @@ import { expect, test } from "@playwright/test";
 import { startLabCluster, type LabCluster } from "../lab";
 import { startLabUps, type LabUps } from "../lab/ups/lab-ups";
 import { E2E_STORAGE_STATE } from "./auth-state";
-import { addLabHost, expectNoReload, markNoReload } from "./support/console";
+import { addLabHost, expectNoReload, markNoReload, openDialog } from "./support/console";
 
 /*
  * Issue 14's "done when", in the browser: the three nodes of a lab Ceph cluster are onboarded
@@ -103,14 +103,14 @@ test("a live drill of the cluster's outage: HA disarmed, every guest stopped, th
 }) => {
   test.setTimeout(180_000);
   await page.goto("/power");
-  await page.getByTestId("arm-button").click();
+  await openDialog(page, "arm");
   await expect(
     page.getByTestId("arm-dialog").getByTestId(`arm-target-${hostName("pve1")}`),
   ).toBeVisible();
   await page.getByTestId("arm-dialog-confirm").click();
   await expect(page.getByTestId("power-mode")).toHaveAttribute("data-mode", "armed");
 
-  await page.getByTestId("drill-button").click();
+  await openDialog(page, "drill");
   const dialog = page.getByTestId("drill-dialog");
   await dialog.getByTestId("drill-ups").selectOption({ label: UPS });
   for (const node of ["pve1", "pve2", "pve3"]) {
@@ -169,7 +169,7 @@ test("a live drill of the cluster's outage: HA disarmed, every guest stopped, th
   // Power returns: the nodes come back, Restore re-arms HA and clears the flags, read back.
   for (const node of lab!.nodes) await lab!.powerOn(node.name);
   await page.goto("/power");
-  await page.getByTestId("disarm-button").click();
+  await openDialog(page, "disarm");
   await page.getByTestId("disarm-dialog-confirm").click();
   await expect(page.getByTestId("power-mode")).toHaveAttribute("data-mode", "dry-run");
   await page.getByTestId(`restore-cluster-${CLUSTER}`).click();

@@ -2,7 +2,7 @@ import { expect, test, type Page } from "@playwright/test";
 import { startLab, type LabNode } from "../lab";
 import { startLabUps, type LabUps } from "../lab/ups/lab-ups";
 import { E2E_STORAGE_STATE } from "./auth-state";
-import { addLabHost, expectNoReload, markNoReload } from "./support/console";
+import { addLabHost, expectNoReload, markNoReload, openDialog } from "./support/console";
 
 /*
  * Issue 14's drill in the browser, against the console as `npm start` runs it: an admin starts a
@@ -39,7 +39,7 @@ const shutdownPosts = () =>
 
 async function startDrillFromPowerPage(page: Page, how: "dry-run" | "live") {
   await page.goto("/power");
-  await page.getByTestId("drill-button").click();
+  await openDialog(page, "drill");
   const dialog = page.getByTestId("drill-dialog");
   await expect(dialog).toBeVisible();
   await dialog.getByTestId("drill-ups").selectOption({ label: UPS });
@@ -146,7 +146,7 @@ test("a live drill while armed draws its timeline live: the shutdown call's bar 
   test.setTimeout(120_000);
   await node!.switches.apply({ "api.statusPostHang": true });
   await page.goto("/power");
-  await page.getByTestId("arm-button").click();
+  await openDialog(page, "arm");
   await expect(page.getByTestId("arm-dialog").getByTestId(`arm-target-${HOST}`)).toBeVisible();
   await page.getByTestId("arm-dialog-confirm").click();
   await expect(page.getByTestId("power-mode")).toHaveAttribute("data-mode", "armed");
@@ -165,7 +165,7 @@ test("a live drill while armed draws its timeline live: the shutdown call's bar 
   expect(shutdownPosts()).toHaveLength(1);
 
   await page.goto("/power");
-  await page.getByTestId("disarm-button").click();
+  await openDialog(page, "disarm");
   await page.getByTestId("disarm-dialog-confirm").click();
   await expect(page.getByTestId("power-mode")).toHaveAttribute("data-mode", "dry-run");
   await page.goto(`/power/runs?run=${runId}`);

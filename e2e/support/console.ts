@@ -21,6 +21,22 @@ export async function expectNoReload(page: Page) {
   ).toBe(true);
 }
 
+/**
+ * Opens the dialog behind a button (`<name>-button` → `<name>-dialog`). A click that lands
+ * before React hydrated the page does nothing (the server-rendered button has no handler yet;
+ * the power page hydrates later since it carries the self-test and cluster cards), so the click
+ * is repeated until the dialog shows — never while it already does.
+ */
+export async function openDialog(page: Page, name: string) {
+  const dialog = page.getByTestId(`${name}-dialog`);
+  await expect(async () => {
+    if (!(await dialog.isVisible()))
+      await page.getByTestId(`${name}-button`).click({ timeout: 2_000 });
+    await expect(dialog).toBeVisible({ timeout: 2_000 });
+  }).toPass({ timeout: 20_000 });
+  return dialog;
+}
+
 /** The lab's API listens on a free port, not 8006: the form's API port field says where. */
 /** What the add-host form needs of a lab node: a standalone one or a lab cluster's member. */
 export type LabHostForm = { ssh: LabNode["ssh"]; api?: { url: string } };

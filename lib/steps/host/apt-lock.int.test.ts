@@ -2,7 +2,6 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "@/lib/db/client";
-import { createHost } from "@/lib/hosts/create-host";
 import { definePipeline, type Pipeline, type Step } from "@/lib/pipeline/step";
 import { startImageServer, type ImageServer, type LabNode } from "@/lab";
 import { labProxmoxKeyring } from "@/lab/debian/apt-sources";
@@ -12,6 +11,7 @@ import { onboardingConfigFromEnv, type OnboardingConfig } from "./config";
 import { connectHost } from "./connect-host";
 import { installProxmoxKernel } from "./install-proxmox-kernel";
 import { installProxmoxRepository } from "./install-proxmox-repository";
+import { createLabHost } from "@/test/lab-host";
 import { createHostServices, type HostServices } from "./services";
 
 /**
@@ -73,19 +73,7 @@ afterAll(async () => {
 
 let counter = 0;
 async function addHost(node: LabNode): Promise<string> {
-  const { hostId, runId } = await createHost(
-    db,
-    {
-      name: `apt-lock-${++counter}`,
-      address: node.ssh.host,
-      sshPort: node.ssh.port,
-      apiPort: 8006,
-      sshUser: node.ssh.username,
-      authMethod: "password",
-      password: node.ssh.password,
-    },
-    "test",
-  );
+  const { hostId, runId } = await createLabHost(db, node, `apt-lock-${++counter}`);
   await settledRun(db, runId);
   return hostId;
 }

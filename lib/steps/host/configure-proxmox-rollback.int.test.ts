@@ -4,7 +4,6 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "@/lib/db/client";
-import { createHost } from "@/lib/hosts/create-host";
 import { readLogTail } from "@/lib/logs/read";
 import { definePipeline, type Pipeline, type Step } from "@/lib/pipeline/step";
 import { retryRun } from "@/lib/runs/retry-run";
@@ -23,6 +22,7 @@ import {
   ROLLBACK_UNIT,
 } from "./configure-proxmox";
 import { connectHost } from "./connect-host";
+import { createLabHost } from "@/test/lab-host";
 import { createHostServices, type HostServices } from "./services";
 
 /**
@@ -72,19 +72,7 @@ async function debianHost(): Promise<{ node: LabNode; hostId: string }> {
   const node = await harness.lab();
   markInstalled(node.root, [{ name: "ifupdown2", version: "3.3.0-1+pmx10", architecture: "all" }]);
   createPmxcfs(node.root, { node: "pve1", storage: "dir" });
-  const { hostId, runId } = await createHost(
-    db,
-    {
-      name: `rollback-${++counter}`,
-      address: node.ssh.host,
-      sshPort: node.ssh.port,
-      apiPort: 8006,
-      sshUser: node.ssh.username,
-      authMethod: "password",
-      password: node.ssh.password,
-    },
-    "test",
-  );
+  const { hostId, runId } = await createLabHost(db, node, `rollback-${++counter}`);
   await settledRun(db, runId);
   return { node, hostId };
 }

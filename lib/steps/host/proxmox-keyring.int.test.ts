@@ -9,7 +9,6 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "@/lib/db/client";
-import { createHost } from "@/lib/hosts/create-host";
 import { definePipeline, type Pipeline } from "@/lib/pipeline/step";
 import { startImageServer, type ImageServer, type LabNode } from "@/lab";
 import {
@@ -23,6 +22,7 @@ import { settled, startTestRun } from "@/test/runs";
 import { onboardingConfigFromEnv, type OnboardingConfig } from "./config";
 import { connectHost } from "./connect-host";
 import { installProxmoxRepository } from "./install-proxmox-repository";
+import { createLabHost } from "@/test/lab-host";
 import { createHostServices, type HostServices } from "./services";
 
 const run = promisify(execFile);
@@ -123,19 +123,7 @@ afterAll(async () => {
 
 let counter = 0;
 async function addHost(node: LabNode): Promise<string> {
-  const { hostId, runId } = await createHost(
-    db,
-    {
-      name: `keyring-${++counter}`,
-      address: node.ssh.host,
-      sshPort: node.ssh.port,
-      apiPort: 8006,
-      sshUser: node.ssh.username,
-      authMethod: "password",
-      password: node.ssh.password,
-    },
-    "test",
-  );
+  const { hostId, runId } = await createLabHost(db, node, `keyring-${++counter}`);
   await settled(db, runId);
   return hostId;
 }

@@ -1,7 +1,7 @@
 import { and, eq, gte, inArray, isNull, sql } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { powerShutdownCalls, runs, upsMonitorState } from "@/lib/db/schema";
-import { ABORT_REASON } from "@/lib/pipeline/abort-reason";
+import { runOutcome } from "@/lib/pipeline/abort-reason";
 import { readPowerSettings } from "@/lib/power/power-settings-store";
 import type { PowerMode } from "@/lib/power/settings";
 import type { ShutdownInput, ShutdownPlan } from "@/lib/power/shutdown/plan";
@@ -112,7 +112,7 @@ async function coveredOutages(
     const input = context.input as ShutdownInput | undefined;
     const runMode = (context.plan as ShutdownPlan | undefined)?.mode ?? input?.mode;
     if (mode === "armed" && runMode !== "armed") continue;
-    const lost = status === "failed" && failureReason !== ABORT_REASON;
+    const lost = runOutcome({ status, failureReason }) === "failed";
     for (const t of input?.targets ?? []) {
       const key = outageKey(t.targetId, t.dueSince);
       if (!lost) covered.add(key);

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "@/lib/db/client";
 import { LIVE_PHASE_MAX, notifyLive } from "@/lib/pipeline/schedule";
 import { createTestDatabase } from "@/test/db";
+import { startTcpRelay } from "@/test/tcp-relay";
 import { createLiveListener, type LiveEvent, type LiveListener } from "./listener";
 
 let db: { url: string; drop(): Promise<void> };
@@ -113,6 +114,40 @@ describe("live listener", () => {
       });
     } finally {
       await listener.close();
+    }
+  });
+
+  it("drops a half-open connection whose health check goes unanswered, reconnects, and asks only one check at a time", async () => {
+    const relay = await startTcpRelay({ host: "127.0.0.1", port: Number(new URL(db.url).port) });
+    const lines: string[] = [];
+    const listener = createLiveListener({
+      connectionString: relay.via(db.url),
+      initialBackoffMs: 50,
+      healthCheckMs: 200,
+      log: (line) => lines.push(line),
+    });
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.message);
+    process.on("warning", onWarning);
+    try {
+      const sub = collect(listener);
+      await sub.next((e) => e.kind === "status" && e.connected);
+      // The peer is gone without a FIN or RST: the socket stays open and no answer ever comes.
+      relay.freezeOpenConnections();
+      await sub.next((e) => e.kind === "status" && !e.connected, 5_000);
+      expect(lines.join("\n")).toMatch(/no answer to its health check within 200 ms/);
+      await sub.next((e) => e.kind === "status" && e.connected, 5_000);
+      await notify(runMessage);
+      expect(await sub.next((e) => e.kind === "message")).toEqual({
+        kind: "message",
+        message: runMessage,
+      });
+      // pg warns when a query is sent while the client still runs one: the check never overlaps.
+      expect(warnings.filter((w) => /already executing a query/.test(w))).toEqual([]);
+    } finally {
+      process.off("warning", onWarning);
+      await listener.close();
+      await relay.close();
     }
   });
 

@@ -102,6 +102,8 @@ export function createLiveListener(options: {
   let attempt = 0;
   let reconnectTimer: NodeJS.Timeout | null = null;
   let healthTimer: NodeJS.Timeout | null = null;
+  /** The connection whose health check has not been answered yet. */
+  let checking: pg.Client | null = null;
 
   function emit(event: LiveEvent): void {
     for (const subscriber of subscribers) {
@@ -161,6 +163,7 @@ export function createLiveListener(options: {
     dropped.add(candidate);
     candidate.end().catch(() => {});
     if (client === candidate) client = null;
+    if (checking === candidate) checking = null;
     setConnected(false);
     if (closed) return;
     const delay = reconnectDelayMs(attempt, initialBackoffMs, maxBackoffMs);
@@ -185,7 +188,19 @@ export function createLiveListener(options: {
     healthTimer = setInterval(() => {
       const current = client;
       if (!current) return;
-      current.query("select 1").catch((error: unknown) => drop(current, error));
+      // Still unanswered a whole interval later: the connection is half-open (the peer went
+      // without a FIN or RST), and a second query would only queue behind the first forever.
+      if (checking === current) {
+        drop(current, new Error(`no answer to its health check within ${healthCheckMs} ms`));
+        return;
+      }
+      checking = current;
+      current.query("select 1").then(
+        () => {
+          if (checking === current) checking = null;
+        },
+        (error: unknown) => drop(current, error),
+      );
     }, healthCheckMs);
     healthTimer.unref?.();
   }

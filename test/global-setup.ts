@@ -22,7 +22,9 @@ export default async function setup(project: TestProject) {
     fs.chmodSync(dir, 0o755);
     const pg = await startEmbeddedPostgres({ dir: path.join(dir, "db") });
     baseUrl = pg.url;
+    const stopOnSignal = stopPostgresOnSignal(pg.dataDir);
     stop = async () => {
+      stopOnSignal.cancel();
       await pg.stop();
       fs.rmSync(dir, { recursive: true, force: true });
     };
@@ -52,4 +54,33 @@ declare module "vitest" {
   export interface ProvidedContext {
     postgresUrl: string;
   }
+}
+
+/**
+ * vitest ends on SIGTERM or SIGHUP without running global teardowns, and the server pg_ctl
+ * started is a daemon of its own: it would outlive the run (found after killing a run). On
+ * those signals the postmaster gets an immediate shutdown (SIGQUIT), then the signal does what
+ * it would have done. The postmaster is known by its pid file and signalled only when its
+ * command line names this very cluster folder.
+ */
+function stopPostgresOnSignal(dataDir: string) {
+  const signals = ["SIGTERM", "SIGHUP"] as const;
+  const onSignal = (signal: NodeJS.Signals) => {
+    try {
+      const pid = Number(
+        fs.readFileSync(path.join(dataDir, "postmaster.pid"), "utf8").split("\n")[0],
+      );
+      const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+      if (cmdline[cmdline.indexOf("-D") + 1] === dataDir) process.kill(pid, "SIGQUIT");
+    } catch {
+      // No pid file or no such process: nothing of ours is running.
+    }
+    cancel();
+    process.kill(process.pid, signal);
+  };
+  const cancel = () => {
+    for (const signal of signals) process.off(signal, onSignal);
+  };
+  for (const signal of signals) process.on(signal, onSignal);
+  return { cancel };
 }

@@ -107,6 +107,12 @@ const WITH_GRANDCHILD =
 const upPids = (harness: Harness, name: string) =>
   harness.lines(new RegExp(`^${name} up (\\d+)`)).map((match) => Number(match[1]));
 
+/** The pids of `<name> started (pid N)` and `<name> started again (pid N)`, in order. */
+const startedPids = (harness: Harness, name: string) =>
+  harness
+    .lines(new RegExp(`^\\[supervisor\\] ${name} started(?: again)? \\(pid (\\d+)\\)$`))
+    .map((match) => Number(match[1]));
+
 /** `<name> ended (<ending>)[ after …]; restarting it in <delay> (restart <n> within …)` */
 const restartLine = (name: string) =>
   new RegExp(
@@ -118,7 +124,7 @@ const spanMs = (span: string) =>
   span.endsWith(" ms") ? Number(span.slice(0, -3)) : Number(span.slice(0, -2)) * 1_000;
 
 describe("npm start's supervisor", () => {
-  it("restarts a child killed with SIGKILL, saying which, how it ended and when; the others keep running", async () => {
+  it("restarts a child killed with SIGKILL, saying which, how it ended and when, and the new one's pid; the others keep running", async () => {
     const harness = supervise({
       services: [
         { name: "victim", script: child("victim", STAY_UP) },
@@ -129,6 +135,10 @@ describe("npm start's supervisor", () => {
     await harness.waitForLine(/^bystander up/);
     const [victim] = upPids(harness, "victim");
     const [bystander] = upPids(harness, "bystander");
+    // Each start names the process it started: with two of a kind, the only way to tell them apart.
+    await harness.waitForLine(/^\[supervisor\] bystander started \(pid \d+\)$/);
+    expect(startedPids(harness, "victim")).toEqual([victim]);
+    expect(startedPids(harness, "bystander")).toEqual([bystander]);
 
     process.kill(victim!, "SIGKILL");
     const line = await harness.waitForLine(restartLine("victim"));
@@ -140,6 +150,8 @@ describe("npm start's supervisor", () => {
     const [, again] = upPids(harness, "victim");
     expect(again).not.toBe(victim);
     expect(isRunning(again!)).toBe(true);
+    await harness.waitForLine(/^\[supervisor\] victim started again \(pid \d+\)$/);
+    expect(startedPids(harness, "victim")).toEqual([victim, again]);
     expect(upPids(harness, "bystander")).toEqual([bystander]);
     expect(isRunning(bystander!)).toBe(true);
   });

@@ -192,15 +192,16 @@ describe("npm start's supervisor", () => {
 
   it("starts the backoff over once a run stayed up for the stable period", async () => {
     const counter = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "clupilot-sup-")), "runs");
-    // Runs 1 and 2 end at once; from run 3 on each stays up 700 ms (stable after 400 ms).
+    // Runs 1 and 2 end at once; from run 3 on each stays up 3 s (stable after 2 s). A run's
+    // time up includes Node's start, which takes well over 400 ms on a loaded machine.
     const script = child(
       "settling",
       `const f = ${JSON.stringify(counter)}; const n = fs.existsSync(f) ? fs.readFileSync(f, "utf8").length : 0;` +
-        `fs.appendFileSync(f, "x"); if (n < 2) process.exit(3); setTimeout(() => process.exit(4), 700);`,
+        `fs.appendFileSync(f, "x"); if (n < 2) process.exit(3); setTimeout(() => process.exit(4), 3_000);`,
     );
     const harness = supervise({
       services: [{ name: "settling", script }],
-      backoff: { initialMs: 100, maxMs: 1_600, stableMs: 400 },
+      backoff: { initialMs: 100, maxMs: 1_600, stableMs: 2_000 },
     });
     await harness.waitForLine(restartLine("settling"), 4);
     const restarts = harness.lines(restartLine("settling")).slice(0, 4);

@@ -46,7 +46,10 @@ export function crashLoopOf(
   };
 }
 
-/** How the log (after `CRASH LOOP: `) and the notification say that a crash loop began. */
+/**
+ * That a crash loop began, as the log (after `CRASH LOOP: `, followed by "; the lines above say
+ * why it ends.") and the notification say it.
+ */
 export function crashLoopBeganText(
   service: string,
   loop: CrashLoop,
@@ -55,12 +58,11 @@ export function crashLoopBeganText(
 ): string {
   return (
     `the ${service} restarted ${loop.restarts} times within ${formatSpan(rule.windowMs)} ` +
-    `(last: ${loop.lastEnding}). It keeps being restarted, at most ${formatSpan(maxDelayMs)} ` +
-    `apart; the lines above say why it ends.`
+    `(last: ${loop.lastEnding}). It keeps being restarted, at most ${formatSpan(maxDelayMs)} apart`
   );
 }
 
-/** How the log and the notification say that a crash loop is over. */
+/** That a crash loop is over, as the log and the notification say it. */
 export function crashLoopOverText(service: string, rule: CrashLoopRule): string {
   return (
     `the ${service}'s crash loop is over: fewer than ${rule.restarts} restarts within the ` +

@@ -56,7 +56,7 @@ export type CrashLoopEvent = {
   service: string;
   began: boolean;
   at: Date;
-  /** The log's words for it (without the `CRASH LOOP:` mark). */
+  /** The log's words for it (crash-loop.ts), without the `CRASH LOOP:` mark. */
   text: string;
   /** Restarts within the window when it began; null when it is over. */
   restarts: number | null;
@@ -155,7 +155,7 @@ export function createSupervisor(options: SupervisorOptions): Supervisor {
       const loop = crashLoopOf(restarts, now, rule);
       if (loop && !inCrashLoop) {
         const text = crashLoopBeganText(service.name, loop, rule, backoff.maxMs);
-        options.log(`CRASH LOOP: ${text}`);
+        options.log(`CRASH LOOP: ${text}; the lines above say why it ends.`);
         options.onCrashLoop?.({
           service: service.name,
           began: true,

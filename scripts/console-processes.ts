@@ -5,18 +5,32 @@ import { embeddedPostgresService } from "../lib/supervisor/embedded-postgres-ser
 import { createRestartRecorder, type RestartRecorder } from "../lib/supervisor/record-restarts";
 import { stopOnSignals } from "../lib/supervisor/stop-on-signals";
 import { END_WITH_SUPERVISOR_IMPORT } from "../lib/supervisor/supervisor-pid";
-import { createSupervisor, type Service } from "../lib/supervisor/supervisor";
+import {
+  createSupervisor,
+  type Service,
+  type SupervisorOptions,
+} from "../lib/supervisor/supervisor";
 
 const root = path.resolve(import.meta.dirname, "..");
 
 /**
  * The console's processes as `npm start` supervises them, and the supervision itself: one
- * supervisor, restarts recorded for the pages once the database is known, and the one way to
- * end it all (Ctrl-C, SIGTERM, SIGHUP: children first, then the database).
+ * supervisor, restarts and crash loops recorded (for the pages and the notifications) once the
+ * database is known, and the one way to end it all (Ctrl-C, SIGTERM, SIGHUP: children first,
+ * then the database).
  */
-export function superviseConsole(say: (line: string) => void) {
+export function superviseConsole(
+  say: (line: string) => void,
+  /** The restart and crash-loop rules; tests shorten them. */
+  rules: Pick<SupervisorOptions, "backoff" | "crashLoop"> = {},
+) {
   let recorder: RestartRecorder | undefined;
-  const supervisor = createSupervisor({ log: say, onRestart: (event) => recorder?.record(event) });
+  const supervisor = createSupervisor({
+    ...rules,
+    log: say,
+    onRestart: (event) => recorder?.record(event),
+    onCrashLoop: (event) => recorder?.recordCrashLoop(event),
+  });
   let stopping: Promise<never> | undefined;
   const stop = (why: string, code: number): Promise<never> => {
     stopping ??= (async () => {

@@ -1,13 +1,13 @@
-import { execFileSync, spawn } from "node:child_process";
-import crypto from "node:crypto";
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
-import { freePort } from "@/lib/db/embedded-postgres";
 import { LIVE_CHANNEL } from "@/lib/pipeline/schedule";
 import { POSTGRES_GONE } from "@/lib/supervisor/embedded-postgres-service";
+import {
+  isRunning,
+  READY_LINE,
+  startSupervisedConsole,
+  type SupervisedConsole,
+} from "./supervised-console";
 import { waitFor } from "./worker-process";
 
 /**
@@ -16,80 +16,17 @@ import { waitFor } from "./worker-process";
  * scripts/start.ts does): kill -9 of the worker, kill -9 of the postmaster, then one Ctrl-C.
  */
 
-const root = path.resolve(import.meta.dirname, "..");
-const folder = fs.mkdtempSync(path.join(os.tmpdir(), "clupilot-supervision-"));
-fs.chmodSync(folder, 0o755);
-let output = "";
-let pgPort = 0;
-const started: { pid: number }[] = [];
+let harness: SupervisedConsole | undefined;
 
-const lines = (pattern: RegExp) =>
-  output.split("\n").flatMap((line) => {
-    const match = pattern.exec(line);
-    return match ? [match] : [];
-  });
-const waitForLine = (pattern: RegExp, count = 1, timeoutMs = 60_000) =>
-  waitFor(
-    `${count} line(s) ${pattern} in:\n${output}`,
-    async () => lines(pattern)[count - 1],
-    timeoutMs,
-    50,
-  );
-
-/** The postmaster of the embedded cluster on `port` (its backends' titles carry no `-p`). */
-function postmasterPid(port: number): number | null {
-  const ps = execFileSync("ps", ["-eo", "pid=,args="], { encoding: "utf8" });
-  const line = ps.split("\n").find((l) => /\bpostgres -D /.test(l) && l.includes(` -p ${port} `));
-  return line ? Number(line.trim().split(/\s+/)[0]) : null;
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-    return state !== "Z" && state !== "X";
-  } catch {
-    return false;
-  }
-}
-
-afterAll(async () => {
-  // A failed test must not leave a worker or a database behind.
-  for (const { pid } of started) if (isRunning(pid)) process.kill(pid, "SIGTERM");
-  await waitFor("the harness gone", async () => !started.some((p) => isRunning(p.pid)), 30_000);
-  for (const pid of lines(/^\[worker\] ready \(pid (\d+)\)/).map((m) => Number(m[1]))) {
-    if (isRunning(pid)) process.kill(pid, "SIGKILL");
-  }
-  const postmaster = pgPort ? postmasterPid(pgPort) : null;
-  if (postmaster) process.kill(postmaster, "SIGKILL");
-  fs.rmSync(folder, { recursive: true, force: true });
-});
+afterAll(() => harness?.close());
 
 describe("npm start's supervision of the worker and the embedded PostgreSQL", () => {
   it("brings a killed worker and a killed database back, records both for the pages, and stops everything on Ctrl-C", async () => {
-    pgPort = await freePort();
-    const harness = spawn(
-      process.execPath,
-      ["--import", "tsx", "test/fixtures/supervised-console.ts"],
-      {
-        cwd: root,
-        env: {
-          ...process.env,
-          CLUPILOT_DATA_DIR: folder,
-          CLUPILOT_PG_PORT: String(pgPort),
-          CLUPILOT_SECRET_KEY: crypto.randomBytes(32).toString("hex"),
-          DATABASE_URL: "",
-        },
-        stdio: ["ignore", "pipe", "pipe"],
-      },
-    );
-    started.push({ pid: harness.pid! });
-    harness.stdout.on("data", (chunk) => (output += chunk));
-    harness.stderr.on("data", (chunk) => (output += chunk));
-    const exited = new Promise<number | null>((resolve) => harness.once("exit", resolve));
+    harness = await startSupervisedConsole();
+    const { waitForLine, lines, exited } = harness;
 
-    const [, firstWorker] = await waitForLine(/^\[worker\] ready \(pid (\d+)\)/);
-    const databaseUrl = fs.readFileSync(path.join(folder, "database-url"), "utf8");
+    const [, firstWorker] = await waitForLine(READY_LINE);
+    const databaseUrl = harness.databaseUrl();
     const listener = new pg.Client({ connectionString: databaseUrl });
     const notified: unknown[] = [];
     listener.on("error", () => {}); // the database is killed below
@@ -103,7 +40,7 @@ describe("npm start's supervision of the worker and the embedded PostgreSQL", ()
       /^\[clupilot\] worker ended \((.+?)\) after .+; restarting it in 1 s/,
     );
     expect(ending).toBe("killed by SIGKILL");
-    const [, secondWorker] = await waitForLine(/^\[worker\] ready \(pid (\d+)\)/, 2);
+    const [, secondWorker] = await waitForLine(READY_LINE, 2);
     expect(secondWorker).not.toBe(firstWorker);
     expect(isRunning(Number(secondWorker))).toBe(true);
     // The open pages hear of it on the live channel.
@@ -113,7 +50,7 @@ describe("npm start's supervision of the worker and the embedded PostgreSQL", ()
     await listener.end();
 
     // kill -9 of the postmaster: noticed by pg_ctl status, started again on the same port.
-    const postmaster = postmasterPid(pgPort);
+    const postmaster = harness.postmasterPid();
     expect(postmaster).not.toBeNull();
     process.kill(postmaster!, "SIGKILL");
     await waitForLine(
@@ -145,18 +82,20 @@ describe("npm start's supervision of the worker and the embedded PostgreSQL", ()
       { process: "worker", ending: "killed by SIGKILL" },
       { process: "database", ending: POSTGRES_GONE },
     ]);
-    const newPostmaster = postmasterPid(pgPort);
+    const newPostmaster = harness.postmasterPid();
     expect(newPostmaster).not.toBeNull();
     expect(newPostmaster).not.toBe(postmaster);
 
     // One Ctrl-C: the worker(s) and the database are gone, nothing restarts them.
-    harness.kill("SIGINT");
+    harness.process.kill("SIGINT");
     expect(await exited).toBe(0);
-    expect(output).toContain("[clupilot] Ctrl-C: stopping worker, web server and database");
-    const workers = lines(/^\[worker\] ready \(pid (\d+)\)/).map((m) => Number(m[1]));
+    expect(harness.output()).toContain(
+      "[clupilot] Ctrl-C: stopping worker, web server and database",
+    );
+    const workers = lines(READY_LINE).map((m) => Number(m[1]));
     await waitFor(
       "every worker and the database gone",
-      async () => !workers.some(isRunning) && postmasterPid(pgPort) === null,
+      async () => !workers.some(isRunning) && harness!.postmasterPid() === null,
     );
   }, 120_000);
 });

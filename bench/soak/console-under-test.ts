@@ -8,14 +8,13 @@ import { embeddedPostgresUrl, freePort } from "@/lib/db/embedded-postgres";
 import { ensureProductionBuild } from "../support/production-build";
 import { exitOf } from "../support/processes";
 import { stopAtEnd } from "../support/run-bench";
+import { createConsoleOutput, type ConsoleLine } from "./console-output";
 import { isLive, processTable, readProcess, signal, type ProcessInfo } from "./proc";
 
 const root = path.resolve(import.meta.dirname, "../..");
 
 /** One restart as npm start's supervisor logs it (lib/supervisor/supervisor.ts). */
 export type SupervisorRestart = { service: string; ending: string };
-
-const RESTART_LINE = /^\[clupilot\] (.+?) ended \((.*?)\)(?: after [^;]*)?; restarting it in /;
 
 /** The console as `npm start` runs it, with what the soak needs to watch and hurt it. */
 export type ConsoleUnderTest = {
@@ -40,8 +39,8 @@ export type ConsoleUnderTest = {
    * web server restart then fails ("Could not find a production build").
    */
   buildReplaced(): boolean;
-  /** Pids of every worker process that printed `[worker] ready (pid N)`, in order. */
-  readyWorkers(): number[];
+  /** The lines of its output the soak acts on (starts, ready workers, restarts), in order. */
+  output(): readonly ConsoleLine[];
   webServer(): ProcessInfo | undefined;
   /** The postmaster and its backends; empty while the database is down. */
   postgres(): { postmaster: ProcessInfo; backends: ProcessInfo[] } | null;
@@ -94,23 +93,15 @@ export async function startConsoleUnderTest(images: ImageServer): Promise<Consol
 
   const log = fs.openSync(logFile, "a");
   let recent: string[] = [];
-  const restarts: SupervisorRestart[] = [];
-  const readyWorkers: number[] = [];
-  let partial = "";
-  const onOutput = (chunk: Buffer) => {
-    fs.writeSync(log, chunk);
-    const lines = (partial + chunk.toString("utf8")).split("\n");
-    partial = lines.pop()!;
-    for (const line of lines) {
-      const ready = /^\[worker\] ready \(pid (\d+)\)/.exec(line);
-      if (ready) readyWorkers.push(Number(ready[1]));
-      const restart = RESTART_LINE.exec(line);
-      if (restart) restarts.push({ service: restart[1]!, ending: restart[2]! });
-    }
-    recent = [...recent, ...lines].slice(-200);
+  const output = createConsoleOutput();
+  // Decoded per pipe: a character split across two chunks stays one character.
+  const onOutput = (stream: "stdout" | "stderr") => (text: string) => {
+    fs.writeSync(log, text);
+    output.feed(stream, text);
+    recent = [...recent, ...text.split("\n")].slice(-200);
   };
-  child.stdout!.on("data", onOutput);
-  child.stderr!.on("data", onOutput);
+  child.stdout!.setEncoding("utf8").on("data", onOutput("stdout"));
+  child.stderr!.setEncoding("utf8").on("data", onOutput("stderr"));
   let exit: number | string | null = null;
   void exitOf(child).then(
     (code) => (exit = code),
@@ -149,9 +140,12 @@ export async function startConsoleUnderTest(images: ImageServer): Promise<Consol
     startPid,
     exited: () => exit,
     logFile,
-    restarts: () => [...restarts],
+    restarts: () =>
+      output
+        .lines()
+        .flatMap((l) => (l.kind === "restart" ? [{ service: l.service, ending: l.ending }] : [])),
     workers: () => children("worker/main.ts"),
-    readyWorkers: () => [...readyWorkers],
+    output: () => output.lines(),
     buildReplaced: () => readBuildId() !== buildId,
     webServer: () => children("scripts/web-server.ts")[0],
     postgres() {

@@ -1,5 +1,7 @@
 import { RESOLVE_BUILD_DIR } from "@/lib/steps/host/build-vm-template/commands";
 import { buildGroupsOn } from "./build-processes";
+import { coveredMs, type Window } from "./away-windows";
+import { replacementOf } from "./console-output";
 import { compareSnapshot, takeSnapshot, waitForDatabase } from "./durability";
 import { processTable, signal, type ProcessInfo } from "./proc";
 import { choose, type ChaosEvent, type Fault } from "./schedule";
@@ -7,8 +9,20 @@ import type { SoakContext } from "./soak-context";
 import { templatesOn } from "./soak-lab";
 import type { SwitchChanges } from "./switchboard";
 
-/** How long npm start's supervisor took to bring a killed process back; null: not within 2 min. */
-export type Recovery = { process: "worker" | "web server" | "database"; seconds: number | null };
+/**
+ * What became of a process the chaos killed. `restartSeconds`: until npm start's supervisor had
+ * started a new one (null: not within 2 min). `seconds`: until the new one was of use again — a
+ * worker that said ready, a web server that answers, a database that takes connections (null:
+ * not within 2 min). A worker is ready only once the database answers, so for a worker the time
+ * the soak itself held the database away (`databaseAwaySeconds`, its database faults) is not
+ * counted against the 2 min.
+ */
+export type Recovery = {
+  process: "worker" | "web server" | "database";
+  restartSeconds: number | null;
+  seconds: number | null;
+  databaseAwaySeconds: number;
+};
 
 export type FaultOutcome =
   | { injected: true; detail: string; overAt: number; recovery?: Recovery }
@@ -24,6 +38,8 @@ export type DurabilityReport = { checked: number; problems: string[] };
 const UNTIL_THE_CHAOS_IS_OVER = Number.POSITIVE_INFINITY;
 /** How long a killed process or the database may take to come back before the soak says so. */
 const BACK_WITHIN_MS = 120_000;
+/** However long the soak keeps the database away, a killed worker is given up on after this. */
+const GIVE_UP_MS = 600_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -49,52 +65,94 @@ export function createFaults(
 
   /** Database faults one after the other: the next waits until the database is back. */
   let databaseTurn: Promise<unknown> = Promise.resolve();
+  /** When the soak held the database away: from its fault until it took connections again. */
+  const databaseAway: Window[] = [];
+
+  /** What a kill is waited for: a new process started, and that one of use again. */
+  type Back = { restarted(): boolean; back(): Promise<boolean>; needsDatabase: boolean };
 
   /**
    * kill -9 of one of the console's processes, then the wait until npm start's supervisor has
-   * brought a new one up: `watchBack` is asked just before the kill and returns the check (asked
-   * every 250 ms, for at most two minutes).
+   * brought a new one up: `watchBack` is asked just before the kill and returns the checks
+   * (asked every 250 ms, for at most two minutes — for a worker, two minutes of the database
+   * being there).
    */
   const killProcess =
     (
       what: Recovery["process"],
       find: () => ProcessInfo | undefined,
-      watchBack: (killed: ProcessInfo) => () => Promise<boolean>,
+      watchBack: (killed: ProcessInfo) => Back,
     ) =>
     async (): Promise<FaultOutcome> => {
       // A process the supervisor is restarting right now is not there yet: wait for it a little.
       const target = await waitFor(find, 10_000);
       if (!target) return { injected: false, reason: `no ${what} running` };
-      const back = watchBack(target);
+      const watch = watchBack(target);
       const killedAt = Date.now();
       signal(target.pid, "SIGKILL");
-      let seconds: number | null = null;
-      while (seconds === null && Date.now() - killedAt <= BACK_WITHIN_MS) {
-        if (await back()) seconds = (Date.now() - killedAt) / 1000;
-        else await sleep(250);
+      let restartedAt: number | null = null;
+      let backAt: number | null = null;
+      const awayMs = (now: number) =>
+        watch.needsDatabase ? coveredMs(databaseAway, killedAt, now) : 0;
+      for (;;) {
+        const now = Date.now();
+        if (restartedAt === null && watch.restarted()) restartedAt = now;
+        if (restartedAt !== null && (await watch.back())) {
+          backAt = now;
+          break;
+        }
+        const late = restartedAt === null ? now - killedAt : now - killedAt - awayMs(now);
+        if (late > BACK_WITHIN_MS || now - killedAt > GIVE_UP_MS) break;
+        await sleep(250);
       }
+      const end = backAt ?? Date.now();
+      const away = awayMs(end);
+      const seconds = (at: number | null) => (at === null ? null : (at - killedAt) / 1000);
+      const recovery: Recovery = {
+        process: what,
+        restartSeconds: seconds(restartedAt),
+        seconds: seconds(backAt),
+        databaseAwaySeconds: away / 1000,
+      };
+      const awayText = away > 0 ? ` (${(away / 1000).toFixed(1)} s of it the database away)` : "";
       const detail =
         `kill -9 of the ${what} (pid ${target.pid}); ` +
-        (seconds === null
-          ? `NOT back within ${BACK_WITHIN_MS / 1000} s`
-          : `a new one up after ${seconds.toFixed(1)} s`);
-      return { injected: true, detail, overAt: Date.now(), recovery: { process: what, seconds } };
+        (restartedAt === null
+          ? `NO new one started within ${BACK_WITHIN_MS / 1000} s`
+          : `a new one started after ${recovery.restartSeconds!.toFixed(1)} s, ` +
+            (backAt === null
+              ? `NOT up within ${BACK_WITHIN_MS / 1000} s${awayText}`
+              : `up after ${recovery.seconds!.toFixed(1)} s${awayText}`));
+      return { injected: true, detail, overAt: Date.now(), recovery };
     };
 
-  /** A worker that said `ready` after the kill. */
-  const workerBack = () => {
-    const before = new Set(ctx.console.readyWorkers());
-    return async () => ctx.console.readyWorkers().some((pid) => !before.has(pid));
+  /** The supervisor's new process for the killed worker's own service, and its `ready`. */
+  const workerBack = (killed: ProcessInfo): Back => {
+    const mark = ctx.console.output().length;
+    const replacement = () => replacementOf(ctx.console.output(), mark, killed.pid);
+    return {
+      restarted: () => replacement().started,
+      back: async () => replacement().ready,
+      needsDatabase: true,
+    };
   };
 
   /** Another web server process, and it answers HTTP (any status: it is up). */
-  const webServerBack = (killed: ProcessInfo) => async () => {
-    const current = ctx.console.webServer();
-    if (!current || current.pid === killed.pid) return false;
-    return fetch(`${ctx.console.base}/api/hosts`, { signal: AbortSignal.timeout(2000) }).then(
-      () => true,
-      () => false,
-    );
+  const webServerBack = (killed: ProcessInfo): Back => {
+    const restarted = () => {
+      const current = ctx.console.webServer();
+      return current !== undefined && current.pid !== killed.pid;
+    };
+    return {
+      restarted,
+      back: async () =>
+        restarted() &&
+        fetch(`${ctx.console.base}/api/hosts`, { signal: AbortSignal.timeout(2000) }).then(
+          () => true,
+          () => false,
+        ),
+      needsDatabase: false,
+    };
   };
 
   /**
@@ -120,14 +178,17 @@ export function createFaults(
           };
         }
         const takenAt = Date.now();
+        const away: Window = { from: takenAt, to: null };
+        databaseAway.push(away);
         await how(running.postmaster, running.backends, event);
         const backAt = await waitForDatabase(ctx.console.databaseUrl, BACK_WITHIN_MS);
+        away.to = backAt ?? Date.now();
         if (backAt === null) {
           return {
             injected: true,
             detail: `${describe}: NOT back within ${BACK_WITHIN_MS / 1000} s`,
             overAt: Date.now(),
-            recovery: { process: "database", seconds: null },
+            recovery: databaseRecovery(null),
           };
         }
         durability.checked += 1;
@@ -145,12 +206,20 @@ export function createFaults(
           injected: true,
           detail: `${describe} (pid ${running.postmaster.pid}); took connections again after ${((backAt - takenAt) / 1000).toFixed(1)} s`,
           overAt: backAt,
-          recovery: { process: "database", seconds: (backAt - takenAt) / 1000 },
+          recovery: databaseRecovery((backAt - takenAt) / 1000),
         };
       });
       databaseTurn = turn.catch(() => {});
       return turn;
     };
+
+  /** The database is its own restart: back when it takes connections. */
+  const databaseRecovery = (seconds: number | null): Recovery => ({
+    process: "database",
+    restartSeconds: seconds,
+    seconds,
+    databaseAwaySeconds: 0,
+  });
 
   /** A switch change on one node for the event's duration. */
   const windowed =

@@ -36,8 +36,18 @@ export async function powerVerdicts(
       `select c.target_id, c.state::text, r.created_at as run_created_at
        from power_shutdown_calls c join runs r on r.id = c.run_id order by c.id`,
     );
-    const runs = await client.query<{ id: string; created_at: Date }>(
-      `select id, created_at from runs where pipeline = 'power-shutdown'`,
+    const runs = await client.query<{
+      id: string;
+      created_at: Date;
+      status: string;
+      failure_reason: string | null;
+      latched_at: string | null;
+      replaces: string[] | null;
+    }>(
+      `select id, created_at, status::text, failure_reason,
+              context->'input'->'trigger'->>'latchedAt' as latched_at,
+              context->'input'->'replaces' as replaces
+       from runs where pipeline = 'power-shutdown'`,
     );
     const nodes = [...ctx.nodes.map((n) => n.node), ...fleet.targets.map((t) => t.node)];
     return judgePower(
@@ -48,7 +58,14 @@ export async function powerVerdicts(
           state: c.state,
           runCreatedAt: c.run_created_at.getTime(),
         })),
-        runs: runs.rows.map((r) => ({ id: r.id, createdAt: r.created_at.getTime() })),
+        runs: runs.rows.map((r) => ({
+          id: r.id,
+          createdAt: r.created_at.getTime(),
+          status: r.status,
+          failureReason: r.failure_reason,
+          latchedAt: r.latched_at,
+          replaces: r.replaces ?? [],
+        })),
         requests: nodes.flatMap(shutdownRequests),
         targets: fleet.targets.map((t) => ({ id: t.id, node: t.node.name })),
         episodes,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { judgePower, type PowerRecord } from "./power-judgement";
+import { judgePower, type PowerRecord, type PowerRun } from "./power-judgement";
 import type { PowerEpisode } from "./power-load";
 
 const since = (at: number) => `+${at} ms`;
@@ -24,6 +24,18 @@ const dryOutage: PowerEpisode = {
   problems: [],
 };
 
+function run(id: string, createdAt: number, latchedAt: string, patch: Partial<PowerRun> = {}) {
+  return {
+    id,
+    createdAt,
+    status: "succeeded",
+    failureReason: null,
+    latchedAt,
+    replaces: [],
+    ...patch,
+  };
+}
+
 /** An armed outage at 1000–5000 ms (armed at 500, disarmed at 9000), then a dry-run one. */
 function record(patch: Partial<PowerRecord> = {}): PowerRecord {
   return {
@@ -37,10 +49,7 @@ function record(patch: Partial<PowerRecord> = {}): PowerRecord {
       { targetId: "t1", state: "would_send", runCreatedAt: 10_100 },
       { targetId: "t2", state: "would_send", runCreatedAt: 10_100 },
     ],
-    runs: [
-      { id: "armed-run", createdAt: 1100 },
-      { id: "dry-run", createdAt: 10_100 },
-    ],
+    runs: [run("armed-run", 1100, "L1"), run("dry-run", 10_100, "L2")],
     requests: [
       { node: "pwr1", at: 1200 },
       { node: "pwr2", at: 1300 },
@@ -57,7 +66,7 @@ const held = (r: PowerRecord) =>
 
 describe("the soak's power invariants", () => {
   it("hold for one call per target in an armed outage and would-sends in a dry-run one", () => {
-    expect(Object.values(held(record()))).toEqual([true, true, true, true]);
+    expect(Object.values(held(record()))).toEqual([true, true, true, true, true]);
   });
 
   it("break when a call reaches a lab node while dry-run", () => {
@@ -87,8 +96,39 @@ describe("the soak's power invariants", () => {
   });
 
   it("break when a shutdown run starts without a low battery the soak caused", () => {
-    const r = record({ runs: [...record().runs, { id: "flap", createdAt: 7000 }] });
+    const r = record({ runs: [...record().runs, run("flap", 7000, "L3")] });
     expect(held(r)["(power) no shutdown run without a low battery the soak caused"]).toBe(false);
+  });
+
+  const ONE_RUN = "(power) one shutdown run per outage, more only to replace a lost one";
+  const lost = { status: "failed", failureReason: "PlanShutdown did not finish within 60 s" };
+
+  it("allow a run that replaces a lost run of its outage, up to the monitor's limit, and no other second run", () => {
+    const replaced = record({
+      runs: [
+        run("armed-run", 1100, "L1", lost),
+        run("again", 1500, "L1", { replaces: ["armed-run"] }),
+        run("dry-run", 10_100, "L2"),
+      ],
+    });
+    expect(held(replaced)[ONE_RUN]).toBe(true);
+    const second = record({ runs: [...record().runs, run("second", 1500, "L1")] });
+    expect(held(second)[ONE_RUN]).toBe(false);
+    const chain = ["a", "b", "c", "d", "e"].map((id, i) =>
+      run(id, 1100 + i, "L1", { ...lost, replaces: i === 0 ? [] : [["a", "b", "c", "d"][i - 1]!] }),
+    );
+    expect(held(record({ runs: chain }))[ONE_RUN]).toBe(false);
+  });
+
+  it("break when a run replaces one that was not lost: aborted, cancelled, succeeded, or of another outage", () => {
+    for (const first of [
+      run("armed-run", 1100, "L1", { status: "failed", failureReason: "aborted by operator" }),
+      run("armed-run", 1100, "L1"),
+      run("armed-run", 1100, "L0", lost),
+    ]) {
+      const r = record({ runs: [first, run("again", 1500, "L1", { replaces: ["armed-run"] })] });
+      expect(held(r)[ONE_RUN]).toBe(false);
+    }
   });
 
   it("break when a dry-run outage would send nothing to a target", () => {

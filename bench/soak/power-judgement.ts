@@ -1,5 +1,26 @@
+import { ABORT_REASON } from "@/lib/pipeline/abort-reason";
+import { REPLACED_RUNS_PER_OUTAGE } from "@/lib/power/monitor/start-due-shutdowns";
+import { SHUTDOWN_CANCELLED } from "@/lib/power/shutdown/shut-down-targets";
 import type { Verdict } from "./invariants";
 import type { PowerEpisode } from "./power-load";
+
+/** A run the console lost: failed, but neither by an operator's abort nor cancelled by mains back. */
+export const lostRun = (run: { status: string; failureReason: string | null }) =>
+  run.status === "failed" &&
+  run.failureReason !== ABORT_REASON &&
+  run.failureReason !== SHUTDOWN_CANCELLED;
+
+/** A power-shutdown run as the invariants read it. */
+export type PowerRun = {
+  id: string;
+  createdAt: number;
+  status: string;
+  failureReason: string | null;
+  /** The trigger's latch it was started for (its outage); null for a run without one. */
+  latchedAt: string | null;
+  /** The lost runs of the same outage it took over from (the monitor's `replaces`). */
+  replaces: string[];
+};
 
 /** What the power invariants judge, as times in ms; read by bench/soak/power-invariants.ts. */
 export type PowerRecord = {
@@ -8,7 +29,7 @@ export type PowerRecord = {
   /** power_shutdown_calls, with the creation time of their run. */
   calls: { targetId: string; state: string; runCreatedAt: number }[];
   /** Every power-shutdown run. */
-  runs: { id: string; createdAt: number }[];
+  runs: PowerRun[];
   /** Every `POST /nodes/{node}/status command=shutdown` that reached a lab node. */
   requests: ShutdownRequest[];
   targets: { id: string; node: string }[];
@@ -81,6 +102,9 @@ export function judgePower(record: PowerRecord, since: (at: number) => string): 
   }
   const unexplained = requests.filter((r) => !explained.has(r));
 
+  const surplus = surplusRuns(runs);
+  const replacements = runs.filter((r) => r.replaces.length > 0).length;
+
   const inWindow = (at: number) => triggered.some((e) => within(at, e.lowBatteryAt!, e.endedAt));
   const uncaused = runs.filter((r) => !inWindow(r.createdAt));
   const unacted = episodes.flatMap((e) =>
@@ -133,6 +157,13 @@ export function judgePower(record: PowerRecord, since: (at: number) => string): 
         : `${runs.length} runs, each after one; ${faultsInjected} UPS faults and ${episodes.length - triggered.length} blips started none`,
     },
     {
+      invariant: "(power) one shutdown run per outage, more only to replace a lost one",
+      held: surplus.length === 0,
+      detail: surplus.length
+        ? list(surplus)
+        : `${runs.length - replacements} outages' runs, ${replacements} replacing a lost one`,
+    },
+    {
       invariant: "(power) every low battery the soak caused latched and its run ended",
       held: unacted.length === 0 && dryOutagesShort.length === 0,
       detail:
@@ -141,4 +172,51 @@ export function judgePower(record: PowerRecord, since: (at: number) => string): 
           : `${triggered.length} low batteries, ${triggered.filter((e) => !e.armed && e.outage).length} dry-run outages with a would-send per target`,
     },
   ];
+}
+
+/**
+ * Runs that should not exist: per trigger latch (one outage) one run, and beyond it only runs
+ * that replace lost runs of the same outage — each naming runs that had been lost before it
+ * started, at most REPLACED_RUNS_PER_OUTAGE of them (lib/power/monitor/start-due-shutdowns.ts).
+ * (The soak never fails mains again within one latch, so a second first run has no excuse.)
+ */
+export function surplusRuns(runs: readonly PowerRun[]): string[] {
+  const byId = new Map(runs.map((r) => [r.id, r]));
+  const problems: string[] = [];
+  const outages = new Map<string, PowerRun[]>();
+  for (const run of runs) {
+    const key = run.latchedAt ?? `run ${run.id}`;
+    outages.set(key, [...(outages.get(key) ?? []), run]);
+  }
+  for (const [latchedAt, outage] of outages) {
+    const firsts = outage.filter((r) => r.replaces.length === 0);
+    if (firsts.length > 1) {
+      problems.push(
+        `${firsts.length} runs for the trigger latched at ${latchedAt}, none replacing another: ${firsts.map((r) => r.id).join(", ")}`,
+      );
+    }
+    const replacing = outage.filter((r) => r.replaces.length > 0);
+    if (replacing.length > REPLACED_RUNS_PER_OUTAGE) {
+      problems.push(
+        `${replacing.length} replacements for the trigger latched at ${latchedAt} (at most ${REPLACED_RUNS_PER_OUTAGE})`,
+      );
+    }
+    for (const run of replacing) {
+      for (const id of run.replaces) {
+        const replaced = byId.get(id);
+        if (
+          !replaced ||
+          replaced.latchedAt !== run.latchedAt ||
+          replaced.createdAt > run.createdAt
+        ) {
+          problems.push(`run ${run.id} replaces ${id}, not an earlier run of its outage`);
+        } else if (!lostRun(replaced)) {
+          problems.push(
+            `run ${run.id} replaces ${id}, which was not lost (${replaced.status}${replaced.failureReason ? `: ${replaced.failureReason}` : ""})`,
+          );
+        }
+      }
+    }
+  }
+  return problems;
 }

@@ -1,8 +1,7 @@
-import { ABORT_REASON } from "@/lib/pipeline/abort-reason";
 import { REPLACED_RUNS_PER_OUTAGE } from "@/lib/power/monitor/start-due-shutdowns";
-import { SHUTDOWN_CANCELLED } from "@/lib/power/shutdown/shut-down-targets";
 import type { PowerConsole } from "./power-console";
 import type { PowerFleet } from "./power-fleet";
+import { lostRun } from "./power-judgement";
 import type { PowerLoadAction, PowerLoadEvent } from "./schedule";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -93,7 +92,7 @@ export function powerLoad(fleet: PowerFleet, pc: PowerConsole, inTurn: InTurn) {
     const ended = [run];
     // A run the console lost is replaced by the monitor while the trigger holds: mains stays off
     // (as the battery would) until the replacement has ended too.
-    while (!mainsBackAtLatch && lost(run) && ended.length <= REPLACED_RUNS_PER_OUTAGE) {
+    while (!mainsBackAtLatch && lostRun(run) && ended.length <= REPLACED_RUNS_PER_OUTAGE) {
       const lostId = run.id;
       const replaced = await pc.until(async () => {
         const latest = await pc.latestRun();
@@ -107,12 +106,6 @@ export function powerLoad(fleet: PowerFleet, pc: PowerConsole, inTurn: InTurn) {
       .map((r) => `run ${r.id} ${r.status}${r.failureReason ? ` (${r.failureReason})` : ""}`)
       .join("; replaced by ");
   };
-
-  /** Failed, but neither by an operator's abort nor cancelled by mains back. */
-  const lost = (run: { status: string; failureReason: string | null }) =>
-    run.status === "failed" &&
-    run.failureReason !== ABORT_REASON &&
-    run.failureReason !== SHUTDOWN_CANCELLED;
 
   /** The action proper, in its turn: UPS faults leave mains on and nothing latched. */
   const act = async (event: PowerLoadEvent, armed: boolean): Promise<EpisodeOutcome> => {

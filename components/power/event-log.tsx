@@ -27,6 +27,7 @@ const KIND_GROUPS = [
   ["target", "targets down / still up"],
   ["mode", "arming and disarming"],
   ["config", "configuration changes"],
+  ["console", "the console's own processes (crash loops)"],
 ] as const;
 
 function eventsUrl(filter: EventFilterValues): string {

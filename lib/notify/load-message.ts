@@ -36,7 +36,9 @@ export async function loadMessage(
       .leftJoin(hosts, eq(hosts.id, powerTargets.hostId))
       .where(eq(powerEvents.id, ref.powerEventId));
     if (!row) return null;
-    const subject = row.targetHost ?? row.targetName ?? row.upsName ?? null;
+    // A console event (a crash loop) is about one of the console's own processes.
+    const process = typeof row.data?.process === "string" ? row.data.process : null;
+    const subject = row.targetHost ?? row.targetName ?? row.upsName ?? process;
     return {
       id: `power:${row.id}`,
       source: "power",

@@ -45,6 +45,8 @@ const KIND_TITLES: Record<string, string> = {
   "mode.disarmed": "Power management disarmed",
   "config.changed": "Power configuration changed",
   "self-test.failed": "Self-test failed",
+  "console.crash_loop": "Crash loop",
+  "console.crash_loop_over": "Crash loop over",
   "host.active": "Host active",
   "onboarding.step_failed": "Onboarding step failed",
   "template.build_failed": "Template build failed",

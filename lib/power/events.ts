@@ -17,7 +17,9 @@ export type PowerEventKind =
   | "mode.disarmed"
   | "self-test.failed"
   | "config.changed"
-  | "drill.started";
+  | "drill.started"
+  | "console.crash_loop"
+  | "console.crash_loop_over";
 
 export type PowerEventInput = Omit<PowerEventDraft, "kind" | "at"> & {
   kind: PowerEventKind;

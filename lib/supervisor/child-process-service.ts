@@ -43,7 +43,7 @@ export function childProcessService(options: {
               done(describeExit(code, signal));
             }),
           );
-          resolve({ ended, stop: () => stopChild(child, ended, graceMs) });
+          resolve({ ended, stop: () => stopChild(child, ended, graceMs), pid: child.pid });
         });
       }),
   };

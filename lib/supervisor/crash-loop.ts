@@ -1,9 +1,12 @@
+import { formatSpan } from "./format-span";
+
 /**
  * A crash loop: a process of the console restarted `restarts` times or more within the last
  * `windowMs`. It is over once fewer restarts than that fall within the window, which happens by
- * itself as time passes without new ones. One rule for both readers: the supervisor's log lines
- * ("CRASH LOOP", "crash loop is over") and the console's banner (lib/supervisor/crash-loops.ts),
- * so the page never says something the log does not.
+ * itself as time passes without new ones. One rule for every reader: the supervisor's log lines
+ * ("CRASH LOOP", "crash loop is over") and the notifications sent for them (their words are the
+ * log's, below), and the console's banner (lib/supervisor/crash-loops.ts), so neither the page
+ * nor a message says something the log does not.
  */
 export type CrashLoopRule = { restarts: number; windowMs: number };
 
@@ -41,4 +44,28 @@ export function crashLoopOf(
     lastEndedAt: last.endedAt,
     calmsAt: new Date(leaving.endedAt.getTime() + rule.windowMs),
   };
+}
+
+/**
+ * That a crash loop began, as the log (after `CRASH LOOP: `, followed by "; the lines above say
+ * why it ends.") and the notification say it.
+ */
+export function crashLoopBeganText(
+  service: string,
+  loop: CrashLoop,
+  rule: CrashLoopRule,
+  maxDelayMs: number,
+): string {
+  return (
+    `the ${service} restarted ${loop.restarts} times within ${formatSpan(rule.windowMs)} ` +
+    `(last: ${loop.lastEnding}). It keeps being restarted, at most ${formatSpan(maxDelayMs)} apart`
+  );
+}
+
+/** That a crash loop is over, as the log and the notification say it. */
+export function crashLoopOverText(service: string, rule: CrashLoopRule): string {
+  return (
+    `the ${service}'s crash loop is over: fewer than ${rule.restarts} restarts within the ` +
+    `last ${formatSpan(rule.windowMs)}`
+  );
 }

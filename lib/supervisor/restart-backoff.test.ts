@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { RESTART_BACKOFF, restartDelayMs } from "./restart-backoff";
-import { formatSpan } from "./supervisor";
+import { formatSpan } from "./format-span";
 
 describe("restartDelayMs", () => {
   it("starts at 1 s and doubles up to 30 s while a process keeps ending", () => {

@@ -107,6 +107,12 @@ const WITH_GRANDCHILD =
 const upPids = (harness: Harness, name: string) =>
   harness.lines(new RegExp(`^${name} up (\\d+)`)).map((match) => Number(match[1]));
 
+/** The pids of `<name> started (pid N)` and `<name> started again (pid N)`, in order. */
+const startedPids = (harness: Harness, name: string) =>
+  harness
+    .lines(new RegExp(`^\\[supervisor\\] ${name} started(?: again)? \\(pid (\\d+)\\)$`))
+    .map((match) => Number(match[1]));
+
 /** `<name> ended (<ending>)[ after …]; restarting it in <delay> (restart <n> within …)` */
 const restartLine = (name: string) =>
   new RegExp(
@@ -118,7 +124,7 @@ const spanMs = (span: string) =>
   span.endsWith(" ms") ? Number(span.slice(0, -3)) : Number(span.slice(0, -2)) * 1_000;
 
 describe("npm start's supervisor", () => {
-  it("restarts a child killed with SIGKILL, saying which, how it ended and when; the others keep running", async () => {
+  it("restarts a child killed with SIGKILL, saying which, how it ended and when, and the new one's pid; the others keep running", async () => {
     const harness = supervise({
       services: [
         { name: "victim", script: child("victim", STAY_UP) },
@@ -129,6 +135,10 @@ describe("npm start's supervisor", () => {
     await harness.waitForLine(/^bystander up/);
     const [victim] = upPids(harness, "victim");
     const [bystander] = upPids(harness, "bystander");
+    // Each start names the process it started: with two of a kind, the only way to tell them apart.
+    await harness.waitForLine(/^\[supervisor\] bystander started \(pid \d+\)$/);
+    expect(startedPids(harness, "victim")).toEqual([victim]);
+    expect(startedPids(harness, "bystander")).toEqual([bystander]);
 
     process.kill(victim!, "SIGKILL");
     const line = await harness.waitForLine(restartLine("victim"));
@@ -140,6 +150,8 @@ describe("npm start's supervisor", () => {
     const [, again] = upPids(harness, "victim");
     expect(again).not.toBe(victim);
     expect(isRunning(again!)).toBe(true);
+    await harness.waitForLine(/^\[supervisor\] victim started again \(pid \d+\)$/);
+    expect(startedPids(harness, "victim")).toEqual([victim, again]);
     expect(upPids(harness, "bystander")).toEqual([bystander]);
     expect(isRunning(bystander!)).toBe(true);
   });
@@ -180,15 +192,16 @@ describe("npm start's supervisor", () => {
 
   it("starts the backoff over once a run stayed up for the stable period", async () => {
     const counter = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "clupilot-sup-")), "runs");
-    // Runs 1 and 2 end at once; from run 3 on each stays up 700 ms (stable after 400 ms).
+    // Runs 1 and 2 end at once; from run 3 on each stays up 3 s (stable after 2 s). A run's
+    // time up includes Node's start, which takes well over 400 ms on a loaded machine.
     const script = child(
       "settling",
       `const f = ${JSON.stringify(counter)}; const n = fs.existsSync(f) ? fs.readFileSync(f, "utf8").length : 0;` +
-        `fs.appendFileSync(f, "x"); if (n < 2) process.exit(3); setTimeout(() => process.exit(4), 700);`,
+        `fs.appendFileSync(f, "x"); if (n < 2) process.exit(3); setTimeout(() => process.exit(4), 3_000);`,
     );
     const harness = supervise({
       services: [{ name: "settling", script }],
-      backoff: { initialMs: 100, maxMs: 1_600, stableMs: 400 },
+      backoff: { initialMs: 100, maxMs: 1_600, stableMs: 2_000 },
     });
     await harness.waitForLine(restartLine("settling"), 4);
     const restarts = harness.lines(restartLine("settling")).slice(0, 4);

@@ -1,4 +1,12 @@
-import { CRASH_LOOP, crashLoopOf, type CrashLoopRule, type Restart } from "./crash-loop";
+import {
+  CRASH_LOOP,
+  crashLoopBeganText,
+  crashLoopOf,
+  crashLoopOverText,
+  type CrashLoopRule,
+  type Restart,
+} from "./crash-loop";
+import { formatSpan } from "./format-span";
 import { RESTART_BACKOFF, restartDelayMs, type RestartBackoff } from "./restart-backoff";
 
 /**
@@ -13,6 +21,9 @@ import { RESTART_BACKOFF, restartDelayMs, type RestartBackoff } from "./restart-
  *   followed by one, after a backoff (restart-backoff.ts); only `stop()` ends supervision.
  * - **crash loop**: too many restarts of one service in a short time (crash-loop.ts), reported
  *   once when it begins and once when it is over.
+ *
+ * Every start is a line with the new process's pid (`worker 2 started again (pid 4242)`): with
+ * several workers, the line is what tells which one a `[worker] ready (pid 4242)` is.
  */
 
 export type ServiceRun = {
@@ -20,6 +31,8 @@ export type ServiceRun = {
   ended: Promise<string>;
   /** Ends the run on purpose; resolves once it is over. */
   stop(): Promise<void>;
+  /** The process's id, where the run is one process of ours (for the log). */
+  pid?: number;
 };
 
 export type Service = {
@@ -38,10 +51,26 @@ export type RestartEvent = {
   delayMs: number;
 };
 
+/** A crash loop beginning (`began`) or over, at the moment the log says so. */
+export type CrashLoopEvent = {
+  service: string;
+  began: boolean;
+  at: Date;
+  /** The log's words for it (crash-loop.ts), without the `CRASH LOOP:` mark. */
+  text: string;
+  /** Restarts within the window when it began; null when it is over. */
+  restarts: number | null;
+  /** How the latest run ended. */
+  lastEnding: string;
+  windowMs: number;
+};
+
 export type SupervisorOptions = {
   log(line: string): void;
   /** Called for every restart, e.g. to record it where the console's pages can see it. */
   onRestart?(event: RestartEvent): void;
+  /** Called when a crash loop begins and when it is over, e.g. to notify someone. */
+  onCrashLoop?(event: CrashLoopEvent): void;
   backoff?: RestartBackoff;
   crashLoop?: CrashLoopRule;
 };
@@ -70,6 +99,7 @@ export function createSupervisor(options: SupervisorOptions): Supervisor {
     let consecutive = 0;
     let restarts: Restart[] = [];
     let inCrashLoop = false;
+    let lastEnding = "";
     let restartTimer: NodeJS.Timeout | null = null;
     let calmTimer: NodeJS.Timeout | null = null;
     let starting: Promise<void> | null = null;
@@ -85,6 +115,7 @@ export function createSupervisor(options: SupervisorOptions): Supervisor {
     const ended = (ending: string, upMs: number | null) => {
       if (stopping) return;
       const endedAt = new Date();
+      lastEnding = ending;
       if (upMs !== null && upMs >= backoff.stableMs) consecutive = 0;
       consecutive += 1;
       const delayMs = restartDelayMs(consecutive, backoff);
@@ -110,6 +141,7 @@ export function createSupervisor(options: SupervisorOptions): Supervisor {
       try {
         const current = await service.start();
         run = current;
+        options.log(`${service.name} started again${pidText(current)}`);
         watch(current);
       } catch (error) {
         ended(`could not start: ${error instanceof Error ? error.message : String(error)}`, null);
@@ -119,18 +151,32 @@ export function createSupervisor(options: SupervisorOptions): Supervisor {
     const checkCrashLoop = () => {
       if (calmTimer) clearTimeout(calmTimer);
       calmTimer = null;
-      const loop = crashLoopOf(restarts, new Date(), rule);
+      const now = new Date();
+      const loop = crashLoopOf(restarts, now, rule);
       if (loop && !inCrashLoop) {
-        options.log(
-          `CRASH LOOP: the ${service.name} restarted ${loop.restarts} times within ` +
-            `${formatSpan(rule.windowMs)} (last: ${loop.lastEnding}). It keeps being restarted, ` +
-            `at most ${formatSpan(backoff.maxMs)} apart; the lines above say why it ends.`,
-        );
+        const text = crashLoopBeganText(service.name, loop, rule, backoff.maxMs);
+        options.log(`CRASH LOOP: ${text}; the lines above say why it ends.`);
+        options.onCrashLoop?.({
+          service: service.name,
+          began: true,
+          at: now,
+          text,
+          restarts: loop.restarts,
+          lastEnding: loop.lastEnding,
+          windowMs: rule.windowMs,
+        });
       } else if (!loop && inCrashLoop) {
-        options.log(
-          `the ${service.name}'s crash loop is over: fewer than ${rule.restarts} restarts ` +
-            `within the last ${formatSpan(rule.windowMs)}`,
-        );
+        const text = crashLoopOverText(service.name, rule);
+        options.log(text);
+        options.onCrashLoop?.({
+          service: service.name,
+          began: false,
+          at: now,
+          text,
+          restarts: null,
+          lastEnding,
+          windowMs: rule.windowMs,
+        });
       }
       inCrashLoop = loop !== null;
       if (loop) calmTimer = setTimeout(checkCrashLoop, loop.calmsAt.getTime() - Date.now() + 1);
@@ -165,7 +211,9 @@ export function createSupervisor(options: SupervisorOptions): Supervisor {
       const group: Supervised[] = [];
       groups.push(group);
       started.forEach((result, i) => {
-        if (result.status === "fulfilled") group.push(supervise(services[i]!, result.value));
+        if (result.status !== "fulfilled") return;
+        options.log(`${services[i]!.name} started${pidText(result.value)}`);
+        group.push(supervise(services[i]!, result.value));
       });
       const failed = started.find((result) => result.status === "rejected");
       if (failed) throw failed.reason;
@@ -181,11 +229,6 @@ export function createSupervisor(options: SupervisorOptions): Supervisor {
   };
 }
 
-/** A span as the log says it: `250 ms`, `4 s`, `1.5 s`, `5 min`, `2 min 3 s`. */
-export function formatSpan(ms: number): string {
-  if (ms < 1_000) return `${Math.round(ms)} ms`;
-  if (ms < 60_000) return `${Number((ms / 1_000).toFixed(1))} s`;
-  const minutes = Math.floor(ms / 60_000);
-  const seconds = Math.round((ms % 60_000) / 1_000);
-  return seconds === 0 ? `${minutes} min` : `${minutes} min ${seconds} s`;
+function pidText(run: ServiceRun): string {
+  return run.pid === undefined ? "" : ` (pid ${run.pid})`;
 }

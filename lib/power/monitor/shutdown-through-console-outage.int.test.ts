@@ -42,6 +42,7 @@ let monitor: PowerMonitor;
 let ups: LabUps;
 let upsId: string;
 let node: LabNode;
+const monitorLog: string[] = [];
 
 const startTestWorker = () =>
   startWorker({
@@ -76,7 +77,7 @@ beforeAll(async () => {
   monitor = await startPowerMonitor({
     connectionString: postgres.url,
     supervisorIntervalMs: 500,
-    log: () => {},
+    log: (line) => monitorLog.push(line),
   });
   await waitFor(
     "a reading on mains",
@@ -127,6 +128,13 @@ describe("a shutdown through the console's own outage", () => {
   it("armed: the worker and then PostgreSQL away longer than PlanShutdown's maximum duration while the run waits at PlanShutdown — the run goes on when they are back and the node gets exactly one shutdown call", async () => {
     const run = await outageWithoutWorker(0);
     expect(run).toMatchObject({ status: "running", currentStep: planShutdown.name });
+    expect(monitorLog.filter((l) => l.includes("power-shutdown run"))).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^UPS rack-a: power-shutdown run ${run.id} started for 1 target\\(s\\) of the trigger latched at \\S+$`,
+        ),
+      ),
+    ]);
 
     await postgres.stop("kill");
     await sleep((planShutdown.maxDuration() + 5) * 1000);
@@ -165,6 +173,10 @@ describe("a shutdown through the console's own outage", () => {
       30_000,
     );
     expect(replacement.context.input).toMatchObject({ replaces: [lost.id] });
+    // The monitor's log says which run is a replacement, and of which.
+    expect(monitorLog).toContainEqual(
+      `UPS rack-a: power-shutdown run ${replacement.id} started for 1 target(s) of the trigger latched at ${(await stateRow())!.latchedAt!.toISOString()}, replacing lost run(s) ${lost.id}`,
+    );
     expect((await settled(db, replacement.id, 60_000)).status).toBe("succeeded");
     await waitUntil(() => posts().length === 1, { timeoutMs: 15_000, what: "the node's call" });
 

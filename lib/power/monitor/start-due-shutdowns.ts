@@ -33,10 +33,12 @@ export const REPLACED_RUNS_PER_OUTAGE = 3;
  * mid-outage. A target already called for the outage is covered whatever became of its run:
  * "one call per target per outage" holds across runs (the call's claim enforces it as well).
  */
+export type StartedShutdown = { runId: string; targets: number; replaces: string[] };
+
 export async function startDueShutdowns(
   tx: Tx,
   ups: { id: string; name: string; latch: Latch },
-): Promise<string | null> {
+): Promise<StartedShutdown | null> {
   await tx.execute(START_LOCK);
   const latchRows = await tx
     .select({ upsId: upsMonitorState.upsId, latchedAt: upsMonitorState.latchedAt })
@@ -78,7 +80,7 @@ export async function startDueShutdowns(
     mode,
     ...(replaces.length > 0 ? { replaces } : {}),
   };
-  return startShutdownRun(tx, input);
+  return { runId: await startShutdownRun(tx, input), targets: uncovered.length, replaces };
 }
 
 function outageKey(targetId: string, dueSince: Date | string): string {

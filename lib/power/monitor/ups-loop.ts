@@ -10,7 +10,7 @@ import type { Latch, UpsMonitorState } from "@/lib/power/triggers/state";
 import type { UpsReading, UpsSource } from "@/lib/power/ups/reading";
 import { historyPoint, keepInHistory, type HistoryPoint } from "./history-rule";
 import { columnsOfState, stateOfRow } from "./monitor-state-store";
-import { startDueShutdowns } from "./start-due-shutdowns";
+import { startDueShutdowns, type StartedShutdown } from "./start-due-shutdowns";
 
 /** How long a lease lasts without renewal: a dead process's UPS is taken over after this. */
 export const LEASE_SECONDS = 5;
@@ -138,6 +138,7 @@ export class UpsLoop {
     const point = historyPoint(reading);
     const keep = keepInHistory(this.lastHistory, point);
     let decision: Decision | null = null;
+    let started: StartedShutdown | null = null;
     try {
       await db.transaction(async (tx) => {
         const [row] = await tx
@@ -170,12 +171,11 @@ export class UpsLoop {
         );
         await notifyLive(tx, { type: "power", upsId: ups.id, eventId: null });
         if (decision.demandsShutdown && decision.state.latch) {
-          const runId = await startDueShutdowns(tx, {
+          started = await startDueShutdowns(tx, {
             id: ups.id,
             name: ups.name,
             latch: decision.state.latch,
           });
-          if (runId) log(`UPS ${ups.name}: power-shutdown run ${runId} started`);
         }
       });
     } catch (error) {
@@ -196,6 +196,9 @@ export class UpsLoop {
     }
     const committed = decision as Decision | null;
     if (!committed) return;
+    // Said once it is committed: a transaction the database dropped started nothing.
+    const run = started as StartedShutdown | null;
+    if (run) log(`UPS ${ups.name}: ${describeStarted(run, committed.state.latch)}`);
     if (this.databaseAway) {
       this.databaseAway = false;
       log(
@@ -219,6 +222,15 @@ export class UpsLoop {
       .where(and(eq(upsReadings.upsId, this.options.ups.id), lt(upsReadings.at, before)))
       .catch(() => {});
   }
+}
+
+/** `power-shutdown run … started for 2 target(s) of the trigger latched at …[, replacing …]`. */
+function describeStarted(started: StartedShutdown, latch: Latch | null): string {
+  return (
+    `power-shutdown run ${started.runId} started for ${started.targets} target(s)` +
+    (latch ? ` of the trigger latched at ${latch.at.toISOString()}` : "") +
+    (started.replaces.length > 0 ? `, replacing lost run(s) ${started.replaces.join(", ")}` : "")
+  );
 }
 
 function sameLatch(a: Latch | null, b: Latch | null): boolean {

@@ -7,6 +7,9 @@ import type { Service, ServiceRun } from "./supervisor";
 
 export const POSTGRES_GONE = "server process gone, says pg_ctl status";
 
+/** The longest the database waits before it is started again (the others: up to 30 s). */
+export const DATABASE_MAX_RESTART_DELAY_MS = 5_000;
+
 /**
  * The embedded PostgreSQL as a supervised service. It runs detached (pg_ctl, its own session),
  * so no exit event tells us it died: each run polls `pg_ctl status` and ends when pg_ctl says no
@@ -27,6 +30,9 @@ export function embeddedPostgresService(options: {
   let current: EmbeddedPostgresHandle | null = null;
   return {
     name: "database",
+    // Every other process waits for the database, and the console cannot act in an outage
+    // without it, so it never waits half a minute to come back; its start costs about a second.
+    backoff: { maxMs: DATABASE_MAX_RESTART_DELAY_MS },
     handle() {
       if (!current) throw new Error("the embedded PostgreSQL has not been started");
       return current;

@@ -25,7 +25,7 @@ type Harness = {
 const harnesses: Harness[] = [];
 
 function supervise(config: {
-  services: { name: string; script: string }[];
+  services: { name: string; script: string; maxDelayMs?: number }[];
   backoff?: { initialMs: number; maxMs: number; stableMs: number };
   crashLoop?: { restarts: number; windowMs: number };
   stopGraceMs?: number;
@@ -188,6 +188,24 @@ describe("npm start's supervisor", () => {
         spanMs(restarts[i - 1]![2]!),
       );
     }
+  });
+
+  it("a service with a ceiling of its own (the database's) waits no longer than it, beside one on the common rule", async () => {
+    const harness = supervise({
+      services: [
+        { name: "eager", script: child("eager", "process.exit(3);"), maxDelayMs: 200 },
+        { name: "flappy", script: child("flappy", "process.exit(3);") },
+      ],
+    });
+    await harness.waitForLine(restartLine("eager"), 4);
+    await harness.waitForLine(restartLine("flappy"), 4);
+    const delays = (name: string) =>
+      harness
+        .lines(restartLine(name))
+        .slice(0, 4)
+        .map((line) => line[2]);
+    expect(delays("eager")).toEqual(["100 ms", "200 ms", "200 ms", "200 ms"]);
+    expect(delays("flappy")).toEqual(["100 ms", "200 ms", "400 ms", "400 ms"]);
   });
 
   it("starts the backoff over once a run stayed up for the stable period", async () => {

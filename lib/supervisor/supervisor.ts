@@ -40,6 +40,8 @@ export type Service = {
   name: string;
   /** Starts one run; rejects if it could not start at all. */
   start(): Promise<ServiceRun>;
+  /** Where this service's restarts wait otherwise than the supervisor's rule says. */
+  backoff?: Partial<RestartBackoff>;
 };
 
 export type RestartEvent = {
@@ -86,7 +88,7 @@ export type Supervisor = {
 };
 
 export function createSupervisor(options: SupervisorOptions): Supervisor {
-  const backoff = options.backoff ?? RESTART_BACKOFF;
+  const supervisorBackoff = options.backoff ?? RESTART_BACKOFF;
   const rule = options.crashLoop ?? CRASH_LOOP;
   const groups: Supervised[][] = [];
   let stopping = false;
@@ -94,6 +96,7 @@ export function createSupervisor(options: SupervisorOptions): Supervisor {
   type Supervised = { stop(): Promise<void> };
 
   function supervise(service: Service, first: ServiceRun): Supervised {
+    const backoff: RestartBackoff = { ...supervisorBackoff, ...service.backoff };
     let run: ServiceRun | null = first;
     let startedAt = Date.now();
     let consecutive = 0;

@@ -64,7 +64,7 @@ beforeAll(async () => {
   );
   fs.writeFileSync(
     path.join(brokenDir, "template-run.sh"),
-    '#!/bin/bash\nd="${CLUPILOT_STATE_DIR:-/var/lib/clupilot}/template-build"\necho "$$" > "$d/pid"\nexit 1\n',
+    '#!/bin/bash\nd=/var/lib/clupilot/template-build\necho "$$" > "$d/pid"\nexit 1\n',
   );
   brokenDriver = buildTemplatePipeline("test-build-vm-template-broken", config, {
     scriptsDir: brokenDir,

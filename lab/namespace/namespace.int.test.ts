@@ -241,6 +241,55 @@ describe("a lab process that dies", () => {
   }, 60_000);
 
   it.runIf(process.getuid?.() === 0)(
+    "as a user other than root: the namespace is made inside a user namespace of its own",
+    async () => {
+      const home = fs.mkdtempSync(path.join(os.tmpdir(), "clupilot-ns-user-"));
+      const root = path.join(home, "root");
+      fs.mkdirSync(root);
+      fs.chownSync(home, 65534, 65534);
+      fs.chownSync(root, 65534, 65534);
+      const lab = spawn(
+        "setpriv",
+        [
+          "--reuid=65534",
+          "--regid=65534",
+          "--clear-groups",
+          process.execPath,
+          "--import",
+          "tsx",
+          fixture,
+          root,
+        ],
+        { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, HOME: home, TMPDIR: home } },
+      );
+      let out = "";
+      let err = "";
+      lab.stdout.on("data", (chunk) => (out += chunk));
+      lab.stderr.on("data", (chunk) => (err += chunk));
+      try {
+        await waitUntil(() => out.includes("\n") || lab.exitCode !== null, {
+          timeoutMs: 30_000,
+          what: "the fixture's namespace",
+        });
+        expect(err).toBe("");
+        const { id, sleeper } = JSON.parse(out) as { id: string; sleeper: number };
+        await waitUntil(() => processesIn(id).includes(sleeper), { what: "the sleeper inside" });
+        // The user's own process, in a user namespace that is not the machine's.
+        expect(fs.statSync(`/proc/${sleeper}`).uid).toBe(65534);
+        expect(fs.readlinkSync(`/proc/${sleeper}/ns/user`)).not.toBe(
+          fs.readlinkSync("/proc/self/ns/user"),
+        );
+        expect(realMountsUnder(root)).toEqual([]);
+        process.kill(sleeper, "SIGKILL");
+      } finally {
+        lab.kill("SIGKILL");
+        fs.rmSync(home, { recursive: true, force: true });
+      }
+    },
+    60_000,
+  );
+
+  it.runIf(process.getuid?.() === 0)(
     "where no mount namespace can be had, says so and stops",
     async () => {
       const root = fs.mkdtempSync(path.join(os.tmpdir(), "clupilot-ns-refused-"));

@@ -5,6 +5,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { startNodeNamespace, type NodeNamespace } from "@/lab/namespace/namespace";
+import { BUILD_DIR } from "@/lib/steps/host/build-vm-template/commands";
 
 const here = import.meta.dirname;
 const scripts = ["template.sh", "template-run.sh"].map((name) => path.join(here, name));
@@ -20,9 +21,9 @@ let ns: NodeNamespace;
 beforeAll(async () => {
   root = fs.mkdtempSync(path.join(os.tmpdir(), "clupilot-template-sh-"));
   fs.mkdirSync(path.join(root, "etc/pve"), { recursive: true });
-  // The host's copy: the repository may lie where the namespace covers (/home, /tmp).
-  fs.mkdirSync(path.join(root, "root"));
-  fs.copyFileSync(scripts[0]!, path.join(root, "root/template.sh"));
+  // Where BuildVmTemplate uploads it (the repository may lie where the namespace covers).
+  fs.mkdirSync(path.join(root, BUILD_DIR), { recursive: true });
+  fs.copyFileSync(scripts[0]!, path.join(root, BUILD_DIR, "template.sh"));
   ns = await startNodeNamespace(root);
 });
 afterAll(async () => {
@@ -36,7 +37,7 @@ function templateFn(storageCfg: string, call: string) {
   const bash = ns.command([
     "/bin/bash",
     "-c",
-    `log() { :; }; die() { echo "DIE: $*" >&2; exit 1; }; . /root/template.sh; ${call}`,
+    `log() { :; }; die() { echo "DIE: $*" >&2; exit 1; }; . ${BUILD_DIR}/template.sh; ${call}`,
   ]);
   const result = spawnSync(bash.file, bash.args, {
     env: { ...process.env, PATH: "/usr/sbin:/usr/bin:/sbin:/bin" },

@@ -186,9 +186,9 @@ export async function startLab(options: StartLabOptions = {}): Promise<LabNode> 
 
   // Powered off (or rebooting), the node answers neither SSH nor its API, as a real one.
   const power = new RebootController(root, {
-    stop: async () => {
+    stop: async (silent) => {
       await api.powerOff();
-      await server.stop();
+      await server.stop(silent);
     },
     start: async () => {
       await api.powerOn();

@@ -190,8 +190,11 @@ export class LabSshServer {
     return this.hostKey.sha256;
   }
 
-  /** Closes the listener and every connection, kills every process the lab host runs. */
-  async stop(): Promise<void> {
+  /**
+   * Closes the listener and every connection, kills every process the lab host runs. `silent`
+   * is called once the host answers no more (new connections refused), before the killing.
+   */
+  async stop(silent?: () => void): Promise<void> {
     const listener = this.listener;
     this.listener = null;
     // Refuse new connections first: killing what the host runs takes a moment.
@@ -201,6 +204,7 @@ export class LabSshServer {
         : new Promise<void>((resolve) => listener.close(() => resolve()));
     for (const socket of this.sockets) socket.destroy();
     this.sockets.clear();
+    silent?.();
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
     // The tool server first, so no tool starts a child inside while the host is emptied.

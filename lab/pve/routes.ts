@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 
 import { readInstalled } from "../debian/dpkg-status";
+import { labDir } from "../debian/lab-state";
 import { requestPower } from "../debian/power";
 import { effectivePrivs, hasPriv, permissionPaths, readUserCfg, type UserCfg } from "./access";
 import { PVE_VERSION } from "./seed";
@@ -253,7 +254,7 @@ function storageSpace(
   }
   const total = 256 * 1024 ** 3;
   let used = 0;
-  const dir = path.join(root, ".lab/volumes", entry.id);
+  const dir = path.join(labDir(root), "volumes", entry.id);
   try {
     for (const name of fs.readdirSync(dir)) used += fs.statSync(path.join(dir, name)).size;
   } catch {
@@ -265,7 +266,7 @@ function storageSpace(
 function kernel(root: string): { release: string; version: string } {
   const read = (f: string, d: string) => {
     try {
-      return fs.readFileSync(path.join(root, ".lab", f), "utf8").split("\n")[0] || d;
+      return fs.readFileSync(path.join(labDir(root), f), "utf8").split("\n")[0] || d;
     } catch {
       return d;
     }

@@ -126,7 +126,7 @@ export async function startLabCluster(options: StartLabClusterOptions): Promise<
       });
       let ssh: ClusterNodeSsh;
       try {
-        ssh = await startClusterNodeSsh(roots[i]!);
+        ssh = await startClusterNodeSsh(roots[i]!, shared);
       } catch (error) {
         await api.stop();
         throw error;

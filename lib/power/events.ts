@@ -17,7 +17,10 @@ export type PowerEventKind =
   | "mode.disarmed"
   | "self-test.failed"
   | "config.changed"
-  | "drill.started";
+  | "drill.started"
+  | "consolidate.fell_back"
+  | "consolidate.moved"
+  | "consolidate.mains_back";
 
 export type PowerEventInput = Omit<PowerEventDraft, "kind" | "at"> & {
   kind: PowerEventKind;

@@ -34,6 +34,17 @@ const triggerFields = {
   unreachableShutdownAfterSeconds: seconds(86_400).nullable(),
 };
 
+/**
+ * The thresholds a consolidating cluster's first stage fires on (lib/power/clusters/schemas.ts):
+ * the trigger rows that measure how much battery is left, with the same meaning and limits.
+ */
+export const ZThresholds = z.object({
+  runtimeBelowSeconds: triggerFields.runtimeBelowSeconds,
+  chargeBelowPercent: triggerFields.chargeBelowPercent,
+  onBatteryForSeconds: triggerFields.onBatteryForSeconds,
+});
+export type Thresholds = z.infer<typeof ZThresholds>;
+
 export const ZTriggerSettings = z.object({
   lowBattery: triggerFields.lowBattery.default(true),
   runtimeBelowSeconds: triggerFields.runtimeBelowSeconds.default(300),

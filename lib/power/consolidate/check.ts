@@ -1,5 +1,5 @@
 import type { GuestType } from "@/lib/power/cluster-sequence/cluster-api";
-import type { ConsolidateMode } from "@/lib/power/clusters/schemas";
+import { CONSOLIDATE_ON_CEPH, type ConsolidateMode } from "@/lib/power/clusters/schemas";
 import { SHARED_STORAGE_TYPES, type GuestVolume } from "@/lib/power/self-test/guest-volumes";
 import type { RemainingNode } from "./remaining-node";
 
@@ -75,6 +75,8 @@ export type ConsolidateCheck = {
 
 export type ConsolidatePlanFacts = {
   cluster: string;
+  /** Ceph's OSDs and monitors would go down with the nodes: never consolidated. */
+  hyperConverged: boolean;
   mode: ConsolidateMode;
   remaining: RemainingNode;
   /** Protected nodes other than the one that stays: they go down at the first threshold. */
@@ -207,7 +209,9 @@ function finish(
   },
 ): ConsolidateCheck {
   const failed = [...found.failed];
-  if (plan.remaining.node === null) failed.unshift(plan.remaining.why);
+  if (plan.hyperConverged)
+    failed.unshift(`${plan.cluster} is hyper-converged: ${CONSOLIDATE_ON_CEPH}`);
+  else if (plan.remaining.node === null) failed.unshift(plan.remaining.why);
   else if (plan.leaving.length === 0) {
     failed.unshift(
       `no protected node of ${plan.cluster} but ${plan.remaining.node}: nothing would go down at the first threshold`,

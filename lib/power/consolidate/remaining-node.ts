@@ -97,6 +97,7 @@ export function consolidationOf(
   const leaving = leavingNodesOf(group, remaining).filter((n) => enabled.has(n.targetId!));
   return {
     cluster: group.name,
+    hyperConverged: group.hyperConverged,
     mode: group.consolidate.mode,
     remaining,
     leaving: leaving.map((n) => n.name),

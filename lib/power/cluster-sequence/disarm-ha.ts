@@ -1,6 +1,11 @@
 import { errorMessage } from "@/lib/pipeline/engine";
 import { advance, poll, type Step } from "@/lib/pipeline/step";
-import { CLUSTER_LANE, finishAction, startAction } from "@/lib/power/actions/record-action";
+import {
+  CLUSTER_LANE,
+  finishAction,
+  recordInstantAction,
+  startAction,
+} from "@/lib/power/actions/record-action";
 import type { PowerServices } from "@/lib/power/shutdown/services";
 import { isNotImplemented, paths } from "./cluster-api";
 import { HA_DISARM_WAIT_SECONDS, READ_BACK_POLL_SECONDS } from "./plan";
@@ -95,6 +100,24 @@ async function visitCluster(
     return;
   }
   const { api } = reach;
+  if (!entry.sentAt && (cluster.consolidate?.downAtFirst.length ?? 0) > 0) {
+    // The first stage disarmed HA; the node left has no quorum now, and Proxmox refuses a
+    // disarm without it. Still disarmed (read back) is all this step has to establish.
+    const state = await api.haArmedState().catch(() => undefined);
+    if (state === "disarmed") {
+      entry.done = "disarmed";
+      await recordInstantAction(db, {
+        runId: ctx.runId,
+        lane: CLUSTER_LANE,
+        label: "disarm HA",
+        request: api.line("GET", paths.haStatus),
+        outcome: "ok",
+        detail: "read back: armed-state disarmed (since the first stage of consolidating)",
+      });
+      ctx.log(`${cluster.name}: HA still disarmed since the first stage (read back)`);
+      return;
+    }
+  }
   if (!entry.sentAt) {
     const request = api.line("POST", paths.disarmHa, { "resource-mode": "ignore" });
     ctx.log(`${cluster.name}: ${request}`);

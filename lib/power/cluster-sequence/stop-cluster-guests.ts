@@ -59,18 +59,23 @@ export const stopClusterGuests: Step<PowerServices> = {
   async visit(ctx) {
     const ready = await clusterStepRun<GuestsState>(ctx, {
       stateKey: "cluster:guests",
-      none: "no cluster in this run",
+      none: "no cluster in this run whose guests are stopped",
+      // A consolidation's first stage that migrates moves the guests instead (MigrateGuests).
+      select: (run) =>
+        run.clusters.filter(
+          (c) => !(c.consolidate?.stage === "first" && c.consolidate.mode === "migrate"),
+        ),
     });
     if (ready.outcome) return ready.outcome;
-    const { run, state, armed } = ready;
+    const { run, state, armed, items: clusters } = ready;
     const outcomes: string[] = [];
-    for (const cluster of run.clusters) {
+    for (const cluster of clusters) {
       const entry = (state[cluster.clusterId] ??= { guests: {} });
       if (!entry.done && !armed) {
         await wouldDo(ctx, run, cluster, {
           label: "stop guests",
           requests: (line) => [line("POST", paths.bulkShutdown, bulkForm(cluster, ["<vmid>…"]))],
-          detail: `every running guest of the cluster${cluster.consoleGuest ? ` but ${cluster.consoleGuest.vmid} (the console's)` : ""}; one shutdown per guest where bulk actions do not exist`,
+          detail: `every running guest of ${firstStageNodes(cluster) ? firstStageNodes(cluster)!.join(", ") : "the cluster"}${cluster.consoleGuest ? ` but ${cluster.consoleGuest.vmid} (the console's)` : ""}; one shutdown per guest where bulk actions do not exist`,
         });
         entry.done = "stopped";
       }
@@ -87,7 +92,7 @@ export const stopClusterGuests: Step<PowerServices> = {
         );
     }
     ctx.context.set("cluster:guests", state);
-    const waiting = run.clusters.filter((c) => !state[c.clusterId]!.done);
+    const waiting = clusters.filter((c) => !state[c.clusterId]!.done);
     if (waiting.length > 0) {
       return poll(
         GUEST_READ_BACK_POLL_SECONDS,
@@ -226,18 +231,28 @@ function latestForce(entry: ClusterGuests): string | undefined {
   return times.sort().at(-1);
 }
 
-/** Running guests the sequence stops: not templates, not the console's own guest. */
+/** A consolidation's first stage in mode stop: only the guests of the nodes that go down. */
+function firstStageNodes(cluster: ClusterSequencePlan): string[] | null {
+  return cluster.consolidate?.stage === "first" ? cluster.nodes.map((n) => n.name) : null;
+}
+
+/**
+ * Running guests the sequence stops: not templates, not the console's own guest; at a
+ * consolidation's first stage only those on the nodes that go down.
+ */
 function runningGuests(
   guests: readonly GuestResource[],
   cluster: ClusterSequencePlan,
 ): (GuestResource & { type: GuestType })[] {
   const own = cluster.consoleGuest;
+  const only = firstStageNodes(cluster);
   return guests.filter(
     (g): g is GuestResource & { type: GuestType } =>
       (g.type === "qemu" || g.type === "lxc") &&
       g.status === "running" &&
       g.template !== 1 &&
-      !(own && g.vmid === own.vmid),
+      !(own && g.vmid === own.vmid) &&
+      (only === null || only.includes(g.node)),
   );
 }
 

@@ -105,7 +105,7 @@ export const paths = {
   bulkShutdown: "/cluster/bulk-action/guest/shutdown",
   guest: (node: string, type: GuestType, vmid: number, action: "shutdown" | "stop") =>
     `/nodes/${encodeURIComponent(node)}/${type}/${vmid}/status/${action}`,
-  migrate: (node: string, type: GuestType, vmid: number | string) =>
+  migrate: (node: string, type: GuestType, vmid: number) =>
     `/nodes/${encodeURIComponent(node)}/${type}/${vmid}/migrate`,
   haIndex: "/cluster/ha/status",
   haResources: "/cluster/ha/resources",

@@ -1,6 +1,3 @@
-import { eq } from "drizzle-orm";
-import type { Database } from "@/lib/db/client";
-import { powerClusters } from "@/lib/db/schema";
 import { advance, type Step } from "@/lib/pipeline/step";
 import { CLUSTER_LANE, recordInstantAction, startAction } from "@/lib/power/actions/record-action";
 import type { ClusterSequencePlan } from "@/lib/power/cluster-sequence/plan";
@@ -12,26 +9,13 @@ import {
   type Ctx,
   type SequenceRun,
 } from "@/lib/power/cluster-sequence/sequence-context";
-import { notifyLive } from "@/lib/pipeline/schedule";
 import type { PowerServices } from "@/lib/power/shutdown/services";
 import type { PveEndpoint } from "@/lib/power/targets/load-targets";
 import type { ConsolidateCheck } from "./check";
 import { checkConsolidation } from "./read-facts";
+import { saveConsolidateCheck } from "./save-check";
 
 type CheckState = Record<string, { verdict: ConsolidateCheck["verdict"] }>;
-
-/** Keeps the check where the cluster card and the plan preview show it. */
-export async function saveConsolidateCheck(
-  db: Pick<Database, "update" | "execute">,
-  clusterId: string,
-  check: ConsolidateCheck,
-): Promise<void> {
-  await db
-    .update(powerClusters)
-    .set({ consolidateCheck: check })
-    .where(eq(powerClusters.id, clusterId));
-  await notifyLive(db, { type: "power", upsId: null, eventId: null });
-}
 
 /** The cluster's protected members this run can ask, by node name (the node that stays too). */
 export function memberEndpoints(

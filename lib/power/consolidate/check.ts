@@ -151,8 +151,8 @@ export function judgeConsolidation(
       const freeBytes = facts.memory.totalBytes - facts.memory.usedBytes;
       memory = { neededBytes, freeBytes, reserveBytes: HOST_MEMORY_RESERVE_BYTES };
       const fits = neededBytes <= freeBytes - HOST_MEMORY_RESERVE_BYTES;
-      const line = `memory: the ${facts.guests.length} guest(s) moving need ${bytesText(neededBytes)}; ${remaining} has ${bytesText(freeBytes)} free of ${bytesText(facts.memory.totalBytes)}, ${bytesText(HOST_MEMORY_RESERVE_BYTES)} kept for the host`;
-      if (fits) findings.push(line);
+      const line = `the ${facts.guests.length} guest(s) moving need ${bytesText(neededBytes)}; ${remaining} has ${bytesText(freeBytes)} free of ${bytesText(facts.memory.totalBytes)}, ${bytesText(HOST_MEMORY_RESERVE_BYTES)} kept for the host`;
+      if (fits) findings.push(`memory: ${line}`);
       else failed.push(`not enough memory: ${line}`);
     }
 

@@ -81,11 +81,11 @@ export const migrateGuests: Step<PowerServices> = {
         await wouldDo(ctx, run, cluster, {
           label: "migrate guests",
           requests: (line) => [
-            line("POST", paths.migrate("<node>", "qemu", "<vmid>"), {
+            line("POST", "/nodes/{node}/qemu/{vmid}/migrate", {
               target: to,
               online: "1",
             }),
-            line("POST", paths.migrate("<node>", "lxc", "<vmid>"), {
+            line("POST", "/nodes/{node}/lxc/{vmid}/migrate", {
               target: to,
               restart: "1",
             }),

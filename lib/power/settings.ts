@@ -72,8 +72,17 @@ const shutdownFields = {
   /** The guest the console itself runs in, if it runs in one: never stopped by the sequence. */
   consoleGuest: z
     .object({
-      node: z.string().regex(/^[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?$/, "a Proxmox node name"),
-      vmid: z.number().int().min(100).max(999_999_999),
+      node: z
+        .string({ error: "The node the console's guest runs on, or leave both fields empty." })
+        .regex(
+          /^[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?$/,
+          "A Proxmox node name as the cluster spells it (letters, digits, inner hyphens; no domain).",
+        ),
+      vmid: z
+        .number({ error: "The VMID of the console's guest, or leave both fields empty." })
+        .int("A VMID is a whole number.")
+        .min(100, "A VMID is 100 or more.")
+        .max(999_999_999, "A VMID is at most 999999999."),
     })
     .nullable(),
 };

@@ -5,6 +5,7 @@ import type { Database } from "@/lib/db/client";
 import { powerClusters } from "@/lib/db/schema";
 import { AppError } from "@/lib/errors";
 import { notifyLive } from "@/lib/pipeline/schedule";
+import { describeConsolidate } from "../consolidate/describe";
 import { recordPowerEvents } from "../events";
 import { consolidateSettingsOf, type ClusterPolicy } from "./load-cluster-groups";
 import { requestClusterRefresh } from "./refresh-task";
@@ -116,15 +117,4 @@ export async function setClusterPolicy(
         return { id: cluster.id, name: cluster.name, policy: data.policy, consolidate };
       }),
   );
-}
-
-/** `migrate to pve3 at runtime < 15 min, charge < 60 %, 5 min on battery`. */
-export function describeConsolidate(settings: ConsolidateSettings): string {
-  const t = settings.firstThreshold;
-  const rows = [
-    t.runtimeBelowSeconds !== null ? `runtime < ${t.runtimeBelowSeconds} s` : null,
-    t.chargeBelowPercent !== null ? `charge < ${t.chargeBelowPercent} %` : null,
-    t.onBatteryForSeconds !== null ? `${t.onBatteryForSeconds} s on battery` : null,
-  ].filter(Boolean);
-  return `${settings.mode}${settings.mode === "migrate" ? " to" : ", staying:"} ${settings.remainingNode ?? "the console's node"} at the first of ${rows.join(", ")}`;
 }

@@ -16,6 +16,8 @@ const FIELDS = [
   "pollIntervalMs",
   "shutdown.callTimeoutSeconds",
   "shutdown.targetDownSeconds",
+  "shutdown.guestTimeoutSeconds",
+  "shutdown.guestParallelism",
   "shutdown.consoleGuest.node",
   "shutdown.consoleGuest.vmid",
 ] as const;
@@ -112,6 +114,20 @@ export function PowerSettingsForm({ settings }: { settings: PowerSettings }) {
           inputMode="numeric"
           defaultValue={String(shutdown.targetDownSeconds)}
           error={errorOf("shutdown.targetDownSeconds")}
+        />
+        <TextField
+          name="shutdown.guestTimeoutSeconds"
+          label="A cluster guest's clean shutdown may take (seconds), then it is force-stopped"
+          inputMode="numeric"
+          defaultValue={String(shutdown.guestTimeoutSeconds)}
+          error={errorOf("shutdown.guestTimeoutSeconds")}
+        />
+        <TextField
+          name="shutdown.guestParallelism"
+          label="Cluster guests shut down (or migrated) at once"
+          inputMode="numeric"
+          defaultValue={String(shutdown.guestParallelism)}
+          error={errorOf("shutdown.guestParallelism")}
         />
       </fieldset>
       <fieldset data-testid="console-guest-fields">

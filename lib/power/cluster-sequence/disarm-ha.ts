@@ -8,7 +8,7 @@ import {
 } from "@/lib/power/actions/record-action";
 import type { PowerServices } from "@/lib/power/shutdown/services";
 import { isNotImplemented, paths } from "./cluster-api";
-import { HA_DISARM_WAIT_SECONDS, READ_BACK_POLL_SECONDS } from "./plan";
+import { HA_DISARM_WAIT_SECONDS, READ_BACK_POLL_MS } from "./plan";
 import {
   clusterApi,
   clusterStepRun,
@@ -17,6 +17,7 @@ import {
   type Ctx,
   type SequenceRun,
 } from "./sequence-context";
+import { watchWithinVisit } from "./watch";
 
 export const HA_NOT_AVAILABLE =
   "HA protection is not available: this Proxmox VE has no disarm-ha (it arrived with 9.2). HA stays armed while the nodes go down, so it may fence a node or start its HA guests elsewhere; the sequence stops every guest through HA first, which is all that can be done here";
@@ -43,30 +44,29 @@ export const disarmHa: Step<PowerServices> = {
     });
     if (ready.outcome) return ready.outcome;
     const { run, state, armed } = ready;
-    for (const cluster of run.clusters) {
-      const entry = (state[cluster.clusterId] ??= {});
-      if (entry.done) continue;
-      if (!armed) {
-        await wouldDo(ctx, run, cluster, {
-          label: "disarm HA",
-          requests: (line) => [
-            line("POST", paths.disarmHa, { "resource-mode": "ignore" }),
-            `${line("GET", paths.haStatus)} until armed-state is disarmed`,
-          ],
-        });
-        entry.done = "disarmed";
-        continue;
+    const waiting = () => run.clusters.filter((c) => !state[c.clusterId]?.done);
+    await watchWithinVisit(ctx.signal, async () => {
+      for (const cluster of run.clusters) {
+        const entry = (state[cluster.clusterId] ??= {});
+        if (entry.done) continue;
+        if (!armed) {
+          await wouldDo(ctx, run, cluster, {
+            label: "disarm HA",
+            requests: (line) => [
+              line("POST", paths.disarmHa, { "resource-mode": "ignore" }),
+              `${line("GET", paths.haStatus)} until armed-state is disarmed`,
+            ],
+          });
+          entry.done = "disarmed";
+          continue;
+        }
+        await visitCluster(ctx, run, cluster.clusterId, entry);
       }
-      await visitCluster(ctx, run, cluster.clusterId, entry);
-    }
+      return waiting().length === 0 ? { done: true } : { againInMs: READ_BACK_POLL_MS };
+    });
     ctx.context.set("cluster:ha", state);
-    const waiting = run.clusters.filter((c) => !state[c.clusterId]!.done);
-    if (waiting.length > 0) {
-      return poll(
-        READ_BACK_POLL_SECONDS,
-        `waiting for HA of ${waiting.map((c) => c.name).join(", ")} to disarm`,
-      );
-    }
+    const left = waiting().map((c) => c.name);
+    if (left.length > 0) return poll(0, `waiting for HA of ${left.join(", ")} to disarm`);
     return advance(
       run.clusters.map((c) => `${c.name}: HA ${describe(state[c.clusterId]!.done!)}`).join("; "),
     );

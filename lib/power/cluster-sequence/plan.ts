@@ -26,13 +26,13 @@ export const FORCE_STOP_SECONDS = 30;
 /** Reading the Ceph flags back after each way of setting them. */
 export const CEPH_FLAGS_WAIT_SECONDS = 5;
 /**
- * How soon a step asks again what it waits for (HA's armed state, the flags, a node that should
- * stop answering). Each of these waits sits between two steps that must not overlap, so a whole
- * second per ask was time the battery paid (bench:cluster); a read-back is one small GET.
+ * How soon a step asks again what it waits for (HA's armed state, the flags), within its visit
+ * (./watch.ts). Each of these waits sits between two steps that must not overlap, so every
+ * moment it is seen late is time the battery pays (bench:cluster); a read-back is one small GET.
  */
-export const READ_BACK_POLL_SECONDS = 0.25;
-/** The guest list is larger and its wait long (guest timeouts): asked half as often. */
-export const GUEST_READ_BACK_POLL_SECONDS = 0.5;
+export const READ_BACK_POLL_MS = 100;
+/** The guest list is larger and its wait long (guest timeouts): asked less often. */
+export const GUEST_READ_BACK_POLL_MS = 250;
 /**
  * A migration whose task has not ended this long after it was sent counts as failed: its guest
  * stays where it is, and so does its node until the final threshold.

@@ -121,7 +121,13 @@ async function monitorReading(
 
 async function finished(runId: string) {
   const { db } = database;
-  const run = await settled(db, runId, 120_000);
+  const run = await settled(db, runId, 120_000).catch(async (error: unknown) => {
+    const tail = (await readLogTail(db, runId, 40)).map((l) => l.text).join("\n");
+    const row = await runRow(db, runId);
+    throw new Error(
+      `${String(error)} (at ${row.currentStep}, visit ${row.stepVisit}, ${row.errorCount} error(s), phase ${row.phase})\nthe run's log ends:\n${tail}`,
+    );
+  });
   const actions = await actionsOfRun(db, runId);
   const log = (await readLogTail(db, runId, 500)).map((l) => l.text).join("\n");
   return { run, actions, log, input: (run.context as { input: ShutdownInput }).input };

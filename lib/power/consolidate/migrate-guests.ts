@@ -1,7 +1,7 @@
 import { and, inArray, isNotNull } from "drizzle-orm";
 import { upsMonitorState } from "@/lib/db/schema";
 import { errorMessage } from "@/lib/pipeline/engine";
-import { advance, fail, poll, type Step } from "@/lib/pipeline/step";
+import { advance, poll, type Step } from "@/lib/pipeline/step";
 import { CLUSTER_LANE, finishAction, startAction } from "@/lib/power/actions/record-action";
 import {
   ClusterApi,
@@ -10,7 +10,7 @@ import {
   type GuestType,
 } from "@/lib/power/cluster-sequence/cluster-api";
 import {
-  GUEST_READ_BACK_POLL_SECONDS,
+  GUEST_READ_BACK_POLL_MS,
   MIGRATE_TIMEOUT_SECONDS,
   type ClusterSequencePlan,
 } from "@/lib/power/cluster-sequence/plan";
@@ -24,6 +24,7 @@ import {
   type Ctx,
   type SequenceRun,
 } from "@/lib/power/cluster-sequence/sequence-context";
+import { watchWithinVisit } from "@/lib/power/cluster-sequence/watch";
 import type { PowerServices } from "@/lib/power/shutdown/services";
 
 type Migration = {
@@ -73,45 +74,41 @@ export const migrateGuests: Step<PowerServices> = {
     });
     if (ready.outcome) return ready.outcome;
     const { run, items, state, armed } = ready;
-    const outcomes: string[] = [];
-    for (const cluster of items) {
-      const entry = (state[cluster.clusterId] ??= { guests: {} });
-      if (!entry.done && !armed) {
-        const to = cluster.consolidate!.remainingNode ?? "?";
-        await wouldDo(ctx, run, cluster, {
-          label: "migrate guests",
-          requests: (line) => [
-            line("POST", "/nodes/{node}/qemu/{vmid}/migrate", {
-              target: to,
-              online: "1",
-            }),
-            line("POST", "/nodes/{node}/lxc/{vmid}/migrate", {
-              target: to,
-              restart: "1",
-            }),
-          ],
-          detail: `each running guest of ${cluster.nodes.map((n) => n.name).join(", ")} to ${to} (VMs live, containers restarted), read back on ${to}`,
-        });
-        entry.done = true;
+    const waiting = () => items.filter((c) => !state[c.clusterId]?.done);
+    await watchWithinVisit(ctx.signal, async () => {
+      for (const cluster of items) {
+        const entry = (state[cluster.clusterId] ??= { guests: {} });
+        if (entry.done) continue;
+        if (armed) await visitCluster(ctx, run, cluster, entry);
+        else await rehearse(ctx, run, cluster, entry);
       }
-      if (!entry.done) {
-        const refusal = await visitCluster(ctx, run, cluster, entry);
-        ctx.context.set("consolidate:migrate", state);
-        if (refusal) return fail(refusal);
-      }
-      if (entry.done) outcomes.push(summary(cluster, entry));
-    }
+      return waiting().length === 0 ? { done: true } : { againInMs: GUEST_READ_BACK_POLL_MS };
+    });
     ctx.context.set("consolidate:migrate", state);
-    const waiting = items.filter((c) => !state[c.clusterId]!.done);
-    if (waiting.length > 0) {
-      return poll(
-        GUEST_READ_BACK_POLL_SECONDS,
-        `migrating the guests of ${waiting.map((c) => c.name).join(", ")}`,
-      );
-    }
-    return advance(outcomes.join("; "));
+    const left = waiting().map((c) => c.name);
+    if (left.length > 0) return poll(0, `migrating the guests of ${left.join(", ")}`);
+    return advance(items.map((c) => summary(c, state[c.clusterId]!)).join("; "));
   },
 };
+
+/** Dry-run: the requests a migration of each running guest would send; nothing is asked. */
+async function rehearse(
+  ctx: Ctx,
+  run: SequenceRun,
+  cluster: ClusterSequencePlan,
+  entry: ClusterMigrations,
+): Promise<void> {
+  const to = cluster.consolidate!.remainingNode ?? "?";
+  await wouldDo(ctx, run, cluster, {
+    label: "migrate guests",
+    requests: (line) => [
+      line("POST", "/nodes/{node}/qemu/{vmid}/migrate", { target: to, online: "1" }),
+      line("POST", "/nodes/{node}/lxc/{vmid}/migrate", { target: to, restart: "1" }),
+    ],
+    detail: `each running guest of ${cluster.nodes.map((n) => n.name).join(", ")} to ${to} (VMs live, containers restarted), read back on ${to}`,
+  });
+  entry.done = true;
+}
 
 function summary(cluster: ClusterSequencePlan, entry: ClusterMigrations): string {
   const all = Object.values(entry.guests);
@@ -137,13 +134,13 @@ async function finalReached(
   return latched.length > 0;
 }
 
-/** Returns a reason to fail the run, or null. */
+/** One look at one cluster's migrations: read back, start the next ones, end when all ended. */
 async function visitCluster(
   ctx: Ctx,
   run: SequenceRun,
   cluster: ClusterSequencePlan,
   entry: ClusterMigrations,
-): Promise<string | null> {
+): Promise<void> {
   const { db } = ctx.services;
   const target = cluster.consolidate!.remainingNode;
   const reach = await clusterApi(ctx, run.plan, cluster);
@@ -158,7 +155,7 @@ async function visitCluster(
       why,
     );
     entry.done = true;
-    return null;
+    return;
   }
   const { api } = reach;
   const leaving = new Set(cluster.nodes.map((n) => n.name));
@@ -224,7 +221,7 @@ async function visitCluster(
 
   const open = Object.values(entry.guests).filter((m) => !m.done);
   const unsent = entry.finalReached ? [] : toMove.filter((g) => !entry.guests[String(g.vmid)]);
-  if (open.length > 0 || unsent.length > 0) return null;
+  if (open.length > 0 || unsent.length > 0) return;
 
   entry.done = true;
   const all = Object.entries(entry.guests);
@@ -255,7 +252,6 @@ async function visitCluster(
     message: `${cluster.name}: ${moved.length} guest(s) moved to ${target}${moved.length > 0 ? ` (${moved.join(", ")})` : ""}; ${going.length > 0 ? `${going.join(", ")} go down now` : "no node goes down now"}, ${target} runs until the final threshold`,
     data: { clusterId: cluster.clusterId, moved, failed: failed.map(([vmid]) => vmid) },
   });
-  return null;
 }
 
 async function send(

@@ -100,6 +100,12 @@ async function reportHandOvers(db: Database, runId: string): Promise<void> {
     .from(stepVisits)
     .where(eq(stepVisits.runId, runId))
     .orderBy(asc(stepVisits.startedAt), asc(stepVisits.id));
+  const steps = [...new Set(visits.map((v) => v.step))];
+  for (const step of steps) {
+    const own = visits.filter((v) => v.step === step);
+    const spent = own.reduce((sum, v) => sum + (v.finishedAt.getTime() - v.startedAt.getTime()), 0);
+    report(`  ${step}: ${own.length} visit(s), in them`, spent / 1000, "s");
+  }
   let total = 0;
   for (const [i, visit] of visits.entries()) {
     const previous = visits[i - 1];

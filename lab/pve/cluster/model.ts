@@ -77,6 +77,8 @@ export type LabClusterFaults = {
   bulkFlagsIgnored: boolean;
   /** `PUT /cluster/ceph/flags/{flag}` answers 200 and sets nothing either (a Ceph that refuses). */
   singleFlagIgnored: boolean;
+  /** VMIDs whose migration task fails: the target cannot be reached over SSH. */
+  migrationFails: number[];
 };
 
 export type ClusterNode = {
@@ -174,6 +176,7 @@ export class LabClusterModel {
     hangOnShutdown: [],
     bulkFlagsIgnored: false,
     singleFlagIgnored: false,
+    migrationFails: [],
   };
   readonly tasks = new Map<string, LabTask>();
   /** Nodes told to shut down whose guests are still being stopped. */
@@ -530,6 +533,13 @@ export class LabClusterModel {
     if (live && this.memoryOf(target).free < guest.memoryBytes) {
       await this.sleep(50);
       return aborted(`failed to start the guest on ${target}: Cannot allocate memory`);
+    }
+    if (this.faults.migrationFails.includes(vmid)) {
+      await this.sleep(this.timing.migrateMs / 2);
+      const ip = this.node(target)!.ip;
+      return aborted(
+        `command '/usr/bin/ssh -e none -o 'BatchMode=yes' -o 'HostKeyAlias=${target}' root@${ip} /bin/true' failed: exit code 255`,
+      );
     }
     guest.migratingTo = target;
     this.changed();

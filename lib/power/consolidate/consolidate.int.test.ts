@@ -15,9 +15,13 @@ import type { LabGuestSpec } from "@/lab/pve/cluster/model";
 import { registerTestDatabase } from "@/test/db";
 import { ADMIN, persistReading, powerTestPipelines } from "@/test/fixtures/power";
 import { runRow, settled } from "@/test/runs";
+import { SHUTDOWN_CANCELLED } from "@/lib/power/shutdown/shut-down-targets";
 import { startWorker, type WorkerHandle } from "@/worker/runner";
 import { protectLabCluster } from "@/lib/power/cluster-sequence/test-fixture";
 import { waitFor } from "@/test/worker-process";
+import { DEFAULT_CONSOLIDATE_SETTINGS } from "@/lib/power/clusters/schemas";
+import { mainsBackAfterFirstStage } from "./mains-back";
+import { stageThresholdsByUps } from "./thresholds";
 
 /**
  * Consolidate against a non-Ceph three-node lab cluster over real HTTPS, driven the way the
@@ -92,9 +96,10 @@ const trigger = (at: Date): Latch => ({
 async function monitorReading(
   setup: Setup,
   latches: { stages: Record<string, StageLatch>; latch: Latch | null },
+  onBattery = true,
 ): Promise<string | null> {
   const { db } = database;
-  await persistReading(db, setup.upsId, true);
+  await persistReading(db, setup.upsId, onBattery);
   await db
     .update(upsMonitorState)
     .set({
@@ -224,6 +229,21 @@ describe("consolidate", () => {
 
       // Another reading while the first stage holds starts nothing: every node is covered.
       expect(await monitorReading(setup, { stages, latch: null })).toBeNull();
+      // The monitor decides this cluster's first threshold on the UPS that feeds it.
+      expect((await stageThresholdsByUps(database.db)).get(setup.upsId)).toEqual([
+        {
+          clusterId,
+          name: lab.name,
+          firstThreshold: DEFAULT_CONSOLIDATE_SETTINGS.firstThreshold,
+        },
+      ]);
+      // Were the mains back now, the nodes down since the first stage are named.
+      const [back] = await database.db.transaction((tx) =>
+        mainsBackAfterFirstStage(tx, { id: setup.upsId, name: "ups-test" }, stages),
+      );
+      expect(back!.message).toMatch(
+        /mains back after the first stage of cluster cons-\d+: pve1, pve2 were shut down at the first threshold and stay down — nothing powers them on again .*; pve3 kept running/,
+      );
 
       // The trigger: only pve3 is left to go, and it goes down the ordinary way.
       const final = await finished(
@@ -308,11 +328,48 @@ describe("consolidate", () => {
     }
   }, 180_000);
 
-  it("dry-run: the first stage records what it would do and sends nothing, not even a read", async () => {
+  it("a migration that fails keeps its node up (handed back, said); the final takes it down before the node that stays", async () => {
+    const setup = await consolidatingCluster();
+    const { lab, targets, clusterId } = setup;
+    lab.faults.migrationFails = [201];
+    await setMode("armed");
+    try {
+      const stages = { [clusterId]: firstStage(new Date(Date.now() - 1000)) };
+      const first = await finished((await monitorReading(setup, { stages, latch: null }))!);
+      expect(first.run.status, first.run.failureReason ?? "").toBe("succeeded");
+      expect(find(first.actions, "migrate qemu 201 → pve3")).toMatchObject({
+        outcome: "failed",
+        detail: expect.stringMatching(/^migration aborted .*ssh .*failed: exit code 255$/),
+      });
+      expect(first.log).toMatch(
+        /pve2 NOT shut down at the first threshold — their guests did not all move: qemu 201 \(migration aborted/,
+      );
+      expect(lab.model.node("pve1")!.online).toBe(false);
+      expect(lab.model.node("pve2")!.online).toBe(true);
+      expect(lab.model.guests.get(201)).toMatchObject({ node: "pve2", status: "running" });
+      expect(lab.model.guests.get(101)!.node).toBe("pve3");
+
+      // The final: pve2 (handed back) and pve3 as one unit, pve3 — the console's — last.
+      const final = await finished(
+        (await monitorReading(setup, { stages, latch: trigger(new Date()) }))!,
+      );
+      expect(final.run.status, final.run.failureReason ?? "").toBe("succeeded");
+      expect(final.input.targets.map((t) => t.targetId).sort()).toEqual(
+        [targets.pve2, targets.pve3].sort(),
+      );
+      const shutdowns = final.actions.filter((a) => /^shutdown pve\d$/.test(a.label));
+      expect(shutdowns.map((a) => a.label)).toEqual(["shutdown pve2", "shutdown pve3"]);
+      for (const node of lab.model.nodes) expect(node.online).toBe(false);
+    } finally {
+      await setMode("dry-run");
+    }
+  }, 180_000);
+
+  it("power back before the first stage sent anything: cancelled and said; in dry-run it records what it would do and sends nothing, not even a read", async () => {
     const setup = await consolidatingCluster();
     const { lab, clusterId } = setup;
     // Choosing consolidate asked the hosts again, which checked: that check stands in for the
-    // live one (dry-run asks nothing).
+    // live one in dry-run, which asks nothing. (Waited for: its reads are not the runs'.)
     const check = await waitFor(
       "the check a policy change asks for",
       async () => {
@@ -326,8 +383,19 @@ describe("consolidate", () => {
       100,
     );
     expect(check.verdict, check.summary).toBe("ok");
-    const before = lab.nodes.map((n) => n.api.requests.length);
     const stages = { [clusterId]: firstStage(new Date(Date.now() - 1000)) };
+    const sentBefore = lab.nodes.map((n) => n.api.requests.length);
+    // The run starts as the stage latched; when it asks, the UPS reads mains again.
+    const cancelled = await finished(
+      (await monitorReading(setup, { stages, latch: null }, false))!,
+    );
+    expect(cancelled.run.failureReason).toBe(SHUTDOWN_CANCELLED);
+    expect(cancelled.run.context.outcome).toBe("cancelled");
+    expect(cancelled.log).toContain(SHUTDOWN_CANCELLED);
+    expect(lab.nodes.map((n) => n.api.requests.length)).toEqual(sentBefore);
+
+    const before = lab.nodes.map((n) => n.api.requests.length);
+    // On battery again while the latch holds: a cancelled run covers nothing, a new one starts.
     const runId = (await monitorReading(setup, { stages, latch: null }))!;
     const first = await finished(runId);
     expect(first.run.status, first.run.failureReason ?? "").toBe("succeeded");

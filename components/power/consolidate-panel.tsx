@@ -88,7 +88,6 @@ export function ConsolidatePanel({ group }: { group: ClusterGroupView }) {
     if (state?.ok) void queryClient.invalidateQueries({ queryKey: powerKeys.clusters });
   }, [state, queryClient]);
   const settings = group.consolidate;
-  const id = (field: string) => `${group.id}-${field}`;
   return (
     <div data-testid={`consolidate-${group.name}`}>
       <h3>Consolidate</h3>
@@ -110,7 +109,7 @@ export function ConsolidatePanel({ group }: { group: ClusterGroupView }) {
             error={errorOf("consolidate.mode")}
           >
             {(props) => (
-              <select {...props} id={id("mode")} className="control" defaultValue={settings.mode}>
+              <select {...props} className="control" defaultValue={settings.mode}>
                 <option value="migrate">migrated to the node that stays (live)</option>
                 <option value="stop">stopped</option>
               </select>
@@ -123,12 +122,7 @@ export function ConsolidatePanel({ group }: { group: ClusterGroupView }) {
             error={errorOf("consolidate.remainingNode")}
           >
             {(props) => (
-              <select
-                {...props}
-                id={id("remaining")}
-                className="control"
-                defaultValue={settings.remainingNode ?? ""}
-              >
+              <select {...props} className="control" defaultValue={settings.remainingNode ?? ""}>
                 <option value="">the console&apos;s node (none chosen)</option>
                 {group.nodes.map((node) => (
                   <option key={node.name} value={node.name}>

@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import type { ClusterGroup } from "@/lib/power/clusters/load-cluster-groups";
 import { DEFAULT_CONSOLIDATE_SETTINGS } from "@/lib/power/clusters/schemas";
 import { consolidationOf } from "@/lib/power/consolidate/remaining-node";
-import { pveApiMethod } from "@/test/fixtures/proxmox/api-schema";
-import { CLUSTER_SEQUENCE_REQUESTS } from "./cluster-api";
+import { acceptsParameter, pveApiMethod } from "@/test/fixtures/proxmox/api-schema";
+import { ClusterApi, CLUSTER_SEQUENCE_REQUESTS } from "./cluster-api";
 import {
   CEPH_FLAGS_WAIT_SECONDS,
   FORCE_STOP_SECONDS,
@@ -202,5 +202,28 @@ describe("the cluster sequence plan", () => {
       const [method, template] = request.split(" ") as [string, string];
       expect(pveApiMethod(method, template)?.allowtoken, request).toBe(true);
     }
+  });
+
+  it("migrates with the parameters and the privilege Proxmox's schema gives: a running VM online, a running container restarted", () => {
+    for (const type of ["qemu", "lxc"] as const) {
+      const method = pveApiMethod("POST", `/nodes/{node}/${type}/{vmid}/migrate`)!;
+      expect(method.permissions?.check).toEqual(["perm", "/vms/{vmid}", ["VM.Migrate"]]);
+      for (const status of ["running", "stopped"]) {
+        const form = ClusterApi.migrateForm({ type, status }, "pve3");
+        for (const name of Object.keys(form))
+          expect(acceptsParameter(method, name), name).toBe(true);
+      }
+    }
+    expect(ClusterApi.migrateForm({ type: "qemu", status: "running" }, "pve3")).toEqual({
+      target: "pve3",
+      online: "1",
+    });
+    expect(ClusterApi.migrateForm({ type: "lxc", status: "running" }, "pve3")).toEqual({
+      target: "pve3",
+      restart: "1",
+    });
+    expect(ClusterApi.migrateForm({ type: "qemu", status: "stopped" }, "pve3")).toEqual({
+      target: "pve3",
+    });
   });
 });

@@ -105,9 +105,8 @@ function ClusterCard({ group }: { group: ClusterGroupView }) {
       </p>
       <Freshness group={group} />
       <PolicySelect group={group} />
-      {group.policy === "consolidate" && !group.hyperConverged && (
-        <ConsolidatePanel group={group} />
-      )}
+      {/* Also on a cluster that became hyper-converged since: its check says why it cannot. */}
+      {group.policy === "consolidate" && <ConsolidatePanel group={group} />}
       <table className={styles.table} data-testid={`cluster-nodes-${group.name}`}>
         <thead>
           <tr>

@@ -22,6 +22,7 @@ import {
   storageContent,
   storageDisabled,
   storageOption,
+  storageShared,
   vmConfigRelPath,
   vmMaxDisk,
   vmMemoryBytes,
@@ -230,7 +231,7 @@ export function storageStatus(
       content: content.join(","),
       enabled,
       active: enabled,
-      shared: storageOption(entry, "shared") === "1",
+      shared: storageShared(entry),
       ...(enabled ? storageSpace(root, entry) : { total: 0, used: 0, avail: 0 }),
     });
   }
@@ -549,6 +550,8 @@ export const ROUTES: Route[] = [
           storage: entry.id,
           type: entry.type,
           content: storageContent(entry).join(","),
+          // pve-storage's parser marks the types every node reaches as shared.
+          ...(storageShared(entry) ? { shared: 1 } : {}),
           digest,
         }));
     },

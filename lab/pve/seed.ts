@@ -101,8 +101,9 @@ export const CONSOLE_ROLE_PRIVS = [
   "VM.Config.Network",
   "VM.Config.Options",
   "VM.PowerMgmt",
-  // What CreateApiToken grants for power: shutting the node down.
+  // What CreateApiToken grants for power: shutting the node down, consolidating a cluster.
   "Sys.PowerMgmt",
+  "VM.Migrate",
 ];
 
 export type SeedOptions = {

@@ -238,6 +238,27 @@ function defaultContent(type: string): string[] {
   return ["images", "rootdir"];
 }
 
+/**
+ * Storage types every node reaches: pve-storage's `@SHARED_STORAGE`, which its config parser
+ * reports `shared 1` whatever the file says.
+ */
+const SHARED_TYPES = [
+  "iscsi",
+  "nfs",
+  "cifs",
+  "rbd",
+  "cephfs",
+  "iscsidirect",
+  "glusterfs",
+  "zfs",
+  "drbd",
+  "pbs",
+];
+
+export function storageShared(entry: StorageEntry): boolean {
+  return SHARED_TYPES.includes(entry.type) || storageOption(entry, "shared") === "1";
+}
+
 export function isFileStorage(entry: StorageEntry): boolean {
   return ["dir", "btrfs", "nfs", "cifs"].includes(entry.type);
 }

@@ -14,10 +14,17 @@ import { addUps, protectHost } from "@/test/fixtures/power";
 export async function protectLabCluster(
   db: Database,
   lab: LabCluster,
-  options: { privs?: readonly string[]; upsName?: string } = {},
+  options: {
+    privs?: readonly string[];
+    upsName?: string;
+    /** Where the UPS is read (a lab UPS's NUT face); default a source nothing answers on. */
+    upsSource?: Parameters<typeof addUps>[2];
+  } = {},
 ): Promise<{ upsId: string; targets: Record<string, string> }> {
   const token = lab.addToken("console", [...(options.privs ?? CONSOLE_PRIVILEGE_NAMES)]);
-  const upsId = await addUps(db, ...(options.upsName === undefined ? [] : [options.upsName]));
+  const upsId = options.upsSource
+    ? await addUps(db, options.upsName ?? `ups-${lab.name}`, options.upsSource)
+    : await addUps(db, ...(options.upsName === undefined ? [] : [options.upsName]));
   const targets: Record<string, string> = {};
   for (const node of lab.nodes) {
     const hostId = await seedActiveLabHost(db, {

@@ -54,6 +54,12 @@ export const CONSOLE_PRIVILEGES = [
     path: "/",
     purpose: "power: disarm and re-arm HA around a shutdown (PVE 9.2+)",
   },
+  {
+    privilege: "VM.Migrate",
+    path: "/vms",
+    purpose:
+      "power: consolidate a cluster onto one node at the first threshold (POST …/{qemu|lxc}/{vmid}/migrate)",
+  },
 ] as const;
 
 export const CONSOLE_PRIVILEGE_NAMES: readonly string[] = CONSOLE_PRIVILEGES.map(

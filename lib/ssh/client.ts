@@ -73,6 +73,8 @@ export type UploadOptions = {
 export interface SshSession {
   /** Fingerprint of the key the host presented (`SHA256:…`); the caller pins it on first contact. */
   readonly hostKeySha256: string;
+  /** False once the connection was closed or lost: no command will run over it any more. */
+  readonly alive: boolean;
   exec(command: string, options?: ExecOptions): Promise<ExecResult>;
   /** Atomic, checksum-verified file write (see `uploadCommand`). */
   upload(remotePath: string, bytes: Buffer | string, options?: UploadOptions): Promise<void>;
@@ -118,6 +120,9 @@ export async function connectSsh(target: SshTarget): Promise<SshSession> {
       }
       return true;
     },
+    // Straight to the one method we hold: ssh2 would first try "none" (one more round trip and
+    // one more authentication attempt in the host's log, refused every time).
+    authHandler: [auth.kind === "password" ? "password" : "publickey"],
     ...(auth.kind === "password"
       ? { password: auth.password, tryKeyboard: false }
       : {
@@ -276,6 +281,10 @@ class Session implements SshSession {
         this.closedByUs ? "the session was closed" : "the connection was lost",
       );
     });
+  }
+
+  get alive(): boolean {
+    return this.lost === null;
   }
 
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {

@@ -1,4 +1,11 @@
-import { advance, fail, poll, type Outcome, type StepContext } from "@/lib/pipeline/step";
+import {
+  advance,
+  fail,
+  poll,
+  pollUntil,
+  type Outcome,
+  type StepContext,
+} from "@/lib/pipeline/step";
 import { sh } from "@/lib/ssh";
 import type { HostServices } from "./services";
 import { alreadyInPlace } from "./already-in-place";
@@ -8,6 +15,12 @@ import {
   killSessionSnippet,
   ownedLeaderSnippet,
 } from "./detached-process";
+import {
+  printSignature,
+  takeSignature,
+  watchStatusCommand,
+  type WatchedStatus,
+} from "./remote-watch";
 
 /**
  * Detached remote jobs: long work on the host (apt installing a kernel or Proxmox VE) that must
@@ -43,6 +56,8 @@ export type JobStatus = {
   logLines: number;
   /** Log lines after the offset the read was asked for (at most the last 200). */
   newLines: string[];
+  /** The status's signature, read before the rest: the baseline of the next watch. */
+  signature: string | null;
 };
 
 /** What the run context keeps about a job this run started or adopted. */
@@ -71,6 +86,19 @@ const SEPARATOR = "--clupilot-job-status--";
 export function jobDir(name: string): string {
   if (!NAME.test(name)) throw new Error(`remote job name must match ${NAME}, got "${name}"`);
   return `"\${CLUPILOT_STATE_DIR:-/var/lib/clupilot}/jobs/${name}"`;
+}
+
+/** What a waiting visit decides on: the state and exit files, and whether the job's shell lives. */
+function watchedJob(name: string): WatchedStatus {
+  return { dir: jobDir(name), files: ["state", "exit"], pidFiles: ["pid"] };
+}
+
+/**
+ * Waits on the host, between visits, until the job's state, exit or liveness differ from what
+ * the visit that polled read (`baseline`), for at most about `seconds` (remote-watch.ts).
+ */
+export function watchJobCommand(name: string, baseline: string, seconds: number): string {
+  return watchStatusCommand(watchedJob(name), baseline, seconds);
 }
 
 /** Exactly what `/proc/$PID/cmdline` of the job's shell holds, as shell words (`$d` = its dir). */
@@ -122,6 +150,8 @@ export function startJobCommand(name: string): string {
 export function readJobCommand(name: string, offset: number): string {
   if (!Number.isInteger(offset) || offset < 0) throw new Error(`bad log offset ${offset}`);
   return [
+    // The next watch's baseline first: a change after it makes the watch return at once.
+    printSignature(watchedJob(name)),
     `d=${jobDir(name)}`,
     `off=${offset}`,
     'pid=$(cat "$d/pid" 2>/dev/null)',
@@ -139,7 +169,8 @@ export function readJobCommand(name: string, offset: number): string {
 }
 
 export function parseJobStatus(stdout: string): JobStatus {
-  const lines = stdout.split("\n");
+  const { signature, rest } = takeSignature(stdout);
+  const lines = rest.split("\n");
   const headerIndex = lines.findIndex((line) => line.startsWith(`${HEADER} `));
   if (headerIndex < 0) throw new Error("the job status read printed no status line");
   const fields = new Map<string, string>();
@@ -157,6 +188,7 @@ export function parseJobStatus(stdout: string): JobStatus {
     exitCode: /^\d+$/.test(exit) ? Number(exit) : null,
     logLines: Number(fields.get("lines") ?? "0") || 0,
     newLines,
+    signature,
   };
 }
 
@@ -277,6 +309,19 @@ export async function visitRemoteJob<Facts>(
   const status = parseJobStatus(result.stdout.slice(0, cut + 1));
   const facts = job.parse(result.stdout.slice(cut + SEPARATOR.length + 2));
   const pollSeconds = ctx.services.config.pollSeconds;
+  /** Polls, with the worker watching the job's status meanwhile (docs/pipeline.md, "Waiting"). */
+  const pollWatching = (phase: string): Outcome =>
+    status.signature === null
+      ? poll(pollSeconds, phase)
+      : pollUntil(
+          ctx.services.watchCommand(
+            job.what,
+            watchJobCommand(job.name, status.signature, pollSeconds),
+            pollSeconds + 30,
+          ),
+          pollSeconds,
+          phase,
+        );
 
   if (record !== null) {
     const phase = phaseFromLines(status.newLines, record.phase);
@@ -284,7 +329,7 @@ export async function visitRemoteJob<Facts>(
     switch (decision.kind) {
       case "poll":
         ctx.context.set(key, { ...record, logOffset: status.logLines, phase });
-        return poll(pollSeconds, phase ?? job.what);
+        return pollWatching(phase ?? job.what);
       case "give-up": {
         const kill = await killJob(ctx, job.name);
         ctx.context.delete(key);
@@ -326,7 +371,7 @@ export async function visitRemoteJob<Facts>(
     const phase = phaseFromLines(status.newLines, null);
     ctx.log(`adopting ${job.what}, still running on the host from an earlier run`);
     ctx.context.set(key, newRecord(status.logLines, phase));
-    return poll(pollSeconds, phase ?? job.what);
+    return pollWatching(phase ?? job.what);
   }
   const goal = job.goal(facts);
   if (goal.holds) return alreadyInPlace(ctx, goal.detail);

@@ -2,20 +2,18 @@ import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { eq } from "drizzle-orm";
 import { requiredTemplateVmids } from "@/lib/catalog/required-template-vmids";
-import { runAbortRequests } from "@/lib/db/schema";
 import { tailIntoRunLog, type RemoteExec } from "@/lib/logs/tail-remote-file";
 import {
   advance,
   fail,
   poll,
+  pollUntil,
   type Outcome,
   type Step,
   type StepContext,
 } from "@/lib/pipeline/step";
 import type { ProxmoxClient } from "@/lib/proxmox/client";
-import { SshCommandTimeoutError } from "@/lib/ssh";
 import type { OnboardingConfig } from "../config";
 import { asRoot, type HostServices } from "../services";
 import { withPermanentSshFailures } from "../ssh-failure";
@@ -30,7 +28,7 @@ import {
   RESOLVE_BUILD_DIR,
   START_REFUSED_EXIT,
   startBuildCommand,
-  watchStatusCommand,
+  watchBuildCommand,
   type ParsedStatus,
 } from "./commands";
 import { decideWithDeadline, decideWithoutDeadline } from "./decide";
@@ -56,12 +54,6 @@ export const DEFAULT_SCRIPTS_DIR = path.resolve(
 );
 
 export type BuildVmTemplateOptions = {
-  /**
-   * Wait on the host for the build's state or phase to change (one command per poll, up to
-   * `pollSeconds`) instead of reading the status once and sleeping. Default true; false is the
-   * plain poll, kept for the benchmark's baseline.
-   */
-  watch?: boolean;
   /** Where template.sh and template-run.sh are read from. Default: deploy/bootstrap/lib. */
   scriptsDir?: string;
   /** The engine's backstop above the step's own deadline. Default 3600 s. */
@@ -87,8 +79,6 @@ export function buildDeadlineSeconds(
 
 /** SSH commands a poll-rate command may take beyond its own waiting. */
 const COMMAND_SLACK_MS = 30_000;
-/** How often a watching visit looks for an operator's Abort (one primary-key lookup). */
-const ABORT_CHECK_MS = 1000;
 
 /**
  * BuildVmTemplate: every VMID the catalog requires is a template (docs/build-vm-template.md).
@@ -102,7 +92,6 @@ export function buildVmTemplate(
 ): Step<HostServices> {
   type Ctx = StepContext<HostServices>;
   const database = (ctx: Ctx) => ctx.services.db;
-  const watch = options.watch ?? true;
   const scriptsDir = options.scriptsDir ?? DEFAULT_SCRIPTS_DIR;
   const maxDurationSeconds = options.maxDurationSeconds ?? MAX_DURATION_SECONDS;
   // Read per use: the configuration object is the live one (tests shorten it between runs).
@@ -128,36 +117,19 @@ export function buildVmTemplate(
   };
 
   /**
-   * One watching command; returns null when the operator's Abort arrived meanwhile (the abort
-   * tick needs this visit to end: it waits for the run row this visit holds).
+   * Polls, and has the worker watch the status files meanwhile (docs/pipeline.md, "Waiting"):
+   * the next visit comes as soon as state, phase or the driver's liveness differ from what this
+   * one read, and after the poll interval at the latest.
    */
-  const watchStatus = async (ctx: Ctx, remote: RemoteExec): Promise<ParsedStatus | null> => {
-    const stop = new AbortController();
-    const timer = setInterval(() => {
-      void database(ctx)
-        .select({ runId: runAbortRequests.runId })
-        .from(runAbortRequests)
-        .where(eq(runAbortRequests.runId, ctx.runId))
-        .then(
-          (rows) => rows.length > 0 && stop.abort(),
-          () => {},
-        );
-    }, ABORT_CHECK_MS);
-    try {
-      const result = await remote.exec(watchStatusCommand(config.pollSeconds), {
-        timeoutMs: config.pollSeconds * 1000 + COMMAND_SLACK_MS,
-        signal: AbortSignal.any([stop.signal, ctx.signal]),
-      });
-      if (result.code !== 0)
-        throw new Error(`watching the template build failed: ${result.stderr.trim()}`);
-      return parseStatus(result.stdout);
-    } catch (error) {
-      if (error instanceof SshCommandTimeoutError && error.aborted && stop.signal.aborted)
-        return null;
-      throw error;
-    } finally {
-      clearInterval(timer);
-    }
+  const pollWatching = (ctx: Ctx, status: ParsedStatus): Outcome => {
+    const phase = phaseLine(status);
+    if (status.signature === null) return poll(config.pollSeconds, phase);
+    const waiter = ctx.services.watchCommand(
+      "the template build's status",
+      watchBuildCommand(status.signature, config.pollSeconds),
+      config.pollSeconds + COMMAND_SLACK_MS / 1000,
+    );
+    return pollUntil(waiter, config.pollSeconds, phase);
   };
 
   /** The host's build.log into the run log by byte offset. Never fails the visit. */
@@ -256,8 +228,7 @@ export function buildVmTemplate(
       `a template build is already running on the host (phase: ${status.phase ?? "unknown"}${status.state === "running" ? "" : `, state file: ${status.state ?? "missing"}`}); adopting it instead of starting a second one`,
     );
     await tailLog(ctx, remote, buildDir);
-    const now = await readStatus(remote);
-    return poll(watch ? 0 : config.pollSeconds, phaseLine(now));
+    return pollWatching(ctx, await readStatus(remote));
   };
 
   const start = async (ctx: Ctx, remote: RemoteExec, missing: number[]): Promise<Outcome> => {
@@ -295,7 +266,8 @@ export function buildVmTemplate(
         ? `template build for VMID ${missing.join(", ")} started (driver pid ${pid}, detached)`
         : `template build for VMID ${missing.join(", ")} started, but no pid file appeared within 15 s`,
     );
-    return poll(watch ? 0 : config.pollSeconds, "template build started");
+    // The next visit reads the driver's first status at once and watches from there.
+    return poll(0, "template build started");
   };
 
   return {
@@ -322,15 +294,20 @@ export function buildVmTemplate(
           // beside it (two drivers would share the status files).
           const ownDeadline = ctx.context.get<number>(DEADLINE_KEY);
           if (ownDeadline !== undefined && ctx.visit > 1) {
-            const status = await readStatus(await quietRemote(ctx));
+            const remote = await quietRemote(ctx);
+            const status = await readStatus(remote);
             if (status.driverAlive && status.state !== "failed") {
-              if (Date.now() < ownDeadline)
-                return poll(Math.min(config.pollSeconds, 1), phaseLine(status));
+              // The driver's end changes its liveness: the watch sees it within a round.
+              if (Date.now() < ownDeadline) return pollWatching(ctx, status);
               // The templates stand, but the driver would not end: it goes, they stay.
               ctx.log(
                 `Proxmox reports the templates, but the build's driver was still running after its deadline of ${deadlineText(ownDeadlineSeconds())}; stopping it`,
               );
               await cleanUp(ctx);
+            } else {
+              // The driver has ended: the rest of its log belongs in this run's.
+              const buildDir = ctx.context.get<string>(BUILD_DIR_KEY);
+              if (buildDir) await tailLog(ctx, remote, buildDir, true);
             }
           }
           forget(ctx);
@@ -374,11 +351,9 @@ export function buildVmTemplate(
         // The log first, the status after it: the phase line this visit shows is never older
         // than the log's last line (the driver writes the phase file before the log line).
         await tailLog(ctx, remote, buildDir);
-        const watchStarted = Date.now();
-        const status = watch ? await watchStatus(ctx, remote) : await readStatus(remote);
-        if (status === null) return poll(0, "abort requested"); // the abort tick follows
+        const status = await readStatus(remote);
         if (status.state === "ok") {
-          // The watch may have seen the driver finish after step 2 asked: ask the API again.
+          // The driver may have finished after step 2 asked: ask the API again.
           const still = await missingTemplates(proxmox, missing);
           if (still.length === 0) {
             await tailLog(ctx, remote, buildDir, true);
@@ -389,15 +364,7 @@ export function buildVmTemplate(
         const decision = decideWithDeadline(status);
         if (decision.kind === "fail")
           return failBuild(ctx, remote, buildDir, status, decision.reason);
-        // A watch that waited its full time polls again at once; one that ended early (a new
-        // phase) too, but never in a tight loop should the host return at once every time.
-        const waited = (Date.now() - watchStarted) / 1000;
-        const next = !watch
-          ? config.pollSeconds
-          : waited >= config.pollSeconds - 0.5
-            ? 0
-            : Math.min(0.25, config.pollSeconds);
-        return poll(next, phaseLine(status));
+        return pollWatching(ctx, status);
       }),
 
     async abort(ctx) {

@@ -70,6 +70,22 @@ describe("connectSsh: authentication", () => {
     });
   });
 
+  it("authenticates with the one method it holds: no 'none' probe first (one attempt for a password, one query and one signature for a key)", async () => {
+    const since = lab.authAttempts.length;
+    await withSession(async () => {});
+    expect(lab.authAttempts.slice(since).map((a) => [a.method, a.accepted])).toEqual([
+      ["password", true],
+    ]);
+    const key = generateClientKey("one-method");
+    lab.authorizeKey(key.publicKey);
+    const keySince = lab.authAttempts.length;
+    await withSession(async () => {}, {
+      auth: { kind: "private_key", privateKey: key.privateKey },
+    });
+    expect(lab.authAttempts.slice(keySince).map((a) => a.method)).not.toContain("none");
+    expect(lab.authAttempts.at(-1)).toMatchObject({ method: "publickey", accepted: true });
+  });
+
   it("logs in with an authorized private key", async () => {
     const key = generateClientKey("client-test");
     lab.authorizeKey(key.publicKey);

@@ -95,7 +95,15 @@ export async function tickRun(
       // A tick blocked behind a live tick waits rather than skips, so a wake-up (abort) that
       // arrived during the other tick is not lost; lock_timeout bounds the wait.
       await tx.execute(sql`set local lock_timeout = '120s'`);
-      const [run] = await tx.select().from(runs).where(eq(runs.id, runId)).for("no key update");
+      // The row lock and the abort request in one round trip (the request is its own table so
+      // recording it never waits for this lock).
+      const [locked] = await tx
+        .select({ run: runs, abortBy: runAbortRequests.requestedBy })
+        .from(runs)
+        .leftJoin(runAbortRequests, eq(runAbortRequests.runId, runs.id))
+        .where(eq(runs.id, runId))
+        .for("no key update", { of: runs });
+      const run = locked?.run;
       if (!run) return { kind: "skipped", reason: "run does not exist" };
       if (run.status !== "running") return { kind: "skipped", reason: `run is ${run.status}` };
 
@@ -119,10 +127,6 @@ export async function tickRun(
         return { kind: "visited", step: run.currentStep, outcome: "fail", runStatus: "failed" };
       }
 
-      const [abortRequest] = await tx
-        .select()
-        .from(runAbortRequests)
-        .where(eq(runAbortRequests.runId, run.id));
       const context = new RunContext(run.context);
       const visit = run.stepVisit + 1;
       const elapsedSeconds = (startedAt.getTime() - run.stepStartedAt.getTime()) / 1000;
@@ -160,7 +164,7 @@ export async function tickRun(
       };
 
       let decision: Decision;
-      let abortedBy = abortRequest?.requestedBy ?? null;
+      let abortedBy = locked.abortBy;
       try {
         if (abortedBy !== null) {
           decision = await abortStep(step, ctx, abortedBy);
@@ -447,7 +451,11 @@ async function persist(
     .update(runs)
     .set({ ...base, ...next.set })
     .where(and(eq(runs.id, run.id), eq(runs.contextVersion, run.contextVersion)))
-    .returning({ id: runs.id });
+    // An abort recorded while this visit ran must wake the run now, not after the poll delay.
+    .returning({
+      id: runs.id,
+      abortPending: sql<boolean>`exists(select 1 from ${runAbortRequests} where ${runAbortRequests.runId} = ${runs.id})`,
+    });
   if (updated.length !== 1) {
     throw new Error(
       `run ${run.id} context changed under the tick (version ${run.contextVersion}); retrying`,
@@ -463,12 +471,7 @@ async function persist(
   }
   let carriesOn: true | null = null;
   if (next.runAt) {
-    // An abort recorded while this visit ran must wake the run now, not after the poll delay.
-    const [pendingAbort] = await tx
-      .select({ runId: runAbortRequests.runId })
-      .from(runAbortRequests)
-      .where(eq(runAbortRequests.runId, run.id));
-    if (pendingAbort) {
+    if (updated[0]!.abortPending) {
       await scheduleTick(tx, run.id, now());
     } else if (mayCarryOn && next.set.currentStep) {
       // No new tick: the job running this one stays the run's tick while it carries on and keeps

@@ -199,7 +199,8 @@ export async function tickRun(
         controller.abort();
         await dispose().catch(() => {});
         // Before persist: its own log line takes the head row lock inside the tick's transaction.
-        await logWriter.close();
+        // The visit's last log lines are the step's queries, not the engine's bookkeeping.
+        await inQueryScope("step", () => logWriter.close());
       }
 
       const finishedAt = now();

@@ -10,6 +10,7 @@ import {
   RESOLVE_BUILD_DIR,
   startBuildCommand,
   watchBuildCommand,
+  BUILD_SIGNATURE,
 } from "@/lib/steps/host/build-vm-template/commands";
 import { ACCESS_PROBE, accessCommand, type AccessAction } from "@/lib/steps/host/create-api-token";
 import {
@@ -183,6 +184,7 @@ export const commandCatalog: readonly CommandCatalogEntry[] = [
       CLEAR_STATUS,
       killBuildCommand(),
       killBuildCommand(0),
+      `${startBuildCommand("/var/lib/clupilot/template-build")}\n${BUILD_SIGNATURE}`,
       watchBuildCommand("2781591655 50", 30),
       watchBuildCommand("2781591655 50", 0.2),
       ...HOSTILE_VALUES.map((value) => asRoot("admin", watchBuildCommand(value, 30))),

@@ -88,9 +88,12 @@ export function jobDir(name: string): string {
   return `"\${CLUPILOT_STATE_DIR:-/var/lib/clupilot}/jobs/${name}"`;
 }
 
-/** What a waiting visit decides on: the state and exit files, and whether the job's shell lives. */
+/**
+ * What a waiting visit decides on: the state file and whether the job's shell lives (`exit`
+ * is written just before the final state: watching it too would wake a visit between the two).
+ */
 function watchedJob(name: string): WatchedStatus {
-  return { dir: jobDir(name), files: ["state", "exit"], pidFiles: ["pid"] };
+  return { dir: jobDir(name), files: ["state"], pidFiles: ["pid"] };
 }
 
 /**
@@ -128,7 +131,8 @@ export const JOB_WRAPPER = [
 
 /**
  * Starts the job detached. The body arrives on stdin. Waits up to 15 s for the job's own pid
- * file, so the first poll does not take a healthy job for dead; prints the PID.
+ * file, so the first poll does not take a healthy job for dead; prints the PID, then the
+ * status's signature (the first watch's baseline). Fails when no pid file appeared.
  */
 export function startJobCommand(name: string): string {
   return [
@@ -139,7 +143,9 @@ export function startJobCommand(name: string): string {
     sh`printf '%s' ${JOB_WRAPPER} > "$d/run.sh" || exit 1`,
     'nohup setsid bash "$d/run.sh" "$d" < /dev/null > /dev/null 2>&1 &',
     'i=0; while [ ! -s "$d/pid" ] && [ $i -lt 150 ]; do sleep 0.1; i=$((i + 1)); done',
-    'cat "$d/pid" 2>/dev/null',
+    'cat "$d/pid" 2>/dev/null; rc=$?',
+    printSignature(watchedJob(name)),
+    "exit $rc",
   ].join("\n");
 }
 
@@ -310,13 +316,13 @@ export async function visitRemoteJob<Facts>(
   const facts = job.parse(result.stdout.slice(cut + SEPARATOR.length + 2));
   const pollSeconds = ctx.services.config.pollSeconds;
   /** Polls, with the worker watching the job's status meanwhile (docs/pipeline.md, "Waiting"). */
-  const pollWatching = (phase: string): Outcome =>
-    status.signature === null
+  const pollWatching = (phase: string, baseline = status.signature): Outcome =>
+    baseline === null
       ? poll(pollSeconds, phase)
       : pollUntil(
           ctx.services.watchCommand(
             job.what,
-            watchJobCommand(job.name, status.signature, pollSeconds),
+            watchJobCommand(job.name, baseline, pollSeconds),
             pollSeconds + 30,
           ),
           pollSeconds,
@@ -385,9 +391,10 @@ export async function visitRemoteJob<Facts>(
   if (started.code !== 0) {
     throw new Error(`starting ${job.what} failed (exit ${started.code}): ${started.stderr.trim()}`);
   }
-  ctx.log(`started ${job.what} as a detached job (PID ${started.stdout.trim() || "unknown"})`);
+  const { signature, rest: pid } = takeSignature(started.stdout);
+  ctx.log(`started ${job.what} as a detached job (PID ${pid.trim() || "unknown"})`);
   ctx.context.set(key, newRecord(0, null));
-  return poll(pollSeconds, job.what);
+  return pollWatching(job.what, signature);
 }
 
 /** Operator abort: kill the job's process group (after the cmdline check), forget it. */

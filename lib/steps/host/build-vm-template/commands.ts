@@ -72,6 +72,9 @@ const STATUS_BODY = [
 
 export const READ_STATUS = [`d=${BUILD_DIR}`, ...STATUS_BODY].join("\n");
 
+/** The status's signature alone: after a start, the first watch's baseline. */
+export const BUILD_SIGNATURE = printSignature(BUILD_STATUS);
+
 /**
  * Waits on the host, between visits and outside the worker's slots, until the build's state,
  * phase or driver liveness differs from what the visit that polled read (`baseline`, its
@@ -121,7 +124,7 @@ export function parseStatus(stdout: string): ParsedStatus {
 /**
  * Starts the driver detached (`nohup setsid`: it survives the SSH channel closing and leads its
  * own process group), then waits up to 15 s for the driver's own pid file, so the first poll
- * does not take a healthy build for dead. The previous build.log is kept as build.log.previous:
+ * does not take a healthy build for dead; prints the pid. The previous build.log is kept as build.log.previous:
  * each build's log starts at byte 0, and the run log's tail sees a new file. Refused (exit 75,
  * nothing touched) while any process holds the driver's lock: a live build is adopted, never
  * joined by a second driver.

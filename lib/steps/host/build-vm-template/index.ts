@@ -18,6 +18,7 @@ import type { OnboardingConfig } from "../config";
 import { asRoot, type HostServices } from "../services";
 import { withPermanentSshFailures } from "../ssh-failure";
 import {
+  BUILD_SIGNATURE,
   buildEnvFile,
   CLEAR_STATUS,
   DRIVER_NAME,
@@ -33,6 +34,7 @@ import {
 } from "./commands";
 import { decideWithDeadline, decideWithoutDeadline } from "./decide";
 import { alreadyInPlace } from "../already-in-place";
+import { takeSignature } from "../remote-watch";
 import { describeKill } from "../detached-process";
 
 export const BUILD_VM_TEMPLATE = "BuildVmTemplate";
@@ -121,12 +123,11 @@ export function buildVmTemplate(
    * the next visit comes as soon as state, phase or the driver's liveness differ from what this
    * one read, and after the poll interval at the latest.
    */
-  const pollWatching = (ctx: Ctx, status: ParsedStatus): Outcome => {
-    const phase = phaseLine(status);
-    if (status.signature === null) return poll(config.pollSeconds, phase);
+  const pollWatching = (ctx: Ctx, signature: string | null, phase: string): Outcome => {
+    if (signature === null) return poll(config.pollSeconds, phase);
     const waiter = ctx.services.watchCommand(
       "the template build's status",
-      watchBuildCommand(status.signature, config.pollSeconds),
+      watchBuildCommand(signature, config.pollSeconds),
       config.pollSeconds + COMMAND_SLACK_MS / 1000,
     );
     return pollUntil(waiter, config.pollSeconds, phase);
@@ -228,7 +229,8 @@ export function buildVmTemplate(
       `a template build is already running on the host (phase: ${status.phase ?? "unknown"}${status.state === "running" ? "" : `, state file: ${status.state ?? "missing"}`}); adopting it instead of starting a second one`,
     );
     await tailLog(ctx, remote, buildDir);
-    return pollWatching(ctx, await readStatus(remote));
+    const now = await readStatus(remote);
+    return pollWatching(ctx, now.signature, phaseLine(now));
   };
 
   const start = async (ctx: Ctx, remote: RemoteExec, missing: number[]): Promise<Outcome> => {
@@ -247,14 +249,18 @@ export function buildVmTemplate(
       sha512sumsUrl: config.cloudImageSumsUrl,
     });
     await upload(ctx, session, host.sshUser, `${buildDir}/build.env`, Buffer.from(env), 0o600);
-    const started = await ctx.services.exec(startBuildCommand(buildDir), { timeoutMs: 60_000 });
+    // The signature after the driver's pid: the first watch's baseline.
+    const started = await ctx.services.exec(`${startBuildCommand(buildDir)}\n${BUILD_SIGNATURE}`, {
+      timeoutMs: 60_000,
+    });
     if (started.code === START_REFUSED_EXIT)
       throw new Error(
         `a template build driver still runs on the host (${started.stderr.trim()}); the next visit adopts it`,
       );
     if (started.code !== 0)
       throw new Error(`starting the template build failed: ${started.stderr.trim()}`);
-    const pid = started.stdout.trim();
+    const { signature, rest } = takeSignature(started.stdout);
+    const pid = rest.trim();
     ctx.context.set(DEADLINE_KEY, Date.now() + ownDeadlineSeconds() * 1000);
     ctx.context.set(BUILD_DIR_KEY, buildDir);
     if (ownDeadlineSeconds() < config.templateBuildDeadlineSeconds)
@@ -266,8 +272,7 @@ export function buildVmTemplate(
         ? `template build for VMID ${missing.join(", ")} started (driver pid ${pid}, detached)`
         : `template build for VMID ${missing.join(", ")} started, but no pid file appeared within 15 s`,
     );
-    // The next visit reads the driver's first status at once and watches from there.
-    return poll(0, "template build started");
+    return pollWatching(ctx, signature, "template build started");
   };
 
   return {
@@ -298,7 +303,8 @@ export function buildVmTemplate(
             const status = await readStatus(remote);
             if (status.driverAlive && status.state !== "failed") {
               // The driver's end changes its liveness: the watch sees it within a round.
-              if (Date.now() < ownDeadline) return pollWatching(ctx, status);
+              if (Date.now() < ownDeadline)
+                return pollWatching(ctx, status.signature, phaseLine(status));
               // The templates stand, but the driver would not end: it goes, they stay.
               ctx.log(
                 `Proxmox reports the templates, but the build's driver was still running after its deadline of ${deadlineText(ownDeadlineSeconds())}; stopping it`,
@@ -364,7 +370,7 @@ export function buildVmTemplate(
         const decision = decideWithDeadline(status);
         if (decision.kind === "fail")
           return failBuild(ctx, remote, buildDir, status, decision.reason);
-        return pollWatching(ctx, status);
+        return pollWatching(ctx, status.signature, phaseLine(status));
       }),
 
     async abort(ctx) {

@@ -290,6 +290,23 @@ describe("SshSession.exec", () => {
     expect((error as SshCommandTimeoutError).aborted).toBe(true);
   });
 
+  it("stops a command given up on before its process group was known (aborted at once)", async () => {
+    for (let i = 0; i < 5; i++) {
+      const controller = new AbortController();
+      const file = `early-${i}.pid`;
+      const pending = session.exec(`echo $$ > ${file}; sleep 30`, { signal: controller.signal });
+      setImmediate(() => controller.abort());
+      expect(await rejection(pending)).toBeInstanceOf(SshCommandTimeoutError);
+      let pid = 0;
+      await waitUntil(
+        async () =>
+          (pid = Number(await readFile(path.join(lab.root, file), "utf8").catch(() => ""))) > 0,
+        { what: "the command to have started" },
+      );
+      await waitUntil(() => !isProcessAlive(pid), { what: `the shell ${pid} to die` });
+    }
+  });
+
   it("runs many commands concurrently on one session", async () => {
     const results = await Promise.all(
       Array.from({ length: 20 }, (_, i) => session.exec(`sleep 0.05; echo ${i}`)),

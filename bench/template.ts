@@ -9,8 +9,9 @@
  *   visit. It exists only here (`waitingInTheVisit` below wraps the product's step), so the
  *   baseline runs on the same code, lab and machine as the product.
  * Prints the time from the driver writing `state=ok` (and from Proxmox reporting the template)
- * to the step advancing, the share of the build a worker slot was held, SSH commands and
- * connections per build, and round trips per poll. `BENCH_BUILDS` builds per mode (default 3).
+ * to the step advancing, SSH commands and connections per build (`BENCH_BUILDS` builds per mode,
+ * default 3); then, on one slower build per mode, the share of the build a worker slot was held
+ * (in all, and after the start visit) and SSH round trips per poll.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -182,28 +183,49 @@ async function main() {
   }
   report("poll interval", POLL_SECONDS, "s");
 
-  // Round trips per poll need a build that outlasts several polls: a slower customise and a
-  // 2 s interval, one build per mode; commands are counted inside visits that polled.
-  node.setTiming({ timeScale: 0.15 });
-  config.pollSeconds = 2;
+  // Slot occupancy needs a build that outlasts its start: a slower lab (customise and the
+  // templates take seconds), the same 30 s poll interval, one build per mode. Commands of the
+  // visits that polled are counted for the round trips per poll.
+  node.setTiming({ timeScale: 0.5 });
   for (const [mode, pipeline] of Object.entries(modes)) {
     const current = vmid++;
     await setCatalog(db, [current]);
     const since = node.commands.length;
+    const startedAt = Date.now();
     const runId = await startBuildRun(db, pipeline, hostId);
-    await settled(db, runId, 300_000);
-    const polls = (
-      await db
-        .select()
-        .from(stepVisits)
-        .where(and(eq(stepVisits.runId, runId), eq(stepVisits.step, BUILD_VM_TEMPLATE)))
-    ).filter((v) => v.visit > 1 && v.outcome === "poll");
+    const run = await settled(db, runId, 300_000);
+    if (run.status !== "succeeded") throw new Error(`${mode} build failed: ${run.failureReason}`);
+    const visits = await db
+      .select()
+      .from(stepVisits)
+      .where(and(eq(stepVisits.runId, runId), eq(stepVisits.step, BUILD_VM_TEMPLATE)))
+      .orderBy(asc(stepVisits.id));
+    const held = (v: (typeof visits)[number]) => v.finishedAt.getTime() - v.startedAt.getTime();
+    const buildMs = visits.at(-1)!.finishedAt.getTime() - startedAt;
+    const polls = visits.filter((v) => v.visit > 1 && v.outcome === "poll");
     const inPolls = node.commands.slice(since).filter((c) => {
       const at = c.startedAt.getTime();
       return polls.some((v) => at >= v.startedAt.getTime() && at <= v.finishedAt.getTime());
     });
-    report(`${mode}: polls of a running build (2 s interval)`, polls.length, "polls");
-    report(`${mode}: SSH round trips per poll`, inPolls.length / polls.length, "round trips");
+    report(`${mode}, slow build: duration`, buildMs / 1000, "s");
+    report(
+      `${mode}, slow build: worker slot held`,
+      (visits.reduce((sum, v) => sum + held(v), 0) / buildMs) * 100,
+      "%",
+    );
+    // After the start visit (uploads, start): following the build, waiting included.
+    report(
+      `${mode}, slow build: worker slot held after the start`,
+      (visits.slice(1).reduce((sum, v) => sum + held(v), 0) / buildMs) * 100,
+      "%",
+    );
+    report(`${mode}, slow build: visits`, visits.length, "visits");
+    if (polls.length > 0)
+      report(
+        `${mode}, slow build: SSH round trips per poll`,
+        inPolls.length / polls.length,
+        "round trips",
+      );
   }
 }
 

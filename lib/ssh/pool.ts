@@ -2,12 +2,13 @@ import type { ExecOptions, ExecResult, SshSession, UploadOptions } from "./clien
 import { SshChannelError, SshCommandTimeoutError, SshUploadError } from "./errors";
 
 /**
- * SSH connections one worker process keeps across its ticks, one per host and login: a tick's
+ * SSH connections one worker process keeps across its ticks, one per scope and login: a tick's
  * commands and the waiter that watches the host between ticks (lib/pipeline/waits.ts) share
  * one authenticated connection instead of opening one each.
  *
  * Terminology:
- * - **scope**: whose connection it is (a host id). A new identity for a scope retires the old.
+ * - **scope**: whose connection it is (the host services use host and run: each run proves its
+ *   own login). A new identity for a scope retires the old.
  * - **identity**: everything the connection was opened with that must still hold for reusing
  *   it — address, port, user, the pinned host key and the credential itself (a digest). A
  *   change in any of them is a new identity: the pinned key is checked on the next connect.

@@ -31,8 +31,8 @@ export type HostRecord = typeof hosts.$inferSelect;
 export type HostServices = {
   host(): Promise<HostRecord>;
   /**
-   * The tick's SSH connection, opened on first use (or the worker's kept one for this host and
-   * login: lib/ssh/pool.ts); pins the host key on first contact. Its commands carry the tick's
+   * The tick's SSH connection, opened on first use (or the one the worker keeps for this run,
+   * host and login: lib/ssh/pool.ts); pins the host key on first contact. Its commands carry the tick's
    * signal unless given their own (both then count).
    */
   ssh(): Promise<SshSession>;
@@ -131,11 +131,16 @@ export function createHostServices(
     return session;
   };
 
-  /** The kept connection for this host and login, or a new one; first contact is never kept. */
+  /**
+   * The connection this run keeps to the host, or a new one; first contact is never kept. Kept
+   * per run: a run proves its own login, so what changed on the host between two runs (a new
+   * host key, sshd refusing new connections) shows in the next run's first visit.
+   */
+  const scope = (record: HostRecord) => `${record.id}/${run.runId}`;
   const connect = async (readyTimeoutMs?: number) => {
     const { record, auth } = await login();
     if (!pool || !record.hostKeySha256) return open(record, auth, readyTimeoutMs);
-    return pool.lease({ scope: record.id, identity: loginIdentity(record, auth) }, () =>
+    return pool.lease({ scope: scope(record), identity: loginIdentity(record, auth) }, () =>
       open(record, auth, readyTimeoutMs),
     );
   };
@@ -169,7 +174,7 @@ export function createHostServices(
     sessionPromise = undefined;
     (await previous?.catch(() => undefined))?.close();
     // A fresh connection is the proof asked for: the kept one must not answer for it.
-    pool?.retire((await host()).id);
+    pool?.retire(scope(await host()));
     sessionPromise = connect(readyTimeoutMs).then(bound);
     sessionPromise.catch(() => (sessionPromise = undefined));
     return sessionPromise;

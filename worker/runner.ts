@@ -205,7 +205,7 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
     );
   }
   // Power ticks run on a runner of their own, with their own pool and slots: a shutdown never
-  // waits behind onboardings, a template build's watch or a full pool.
+  // waits behind onboardings' visits or a full pool.
   const powerConcurrency = options.powerConcurrency ?? 2;
   const power = createDb(options.connectionString, powerConcurrency * 2 + 2, reachability);
   undo.push(() => power.pool.end());

@@ -6,7 +6,7 @@ export const POWER_TICK_TASK = "power-tick";
 
 /**
  * Each queue's ticks run as their own graphile-worker task, served by their own runner in the
- * worker process: a power shutdown never waits behind onboardings or a template build's watch.
+ * worker process: a power shutdown never waits behind onboardings' visits.
  */
 export const TICK_TASKS = { default: TICK_TASK, power: POWER_TICK_TASK } as const;
 export type TickQueue = keyof typeof TICK_TASKS;

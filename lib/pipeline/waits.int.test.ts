@@ -138,6 +138,17 @@ describe("waiting outside the worker's slots", () => {
     expect(watchers[2]!.aborted()).toBe(true);
   });
 
+  it("a poll due within 2 s is left to its own tick: no waiter starts", async () => {
+    const watched = controlledWaiter();
+    const e = setup(async () => pollUntil(watched.waiter, 1));
+    const runId = await e.start();
+    await tickRun(e.options, runId);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(watched.started.value).toBe(false);
+    expect(e.waits.watching()).toEqual([]);
+    await e.waits.close();
+  });
+
   it("close() ends every waiter and starts none after it", async () => {
     const watched = controlledWaiter();
     const e = setup(async () => pollUntil(watched.waiter, 30));

@@ -42,6 +42,9 @@ export type WaitRegistryOptions = {
   minWakeIntervalMs?: number;
 };
 
+/** Polls shorter than this are left to their own tick (tests and the lab poll this often). */
+export const MIN_WATCHED_POLL_SECONDS = 2;
+
 export function createWaitRegistry(options: WaitRegistryOptions): WaitRegistry {
   const log = options.log ?? (() => {});
   const minWakeIntervalMs = options.minWakeIntervalMs ?? 500;
@@ -91,6 +94,8 @@ export function createWaitRegistry(options: WaitRegistryOptions): WaitRegistry {
     watch(run, waiter) {
       if (closed) return;
       cancel(run.runId);
+      // The poll's own tick comes before a watch could say more: no waiter to start and end.
+      if (run.seconds < MIN_WATCHED_POLL_SECONDS) return;
       const controller = new AbortController();
       // Past the poll's delay its own tick is due: a waiter would watch for nobody.
       const signal = AbortSignal.any([

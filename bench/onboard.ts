@@ -23,10 +23,15 @@
  *   no catalog a fresh host can never become active — Proxmox over Debian leaves `local`
  *   without disk images, the storage fix lives in BuildVmTemplate, and RegisterCapacity refuses
  *   image capacity 0. So every host really builds its template (small 256 KiB image).
- * - Postgres queries are counted on the wire: every `pg.Client#query` of the worker process
- *   (drizzle, graphile-worker's polling and heartbeats included), ÷ tick jobs it ran.
+ * - Postgres queries are counted on the wire: every `pg.Client#query` of the worker process,
+ *   split by whose they are (lib/pipeline/query-scope.ts): the engine's bookkeeping of a tick,
+ *   the step's own (visit, services, log lines), the worker's upkeep (heartbeats, recovery
+ *   sweep, waiters' wake-ups) and graphile-worker's (fetching and completing jobs, its own
+ *   polling); ÷ tick jobs it ran, and ÷ step visits (a job may make several: carrying on).
  * - SSH connections per host: accepted authentications seen by the lab node's SSH server (every
- *   connection authenticates exactly once).
+ *   connection authenticates exactly once); attempts are every authentication request it saw.
+ * - Waiting: the worker slot time of visits that ended in a poll (the work was not done yet) as
+ *   a share of all visits' slot time, from `step_visits`.
  */
 import { EventEmitter } from "node:events";
 import fs from "node:fs";
@@ -41,7 +46,7 @@ import { labProxmoxKeyring } from "@/lab/debian/apt-sources";
 import { toolServerStats } from "@/lab/tool-server";
 import { createDb, type Database } from "@/lib/db/client";
 import { migrateDatabase } from "@/lib/db/migrate";
-import { runs } from "@/lib/db/schema";
+import { runs, stepVisits } from "@/lib/db/schema";
 import { createHost } from "@/lib/hosts/create-host";
 import type { OnboardingConfig } from "@/lib/steps/host/config";
 import { setCatalog } from "@/test/fixtures/build-vm-template";
@@ -57,17 +62,29 @@ const USAGE = `Usage: npm run bench:onboard -- [--hosts N] [--time-scale S] [--c
 
 const TEMPLATE_VMID = 9000;
 
-type WorkerReport = { cpuSeconds: number; queries: number; ticks: number };
+type QueryCounts = Record<"engine" | "step" | "worker" | "graphile-worker", number>;
+type WorkerReport = {
+  cpuSeconds: number;
+  queries: QueryCounts;
+  ticks: number;
+  sshOpened: number;
+  sshReused: number;
+};
 
-/** The lab-friendly configuration: the image server for downloads, polls as often as the lab moves. */
+/**
+ * The lab-friendly configuration: the image server for downloads; the production poll interval
+ * (30 s), as waiting runs are woken by their waiters the moment the host's status changes, and
+ * the poll's own tick is only the fallback (`BENCH_POLL_SECONDS` to try another).
+ */
 async function labConfig(image: ImageServer): Promise<OnboardingConfig> {
   const { onboardingConfigFromEnv } = await import("@/lib/steps/host/config");
+  const production = onboardingConfigFromEnv({});
   return {
-    ...onboardingConfigFromEnv({}),
+    ...production,
     cloudImageUrl: image.imageUrl,
     cloudImageSumsUrl: image.sumsUrl,
     ...labProxmoxKeyring(image.keyringUrl),
-    pollSeconds: 0.5,
+    pollSeconds: Number(process.env.BENCH_POLL_SECONDS ?? production.pollSeconds),
     rebootDeadlineSeconds: 300,
   };
 }
@@ -80,11 +97,12 @@ async function workerMain() {
     config: OnboardingConfig;
     concurrency: number;
   };
-  // Count before any pool exists: every query any client of this process sends.
-  let queries = 0;
+  // Count before any pool exists: every query any client of this process sends, by whose.
+  const { currentQueryScope } = await import("@/lib/pipeline/query-scope");
+  const queries: QueryCounts = { engine: 0, step: 0, worker: 0, "graphile-worker": 0 };
   const query = pg.Client.prototype.query;
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    queries++;
+    queries[currentQueryScope() ?? "graphile-worker"]++;
     return (query as (...a: unknown[]) => unknown).apply(this, args);
   } as typeof query;
 
@@ -106,7 +124,7 @@ async function workerMain() {
     log: () => {},
   });
   const cpu0 = process.cpuUsage();
-  const queries0 = queries;
+  const queries0 = { ...queries };
   process.send!({ ready: true });
   process.on("message", (message: { stop?: boolean }) => {
     if (!message.stop) return;
@@ -114,8 +132,15 @@ async function workerMain() {
       const cpu = process.cpuUsage(cpu0);
       const result: WorkerReport = {
         cpuSeconds: (cpu.user + cpu.system) / 1e6,
-        queries: queries - queries0,
+        queries: {
+          engine: queries.engine - queries0.engine,
+          step: queries.step - queries0.step,
+          worker: queries.worker - queries0.worker,
+          "graphile-worker": queries["graphile-worker"] - queries0["graphile-worker"],
+        },
         ticks,
+        sshOpened: worker.sshConnections.stats.opened,
+        sshReused: worker.sshConnections.stats.reused,
       };
       process.send!(result, () => process.exit(0));
     });
@@ -167,6 +192,12 @@ type Round = {
   wallSeconds: number;
   failed: string[];
   worker: WorkerReport;
+  /** Step visits, and the worker slot seconds they held: all, and those that waited. */
+  visits: number;
+  visitSeconds: number;
+  waitingVisitSeconds: number;
+  /** Slot seconds and visits by step and outcome ("BuildVmTemplate poll"). */
+  byStep: Map<string, { visits: number; seconds: number }>;
   sshConnections: number;
   sshAuthAttempts: number;
   hostCommands: number;
@@ -268,8 +299,41 @@ async function round(options: {
     );
     const wallSeconds = (performance.now() - started) / 1000;
     const stats = await worker.stop();
+    const visits = await db
+      .select({
+        step: stepVisits.step,
+        visit: stepVisits.visit,
+        outcome: stepVisits.outcome,
+        startedAt: stepVisits.startedAt,
+        finishedAt: stepVisits.finishedAt,
+      })
+      .from(stepVisits)
+      .where(
+        inArray(
+          stepVisits.runId,
+          created.map((c) => c.runId),
+        ),
+      );
+    const held = (v: (typeof visits)[number]) =>
+      (v.finishedAt.getTime() - v.startedAt.getTime()) / 1000;
+    const byStep = new Map<string, { visits: number; seconds: number }>();
+    for (const v of visits) {
+      const key = `${v.step} ${v.outcome}`;
+      const entry = byStep.get(key) ?? { visits: 0, seconds: 0 };
+      entry.visits += 1;
+      entry.seconds += held(v);
+      byStep.set(key, entry);
+    }
     return {
       wallSeconds,
+      visits: visits.length,
+      visitSeconds: visits.reduce((sum, v) => sum + held(v), 0),
+      // A chain's first visit starts the work (a job, a build, a reboot); a later one that polls
+      // found it still under way: that is the waiting.
+      waitingVisitSeconds: visits
+        .filter((v) => v.outcome === "poll" && v.visit > 1)
+        .reduce((sum, v) => sum + held(v), 0),
+      byStep,
       failed: rows
         .filter((r) => r.status !== "succeeded")
         .map((r) => `${r.failedStep}: ${r.failureReason}`),
@@ -339,6 +403,7 @@ async function main() {
   report("hosts", hosts, "hosts");
   report("lab time scale", timeScale, "×");
   report("worker concurrency", concurrency, "ticks");
+  report("poll interval (the fallback behind the waiters)", config.pollSeconds, "s");
   report("baseline: one host alone, wall time (the critical path)", one.wallSeconds, "s");
   report(`${hosts} hosts at once, wall time`, many.wallSeconds, "s");
   report(`${hosts} hosts succeeded`, hosts - many.failed.length, "hosts");
@@ -362,11 +427,40 @@ async function main() {
   report("machine cores", os.availableParallelism(), "cores");
   report("SSH connections opened per host, baseline", one.sshConnections, "connections");
   report("SSH connections opened per host", many.sshConnections / hosts, "connections");
+  report("SSH authentications per host", many.sshConnections / hosts, "authentications");
   report("SSH authentication attempts per host", many.sshAuthAttempts / hosts, "attempts");
+  report(
+    "SSH connections the worker reused (its pool) per host",
+    many.worker.sshReused / hosts,
+    "leases",
+  );
   report("SSH commands per host", many.hostCommands / hosts, "commands");
-  report("ticks per host", many.worker.ticks / hosts, "ticks");
-  report("Postgres queries per tick, baseline", one.worker.queries / one.worker.ticks, "queries");
-  report("Postgres queries per tick", many.worker.queries / many.worker.ticks, "queries");
+  report("ticks (jobs) per host", many.worker.ticks / hosts, "ticks");
+  report("step visits per host", many.visits / hosts, "visits");
+  for (const [label, round] of [
+    ["baseline", one],
+    [`${hosts} hosts`, many],
+  ] as const) {
+    const q = round.worker.queries;
+    const all = q.engine + q.step + q.worker + q["graphile-worker"];
+    report(`Postgres queries per tick, ${label}`, all / round.worker.ticks, "queries");
+    for (const [whose, n] of Object.entries(q))
+      report(`Postgres queries per tick, ${label}: ${whose}`, n / round.worker.ticks, "queries");
+    report(`Postgres queries per visit, ${label}: engine`, q.engine / round.visits, "queries");
+    report(`Postgres queries per visit, ${label}: step`, q.step / round.visits, "queries");
+  }
+  report("worker slot time in visits per host", many.visitSeconds / hosts, "s");
+  report(
+    "share of worker slot time spent waiting (later visits that polled; goal < 5 %)",
+    (many.waitingVisitSeconds / many.visitSeconds) * 100,
+    "%",
+  );
+  for (const [key, entry] of [...many.byStep].sort((a, b) => b[1].seconds - a[1].seconds))
+    report(
+      `slot time per host: ${key} (${entry.visits / hosts} visits)`,
+      entry.seconds / hosts,
+      "s",
+    );
   for (const reason of [...new Set(many.failed)].slice(0, 5)) console.log(`failed: ${reason}`);
   report("benchmark took", (performance.now() - benchStarted) / 1000, "s");
   if (many.failed.length) process.exitCode = 1;

@@ -1,12 +1,17 @@
 /**
  * `npm run bench:template`: BuildVmTemplate against a lab node (real SSH, real driver, timeScale
  * 0.01), production poll interval (30 s), in two modes measured in the same run:
- * - watch (the product): one command per poll waits on the host, up to the poll interval, for the
- *   build's state or phase to change;
- * - plain poll (the original design's poll(30), the baseline): read the status once, sleep 30 s.
+ * - waiter (the product): each visit reads and returns at once; between visits the worker's
+ *   waiter runs a watch loop on the host over the kept SSH connection and queues the next tick
+ *   the moment state, phase or the driver's liveness change (docs/pipeline.md, "Waiting");
+ * - in-visit watch (the model before issue 16, the baseline): the same watch, but waited for
+ *   inside the visit, holding the worker slot and the run's row, then decided on in the same
+ *   visit. It exists only here (`waitingInTheVisit` below wraps the product's step), so the
+ *   baseline runs on the same code, lab and machine as the product.
  * Prints the time from the driver writing `state=ok` (and from Proxmox reporting the template)
- * to the step advancing, SSH round trips per poll, and what each mode costs on the host and in
- * the worker. `BENCH_BUILDS` builds per mode (default 3).
+ * to the step advancing, SSH commands and connections per build (`BENCH_BUILDS` builds per mode,
+ * default 3); then, on one slower build per mode, the share of the build a worker slot was held
+ * (in all, and after the start visit) and SSH round trips per poll.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -14,7 +19,10 @@ import { and, asc, eq } from "drizzle-orm";
 import { startImageServer, startLab } from "@/lab";
 import { migrateDatabase } from "@/lib/db/migrate";
 import { stepVisits } from "@/lib/db/schema";
-import { BUILD_VM_TEMPLATE } from "@/lib/steps/host/build-vm-template";
+import { definePipeline, poll, type Step } from "@/lib/pipeline/step";
+import { BUILD_VM_TEMPLATE, buildVmTemplate } from "@/lib/steps/host/build-vm-template";
+import { connectHost } from "@/lib/steps/host/connect-host";
+import { createHostServices, type HostServices } from "@/lib/steps/host/services";
 import {
   buildTemplatePipeline,
   insertOnboardedHost,
@@ -48,6 +56,26 @@ function watchFile(file: string, test: (text: string) => boolean) {
   };
 }
 
+/**
+ * The baseline's model, in this bench only: a poll's waiter is waited for inside the visit (up
+ * to the poll interval), and the step visited again in the same visit; the poll that follows is
+ * immediate, as the in-visit watch's was.
+ */
+function waitingInTheVisit(step: Step<HostServices>): Step<HostServices> {
+  return {
+    ...step,
+    async visit(ctx) {
+      const first = await step.visit(ctx);
+      if (first.kind !== "poll" || !first.watch) return first;
+      await first.watch
+        .wait(AbortSignal.any([ctx.signal, AbortSignal.timeout(first.seconds * 1000)]))
+        .catch(() => false);
+      const again = await step.visit(ctx);
+      return again.kind === "poll" ? poll(0, again.phase) : again;
+    },
+  };
+}
+
 async function main() {
   const pg = await startBenchPostgres("template");
   const image = await startUntilEnd(
@@ -65,12 +93,16 @@ async function main() {
   const { db } = openBenchDb(url, 8);
   const config = labBuildConfig(image, { pollSeconds: POLL_SECONDS });
   const modes = {
-    watch: buildTemplatePipeline("bench-template-watch", config, { watch: true }),
-    plain: buildTemplatePipeline("bench-template-plain", config, { watch: false }),
+    waiter: buildTemplatePipeline("bench-template-waiter", config),
+    "in-visit watch (baseline)": definePipeline<HostServices>({
+      name: "bench-template-in-visit",
+      steps: [connectHost, waitingInTheVisit(buildVmTemplate(config))],
+      services: (run, database, resources) => createHostServices(database, run, config, resources),
+    }),
   };
   const worker = await startWorker({
     connectionString: url,
-    pipelines: { [modes.watch.name]: modes.watch, [modes.plain.name]: modes.plain },
+    pipelines: Object.fromEntries(Object.values(modes).map((p) => [p.name, p])),
     concurrency: 2,
     pollIntervalMs: 100,
     log: () => {},
@@ -82,12 +114,13 @@ async function main() {
 
   // Warm-up build (installs libguestfs-tools, downloads and verifies the image once).
   await setCatalog(db, [vmid++]);
-  await settled(db, await startBuildRun(db, modes.watch, hostId), 120_000);
+  await settled(db, await startBuildRun(db, modes.waiter, hostId), 120_000);
 
   for (const [mode, pipeline] of Object.entries(modes)) {
     const okToAdvance: number[] = [];
     const readyToAdvance: number[] = [];
     const hostCommands: number[] = [];
+    const connections: number[] = [];
     const slotShare: number[] = [];
     for (let i = 0; i < BUILDS; i++) {
       const current = vmid++;
@@ -100,6 +133,7 @@ async function main() {
         `${current}.conf`,
       );
       const since = node.commands.length;
+      const loginsSince = node.authAttempts.filter((a) => a.accepted).length;
       const startedAt = Date.now();
       const runId = await startBuildRun(db, pipeline, hostId);
       const ready = watchFile(confFile, (t) => /^template: 1$/m.test(t) && /base-/.test(t));
@@ -129,6 +163,7 @@ async function main() {
       const readyAt = ready.at();
       if (readyAt !== null) readyToAdvance.push((advancedAt - readyAt) / 1000);
       hostCommands.push(node.commands.slice(since).length);
+      connections.push(node.authAttempts.filter((a) => a.accepted).length - loginsSince);
       const busy = visits.reduce(
         (sum, v) => sum + (v.finishedAt.getTime() - v.startedAt.getTime()),
         0,
@@ -143,32 +178,54 @@ async function main() {
     report(`${mode}: template reported → advance, mean`, mean(readyToAdvance), "s");
     report(`${mode}: template reported → advance, max`, max(readyToAdvance), "s");
     report(`${mode}: SSH commands per build (start to advance)`, mean(hostCommands), "commands");
+    report(`${mode}: SSH connections per build`, mean(connections), "connections");
     report(`${mode}: worker slot held during the build`, mean(slotShare), "%");
   }
   report("poll interval", POLL_SECONDS, "s");
 
-  // Round trips per poll need a build that outlasts several polls: a slower customise and a
-  // 2 s interval, one build per mode; commands are counted inside visits that polled.
-  node.setTiming({ timeScale: 0.15 });
-  config.pollSeconds = 2;
+  // Slot occupancy needs a build that outlasts its start: a slower lab (customise and the
+  // templates take seconds), the same 30 s poll interval, one build per mode. Commands of the
+  // visits that polled are counted for the round trips per poll.
+  node.setTiming({ timeScale: 0.5 });
   for (const [mode, pipeline] of Object.entries(modes)) {
     const current = vmid++;
     await setCatalog(db, [current]);
     const since = node.commands.length;
+    const startedAt = Date.now();
     const runId = await startBuildRun(db, pipeline, hostId);
-    await settled(db, runId, 300_000);
-    const polls = (
-      await db
-        .select()
-        .from(stepVisits)
-        .where(and(eq(stepVisits.runId, runId), eq(stepVisits.step, BUILD_VM_TEMPLATE)))
-    ).filter((v) => v.visit > 1 && v.outcome === "poll");
+    const run = await settled(db, runId, 300_000);
+    if (run.status !== "succeeded") throw new Error(`${mode} build failed: ${run.failureReason}`);
+    const visits = await db
+      .select()
+      .from(stepVisits)
+      .where(and(eq(stepVisits.runId, runId), eq(stepVisits.step, BUILD_VM_TEMPLATE)))
+      .orderBy(asc(stepVisits.id));
+    const held = (v: (typeof visits)[number]) => v.finishedAt.getTime() - v.startedAt.getTime();
+    const buildMs = visits.at(-1)!.finishedAt.getTime() - startedAt;
+    const polls = visits.filter((v) => v.visit > 1 && v.outcome === "poll");
     const inPolls = node.commands.slice(since).filter((c) => {
       const at = c.startedAt.getTime();
       return polls.some((v) => at >= v.startedAt.getTime() && at <= v.finishedAt.getTime());
     });
-    report(`${mode}: polls of a running build (2 s interval)`, polls.length, "polls");
-    report(`${mode}: SSH round trips per poll`, inPolls.length / polls.length, "round trips");
+    report(`${mode}, slow build: duration`, buildMs / 1000, "s");
+    report(
+      `${mode}, slow build: worker slot held`,
+      (visits.reduce((sum, v) => sum + held(v), 0) / buildMs) * 100,
+      "%",
+    );
+    // After the start visit (uploads, start): following the build, waiting included.
+    report(
+      `${mode}, slow build: worker slot held after the start`,
+      (visits.slice(1).reduce((sum, v) => sum + held(v), 0) / buildMs) * 100,
+      "%",
+    );
+    report(`${mode}, slow build: visits`, visits.length, "visits");
+    if (polls.length > 0)
+      report(
+        `${mode}, slow build: SSH round trips per poll`,
+        inPolls.length / polls.length,
+        "round trips",
+      );
   }
 }
 

@@ -4,7 +4,11 @@ import { createDb } from "@/lib/db/client";
 import { trackReachability, type Reachability } from "@/lib/db/reachability";
 import { isDatabaseUnreachable } from "@/lib/db/unreachable";
 import { safeErrorSummary } from "@/lib/errors";
+import { createAbortNotices } from "@/lib/pipeline/abort-notices";
 import type { EngineOptions } from "@/lib/pipeline/engine";
+import { inQueryScope } from "@/lib/pipeline/query-scope";
+import { createWaitRegistry, type WaitRegistry } from "@/lib/pipeline/waits";
+import { createSshConnectionPool, type SshConnectionPool } from "@/lib/ssh/pool";
 import {
   beat,
   forgetWorkers,
@@ -25,6 +29,7 @@ import { NOTIFY_DELIVER_TASK } from "@/lib/notify/enqueue";
 import type { DeliveryOptions } from "@/lib/notify/deliver";
 import { createNotifyDeliverTask } from "./tasks/notify-deliver";
 import { createPowerSelfTestTask } from "./tasks/power-self-test";
+import { listenForRunNotices } from "./run-notices";
 import { createRunTickTask } from "./tasks/run-tick";
 import {
   CLUSTER_REFRESH_CRONTAB,
@@ -78,6 +83,10 @@ export type WorkerHandle = {
   workerIds(): string[];
   /** This process's view of its database (one log line when it goes away, one when it is back). */
   reachability: Reachability;
+  /** Runs this process watches while they wait (lib/pipeline/waits.ts). */
+  waits: WaitRegistry;
+  /** The SSH connections its ticks and waiters share (lib/ssh/pool.ts). */
+  sshConnections: SshConnectionPool;
 };
 
 /**
@@ -112,7 +121,21 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
       throw error;
     }
   };
-  const engine: EngineOptions = { ...options.engine, db, pipelines: options.pipelines };
+  // Waiting runs are watched here, outside the job slots, over the SSH connections the ticks
+  // keep; an abort request reaches a visit in flight through this process's LISTEN.
+  const waits = createWaitRegistry({ db, log });
+  const abortNotices = createAbortNotices();
+  const sshConnections = createSshConnectionPool();
+  undo.push(async () => sshConnections.close());
+  undo.push(() => waits.close());
+  const engine: EngineOptions = {
+    ...options.engine,
+    db,
+    pipelines: options.pipelines,
+    waits,
+    abortNotices,
+    resources: { sshConnections },
+  };
   const workerIds = new Set<string>();
   const events: WorkerEvents = options.events ?? new EventEmitter();
   // Jobs are locked in the name of the pool (or of a worker, depending on the queue mode):
@@ -144,6 +167,14 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
     }
   });
   await orUndo(() => untilDatabaseAnswers(pool, reachability));
+  const notices = listenForRunNotices({
+    connectionString: options.connectionString,
+    abortNotices,
+    waits,
+    // During an outage the worker's own line says it; the LISTEN reconnects by itself.
+    log: (line) => reachability.reachable && log(line),
+  });
+  undo.push(() => notices.close());
   const runner = await orUndo(() =>
     run({
       pgPool: pool,
@@ -174,7 +205,7 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
     );
   }
   // Power ticks run on a runner of their own, with their own pool and slots: a shutdown never
-  // waits behind onboardings, a template build's watch or a full pool.
+  // waits behind onboardings' visits or a full pool.
   const powerConcurrency = options.powerConcurrency ?? 2;
   const power = createDb(options.connectionString, powerConcurrency * 2 + 2, reachability);
   undo.push(() => power.pool.end());
@@ -201,8 +232,9 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
   }
 
   const ids = () => [...workerIds];
-  await orUndo(() => beat(db, ids()));
-  const sweep = async () => {
+  await orUndo(() => inQueryScope("worker", () => beat(db, ids())));
+  const sweep = () => inQueryScope("worker", sweepOnce);
+  const sweepOnce = async () => {
     try {
       const recovered = await recoverDeadWorkers(db, ids(), {
         staleAfterSeconds: staleAfterSecondsAt(Date.now(), reachability.backSince),
@@ -235,7 +267,7 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
   };
   await sweep();
   const heartbeat = setInterval(() => {
-    beat(db, ids()).then(
+    inQueryScope("worker", () => beat(db, ids())).then(
       () => reachability.answered(),
       (error: unknown) => report("heartbeat failed (will retry)", error),
     );
@@ -247,6 +279,8 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
     powerRunner,
     workerIds: ids,
     reachability,
+    waits,
+    sshConnections,
     async stop() {
       if (stopped) return;
       stopped = true;
@@ -254,6 +288,10 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
       clearInterval(sweeper);
       const known = ids();
       await Promise.all([runner.stop(), powerRunner.stop()]);
+      // The ticks are done: no waiter may keep a loop on a host, nor the pool a connection.
+      await waits.close();
+      sshConnections.close();
+      await notices.close();
       await forgetWorkers(db, known).catch(() => {});
       await Promise.all([pool.end(), power.pool.end()]);
     },

@@ -40,7 +40,7 @@ const endless: Step<HostServices> = {
 const longRun = definePipeline<HostServices>({
   name: "test-long-run",
   steps: [endless],
-  services: (run, db) => createHostServices(db, run, testConfig),
+  services: (run, db, resources) => createHostServices(db, run, testConfig, resources),
 });
 const pipelines = Object.fromEntries([onboard, decommission, longRun].map((p) => [p.name, p]));
 

@@ -46,6 +46,7 @@ export const ZLiveMessage = z.discriminatedUnion("type", [
     createdAt: z.string().optional(),
     updatedAt: z.string().optional(),
     finishedAt: z.string().nullable().optional(),
+    abortRequested: z.boolean().optional(),
   }),
   z.object({ type: z.literal("host"), hostId: z.uuid() }),
   z.object({ type: z.literal("log"), runId: z.uuid(), seq: z.number().int().positive() }),

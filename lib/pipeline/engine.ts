@@ -5,9 +5,12 @@ import { appendRunLog } from "@/lib/logs/append";
 import { createRunLogWriter } from "@/lib/logs/writer";
 import { notifyRunEvent } from "@/lib/notify/run-events";
 import { ABORT_REASON } from "./abort-reason";
+import type { AbortNotices } from "./abort-notices";
 import { RunContext } from "./context";
+import { inQueryScope } from "./query-scope";
 import { notifyLive, scheduleTick } from "./schedule";
-import type { AnyPipeline, Outcome, Step } from "./step";
+import type { AnyPipeline, Outcome, Step, Waiter, WorkerResources } from "./step";
+import type { WaitRegistry } from "./waits";
 
 export type EngineOptions = {
   db: Database;
@@ -20,6 +23,12 @@ export type EngineOptions = {
   now?: () => Date;
   /** How far one job carries a run on through steps that advance; `false`: one visit per job. */
   carryOn?: CarryOnBound | false;
+  /** Where polls with a waiter are watched (the worker's); absent: the poll's tick alone. */
+  waits?: WaitRegistry;
+  /** How an abort request reaches a visit in flight (the worker's LISTEN); absent: at persist. */
+  abortNotices?: AbortNotices;
+  /** Kept across ticks for the pipelines' services (the worker's SSH connections). */
+  resources?: WorkerResources;
 };
 
 /**
@@ -59,7 +68,7 @@ type Tx = Parameters<Parameters<Database["transaction"]>[0]>[0];
 /** What the engine decided for this visit, before it is written. */
 type Decision =
   | { kind: "advance"; detail?: string }
-  | { kind: "poll"; seconds: number; phase?: string; detail?: string }
+  | { kind: "poll"; seconds: number; phase?: string; detail?: string; watch?: Waiter }
   | { kind: "fail"; reason: string; detail?: string }
   | { kind: "error"; message: string; retryInSeconds: number | null };
 
@@ -77,117 +86,167 @@ export async function tickRun(
   tick: TickOptions = {},
 ): Promise<TickResult> {
   const now = options.now ?? (() => new Date());
-  return options.db.transaction(async (tx) => {
-    // A tick blocked behind a live tick waits rather than skips, so a wake-up (abort) that
-    // arrived during the other tick is not lost; lock_timeout bounds the wait.
-    await tx.execute(sql`set local lock_timeout = '120s'`);
-    const [run] = await tx.select().from(runs).where(eq(runs.id, runId)).for("no key update");
-    if (!run) return { kind: "skipped", reason: "run does not exist" };
-    if (run.status !== "running") return { kind: "skipped", reason: `run is ${run.status}` };
+  // This tick reads and decides now: whatever this process watched for the run has done its job.
+  options.waits?.cancel(runId);
+  // Set inside the transaction, used once it committed.
+  const watched: { poll?: { waiter: Waiter; step: string; visit: number; seconds: number } } = {};
+  const result = await inQueryScope("engine", () =>
+    options.db.transaction(async (tx): Promise<TickResult> => {
+      // A tick blocked behind a live tick waits rather than skips, so a wake-up (abort) that
+      // arrived during the other tick is not lost; lock_timeout bounds the wait.
+      await tx.execute(sql`set local lock_timeout = '120s'`);
+      // The row lock and the abort request in one round trip (the request is its own table so
+      // recording it never waits for this lock).
+      const [locked] = await tx
+        .select({ run: runs, abortBy: runAbortRequests.requestedBy })
+        .from(runs)
+        .leftJoin(runAbortRequests, eq(runAbortRequests.runId, runs.id))
+        .where(eq(runs.id, runId))
+        .for("no key update", { of: runs });
+      const run = locked?.run;
+      if (!run) return { kind: "skipped", reason: "run does not exist" };
+      if (run.status !== "running") return { kind: "skipped", reason: `run is ${run.status}` };
 
-    const pipeline = options.pipelines[run.pipeline];
-    const step = pipeline?.steps.find((candidate) => candidate.name === run.currentStep);
-    const startedAt = now();
-    if (!pipeline || !step) {
-      const reason = pipeline
-        ? `step ${run.currentStep} is not part of pipeline ${run.pipeline} in this version of the console`
-        : `pipeline ${run.pipeline} is not known to this worker`;
-      await persist(
-        tx,
-        run,
-        run.currentStep,
-        startedAt,
-        startedAt,
-        { kind: "fail", reason },
-        null,
-        now,
+      const pipeline = options.pipelines[run.pipeline];
+      const step = pipeline?.steps.find((candidate) => candidate.name === run.currentStep);
+      const startedAt = now();
+      if (!pipeline || !step) {
+        const reason = pipeline
+          ? `step ${run.currentStep} is not part of pipeline ${run.pipeline} in this version of the console`
+          : `pipeline ${run.pipeline} is not known to this worker`;
+        await persist(
+          tx,
+          run,
+          run.currentStep,
+          startedAt,
+          startedAt,
+          { kind: "fail", reason },
+          null,
+          now,
+        );
+        return { kind: "visited", step: run.currentStep, outcome: "fail", runStatus: "failed" };
+      }
+
+      const context = new RunContext(run.context);
+      const visit = run.stepVisit + 1;
+      const elapsedSeconds = (startedAt.getTime() - run.stepStartedAt.getTime()) / 1000;
+      const pausedSeconds = chainPausedSeconds(run, startedAt);
+      const activeSeconds = elapsedSeconds - pausedSeconds;
+      // Log lines commit on their own while the visit runs (see lib/logs/writer.ts).
+      const logWriter = createRunLogWriter(options.db, run.id);
+      const log = (line: string) => logWriter.line(step.name, "note", line);
+      const controller = new AbortController();
+      // What the services' commands stop with: the visit's signal, then a clean-up's own.
+      let tickSignal = controller.signal;
+      const { services, dispose } = pipeline.services(
+        {
+          runId: run.id,
+          hostId: run.hostId,
+          step: step.name,
+          log: (line, kind = "note") => logWriter.line(step.name, kind, line),
+          maskSecret: logWriter.maskSecret,
+          get signal() {
+            return tickSignal;
+          },
+        },
+        options.db,
+        options.resources ?? {},
       );
-      return { kind: "visited", step: run.currentStep, outcome: "fail", runStatus: "failed" };
-    }
-
-    const [abortRequest] = await tx
-      .select()
-      .from(runAbortRequests)
-      .where(eq(runAbortRequests.runId, run.id));
-    const context = new RunContext(run.context);
-    const visit = run.stepVisit + 1;
-    const elapsedSeconds = (startedAt.getTime() - run.stepStartedAt.getTime()) / 1000;
-    const pausedSeconds = chainPausedSeconds(run, startedAt);
-    const activeSeconds = elapsedSeconds - pausedSeconds;
-    // Log lines commit on their own while the visit runs (see lib/logs/writer.ts).
-    const logWriter = createRunLogWriter(options.db, run.id);
-    const log = (line: string) => logWriter.line(step.name, "note", line);
-    const { services, dispose } = pipeline.services(
-      {
+      const ctx = {
         runId: run.id,
         hostId: run.hostId,
-        step: step.name,
-        log: (line, kind = "note") => logWriter.line(step.name, kind, line),
-        maskSecret: logWriter.maskSecret,
-      },
-      options.db,
-    );
-    const controller = new AbortController();
-    const ctx = {
-      runId: run.id,
-      hostId: run.hostId,
-      visit,
-      elapsedSeconds,
-      context,
-      signal: controller.signal,
-      log,
-      services,
-    };
+        visit,
+        elapsedSeconds,
+        context,
+        signal: controller.signal,
+        log,
+        services,
+      };
 
-    let decision: Decision;
-    try {
-      if (abortRequest) {
-        decision = await abortStep(step, ctx, abortRequest.requestedBy);
-      } else if (activeSeconds > step.maxDuration()) {
-        decision = { kind: "fail", reason: exceededReason(step, activeSeconds, pausedSeconds) };
-      } else {
-        decision = await visitWithDeadline(step, ctx, controller, activeSeconds, pausedSeconds);
-        if (decision.kind === "error")
-          decision = transientError(decision.message, run.errorCount + 1, options);
+      let decision: Decision;
+      let abortedBy = locked.abortBy;
+      try {
+        if (abortedBy !== null) {
+          decision = await abortStep(step, ctx, abortedBy);
+        } else if (activeSeconds > step.maxDuration()) {
+          decision = { kind: "fail", reason: exceededReason(step, activeSeconds, pausedSeconds) };
+        } else {
+          // The operator's abort, heard while the visit runs, cuts it short (its commands stop
+          // with ctx.signal) and the step's abort runs in this tick, not after the visit.
+          let abortHeard = false;
+          const heard = options.abortNotices?.during(run.id, () => {
+            abortHeard = true;
+            controller.abort(new Error("the operator aborted the run"));
+          });
+          try {
+            decision = await inQueryScope("step", () =>
+              visitWithDeadline(step, ctx, controller, activeSeconds, pausedSeconds),
+            );
+          } finally {
+            heard?.();
+          }
+          abortedBy = abortHeard ? await abortRequester(tx, run.id) : null;
+          if (abortedBy !== null) {
+            tickSignal = new AbortController().signal;
+            decision = await abortStep(step, { ...ctx, signal: tickSignal }, abortedBy);
+          } else if (decision.kind === "error") {
+            decision = transientError(decision.message, run.errorCount + 1, options);
+          }
+        }
+        if (endsRunAsFailed(decision) && abortedBy === null)
+          await cleanupStep(step, ctx, (signal) => (tickSignal = signal));
+      } finally {
+        controller.abort();
+        await dispose().catch(() => {});
+        // Before persist: its own log line takes the head row lock inside the tick's transaction.
+        // The visit's last log lines are the step's queries, not the engine's bookkeeping.
+        await inQueryScope("step", () => logWriter.close());
       }
-      if (endsRunAsFailed(decision) && !abortRequest) await cleanupStep(step, ctx);
-    } finally {
-      controller.abort();
-      await dispose().catch(() => {});
-      // Before persist: its own log line takes the head row lock inside the tick's transaction.
-      await logWriter.close();
-    }
 
-    const finishedAt = now();
-    // A thrown visit leaves no half-written keys: its context changes are dropped.
-    const nextContext = decision.kind === "error" ? null : context;
-    const carriesOn = await persist(
-      tx,
-      run,
-      step.name,
-      startedAt,
-      finishedAt,
-      decision,
-      nextContext,
-      now,
-      pipeline,
-      { stepPausedSeconds: pausedSeconds },
-      tick.mayCarryOn?.() ?? false,
-    );
-    const runStatus =
-      decision.kind === "fail" || (decision.kind === "error" && decision.retryInSeconds === null)
-        ? "failed"
-        : decision.kind === "advance" && isLastStep(pipeline, step)
-          ? "succeeded"
-          : "running";
-    return {
-      kind: "visited",
-      step: step.name,
-      outcome: decision.kind,
-      runStatus,
-      ...(carriesOn && { carriesOn }),
-    };
-  });
+      const finishedAt = now();
+      // A thrown visit leaves no half-written keys: its context changes are dropped.
+      const nextContext = decision.kind === "error" ? null : context;
+      const carriesOn = await persist(
+        tx,
+        run,
+        step.name,
+        startedAt,
+        finishedAt,
+        decision,
+        nextContext,
+        now,
+        pipeline,
+        { stepPausedSeconds: pausedSeconds },
+        tick.mayCarryOn?.() ?? false,
+      );
+      const runStatus =
+        decision.kind === "fail" || (decision.kind === "error" && decision.retryInSeconds === null)
+          ? "failed"
+          : decision.kind === "advance" && isLastStep(pipeline, step)
+            ? "succeeded"
+            : "running";
+      if (decision.kind === "poll" && decision.watch)
+        watched.poll = {
+          waiter: decision.watch,
+          step: step.name,
+          visit: run.stepVisit + 1,
+          seconds: decision.seconds,
+        };
+      return {
+        kind: "visited",
+        step: step.name,
+        outcome: decision.kind,
+        runStatus,
+        ...(carriesOn && { carriesOn }),
+      };
+    }),
+  );
+  // Committed: the poll's tick is queued, so a wake-up can move it.
+  if (watched.poll && options.waits) {
+    const { waiter, ...waiting } = watched.poll;
+    options.waits.watch({ runId, ...waiting }, waiter);
+  }
+  return result;
 }
 
 /**
@@ -279,11 +338,14 @@ function endsRunAsFailed(decision: Decision): boolean {
 async function cleanupStep(
   step: Step<unknown>,
   ctx: Parameters<Step<unknown>["visit"]>[0],
+  onSignal: (signal: AbortSignal) => void,
 ): Promise<void> {
   if (!step.cleanup) return;
   try {
     // The visit's signal is spent when maxDuration cut it off; the clean-up gets its own.
-    await step.cleanup({ ...ctx, signal: AbortSignal.timeout(120_000) });
+    const signal = AbortSignal.timeout(120_000);
+    onSignal(signal);
+    await inQueryScope("step", () => step.cleanup!({ ...ctx, signal }));
   } catch (error) {
     ctx.log(`${step.name} clean-up after the failure failed: ${errorMessage(error)}`);
   }
@@ -296,7 +358,7 @@ async function abortStep(
 ): Promise<Decision> {
   if (!step.abort) return { kind: "fail", reason: ABORT_REASON, detail: `requested by ${by}` };
   try {
-    await step.abort(ctx);
+    await inQueryScope("step", () => step.abort!(ctx));
     return {
       kind: "fail",
       reason: ABORT_REASON,
@@ -310,6 +372,15 @@ async function abortStep(
       detail: `requested by ${by}; clean-up failed: ${errorMessage(error)}`,
     };
   }
+}
+
+/** Who asked to abort the run, when a request is recorded. */
+async function abortRequester(tx: Tx, runId: string): Promise<string | null> {
+  const [request] = await tx
+    .select({ requestedBy: runAbortRequests.requestedBy })
+    .from(runAbortRequests)
+    .where(eq(runAbortRequests.runId, runId));
+  return request?.requestedBy ?? null;
 }
 
 function validOutcome(step: Step<unknown>, outcome: Outcome): Decision {
@@ -381,7 +452,11 @@ async function persist(
     .update(runs)
     .set({ ...base, ...next.set })
     .where(and(eq(runs.id, run.id), eq(runs.contextVersion, run.contextVersion)))
-    .returning({ id: runs.id });
+    // An abort recorded while this visit ran must wake the run now, not after the poll delay.
+    .returning({
+      id: runs.id,
+      abortPending: sql<boolean>`exists(select 1 from ${runAbortRequests} where ${runAbortRequests.runId} = ${runs.id})`,
+    });
   if (updated.length !== 1) {
     throw new Error(
       `run ${run.id} context changed under the tick (version ${run.contextVersion}); retrying`,
@@ -397,12 +472,7 @@ async function persist(
   }
   let carriesOn: true | null = null;
   if (next.runAt) {
-    // An abort recorded while this visit ran must wake the run now, not after the poll delay.
-    const [pendingAbort] = await tx
-      .select({ runId: runAbortRequests.runId })
-      .from(runAbortRequests)
-      .where(eq(runAbortRequests.runId, run.id));
-    if (pendingAbort) {
+    if (updated[0]!.abortPending) {
       await scheduleTick(tx, run.id, now());
     } else if (mayCarryOn && next.set.currentStep) {
       // No new tick: the job running this one stays the run's tick while it carries on and keeps

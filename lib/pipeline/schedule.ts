@@ -6,7 +6,7 @@ export const POWER_TICK_TASK = "power-tick";
 
 /**
  * Each queue's ticks run as their own graphile-worker task, served by their own runner in the
- * worker process: a power shutdown never waits behind onboardings or a template build's watch.
+ * worker process: a power shutdown never waits behind onboardings' visits.
  */
 export const TICK_TASKS = { default: TICK_TASK, power: POWER_TICK_TASK } as const;
 export type TickQueue = keyof typeof TICK_TASKS;
@@ -56,6 +56,8 @@ export type LiveRunFacts = {
   createdAt: string;
   updatedAt: string;
   finishedAt: string | null;
+  /** An operator's abort is recorded and not yet carried out (lib/runs/abort-run.ts). */
+  abortRequested: boolean;
 };
 
 export type LiveMessage =
@@ -95,7 +97,8 @@ export async function notifyLive(tx: Executor, message: LiveMessage): Promise<vo
         'pipeline', r.pipeline, 'step', r.current_step, 'phase', left(r.phase, ${LIVE_PHASE_MAX}),
         'stepStartedAt', r.step_started_at, 'failedStep', r.failed_step,
         'failureReason', left(r.failure_reason, ${LIVE_REASON_MAX}),
-        'createdAt', r.created_at, 'updatedAt', r.updated_at, 'finishedAt', r.finished_at
+        'createdAt', r.created_at, 'updatedAt', r.updated_at, 'finishedAt', r.finished_at,
+        'abortRequested', exists(select 1 from run_abort_requests a where a.run_id = r.id)
       )::text
       from runs r where r.id = ${message.runId}::uuid
     ), ${bare}))`);

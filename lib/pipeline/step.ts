@@ -7,12 +7,27 @@
  * - run context: a small JSON document in Postgres that steps read and write.
  */
 import type { LogLineKind } from "@/lib/logs/chunks";
+import type { SshConnectionPool } from "@/lib/ssh/pool";
 import type { RunContext } from "./context";
 
 export type Outcome =
   | { kind: "advance"; detail?: string }
-  | { kind: "poll"; seconds: number; phase?: string; detail?: string }
+  | { kind: "poll"; seconds: number; phase?: string; detail?: string; watch?: Waiter }
   | { kind: "fail"; reason: string };
+
+/**
+ * What a polling step waits for, watched by the worker process outside its job slots
+ * (lib/pipeline/waits.ts) once the poll is committed. `wait` resolves `true` when what the step
+ * reads may have changed (the run's tick is then queued at once), `false` when it stopped
+ * watching without seeing a change, and ends soon after `signal` aborts. It decides nothing:
+ * the tick it wakes reads and decides, and the poll's own tick stays the fallback. Built during
+ * the visit, run after it: it must not use the tick's services, which are disposed by then.
+ */
+export type Waiter = {
+  /** For the worker's log: "the template build's status files". */
+  what: string;
+  wait(signal: AbortSignal): Promise<boolean>;
+};
 
 /** The step's goal holds (or was just established): visit the next step at once. */
 export const advance = (detail?: string): Outcome => ({ kind: "advance", detail });
@@ -23,6 +38,17 @@ export const poll = (seconds: number, phase?: string, detail?: string): Outcome 
   seconds,
   phase,
   detail,
+});
+
+/**
+ * Not done yet, and what would change that can be watched: the run's next tick comes as soon as
+ * `watch` sees a change, and in `seconds` at the latest (docs/pipeline.md, "Waiting").
+ */
+export const pollUntil = (watch: Waiter, seconds: number, phase?: string): Outcome => ({
+  kind: "poll",
+  seconds,
+  phase,
+  watch,
 });
 
 /** Stop the run as failed with a one-line reason. Nothing retries it silently. */
@@ -45,7 +71,11 @@ export type StepContext<Services> = RunRef & {
   /** Wall-clock seconds since the chain began (time the console was away included). */
   elapsedSeconds: number;
   context: RunContext;
-  /** Aborted when the visit outlives the step's remaining maxDuration. */
+  /**
+   * Aborted when the visit outlives the step's remaining maxDuration, or when the operator's
+   * abort request reaches the worker while the visit runs (the engine then runs the step's
+   * `abort` in the same tick). The host services bind it to every command by default.
+   */
   signal: AbortSignal;
   /** Appends a line to the run's log, shown to the operator. Never pass secrets. */
   log(line: string): void;
@@ -81,9 +111,26 @@ export type Pipeline<Services> = {
    * `dispose` runs after the visit, whatever its outcome.
    */
   services(
-    run: RunRef & RunLogSink,
+    run: TickScope,
     db: import("@/lib/db/client").Database,
+    resources: WorkerResources,
   ): { services: Services; dispose(): Promise<void> };
+};
+
+/** What the services of one tick know about it. */
+export type TickScope = RunRef &
+  RunLogSink & {
+    /**
+     * The signal of what the tick runs now: the visit's (`ctx.signal`), then a clean-up's own.
+     * Read it per use: it changes between the two.
+     */
+    readonly signal: AbortSignal;
+  };
+
+/** What the worker process keeps for its ticks beyond one tick (worker/runner.ts). */
+export type WorkerResources = {
+  /** SSH connections kept per host across ticks and for waiters; absent: one per tick. */
+  sshConnections?: SshConnectionPool;
 };
 
 // Pipelines of different service types live in one registry; the engine only passes the

@@ -70,6 +70,22 @@ describe("connectSsh: authentication", () => {
     });
   });
 
+  it("authenticates with the one method it holds: no 'none' probe first (one attempt for a password, one query and one signature for a key)", async () => {
+    const since = lab.authAttempts.length;
+    await withSession(async () => {});
+    expect(lab.authAttempts.slice(since).map((a) => [a.method, a.accepted])).toEqual([
+      ["password", true],
+    ]);
+    const key = generateClientKey("one-method");
+    lab.authorizeKey(key.publicKey);
+    const keySince = lab.authAttempts.length;
+    await withSession(async () => {}, {
+      auth: { kind: "private_key", privateKey: key.privateKey },
+    });
+    expect(lab.authAttempts.slice(keySince).map((a) => a.method)).not.toContain("none");
+    expect(lab.authAttempts.at(-1)).toMatchObject({ method: "publickey", accepted: true });
+  });
+
   it("logs in with an authorized private key", async () => {
     const key = generateClientKey("client-test");
     lab.authorizeKey(key.publicKey);
@@ -273,6 +289,23 @@ describe("SshSession.exec", () => {
     const error = await rejection(session.exec("sleep 30", { signal: controller.signal }));
     expect(error).toBeInstanceOf(SshCommandTimeoutError);
     expect((error as SshCommandTimeoutError).aborted).toBe(true);
+  });
+
+  it("stops a command given up on before its process group was known (aborted at once)", async () => {
+    for (let i = 0; i < 5; i++) {
+      const controller = new AbortController();
+      const file = `early-${i}.pid`;
+      const pending = session.exec(`echo $$ > ${file}; sleep 30`, { signal: controller.signal });
+      setImmediate(() => controller.abort());
+      expect(await rejection(pending)).toBeInstanceOf(SshCommandTimeoutError);
+      let pid = 0;
+      await waitUntil(
+        async () =>
+          (pid = Number(await readFile(path.join(lab.root, file), "utf8").catch(() => ""))) > 0,
+        { what: "the command to have started" },
+      );
+      await waitUntil(() => !isProcessAlive(pid), { what: `the shell ${pid} to die` });
+    }
   });
 
   it("runs many commands concurrently on one session", async () => {

@@ -73,6 +73,8 @@ export type UploadOptions = {
 export interface SshSession {
   /** Fingerprint of the key the host presented (`SHA256:…`); the caller pins it on first contact. */
   readonly hostKeySha256: string;
+  /** False once the connection was closed or lost: no command will run over it any more. */
+  readonly alive: boolean;
   exec(command: string, options?: ExecOptions): Promise<ExecResult>;
   /** Atomic, checksum-verified file write (see `uploadCommand`). */
   upload(remotePath: string, bytes: Buffer | string, options?: UploadOptions): Promise<void>;
@@ -87,6 +89,8 @@ const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
  * `exec` calls would fail with "open failed", so they wait for a free slot instead.
  */
 const MAX_CONCURRENT_CHANNELS = 8;
+/** How long a command given up on before its group marker arrived waits for it, to kill it. */
+const MARKER_WAIT_MS = 2_000;
 
 /**
  * Opens an SSH connection. The host key is checked before authentication: when a pin is
@@ -118,6 +122,9 @@ export async function connectSsh(target: SshTarget): Promise<SshSession> {
       }
       return true;
     },
+    // Straight to the one method we hold: ssh2 would first try "none" (one more round trip and
+    // one more authentication attempt in the host's log, refused every time).
+    authHandler: [auth.kind === "password" ? "password" : "publickey"],
     ...(auth.kind === "password"
       ? { password: auth.password, tryKeyboard: false }
       : {
@@ -278,6 +285,10 @@ class Session implements SshSession {
     });
   }
 
+  get alive(): boolean {
+    return this.lost === null;
+  }
+
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
     const timeoutMs = options.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS;
     if (options.signal?.aborted) {
@@ -333,7 +344,11 @@ class Session implements SshSession {
       return;
     }
     const deadline = setTimeout(() => this.client.end(), 5_000);
-    void Promise.allSettled([...this.pendingKills]).then(() => {
+    // A kill may start while another is awaited (a group marker arriving late): all of them.
+    const drain = async () => {
+      while (this.pendingKills.size > 0) await Promise.allSettled([...this.pendingKills]);
+    };
+    void drain().then(() => {
       clearTimeout(deadline);
       this.client.end();
     });
@@ -389,12 +404,38 @@ class Session implements SshSession {
         client.removeListener("close", onConnectionClose);
         outcome();
       };
-      // Close the channel so the remote side sees the session end (and signal it first where
-      // the server supports it): giving up must also stop the remote work, not only our wait.
+      // Close the channel so the remote side sees the session end, and stop the command's
+      // process group: giving up must also stop the remote work, not only our wait. Given up on
+      // before the group is known (the channel not open yet, its marker not arrived), the
+      // channel stays open until the marker comes — at most MARKER_WAIT_MS — so the kill
+      // still finds it.
+      let stopping = false;
+      let markerWait: { timer: NodeJS.Timeout; done: () => void } | null = null;
       const stopChannel = () => {
-        if (channel === null) return;
-        channel.close();
-        if (pgid !== null) this.killGroup(pgid);
+        stopping = true;
+        if (channel === null) return; // done once the channel opens
+        if (pgid !== null || markerPending === null) {
+          channel.close();
+          if (pgid !== null) this.killGroup(pgid);
+          if (markerWait) {
+            clearTimeout(markerWait.timer);
+            markerWait.done();
+          }
+          return;
+        }
+        if (markerWait) return;
+        // Closing the session waits for this like for a kill under way.
+        let done = () => {};
+        const waited = new Promise<void>((resolve) => (done = resolve));
+        this.pendingKills.add(waited);
+        void waited.finally(() => this.pendingKills.delete(waited));
+        markerWait = {
+          timer: setTimeout(() => {
+            channel?.close();
+            done();
+          }, MARKER_WAIT_MS),
+          done,
+        };
       };
       const giveUp = (aborted: boolean) =>
         finish(() => {
@@ -430,8 +471,10 @@ class Session implements SshSession {
           } else {
             chunk = pending;
           }
+          if (stopping) return stopChannel();
           if (chunk.length === 0) return;
         }
+        if (settled) return; // given up on: the rest is nobody's output
         (stream === "stdout" ? stdout : stderr).push(chunk);
         if (options.onOutput === undefined) return;
         try {
@@ -464,13 +507,15 @@ class Session implements SshSession {
             );
             return;
           }
-          if (settled) {
-            ch.close();
-            return;
-          }
           channel = ch;
           ch.on("data", (chunk: Buffer) => onData("stdout", chunk));
           ch.stderr.on("data", (chunk: Buffer) => onData("stderr", chunk));
+          if (stopping) {
+            // Given up on before the channel opened: the command may be running already.
+            stopChannel();
+            ch.end();
+            return;
+          }
           ch.on("exit", (code: number | null, signal?: string) => {
             exit = { code: typeof code === "number" ? code : null, signal: signal ?? null };
           });

@@ -9,7 +9,8 @@ import {
   READ_STATUS,
   RESOLVE_BUILD_DIR,
   startBuildCommand,
-  watchStatusCommand,
+  watchBuildCommand,
+  BUILD_SIGNATURE,
 } from "@/lib/steps/host/build-vm-template/commands";
 import { ACCESS_PROBE, accessCommand, type AccessAction } from "@/lib/steps/host/create-api-token";
 import {
@@ -30,6 +31,7 @@ import {
   killJobCommand,
   readJobCommand,
   startJobCommand,
+  watchJobCommand,
 } from "@/lib/steps/host/remote-job";
 import {
   kernelJobBody,
@@ -182,8 +184,10 @@ export const commandCatalog: readonly CommandCatalogEntry[] = [
       CLEAR_STATUS,
       killBuildCommand(),
       killBuildCommand(0),
-      watchStatusCommand(30),
-      watchStatusCommand(0.2),
+      `${startBuildCommand("/var/lib/clupilot/template-build")}\n${BUILD_SIGNATURE}`,
+      watchBuildCommand("2781591655 50", 30),
+      watchBuildCommand("2781591655 50", 0.2),
+      ...HOSTILE_VALUES.map((value) => asRoot("admin", watchBuildCommand(value, 30))),
       ...HOSTILE_PATHS.map((dir) => startBuildCommand(`/var/lib/clupilot/${dir}`)),
       // The build.log tail, root-wrapped as the step sends it (first read, then a resumed one).
       ...HOSTILE_PATHS.flatMap((dir) => [
@@ -234,6 +238,10 @@ export const commandCatalog: readonly CommandCatalogEntry[] = [
       readJobCommand("install-proxmox-ve", 1234),
       killJobCommand("install-proxmox-kernel"),
       killJobCommand("install-proxmox-kernel", 0.5),
+      watchJobCommand("install-proxmox-kernel", "1 2", 30),
+      ...HOSTILE_VALUES.map((value) =>
+        asRoot("admin", watchJobCommand("install-proxmox-ve", value, 0.5)),
+      ),
       clearJobCommand("install-proxmox-ve"),
     ],
   },

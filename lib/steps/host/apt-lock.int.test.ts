@@ -31,7 +31,7 @@ function pipeline(name: string, cfg: OnboardingConfig, steps: Step<HostServices>
   const p = definePipeline<HostServices>({
     name,
     steps: [connectHost, ...steps],
-    services: (run, database) => createHostServices(database, run, cfg),
+    services: (run, database, resources) => createHostServices(database, run, cfg, resources),
   });
   pipelines[name] = p;
   return p;

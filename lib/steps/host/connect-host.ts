@@ -20,7 +20,9 @@ export const connectHost: Step<HostServices> = {
       const host = await ctx.services.host();
       // Read before connecting: the first contact pins inside ssh() and updates the record.
       const pinnedBefore = host.hostKeySha256;
-      const session = await ctx.services.ssh();
+      // A fresh handshake, never the worker's kept connection: a host key changed since that
+      // connection was opened shows only on a new one, and this step is where it must.
+      const session = await ctx.services.reconnect();
       const probe = await session.exec(PRIVILEGE_PROBE, { timeoutMs: 20_000 });
       const [uid, sudo] = probe.stdout.trim().split("\n");
       if (probe.code !== 0 || uid === undefined) {

@@ -47,7 +47,7 @@ function pipeline(name: string, steps: Step<HostServices>[], cfg = config) {
   const p = definePipeline<HostServices>({
     name,
     steps,
-    services: (run, database) => createHostServices(database, run, cfg),
+    services: (run, database, resources) => createHostServices(database, run, cfg, resources),
   });
   pipelines[name] = p;
   return p;

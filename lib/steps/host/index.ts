@@ -45,7 +45,7 @@ export function createOnboardHostPipeline(
   return definePipeline<HostServices>({
     name: ONBOARD_HOST,
     steps: options.steps ?? onboardingSteps(config),
-    services: (run, db) => createHostServices(db, run, config),
+    services: (run, db, resources) => createHostServices(db, run, config, resources),
   });
 }
 

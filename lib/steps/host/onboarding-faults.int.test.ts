@@ -55,7 +55,7 @@ function pipeline(name: string, steps: Step<HostServices>[]) {
   const p = definePipeline<HostServices>({
     name,
     steps,
-    services: (run, database) => createHostServices(database, run, config),
+    services: (run, database, resources) => createHostServices(database, run, config, resources),
   });
   pipelines[name] = p;
   return p;

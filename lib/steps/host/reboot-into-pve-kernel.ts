@@ -1,14 +1,16 @@
-import { advance, fail, poll, type Step } from "@/lib/pipeline/step";
+import { advance, fail, pollUntil, type Step, type StepContext } from "@/lib/pipeline/step";
 import {
+  HostKeyMismatchError,
   SshChannelError,
   SshCommandTimeoutError,
   SshConnectError,
   SshAuthError,
   SshError,
+  type SshSession,
 } from "@/lib/ssh";
 import type { OnboardingConfig } from "./config";
 import { KERNEL_PACKAGE, packageStatesCommand, parsePackageStates } from "./install-proxmox-kernel";
-import type { HostServices } from "./services";
+import type { Connect, HostServices } from "./services";
 import { withPermanentSshFailures } from "./ssh-failure";
 import { alreadyInPlace } from "./already-in-place";
 
@@ -147,6 +149,62 @@ export function describeUnreachable(error: SshError): string {
   return error.message;
 }
 
+/** How long one look for the rebooting host may take to connect, and how often it looks. */
+const LOOK_CONNECT_MS = 5_000;
+const LOOK_INTERVAL_MS = 1_000;
+
+/**
+ * The waiter of a reboot (docs/pipeline.md, "Waiting"): once a second, over the kept connection
+ * while the host still answers on it (no new login), else by connecting with the pinned key,
+ * read the boot id; a new one — or, without a boot id to compare, any answer after the host
+ * was gone — means it is back, and the tick reads and decides. So does a changed host key or a
+ * refused login, which the tick reports. Nothing runs on the host between two looks.
+ */
+export function waitForBoot(bootIdBefore: string | null, intervalMs = LOOK_INTERVAL_MS) {
+  return async (connect: Connect, signal: AbortSignal): Promise<boolean> => {
+    let wentAway = false;
+    while (!signal.aborted) {
+      let session: SshSession | null = null;
+      try {
+        session = await connect(LOOK_CONNECT_MS);
+        const result = await session.exec(REBOOT_PROBE, { signal, timeoutMs: 10_000 });
+        const bootId = result.code === 0 ? parseRebootProbe(result.stdout).bootId : null;
+        if (bootIdBefore !== null && bootId !== null ? bootId !== bootIdBefore : wentAway)
+          return true;
+      } catch (error) {
+        if (signal.aborted) return false;
+        if (error instanceof HostKeyMismatchError || error instanceof SshAuthError) return true;
+        wentAway = true;
+      } finally {
+        session?.close();
+      }
+      await pause(intervalMs, signal);
+    }
+    return false;
+  };
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
+
+/** Polls, with the worker looking for the host's return meanwhile. */
+function pollForBoot(ctx: StepContext<HostServices>, bootIdBefore: string | null, phase: string) {
+  return pollUntil(
+    ctx.services.waiter("the host's return from its reboot", waitForBoot(bootIdBefore)),
+    ctx.services.config.pollSeconds,
+    phase,
+  );
+}
+
 /**
  * Goal: the host runs the Proxmox kernel. Otherwise reboot it (detached), remember in the run
  * context that THIS run asked for it, and poll until SSH answers again — with the same pinned
@@ -196,8 +254,9 @@ export function rebootIntoPveKernel(
             return fail(decision.reason);
           case "poll":
             ctx.context.set(REBOOT_CONTEXT_KEY, { ...record!, lastSeen: decision.lastSeen });
-            return poll(
-              ctx.services.config.pollSeconds,
+            return pollForBoot(
+              ctx,
+              record!.bootIdBefore,
               `waiting for the host: ${decision.lastSeen}`,
             );
           case "rethrow":
@@ -220,7 +279,7 @@ export function rebootIntoPveKernel(
             ctx.log(
               `reboot requested; the host runs ${answer.kernel} and should come back with the Proxmox kernel`,
             );
-            return poll(ctx.services.config.pollSeconds, "rebooting into the Proxmox kernel");
+            return pollForBoot(ctx, answer.bootId, "rebooting into the Proxmox kernel");
           }
         }
       }),

@@ -14,6 +14,7 @@ const status = (over: Partial<JobStatus>): JobStatus => ({
   exitCode: null,
   logLines: 0,
   newLines: [],
+  signature: null,
   ...over,
 });
 const record: JobRecord = {
@@ -26,10 +27,10 @@ const before = new Date("2026-01-01T10:05:00.000Z");
 const after = new Date("2026-01-01T10:21:00.000Z");
 
 describe("remote job status", () => {
-  it("parses the status line and the log lines after the offset", () => {
+  it("parses the watch signature, the status line and the log lines after the offset", () => {
     expect(
       parseJobStatus(
-        "clupilot-job state=running alive=yes exit=none lines=42\nGet:1 http://x a\nUnpacking a ...\n",
+        "clupilot-watch-signature:2781591655 50\nclupilot-job state=running alive=yes exit=none lines=42\nGet:1 http://x a\nUnpacking a ...\n",
       ),
     ).toEqual<JobStatus>({
       state: "running",
@@ -37,6 +38,7 @@ describe("remote job status", () => {
       exitCode: null,
       logLines: 42,
       newLines: ["Get:1 http://x a", "Unpacking a ..."],
+      signature: "2781591655 50",
     });
     expect(parseJobStatus("clupilot-job state=failed alive=no exit=100 lines=3\n")).toMatchObject({
       state: "failed",

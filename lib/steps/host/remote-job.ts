@@ -1,4 +1,11 @@
-import { advance, fail, poll, type Outcome, type StepContext } from "@/lib/pipeline/step";
+import {
+  advance,
+  fail,
+  poll,
+  pollUntil,
+  type Outcome,
+  type StepContext,
+} from "@/lib/pipeline/step";
 import { sh } from "@/lib/ssh";
 import type { HostServices } from "./services";
 import { alreadyInPlace } from "./already-in-place";
@@ -8,6 +15,12 @@ import {
   killSessionSnippet,
   ownedLeaderSnippet,
 } from "./detached-process";
+import {
+  printSignature,
+  takeSignature,
+  watchStatusCommand,
+  type WatchedStatus,
+} from "./remote-watch";
 
 /**
  * Detached remote jobs: long work on the host (apt installing a kernel or Proxmox VE) that must
@@ -43,6 +56,8 @@ export type JobStatus = {
   logLines: number;
   /** Log lines after the offset the read was asked for (at most the last 200). */
   newLines: string[];
+  /** The status's signature, read before the rest: the baseline of the next watch. */
+  signature: string | null;
 };
 
 /** What the run context keeps about a job this run started or adopted. */
@@ -73,6 +88,22 @@ export function jobDir(name: string): string {
   return `/var/lib/clupilot/jobs/${name}`;
 }
 
+/**
+ * What a waiting visit decides on: the state file and whether the job's shell lives (`exit`
+ * is written just before the final state: watching it too would wake a visit between the two).
+ */
+function watchedJob(name: string): WatchedStatus {
+  return { dir: jobDir(name), files: ["state"], pidFiles: ["pid"] };
+}
+
+/**
+ * Waits on the host, between visits, until the job's state, exit or liveness differ from what
+ * the visit that polled read (`baseline`), for at most about `seconds` (remote-watch.ts).
+ */
+export function watchJobCommand(name: string, baseline: string, seconds: number): string {
+  return watchStatusCommand(watchedJob(name), baseline, seconds);
+}
+
 /** Exactly what `/proc/$PID/cmdline` of the job's shell holds, as shell words (`$d` = its dir). */
 const WRAPPER_ARGV = 'bash "$d/run.sh" "$d"';
 
@@ -100,7 +131,8 @@ export const JOB_WRAPPER = [
 
 /**
  * Starts the job detached. The body arrives on stdin. Waits up to 15 s for the job's own pid
- * file, so the first poll does not take a healthy job for dead; prints the PID.
+ * file, so the first poll does not take a healthy job for dead; prints the PID, then the
+ * status's signature (the first watch's baseline). Fails when no pid file appeared.
  */
 export function startJobCommand(name: string): string {
   return [
@@ -111,7 +143,9 @@ export function startJobCommand(name: string): string {
     sh`printf '%s' ${JOB_WRAPPER} > "$d/run.sh" || exit 1`,
     'nohup setsid bash "$d/run.sh" "$d" < /dev/null > /dev/null 2>&1 &',
     'i=0; while [ ! -s "$d/pid" ] && [ $i -lt 150 ]; do sleep 0.1; i=$((i + 1)); done',
-    'cat "$d/pid" 2>/dev/null',
+    'cat "$d/pid" 2>/dev/null; rc=$?',
+    printSignature(watchedJob(name)),
+    "exit $rc",
   ].join("\n");
 }
 
@@ -122,6 +156,8 @@ export function startJobCommand(name: string): string {
 export function readJobCommand(name: string, offset: number): string {
   if (!Number.isInteger(offset) || offset < 0) throw new Error(`bad log offset ${offset}`);
   return [
+    // The next watch's baseline first: a change after it makes the watch return at once.
+    printSignature(watchedJob(name)),
     `d=${jobDir(name)}`,
     `off=${offset}`,
     'pid=$(cat "$d/pid" 2>/dev/null)',
@@ -139,7 +175,8 @@ export function readJobCommand(name: string, offset: number): string {
 }
 
 export function parseJobStatus(stdout: string): JobStatus {
-  const lines = stdout.split("\n");
+  const { signature, rest } = takeSignature(stdout);
+  const lines = rest.split("\n");
   const headerIndex = lines.findIndex((line) => line.startsWith(`${HEADER} `));
   if (headerIndex < 0) throw new Error("the job status read printed no status line");
   const fields = new Map<string, string>();
@@ -157,6 +194,7 @@ export function parseJobStatus(stdout: string): JobStatus {
     exitCode: /^\d+$/.test(exit) ? Number(exit) : null,
     logLines: Number(fields.get("lines") ?? "0") || 0,
     newLines,
+    signature,
   };
 }
 
@@ -277,6 +315,19 @@ export async function visitRemoteJob<Facts>(
   const status = parseJobStatus(result.stdout.slice(0, cut + 1));
   const facts = job.parse(result.stdout.slice(cut + SEPARATOR.length + 2));
   const pollSeconds = ctx.services.config.pollSeconds;
+  /** Polls, with the worker watching the job's status meanwhile (docs/pipeline.md, "Waiting"). */
+  const pollWatching = (phase: string, baseline = status.signature): Outcome =>
+    baseline === null
+      ? poll(pollSeconds, phase)
+      : pollUntil(
+          ctx.services.watchCommand(
+            job.what,
+            watchJobCommand(job.name, baseline, pollSeconds),
+            pollSeconds + 30,
+          ),
+          pollSeconds,
+          phase,
+        );
 
   if (record !== null) {
     const phase = phaseFromLines(status.newLines, record.phase);
@@ -284,7 +335,7 @@ export async function visitRemoteJob<Facts>(
     switch (decision.kind) {
       case "poll":
         ctx.context.set(key, { ...record, logOffset: status.logLines, phase });
-        return poll(pollSeconds, phase ?? job.what);
+        return pollWatching(phase ?? job.what);
       case "give-up": {
         const kill = await killJob(ctx, job.name);
         ctx.context.delete(key);
@@ -326,7 +377,7 @@ export async function visitRemoteJob<Facts>(
     const phase = phaseFromLines(status.newLines, null);
     ctx.log(`adopting ${job.what}, still running on the host from an earlier run`);
     ctx.context.set(key, newRecord(status.logLines, phase));
-    return poll(pollSeconds, phase ?? job.what);
+    return pollWatching(phase ?? job.what);
   }
   const goal = job.goal(facts);
   if (goal.holds) return alreadyInPlace(ctx, goal.detail);
@@ -340,9 +391,10 @@ export async function visitRemoteJob<Facts>(
   if (started.code !== 0) {
     throw new Error(`starting ${job.what} failed (exit ${started.code}): ${started.stderr.trim()}`);
   }
-  ctx.log(`started ${job.what} as a detached job (PID ${started.stdout.trim() || "unknown"})`);
+  const { signature, rest: pid } = takeSignature(started.stdout);
+  ctx.log(`started ${job.what} as a detached job (PID ${pid.trim() || "unknown"})`);
   ctx.context.set(key, newRecord(0, null));
-  return poll(pollSeconds, job.what);
+  return pollWatching(job.what, signature);
 }
 
 /** Operator abort: kill the job's process group (after the cmdline check), forget it. */

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { and, eq, isNull } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { credentials, events, hosts } from "@/lib/db/schema";
@@ -13,7 +14,7 @@ import {
 import { StringDecoder } from "node:string_decoder";
 import { LineSplitter } from "@/lib/logs/line-splitter";
 import { commandHeader, commandResult, formatDuration } from "@/lib/logs/text";
-import type { RunLogSink, RunRef } from "@/lib/pipeline/step";
+import type { RunLogSink, RunRef, TickScope, Waiter, WorkerResources } from "@/lib/pipeline/step";
 import type { ProxmoxClient } from "@/lib/proxmox/client";
 import { proxmoxClientForHost } from "@/lib/hosts/proxmox-client";
 import {
@@ -22,24 +23,43 @@ import {
 } from "@/lib/catalog/required-template-vmids";
 import { seal } from "@/lib/secrets/seal";
 import type { OnboardingConfig } from "./config";
+import { watchSawChange } from "./remote-watch";
 
 export type HostRecord = typeof hosts.$inferSelect;
 
 /** What a host step may use during one tick. */
 export type HostServices = {
   host(): Promise<HostRecord>;
-  /** The tick's SSH connection, opened on first use; pins the host key on first contact. */
+  /**
+   * The tick's SSH connection, opened on first use (or the one the worker keeps for this run,
+   * host and login: lib/ssh/pool.ts); pins the host key on first contact. Its commands carry the tick's
+   * signal unless given their own (both then count).
+   */
   ssh(): Promise<SshSession>;
   /**
-   * Closes the tick's connection and opens a new one (same pinned key): commands go over it
-   * from then on. Proves the host still takes connections after a change that could cut it off.
+   * Closes the tick's connection and opens a new one (same pinned key; a kept one is retired):
+   * commands go over it from then on. Proves the host still takes connections after a change
+   * that could cut it off.
    */
   reconnect(readyTimeoutMs?: number): Promise<SshSession>;
   /**
    * Runs a command as root (through `sudo -n` for a non-root user) and logs it: a header with
-   * step, time and command, the output as it arrives, then exit code and duration.
+   * step, time and command, the output as it arrives, then exit code and duration. Bound to the
+   * tick's signal (the visit's, or a clean-up's own) unless `options.signal` is given too.
    */
   exec(command: string, options?: ExecOptions): Promise<ExecResult>;
+  /**
+   * A waiter for `pollUntil` that runs `command` as root on the host over the kept connection
+   * and ends when it exits: a watch loop (remote-watch.ts) that exits printing `changed` on a
+   * change, `unchanged` when its time is up. Not logged.
+   */
+  watchCommand(what: string, command: string, timeoutSeconds: number): Waiter;
+  /**
+   * A waiter whose watching is the step's own: `until` connects (the kept connection while it
+   * lives, else a new one with the pinned key) as often as it needs and resolves true on a
+   * change, false when it stopped watching without one.
+   */
+  waiter(what: string, until: (connect: Connect, signal: AbortSignal) => Promise<boolean>): Waiter;
   /** The host's Proxmox API through its pinned certificate and the console's token. */
   proxmox(): Promise<ProxmoxClient>;
   /** The template VMIDs the catalog requires (lib/catalog: the one place that decides). */
@@ -52,6 +72,9 @@ export type HostServices = {
   /** The tick's database (catalog reads, log tailing, abort checks). */
   db: Database;
 };
+
+/** A connection to the host for a waiter; the caller closes it (hands a kept one back). */
+export type Connect = (readyTimeoutMs?: number) => Promise<SshSession>;
 
 export type HostFacts = Partial<
   Pick<
@@ -74,9 +97,11 @@ export function asRoot(sshUser: string, command: string): string {
 
 export function createHostServices(
   db: Database,
-  run: RunRef & RunLogSink,
+  run: TickScope,
   config: OnboardingConfig,
+  resources: WorkerResources = {},
 ): { services: HostServices; dispose(): Promise<void> } {
+  const pool = resources.sshConnections;
   let hostPromise: Promise<HostRecord> | undefined;
   let sessionPromise: Promise<SshSession> | undefined;
 
@@ -85,10 +110,15 @@ export function createHostServices(
     return hostPromise;
   };
 
-  const connect = async (readyTimeoutMs?: number) => {
+  /** The login the host record names, unsealed, and its secret masked in the log. */
+  const login = async () => {
     const record = await host();
     const auth = await loadAuth(db, record.credentialId);
     run.maskSecret(auth.kind === "password" ? auth.password : (auth.passphrase ?? ""));
+    return { record, auth };
+  };
+
+  const open = async (record: HostRecord, auth: SshAuth, readyTimeoutMs?: number) => {
     const session = await connectSsh({
       host: record.address,
       port: record.sshPort,
@@ -101,8 +131,39 @@ export function createHostServices(
     return session;
   };
 
+  /**
+   * The connection this run keeps to the host, or a new one; first contact is never kept. Kept
+   * per run: a run proves its own login, so what changed on the host between two runs (a new
+   * host key, sshd refusing new connections) shows in the next run's first visit.
+   */
+  const scope = (record: HostRecord) => `${record.id}/${run.runId}`;
+  const connect = async (readyTimeoutMs?: number) => {
+    const { record, auth } = await login();
+    if (!pool || !record.hostKeySha256) return open(record, auth, readyTimeoutMs);
+    return pool.lease({ scope: scope(record), identity: loginIdentity(record, auth) }, () =>
+      open(record, auth, readyTimeoutMs),
+    );
+  };
+
+  const tickSignal = (own: AbortSignal | undefined) =>
+    own === undefined || own === run.signal ? run.signal : AbortSignal.any([own, run.signal]);
+
+  /** The tick's commands stop with the tick's signal (the visit's, then a clean-up's own). */
+  const bound = (session: SshSession): SshSession => ({
+    get hostKeySha256() {
+      return session.hostKeySha256;
+    },
+    get alive() {
+      return session.alive;
+    },
+    exec: (command, options) =>
+      session.exec(command, { ...options, signal: tickSignal(options?.signal) }),
+    upload: (remotePath, bytes, options) => session.upload(remotePath, bytes, options),
+    close: () => session.close(),
+  });
+
   const ssh = () => {
-    sessionPromise ??= connect();
+    sessionPromise ??= connect().then(bound);
     // A failed connect must not be cached for the rest of the tick.
     sessionPromise.catch(() => (sessionPromise = undefined));
     return sessionPromise;
@@ -112,7 +173,9 @@ export function createHostServices(
     const previous = sessionPromise;
     sessionPromise = undefined;
     (await previous?.catch(() => undefined))?.close();
-    sessionPromise = connect(readyTimeoutMs);
+    // A fresh connection is the proof asked for: the kept one must not answer for it.
+    pool?.retire(scope(await host()));
+    sessionPromise = connect(readyTimeoutMs).then(bound);
     sessionPromise.catch(() => (sessionPromise = undefined));
     return sessionPromise;
   };
@@ -147,6 +210,31 @@ export function createHostServices(
       throw error;
     }
   };
+
+  const waiter = (
+    what: string,
+    until: (connect: Connect, signal: AbortSignal) => Promise<boolean>,
+  ): Waiter => ({ what, wait: (signal) => until(connect, signal) });
+
+  const watchCommand = (what: string, command: string, timeoutSeconds: number): Waiter =>
+    waiter(what, async (connectNow, signal) => {
+      const record = await host();
+      const session = await connectNow();
+      try {
+        const result = await session.exec(asRoot(record.sshUser, command), {
+          signal,
+          timeoutMs: timeoutSeconds * 1000,
+          maxOutputBytes: 64 * 1024,
+        });
+        if (result.code !== 0)
+          throw new Error(
+            `watching ${what} failed (exit ${result.code}): ${result.stderr.trim() || "no error output"}`,
+          );
+        return watchSawChange(result.stdout);
+      } finally {
+        session.close();
+      }
+    });
 
   const proxmox = async () =>
     proxmoxClientForHost(db, await host(), { onSecret: (secret) => run.maskSecret(secret) });
@@ -185,6 +273,8 @@ export function createHostServices(
       ssh,
       reconnect,
       exec,
+      watchCommand,
+      waiter,
       proxmox,
       requiredTemplates,
       db,
@@ -197,6 +287,18 @@ export function createHostServices(
       session?.close();
     },
   };
+}
+
+/**
+ * Everything a kept connection was opened with that must still hold to reuse it: where, who,
+ * the pinned host key and the credential itself (a digest; the secret never leaves here).
+ */
+function loginIdentity(record: HostRecord, auth: SshAuth): string {
+  return createHash("sha256")
+    .update(
+      JSON.stringify([record.address, record.sshPort, record.sshUser, record.hostKeySha256, auth]),
+    )
+    .digest("hex");
 }
 
 /** One output stream of a command, decoded (UTF-8 split across chunks) and cut into lines. */

@@ -1,5 +1,11 @@
 import { sh } from "@/lib/ssh";
 import { killSessionSnippet, ownedLeaderSnippet } from "../detached-process";
+import {
+  printSignature,
+  takeSignature,
+  watchStatusCommand,
+  type WatchedStatus,
+} from "../remote-watch";
 
 /**
  * Commands BuildVmTemplate sends; every one is in lib/ssh/command-catalog.ts and passes `sh -n`.
@@ -8,6 +14,13 @@ import { killSessionSnippet, ownedLeaderSnippet } from "../detached-process";
  */
 export const BUILD_DIR = "/var/lib/clupilot/template-build";
 export const DRIVER_NAME = "template-run.sh";
+
+/** What a waiting visit decides on: state, phase, and whether the driver (pid, else lock) lives. */
+const BUILD_STATUS: WatchedStatus = {
+  dir: BUILD_DIR,
+  files: ["state", "phase"],
+  pidFiles: ["pid", "lock"],
+};
 
 /** Prints the host's absolute build dir, so uploads can name it. */
 export const RESOLVE_BUILD_DIR = `printf '%s\\n' ${BUILD_DIR}`;
@@ -40,6 +53,9 @@ const LOCK_STATE = `if ! command -v flock >/dev/null 2>&1; then echo unknown; el
  * table fails at once.
  */
 const STATUS_BODY = [
+  // What a waiter compares against (remote-watch.ts), read BEFORE what the visit decides on:
+  // a change in between makes the watch return at once, never go unnoticed.
+  printSignature(BUILD_STATUS),
   ...DRIVER_PID,
   ownedLeaderSnippet(DRIVER_ARGV),
   `cat "$d/state" 2>/dev/null; echo ${SEPARATOR}`,
@@ -56,31 +72,17 @@ const STATUS_BODY = [
 
 export const READ_STATUS = [`d=${BUILD_DIR}`, ...STATUS_BODY].join("\n");
 
+/** The status's signature alone: after a start, the first watch's baseline. */
+export const BUILD_SIGNATURE = printSignature(BUILD_STATUS);
+
 /**
- * The cheap watch (benchmark: state=ok → advance in ≤ 2 s instead of up to one poll interval):
- * waits up to `seconds` on the host while the driver is running and its phase unchanged,
- * reading two small files with the shell's own `read` and `kill -0` (no process besides one
- * `sleep` per half second), then prints what READ_STATUS prints. It returns early on any
- * change, so a finished build or a new phase reaches the console at once.
+ * Waits on the host, between visits and outside the worker's slots, until the build's state,
+ * phase or driver liveness differs from what the visit that polled read (`baseline`, its
+ * status read's signature), for at most about `seconds`: a finished build reaches the console
+ * within a round of the loop (remote-watch.ts).
  */
-export function watchStatusCommand(seconds: number): string {
-  const rounds = Math.max(0, Math.floor(seconds * 2));
-  return [
-    `d=${BUILD_DIR}`,
-    `p0=; { IFS= read -r p0 < "$d/phase"; } 2>/dev/null`,
-    ...DRIVER_PID,
-    "i=0",
-    `while [ $i -lt ${rounds} ]; do`,
-    `  s=; { IFS= read -r s < "$d/state"; } 2>/dev/null`,
-    // A missing state file is no result: the driver's liveness decides (kill -0 below).
-    `  case "$s" in ok|failed) break ;; esac`,
-    `  p=; { IFS= read -r p < "$d/phase"; } 2>/dev/null`,
-    `  [ "$p" = "$p0" ] || break`,
-    `  kill -0 "$pid" 2>/dev/null || break`,
-    "  sleep 0.5; i=$((i + 1))",
-    "done",
-    ...STATUS_BODY,
-  ].join("\n");
+export function watchBuildCommand(baseline: string, seconds: number): string {
+  return watchStatusCommand(BUILD_STATUS, baseline, seconds);
 }
 
 export type ParsedStatus = {
@@ -90,10 +92,13 @@ export type ParsedStatus = {
   driverAlive: boolean;
   lockHeld: boolean;
   logTail: string[];
+  /** The status's signature, taken before the rest: the baseline of the next watch. */
+  signature: string | null;
 };
 
 export function parseStatus(stdout: string): ParsedStatus {
-  const [state = "", phase = "", note = "", alive = "", lock = "", log = ""] = stdout.split(
+  const { signature, rest } = takeSignature(stdout);
+  const [state = "", phase = "", note = "", alive = "", lock = "", log = ""] = rest.split(
     `${SEPARATOR}\n`,
   );
   const lockState = lock.trim();
@@ -112,13 +117,14 @@ export function parseStatus(stdout: string): ParsedStatus {
     driverAlive: alive.trim() === "alive",
     lockHeld: lockState === "held",
     logTail: log.split("\n").filter((line) => line.length > 0),
+    signature,
   };
 }
 
 /**
  * Starts the driver detached (`nohup setsid`: it survives the SSH channel closing and leads its
  * own process group), then waits up to 15 s for the driver's own pid file, so the first poll
- * does not take a healthy build for dead. The previous build.log is kept as build.log.previous:
+ * does not take a healthy build for dead; prints the pid. The previous build.log is kept as build.log.previous:
  * each build's log starts at byte 0, and the run log's tail sees a new file. Refused (exit 75,
  * nothing touched) while any process holds the driver's lock: a live build is adopted, never
  * joined by a second driver.

@@ -2,24 +2,23 @@ import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { eq } from "drizzle-orm";
 import { requiredTemplateVmids } from "@/lib/catalog/required-template-vmids";
-import { runAbortRequests } from "@/lib/db/schema";
 import { tailIntoRunLog, type RemoteExec } from "@/lib/logs/tail-remote-file";
 import {
   advance,
   fail,
   poll,
+  pollUntil,
   type Outcome,
   type Step,
   type StepContext,
 } from "@/lib/pipeline/step";
 import type { ProxmoxClient } from "@/lib/proxmox/client";
-import { SshCommandTimeoutError } from "@/lib/ssh";
 import type { OnboardingConfig } from "../config";
 import { asRoot, type HostServices } from "../services";
 import { withPermanentSshFailures } from "../ssh-failure";
 import {
+  BUILD_SIGNATURE,
   buildEnvFile,
   CLEAR_STATUS,
   DRIVER_NAME,
@@ -30,11 +29,12 @@ import {
   RESOLVE_BUILD_DIR,
   START_REFUSED_EXIT,
   startBuildCommand,
-  watchStatusCommand,
+  watchBuildCommand,
   type ParsedStatus,
 } from "./commands";
 import { decideWithDeadline, decideWithoutDeadline } from "./decide";
 import { alreadyInPlace } from "../already-in-place";
+import { takeSignature } from "../remote-watch";
 import { describeKill } from "../detached-process";
 
 export const BUILD_VM_TEMPLATE = "BuildVmTemplate";
@@ -56,12 +56,6 @@ export const DEFAULT_SCRIPTS_DIR = path.resolve(
 );
 
 export type BuildVmTemplateOptions = {
-  /**
-   * Wait on the host for the build's state or phase to change (one command per poll, up to
-   * `pollSeconds`) instead of reading the status once and sleeping. Default true; false is the
-   * plain poll, kept for the benchmark's baseline.
-   */
-  watch?: boolean;
   /** Where template.sh and template-run.sh are read from. Default: deploy/bootstrap/lib. */
   scriptsDir?: string;
   /** The engine's backstop above the step's own deadline. Default 3600 s. */
@@ -87,8 +81,6 @@ export function buildDeadlineSeconds(
 
 /** SSH commands a poll-rate command may take beyond its own waiting. */
 const COMMAND_SLACK_MS = 30_000;
-/** How often a watching visit looks for an operator's Abort (one primary-key lookup). */
-const ABORT_CHECK_MS = 1000;
 
 /**
  * BuildVmTemplate: every VMID the catalog requires is a template (docs/build-vm-template.md).
@@ -102,7 +94,6 @@ export function buildVmTemplate(
 ): Step<HostServices> {
   type Ctx = StepContext<HostServices>;
   const database = (ctx: Ctx) => ctx.services.db;
-  const watch = options.watch ?? true;
   const scriptsDir = options.scriptsDir ?? DEFAULT_SCRIPTS_DIR;
   const maxDurationSeconds = options.maxDurationSeconds ?? MAX_DURATION_SECONDS;
   // Read per use: the configuration object is the live one (tests shorten it between runs).
@@ -128,36 +119,18 @@ export function buildVmTemplate(
   };
 
   /**
-   * One watching command; returns null when the operator's Abort arrived meanwhile (the abort
-   * tick needs this visit to end: it waits for the run row this visit holds).
+   * Polls, and has the worker watch the status files meanwhile (docs/pipeline.md, "Waiting"):
+   * the next visit comes as soon as state, phase or the driver's liveness differ from what this
+   * one read, and after the poll interval at the latest.
    */
-  const watchStatus = async (ctx: Ctx, remote: RemoteExec): Promise<ParsedStatus | null> => {
-    const stop = new AbortController();
-    const timer = setInterval(() => {
-      void database(ctx)
-        .select({ runId: runAbortRequests.runId })
-        .from(runAbortRequests)
-        .where(eq(runAbortRequests.runId, ctx.runId))
-        .then(
-          (rows) => rows.length > 0 && stop.abort(),
-          () => {},
-        );
-    }, ABORT_CHECK_MS);
-    try {
-      const result = await remote.exec(watchStatusCommand(config.pollSeconds), {
-        timeoutMs: config.pollSeconds * 1000 + COMMAND_SLACK_MS,
-        signal: AbortSignal.any([stop.signal, ctx.signal]),
-      });
-      if (result.code !== 0)
-        throw new Error(`watching the template build failed: ${result.stderr.trim()}`);
-      return parseStatus(result.stdout);
-    } catch (error) {
-      if (error instanceof SshCommandTimeoutError && error.aborted && stop.signal.aborted)
-        return null;
-      throw error;
-    } finally {
-      clearInterval(timer);
-    }
+  const pollWatching = (ctx: Ctx, signature: string | null, phase: string): Outcome => {
+    if (signature === null) return poll(config.pollSeconds, phase);
+    const waiter = ctx.services.watchCommand(
+      "the template build's status",
+      watchBuildCommand(signature, config.pollSeconds),
+      config.pollSeconds + COMMAND_SLACK_MS / 1000,
+    );
+    return pollUntil(waiter, config.pollSeconds, phase);
   };
 
   /** The host's build.log into the run log by byte offset. Never fails the visit. */
@@ -257,7 +230,7 @@ export function buildVmTemplate(
     );
     await tailLog(ctx, remote, buildDir);
     const now = await readStatus(remote);
-    return poll(watch ? 0 : config.pollSeconds, phaseLine(now));
+    return pollWatching(ctx, now.signature, phaseLine(now));
   };
 
   const start = async (ctx: Ctx, remote: RemoteExec, missing: number[]): Promise<Outcome> => {
@@ -276,14 +249,18 @@ export function buildVmTemplate(
       sha512sumsUrl: config.cloudImageSumsUrl,
     });
     await upload(ctx, session, host.sshUser, `${buildDir}/build.env`, Buffer.from(env), 0o600);
-    const started = await ctx.services.exec(startBuildCommand(buildDir), { timeoutMs: 60_000 });
+    // The signature after the driver's pid: the first watch's baseline.
+    const started = await ctx.services.exec(`${startBuildCommand(buildDir)}\n${BUILD_SIGNATURE}`, {
+      timeoutMs: 60_000,
+    });
     if (started.code === START_REFUSED_EXIT)
       throw new Error(
         `a template build driver still runs on the host (${started.stderr.trim()}); the next visit adopts it`,
       );
     if (started.code !== 0)
       throw new Error(`starting the template build failed: ${started.stderr.trim()}`);
-    const pid = started.stdout.trim();
+    const { signature, rest } = takeSignature(started.stdout);
+    const pid = rest.trim();
     ctx.context.set(DEADLINE_KEY, Date.now() + ownDeadlineSeconds() * 1000);
     ctx.context.set(BUILD_DIR_KEY, buildDir);
     if (ownDeadlineSeconds() < config.templateBuildDeadlineSeconds)
@@ -295,7 +272,7 @@ export function buildVmTemplate(
         ? `template build for VMID ${missing.join(", ")} started (driver pid ${pid}, detached)`
         : `template build for VMID ${missing.join(", ")} started, but no pid file appeared within 15 s`,
     );
-    return poll(watch ? 0 : config.pollSeconds, "template build started");
+    return pollWatching(ctx, signature, "template build started");
   };
 
   return {
@@ -322,15 +299,21 @@ export function buildVmTemplate(
           // beside it (two drivers would share the status files).
           const ownDeadline = ctx.context.get<number>(DEADLINE_KEY);
           if (ownDeadline !== undefined && ctx.visit > 1) {
-            const status = await readStatus(await quietRemote(ctx));
+            const remote = await quietRemote(ctx);
+            const status = await readStatus(remote);
             if (status.driverAlive && status.state !== "failed") {
+              // The driver's end changes its liveness: the watch sees it within a round.
               if (Date.now() < ownDeadline)
-                return poll(Math.min(config.pollSeconds, 1), phaseLine(status));
+                return pollWatching(ctx, status.signature, phaseLine(status));
               // The templates stand, but the driver would not end: it goes, they stay.
               ctx.log(
                 `Proxmox reports the templates, but the build's driver was still running after its deadline of ${deadlineText(ownDeadlineSeconds())}; stopping it`,
               );
               await cleanUp(ctx);
+            } else {
+              // The driver has ended: the rest of its log belongs in this run's.
+              const buildDir = ctx.context.get<string>(BUILD_DIR_KEY);
+              if (buildDir) await tailLog(ctx, remote, buildDir, true);
             }
           }
           forget(ctx);
@@ -374,11 +357,9 @@ export function buildVmTemplate(
         // The log first, the status after it: the phase line this visit shows is never older
         // than the log's last line (the driver writes the phase file before the log line).
         await tailLog(ctx, remote, buildDir);
-        const watchStarted = Date.now();
-        const status = watch ? await watchStatus(ctx, remote) : await readStatus(remote);
-        if (status === null) return poll(0, "abort requested"); // the abort tick follows
+        const status = await readStatus(remote);
         if (status.state === "ok") {
-          // The watch may have seen the driver finish after step 2 asked: ask the API again.
+          // The driver may have finished after step 2 asked: ask the API again.
           const still = await missingTemplates(proxmox, missing);
           if (still.length === 0) {
             await tailLog(ctx, remote, buildDir, true);
@@ -389,15 +370,7 @@ export function buildVmTemplate(
         const decision = decideWithDeadline(status);
         if (decision.kind === "fail")
           return failBuild(ctx, remote, buildDir, status, decision.reason);
-        // A watch that waited its full time polls again at once; one that ended early (a new
-        // phase) too, but never in a tight loop should the host return at once every time.
-        const waited = (Date.now() - watchStarted) / 1000;
-        const next = !watch
-          ? config.pollSeconds
-          : waited >= config.pollSeconds - 0.5
-            ? 0
-            : Math.min(0.25, config.pollSeconds);
-        return poll(next, phaseLine(status));
+        return pollWatching(ctx, status.signature, phaseLine(status));
       }),
 
     async abort(ctx) {

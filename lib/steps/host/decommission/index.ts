@@ -25,7 +25,7 @@ export function createDecommissionHostPipeline(config: OnboardingConfig) {
   return definePipeline<HostServices>({
     name: DECOMMISSION_HOST,
     steps: decommissionSteps,
-    services: (run, db) => createHostServices(db, run, config),
+    services: (run, db, resources) => createHostServices(db, run, config, resources),
   });
 }
 

@@ -1,0 +1,199 @@
+/**
+ * Issue 16: waiting costs no worker slot. Eight template builds in flight on a worker with two
+ * slots: the builds wait between their visits, so an unrelated run's ticks start when they are
+ * due, and each build still advances within about a second of its driver writing `state=ok` —
+ * at the production poll interval (30 s), so only the worker's waiters can explain it.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { and, asc, eq, inArray } from "drizzle-orm";
+import {
+  liveGroupMembers,
+  startImageServer,
+  startLab,
+  type ImageServer,
+  type LabNode,
+} from "@/lab";
+import { createDb, type Database } from "@/lib/db/client";
+import { runs, stepVisits } from "@/lib/db/schema";
+import { definePipeline, poll, advance } from "@/lib/pipeline/step";
+import { createTestDatabase } from "@/test/db";
+import {
+  buildTemplatePipeline,
+  insertOnboardedHost,
+  labBuildConfig,
+  setCatalog,
+  settled,
+  startBuildRun,
+} from "@/test/fixtures/build-vm-template";
+import { startRun } from "@/lib/runs/start-run";
+import { waitFor } from "@/test/worker-process";
+import { startWorker, type WorkerHandle } from "@/worker/runner";
+import { BUILD_VM_TEMPLATE } from ".";
+
+const BUILDS = 8;
+/**
+ * The issue's figure is 1 s (bench:template measures it: about 0.5 s); this machine is shared,
+ * so the test allows 2 s — far below what a wait holding a slot costs here (up to the 30 s poll
+ * interval: two builds' in-visit watches would hold both slots).
+ */
+const SHARED_MACHINE_BOUND_SECONDS = 2;
+const UNRELATED_POLL_SECONDS = 0.5;
+const UNRELATED_VISITS = 12;
+
+let db: Database;
+let worker: WorkerHandle;
+let image: ImageServer;
+const nodes: LabNode[] = [];
+const hostIds: string[] = [];
+let cleanup: () => Promise<void>;
+
+const pipeline = () =>
+  buildTemplatePipeline("test-bvt-waiting", labBuildConfig(image, { pollSeconds: 30 }));
+let builds: ReturnType<typeof pipeline>;
+
+/** A run of another kind: a step that polls every half second, doing nothing else. */
+const unrelated = definePipeline<null>({
+  name: "test-unrelated-poller",
+  steps: [
+    {
+      name: "Poller",
+      maxDuration: () => 600,
+      async visit(ctx) {
+        return ctx.visit >= UNRELATED_VISITS
+          ? advance()
+          : poll(UNRELATED_POLL_SECONDS, `visit ${ctx.visit}`);
+      },
+    },
+  ],
+  services: () => ({ services: null, dispose: async () => {} }),
+});
+
+beforeAll(async () => {
+  const database = await createTestDatabase();
+  const handle = createDb(database.url, 6);
+  db = handle.db;
+  image = await startImageServer({ imageSizeBytes: 256 * 1024 });
+  builds = pipeline();
+  worker = await startWorker({
+    connectionString: database.url,
+    pipelines: { [builds.name]: builds, [unrelated.name]: unrelated },
+    concurrency: 2,
+    pollIntervalMs: 100,
+    engine: { backoffSeconds: () => 0.5, maxTransientErrors: 3 },
+    periodicChecks: false,
+    log: () => {},
+  });
+  for (let i = 0; i < BUILDS; i++) {
+    // Slow enough that every build is still running once the last one has started.
+    const node = await startLab({ state: "onboarded", storage: "dir", timeScale: 0.3 });
+    nodes.push(node);
+    hostIds.push(await insertOnboardedHost(db, node));
+  }
+  await setCatalog(db, [9000]);
+  cleanup = async () => {
+    await worker.stop();
+    await Promise.all([...nodes.map((node) => node.stop()), image.stop()]);
+    await handle.pool.end();
+    await database.drop();
+  };
+}, 180_000);
+afterAll(() => cleanup());
+
+const stateFile = (node: LabNode) => path.join(node.root, "var/lib/clupilot/template-build/state");
+const readState = (node: LabNode) => {
+  try {
+    return fs.readFileSync(stateFile(node), "utf8").trim();
+  } catch {
+    return null;
+  }
+};
+
+/** Waiters' watch loops (remote-watch.ts) on these nodes whose process group still lives. */
+function watchLoops(): number[] {
+  return nodes
+    .flatMap((node) => node.commands)
+    .filter((c) => c.command.includes("clupilot-watch: unchanged"))
+    .filter((c) => c.exit === null || liveGroupMembers(c.pid).length > 0)
+    .map((c) => c.pid);
+}
+
+describe("waiting costs no worker slot", () => {
+  it(`${BUILDS} template builds in flight on 2 slots: an unrelated run's ticks start when due, and each build advances at once after state=ok`, async () => {
+    // When each driver wrote `ok`, seen locally every 10 ms.
+    const okAt = new Map<number, number>();
+    const looking = setInterval(() => {
+      nodes.forEach((node, i) => {
+        if (!okAt.has(i) && readState(node) === "ok") okAt.set(i, Date.now());
+      });
+    }, 10);
+    try {
+      const runIds: string[] = [];
+      for (const hostId of hostIds) runIds.push(await startBuildRun(db, builds, hostId));
+      await waitFor(
+        "every build's driver to run",
+        async () => nodes.every((node) => readState(node) === "running") || null,
+        120_000,
+        50,
+      );
+
+      const pollerId = await db.transaction((tx) =>
+        startRun(tx, { pipeline: unrelated, hostId: null, actor: "test" }),
+      );
+      const poller = await settled(db, pollerId, 120_000);
+      expect(poller.status).toBe("succeeded");
+      // Every build was still waiting while the poller ran: this is the load it had to get by.
+      const finishedBefore = await db
+        .select({ id: runs.id })
+        .from(runs)
+        .where(and(inArray(runs.id, runIds), eq(runs.status, "succeeded")));
+      expect(finishedBefore.length).toBeLessThan(BUILDS);
+
+      const visits = await db
+        .select()
+        .from(stepVisits)
+        .where(eq(stepVisits.runId, pollerId))
+        .orderBy(asc(stepVisits.visit));
+      expect(visits).toHaveLength(UNRELATED_VISITS);
+      const late = visits
+        .slice(1)
+        .map(
+          (v, i) =>
+            (v.startedAt.getTime() -
+              visits[i]!.finishedAt.getTime() -
+              UNRELATED_POLL_SECONDS * 1000) /
+            1000,
+        );
+      expect(Math.max(...late), `lateness of each tick (s): ${late.join(", ")}`).toBeLessThan(
+        SHARED_MACHINE_BOUND_SECONDS,
+      );
+
+      const ended = await Promise.all(runIds.map((id) => settled(db, id, 240_000)));
+      expect(ended.map((run) => run.failureReason ?? run.status)).toEqual(
+        runIds.map(() => "succeeded"),
+      );
+      const afterOk: number[] = [];
+      for (const [i, runId] of runIds.entries()) {
+        const [last] = await db
+          .select()
+          .from(stepVisits)
+          .where(and(eq(stepVisits.runId, runId), eq(stepVisits.step, BUILD_VM_TEMPLATE)))
+          .orderBy(asc(stepVisits.id))
+          .then((rows) => rows.slice(-1));
+        const ok = okAt.get(i);
+        // Proxmox may report the template just before the driver writes ok: then ok counts.
+        if (ok !== undefined) afterOk.push((last!.finishedAt.getTime() - ok) / 1000);
+      }
+      expect(afterOk.length, "builds whose state=ok was seen").toBeGreaterThanOrEqual(BUILDS - 1);
+      expect(Math.max(...afterOk), `state=ok → advance (s): ${afterOk.join(", ")}`).toBeLessThan(
+        SHARED_MACHINE_BOUND_SECONDS,
+      );
+      // Nothing of the waiters is left: not in the worker, not on the hosts.
+      expect(worker.waits.watching()).toEqual([]);
+      await waitFor("no watch loop on any host", async () => watchLoops().length === 0, 5000);
+    } finally {
+      clearInterval(looking);
+    }
+  }, 400_000);
+});

@@ -1,0 +1,234 @@
+/**
+ * Issue 16: the waiting steps are woken by the worker's waiters, at the production poll interval
+ * (30 s), so nothing here could pass on the poll's own tick: an apt job's end and a rebooted
+ * host reach the run within a second or two, over the connection the waiter already holds. A
+ * worker that stops takes its waiters (and their loops on the host) with it, and the next worker
+ * picks the run up at its poll tick: the fallback, no second source of truth.
+ */
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { and, asc, eq } from "drizzle-orm";
+import { createDb, type Database } from "@/lib/db/client";
+import { runs, stepVisits } from "@/lib/db/schema";
+import { createHost } from "@/lib/hosts/create-host";
+import { definePipeline, type Pipeline, type Step } from "@/lib/pipeline/step";
+import { liveGroupMembers, startImageServer, type ImageServer, type LabNode } from "@/lab";
+import { PVE_KERNEL } from "@/lab/debian/catalog";
+import { labProxmoxKeyring } from "@/lab/debian/apt-sources";
+import { markInstalled } from "@/lab/debian/dpkg-status";
+import { writeNextKernel } from "@/lab/debian/lab-state";
+import { createTestDatabase } from "@/test/db";
+import { startStepHarness, type StepHarness } from "@/test/fixtures/step-harness";
+import { settled as settledRun, startTestRun } from "@/test/runs";
+import { waitFor } from "@/test/worker-process";
+import { startWorker } from "@/worker/runner";
+import { onboardingConfigFromEnv, type OnboardingConfig } from "./config";
+import { connectHost } from "./connect-host";
+import { installProxmoxKernel } from "./install-proxmox-kernel";
+import { installProxmoxRepository } from "./install-proxmox-repository";
+import { rebootIntoPveKernel } from "./reboot-into-pve-kernel";
+import { createHostServices, type HostServices } from "./services";
+
+let db: Database;
+let harness: StepHarness;
+let image: ImageServer;
+let config: OnboardingConfig;
+const pipelines: Record<string, Pipeline<HostServices>> = {};
+
+function pipeline(name: string, steps: Step<HostServices>[]) {
+  const p = definePipeline<HostServices>({
+    name,
+    steps,
+    services: (run, database, resources) => createHostServices(database, run, config, resources),
+  });
+  pipelines[name] = p;
+  return p;
+}
+
+let kernel: Pipeline<HostServices>;
+let reboot: Pipeline<HostServices>;
+
+beforeAll(async () => {
+  image = await startImageServer({ imageSizeBytes: 64 * 1024 });
+  config = {
+    ...onboardingConfigFromEnv({} as NodeJS.ProcessEnv),
+    minMemoryMiB: 256,
+    minFreeDiskGiB: 1,
+    ...labProxmoxKeyring(image.keyringUrl),
+    rebootDeadlineSeconds: 120,
+  };
+  expect(config.pollSeconds).toBe(30);
+  kernel = pipeline("test-waiters-kernel", [
+    connectHost,
+    installProxmoxRepository(config),
+    installProxmoxKernel(),
+  ]);
+  reboot = pipeline("test-waiters-reboot", [connectHost, rebootIntoPveKernel(config)]);
+  harness = await startStepHarness({ pipelines, lab: { timeScale: 0.01 } });
+  db = harness.db;
+}, 120_000);
+afterAll(async () => {
+  await harness?.stop();
+  await image?.stop();
+});
+
+let counter = 0;
+async function addHost(node: LabNode): Promise<string> {
+  const { hostId, runId } = await createHost(
+    db,
+    {
+      name: `waiters-${++counter}`,
+      address: node.ssh.host,
+      sshPort: node.ssh.port,
+      apiPort: 8006,
+      sshUser: node.ssh.username,
+      authMethod: "password",
+      password: node.ssh.password,
+    },
+    "test",
+  );
+  await settledRun(db, runId);
+  return hostId;
+}
+
+async function lastVisit(runId: string, step: string) {
+  const visits = await db
+    .select()
+    .from(stepVisits)
+    .where(and(eq(stepVisits.runId, runId), eq(stepVisits.step, step)))
+    .orderBy(asc(stepVisits.id));
+  return visits.at(-1)!;
+}
+
+const logins = (node: LabNode) => node.authAttempts.filter((a) => a.accepted).length;
+const watchLoopsOn = (node: LabNode) =>
+  node.commands
+    .filter((c) => c.command.includes("clupilot-watch: unchanged"))
+    .filter((c) => c.exit === null || liveGroupMembers(c.pid).length > 0);
+
+const JOB_DIR = "var/lib/clupilot/jobs/install-proxmox-kernel";
+
+describe("waiting steps are woken by the worker's waiters (poll interval 30 s)", () => {
+  it("an apt job's end reaches the run within 1.5 s; the whole chain holds one SSH login", async () => {
+    const node = await harness.lab({ timeScale: 0.2 });
+    const hostId = await addHost(node);
+    const before = logins(node);
+    const runId = await startTestRun(db, kernel, hostId);
+    let okAt: number | null = null;
+    await waitFor(
+      "the kernel job to report ok",
+      async () => {
+        const state = await readFile(path.join(node.root, JOB_DIR, "state"), "utf8").catch(
+          () => "",
+        );
+        if (state.trim() === "ok") okAt = Date.now();
+        return okAt !== null;
+      },
+      90_000,
+      10,
+    );
+    const ended = await settledRun(db, runId, 30_000);
+    expect(ended.status, ended.failureReason ?? "").toBe("succeeded");
+    const advanced = await lastVisit(runId, "InstallProxmoxKernel");
+    expect(advanced.outcome).toBe("advance");
+    expect((advanced.finishedAt.getTime() - okAt!) / 1000).toBeLessThan(1.5);
+    // ConnectHost's first contact (it pins the key; never kept) and one kept connection after.
+    expect(logins(node) - before).toBeLessThanOrEqual(2);
+  }, 120_000);
+
+  it("a rebooted host reaches the run within a few seconds of answering again, on the waiter's login", async () => {
+    const node = await harness.lab();
+    markInstalled(node.root, [
+      { name: "proxmox-default-kernel", version: "2.0.0", architecture: "all" },
+    ]);
+    writeNextKernel(node.root, PVE_KERNEL);
+    node.setDebianFaults({ rebootTakesMs: 3000 });
+    const runId = await startTestRun(db, reboot, await addHost(node));
+    await waitFor(
+      "the host to go down",
+      async () => node.power.history[0]?.downAt ?? null,
+      30_000,
+      20,
+    );
+    await node.power.waitUntilUp(30_000);
+    const { downAt, upAt } = node.power.history[0]!;
+    const ended = await settledRun(db, runId, 30_000);
+    expect(ended.status, ended.failureReason ?? "").toBe("succeeded");
+    const advanced = await lastVisit(runId, "RebootIntoPveKernel");
+    expect(advanced.detail).toBe(`running ${PVE_KERNEL.release}`);
+    expect((advanced.finishedAt.getTime() - upAt!.getTime()) / 1000).toBeLessThan(5);
+    // The waiter's first look after the boot logged in; the visit it woke used that connection.
+    expect(node.authAttempts.filter((a) => a.accepted && a.at >= downAt!)).toHaveLength(1);
+  }, 120_000);
+
+  it("a worker that stops takes its waiters and their loops with it; the next worker goes on from the poll tick", async () => {
+    // A database and workers of its own: the harness's worker knows nothing of this pipeline.
+    const database = await createTestDatabase();
+    const handle = createDb(database.url, 4);
+    const node = await harness.lab({ timeScale: 0.5 });
+    const fallback = { ...config, pollSeconds: 4 };
+    const own = definePipeline<HostServices>({
+      name: "test-waiters-restart",
+      steps: [connectHost, installProxmoxRepository(fallback), installProxmoxKernel()],
+      services: (run, database, resources) =>
+        createHostServices(database, run, fallback, resources),
+    });
+    const workerOptions = {
+      connectionString: database.url,
+      pipelines: { [own.name]: own },
+      concurrency: 2,
+      pollIntervalMs: 100,
+      periodicChecks: false,
+      log: () => {},
+    };
+    const first = await startWorker(workerOptions);
+    const { hostId, runId: onboard } = await createHost(
+      handle.db,
+      {
+        name: "waiters-restart",
+        address: node.ssh.host,
+        sshPort: node.ssh.port,
+        apiPort: 8006,
+        sshUser: node.ssh.username,
+        authMethod: "password",
+        password: node.ssh.password,
+      },
+      "test",
+    );
+    await settledRun(handle.db, onboard);
+    const runId = await startTestRun(handle.db, own, hostId);
+    await waitFor(
+      "the kernel job to be watched",
+      async () =>
+        first.waits.watching().includes(runId) && watchLoopsOn(node).length > 0 ? true : null,
+      90_000,
+      50,
+    );
+    await first.stop();
+    expect(first.waits.watching()).toEqual([]);
+    await waitFor("no watch loop on the host", async () => watchLoopsOn(node).length === 0, 5000);
+    const [waiting] = await handle.db.select().from(runs).where(eq(runs.id, runId));
+    expect(waiting).toMatchObject({ status: "running", currentStep: "InstallProxmoxKernel" });
+
+    const second = await startWorker(workerOptions);
+    try {
+      const ended = await settledRun(handle.db, runId, 90_000);
+      expect(ended.status, ended.failureReason ?? "").toBe("succeeded");
+      // Its first visit was the poll's own tick, not earlier: nobody watched in between.
+      const visits = await handle.db
+        .select()
+        .from(stepVisits)
+        .where(and(eq(stepVisits.runId, runId), eq(stepVisits.step, "InstallProxmoxKernel")))
+        .orderBy(asc(stepVisits.id));
+      const resumed = visits.find((v) => v.startedAt > waiting!.updatedAt)!;
+      expect(resumed.startedAt.getTime()).toBeGreaterThanOrEqual(
+        waiting!.nextTickAt!.getTime() - 50,
+      );
+    } finally {
+      await second.stop();
+      await handle.pool.end();
+      await database.drop();
+    }
+  }, 180_000);
+});

@@ -2,7 +2,7 @@ import { sh } from "@/lib/ssh";
 import { killSessionSnippet, ownedLeaderSnippet } from "../detached-process";
 
 /**
- * Commands BuildVmTemplate sends; every one is in lib/ssh/command-catalog.ts and passes `sh -n`.
+ * Commands BuildVmTemplate sends; every one is in test/command-catalog.ts and passes `sh -n`.
  * The state dir is resolved on the host (`CLUPILOT_STATE_DIR` is set only in the lab). All of
  * them are POSIX sh: a non-root user's commands run through `sudo -n sh -c` (dash on Debian).
  */

@@ -15,7 +15,7 @@ import { createApiToken, CONSOLE_TOKEN_ID } from "@/lib/steps/host/create-api-to
 import { createDecommissionHostPipeline } from "@/lib/steps/host/decommission";
 import { connectHost } from "@/lib/steps/host/connect-host";
 import { createHostServices, type HostServices } from "@/lib/steps/host/services";
-import { activeHosts } from "@/worker/tasks/vm-template-check";
+import { activeHosts } from "@/lib/hosts/active-hosts";
 import { generateClientKey, type LabNode } from "@/lab";
 import { testConfig } from "@/test/fixtures/api-steps";
 import { startStepHarness, type StepHarness } from "@/test/fixtures/step-harness";

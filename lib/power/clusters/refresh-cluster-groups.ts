@@ -8,7 +8,7 @@ import {
 } from "@/lib/db/schema";
 import { safeErrorSummary } from "@/lib/errors";
 import { notifyLive } from "@/lib/pipeline/schedule";
-import { activeHosts } from "@/worker/tasks/vm-template-check";
+import { activeHosts } from "@/lib/hosts/active-hosts";
 import { hostApi, type CephAnswer, type ClusterAnswer, type HostApi } from "./cluster-api";
 
 type HostRecord = typeof hosts.$inferSelect;

@@ -1,5 +1,5 @@
 import type { Database } from "@/lib/db/client";
-import { notifyLive } from "@/lib/pipeline/schedule";
+import { notifyLive } from "@/lib/live/notify";
 
 /**
  * Tells every web server, on commit, that what `userId` may do changed (a session ended, a token

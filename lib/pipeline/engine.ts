@@ -6,8 +6,9 @@ import { createRunLogWriter } from "@/lib/logs/writer";
 import { notifyRunEvent } from "@/lib/notify/run-events";
 import { ABORT_REASON } from "./abort-reason";
 import { RunContext } from "./context";
-import { notifyLive, scheduleTick } from "./schedule";
+import { scheduleTick } from "./schedule";
 import type { AnyPipeline, Outcome, Step } from "./step";
+import { notifyLive } from "@/lib/live/notify";
 
 export type EngineOptions = {
   db: Database;

@@ -6,8 +6,9 @@ import { retiredHostError } from "@/lib/hosts/reonboard-host";
 import { AppError } from "@/lib/errors";
 import { appendRunLog } from "@/lib/logs/append";
 import { formatLogTime } from "@/lib/logs/text";
-import { notifyLive, scheduleTick } from "@/lib/pipeline/schedule";
+import { scheduleTick } from "@/lib/pipeline/schedule";
 import { RUN_RETRIED } from "./attempts";
+import { notifyLive } from "@/lib/live/notify";
 
 /**
  * Re-enters a failed run at the step that failed, as a first visit of a new chain: the step's

@@ -10,7 +10,7 @@ import { hosts } from "@/lib/db/schema";
 import { activeHosts } from "@/lib/hosts/active-hosts";
 import { proxmoxClientForHost } from "@/lib/hosts/proxmox-client";
 import { recordTemplateFinding } from "@/lib/notify/template-check-events";
-import { notifyLive } from "@/lib/pipeline/schedule";
+import { notifyLive } from "@/lib/live/notify";
 import {
   COULD_NOT_CHECK,
   findMissingTemplates,

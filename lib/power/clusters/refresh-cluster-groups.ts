@@ -7,7 +7,7 @@ import {
   type ClusterNodeRecord,
 } from "@/lib/db/schema";
 import { safeErrorSummary } from "@/lib/errors";
-import { notifyLive } from "@/lib/pipeline/schedule";
+import { notifyLive } from "@/lib/live/notify";
 import { activeHosts } from "@/lib/hosts/active-hosts";
 import { hostApi, type CephAnswer, type ClusterAnswer, type HostApi } from "./cluster-api";
 

@@ -1,5 +1,5 @@
 import { requestStillAllowed, type Actor } from "@/lib/auth/actor";
-import type { Role } from "@/lib/auth/roles";
+import type { Role } from "@/lib/roles";
 import { processReachability } from "@/lib/db/reachability";
 import { isDatabaseUnreachable } from "@/lib/db/unreachable";
 import { safeErrorSummary } from "@/lib/errors";

@@ -13,7 +13,7 @@ import { LatestRunTimeline } from "@/components/power/timeline-latest";
 import { UpsCards } from "@/components/power/ups-cards";
 import { searchParamsInput } from "@/lib/api/query-params";
 import { requirePageActor } from "@/lib/auth/actor";
-import { hasRole } from "@/lib/auth/roles";
+import { hasRole } from "@/lib/roles";
 import { getDb } from "@/lib/db/client";
 import { failingDeliveriesSummary } from "@/lib/notify/deliveries";
 import { fieldErrors as zodFieldErrors } from "@/lib/hosts/schemas";

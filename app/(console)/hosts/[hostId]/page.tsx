@@ -5,7 +5,7 @@ import { requirePageActor } from "@/lib/auth/actor";
 import { HostDetailView } from "@/components/host-detail";
 import { getDb } from "@/lib/db/client";
 import { getHost } from "@/lib/hosts/get-host";
-import { hasRole } from "@/lib/auth/roles";
+import { hasRole } from "@/lib/roles";
 import { installKeyCommand } from "@/lib/console-key/commands";
 import { ensureConsoleKey } from "@/lib/console-key/store";
 import { listHostRuns } from "@/lib/hosts/list-host-runs";

@@ -11,7 +11,7 @@ import { SelfTestCard } from "@/components/power/self-test-card";
 import { ShutdownRunPanel } from "@/components/power/shutdown-run-panel";
 import { LatestRunTimeline } from "@/components/power/timeline-latest";
 import { UpsCards } from "@/components/power/ups-cards";
-import { searchParamsInput } from "@/lib/api/query-params";
+import { searchParamsInput } from "@/lib/http/query-params";
 import { requirePageActor } from "@/lib/auth/actor";
 import { hasRole } from "@/lib/roles";
 import { getDb } from "@/lib/db/client";

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { credentials, events, hosts, runs, stepVisits } from "@/lib/db/schema";
-import { ensureConsoleKey } from "@/lib/console-key/store";
+import { ensureConsoleKey } from "@/lib/host-access/console-key-store";
 import { unseal } from "@/lib/secrets/seal";
 import { ABORT_REASON } from "@/lib/pipeline/engine";
 import { definePipeline, poll, type Step } from "@/lib/pipeline/step";

@@ -8,7 +8,7 @@ import {
 import type { Database } from "@/lib/db/client";
 import { hosts } from "@/lib/db/schema";
 import { activeHosts } from "@/lib/hosts/active-hosts";
-import { proxmoxClientForHost } from "@/lib/hosts/proxmox-client";
+import { proxmoxClientForHost } from "@/lib/host-access/proxmox-client";
 import { recordTemplateFinding } from "@/lib/notify/template-check-events";
 import { notifyLive } from "@/lib/live/notify";
 import {

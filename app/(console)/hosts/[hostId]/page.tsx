@@ -7,7 +7,7 @@ import { getDb } from "@/lib/db/client";
 import { getHost } from "@/lib/hosts/get-host";
 import { hasRole } from "@/lib/roles";
 import { installKeyCommand } from "@/lib/console-key/commands";
-import { ensureConsoleKey } from "@/lib/console-key/store";
+import { ensureConsoleKey } from "@/lib/host-access/console-key-store";
 import { listHostRuns } from "@/lib/hosts/list-host-runs";
 import { ZHostId, ZRunId } from "@/lib/hosts/schemas";
 import { getRun } from "@/lib/runs/get-run";

@@ -142,7 +142,7 @@ describe("decommissioning a host", () => {
       .from(credentials)
       .where(eq(credentials.id, host.credentialId));
     expect(unseal(sshCredential!.sealed)).toBe("{}");
-    expect((await getHost(db, hostId))!.state).toBe("retired");
+    expect((await getHost(db, hostId, pipelines))!.state).toBe("retired");
     const history = await getRun(db, onboardingRunId, pipelines);
     expect(history).toMatchObject({ status: "succeeded", hostId });
     expect(history!.timeline.map((s) => s.state)).toEqual(["done", "done"]);
@@ -228,14 +228,14 @@ describe("decommissioning a host", () => {
 
     const { runId, abortsRunId } = await decommissionHost(db, { hostId, actor: "alice" });
     expect(abortsRunId).toBe(busyRunId);
-    expect((await getHost(db, hostId))!.state).toBe("decommissioning");
+    expect((await getHost(db, hostId, pipelines))!.state).toBe("decommissioning");
     expect((await settled(db, runId)).status).toBe("succeeded");
     expect(await runRow(db, busyRunId)).toMatchObject({
       status: "failed",
       failureReason: ABORT_REASON,
     });
     expect((await results(runId)).AbortActiveRun).toBe(`run ${busyRunId} aborted and stopped`);
-    expect((await getHost(db, hostId))!.state).toBe("retired");
+    expect((await getHost(db, hostId, pipelines))!.state).toBe("retired");
     // The aborted run cannot be retried on the retired host either.
     expect((await refusal(retryRun(db, { runId: busyRunId, actor: "alice" }))).message).toMatch(
       /is retired and gets no new runs/,

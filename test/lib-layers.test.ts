@@ -75,6 +75,19 @@ const TYPE_ONLY_UPWARD: ReadonlyArray<{ from: string; to: string }> = [
   { from: "lib/db/schema/", to: "lib/power/" },
 ];
 
+/** Modules that must never reach a browser bundle: they hold or read secrets. */
+const SERVER_ONLY = [
+  "lib/db/client.ts",
+  "lib/db/embedded-postgres-credentials.ts",
+  "lib/secrets/key.ts",
+  "lib/secrets/seal.ts",
+  "lib/ssh/client.ts",
+  "lib/host-access/host-credential.ts",
+  "lib/host-access/console-key-store.ts",
+  "lib/host-access/proxmox-client.ts",
+  "lib/auth/cli-database.ts",
+];
+
 /** Not product code: the product (and lib/ above all) never imports these. */
 const NOT_PRODUCT = ["lab", "test", "e2e", "bench"];
 
@@ -182,7 +195,7 @@ const layeringEdges = new Map(
 
 describe("lib/ in layers", () => {
   it("reads the real import graph (not an empty or partial one)", () => {
-    // Measured when the layers were drawn: 360 modules in 24 folders, 111 folder edges.
+    // Measured when the layers were drawn: 354 modules in 24 folders, 111 folder edges.
     expect(libSources.length).toBeGreaterThan(300);
     expect(libFolders.length).toBe(LAYERS.flatMap((layer) => layer.folders).length);
     const edgeCount = [...edges.values()].reduce((sum, out) => sum + out.size, 0);
@@ -290,5 +303,41 @@ describe("lib/ in layers", () => {
     }
     const unreached = libSources.map((source) => source.file).filter((file) => !reached.has(file));
     expect(unreached, "only tests use these: move them to test/ (or delete them)").toEqual([]);
+  });
+});
+
+describe("client components", () => {
+  it("mark the modules that hold secrets server-only", () => {
+    const unmarked = SERVER_ONLY.filter((file) => !byFile.get(file)?.serverOnly);
+    expect(unmarked, 'add import "server-only"').toEqual([]);
+  });
+
+  it("reach no server-only module through what they import (types aside)", () => {
+    // What a "use client" module pulls into the browser bundle: its value imports, and theirs.
+    // A "use server" module is where that stops: the client gets references to its actions.
+    const clients = sources.filter((source) => source.useClient);
+    expect(clients.length).toBeGreaterThan(50);
+    const leaks: string[] = [];
+    for (const client of clients) {
+      const via = new Map<string, string>([[client.file, ""]]);
+      const stack = [client.file];
+      while (stack.length > 0) {
+        const file = stack.pop()!;
+        const source = byFile.get(file);
+        if (!source || (file !== client.file && source.useServer)) continue;
+        if (source.serverOnly) {
+          const chain: string[] = [file];
+          for (let at = via.get(file)!; at; at = via.get(at)!) chain.unshift(at);
+          leaks.push(chain.join(" -> "));
+          continue;
+        }
+        for (const edge of source.imports) {
+          if (edge.typeOnly || !edge.to || via.has(edge.to)) continue;
+          via.set(edge.to, file);
+          stack.push(edge.to);
+        }
+      }
+    }
+    expect(leaks).toEqual([]);
   });
 });

@@ -1,3 +1,4 @@
+import "server-only";
 import { eq } from "drizzle-orm";
 
 import { AppError } from "@/lib/errors";

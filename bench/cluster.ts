@@ -100,6 +100,12 @@ async function reportHandOvers(db: Database, runId: string): Promise<void> {
     .from(stepVisits)
     .where(eq(stepVisits.runId, runId))
     .orderBy(asc(stepVisits.startedAt), asc(stepVisits.id));
+  const steps = [...new Set(visits.map((v) => v.step))];
+  for (const step of steps) {
+    const own = visits.filter((v) => v.step === step);
+    const spent = own.reduce((sum, v) => sum + (v.finishedAt.getTime() - v.startedAt.getTime()), 0);
+    report(`  ${step}: ${own.length} visit(s), in them`, spent / 1000, "s");
+  }
   let total = 0;
   for (const [i, visit] of visits.entries()) {
     const previous = visits[i - 1];
@@ -179,6 +185,7 @@ async function main() {
 
   const now = new Date().toISOString();
   const t0 = performance.now();
+  const t0Wall = Date.now();
   const runId = await db.transaction((tx) =>
     startShutdownRun(tx, {
       trigger: {
@@ -200,11 +207,16 @@ async function main() {
     `bench:cluster — ${NODES.length} lab nodes (Ceph, monitors pve2+pve3), ${count} guests × ${guestSeconds} s clean shutdown, parallelism ${parallelism}; run ${run.status}${run.failureReason ? `: ${run.failureReason}` : ""}`,
   );
   const actions = await actionsOfRun(db, runId);
+  let previousEnd = t0Wall;
   for (const action of actions) {
     if (!action.finishedAt) continue;
     const took = (action.finishedAt.getTime() - action.startedAt.getTime()) / 1000;
     if (/^(shutdown|force-stop) (qemu|lxc) /.test(action.label)) continue;
+    // The time no action of the sequence was under way: planning, hand-overs, bookkeeping.
+    const gap = (action.startedAt.getTime() - previousEnd) / 1000;
+    report(`  before ${action.lane}: ${action.label}, nothing under way`, Math.max(0, gap), "s");
     report(`  ${action.lane}: ${action.label} (${action.outcome})`, took, "s");
+    previousEnd = Math.max(previousEnd, action.finishedAt.getTime());
   }
   await reportHandOvers(db, runId);
   report("trigger to last node off", (off - t0) / 1000, "s");

@@ -1,7 +1,7 @@
-import { execFileSync } from "node:child_process";
 import os from "node:os";
 import { expect, test } from "@playwright/test";
 import { startLab, type LabNode } from "../lab";
+import { runOnNode } from "../lab/test-helpers";
 import { addLabHost, base, expectNoReload, markNoReload } from "./support/console";
 
 /**
@@ -16,12 +16,7 @@ test.afterAll(async () => {
 });
 
 /** A command on the lab node, as its administrator would run it in a root shell. */
-function onNode(lab: LabNode, command: string, args: string[]): string {
-  return execFileSync(command, args, {
-    env: { ...lab.env } as NodeJS.ProcessEnv,
-    cwd: lab.root,
-  }).toString();
-}
+const onNode = runOnNode;
 
 test("an active host shows its facts; onboarding again with a fault shows the reason live, Retry makes it active again", async ({
   page,

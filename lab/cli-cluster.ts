@@ -4,8 +4,10 @@ import type { LabCluster } from "./pve/cluster/start";
 /**
  * What `npm run lab -- --cluster N [--ceph]` puts on the cluster: per node two VMs and a
  * container with different shutdown times (the first VM HA-managed; with Ceph the VMs' disks on
- * the RBD pool), and one VM on the last node that hangs on a clean shutdown until forced.
- * Durations are a demo's (seconds) times `timeScale`.
+ * the RBD pool and the containers' on local storage; without, every disk on the cluster's shared
+ * NFS storage, so the cluster can be consolidated onto one node), and one VM on the last node
+ * that hangs on a clean shutdown until forced. Durations are a demo's (seconds) times
+ * `timeScale`.
  */
 export function labClusterGuests(
   nodes: readonly string[],
@@ -21,7 +23,7 @@ export function labClusterGuests(
         node,
         name: `web${i + 1}`,
         ha: true,
-        storage: options.ceph ? "ceph" : "local",
+        storage: options.ceph ? "ceph" : "nfs",
         shutdownMs: ms(20),
       },
       {
@@ -29,10 +31,17 @@ export function labClusterGuests(
         type: "qemu",
         node,
         name: `db${i + 1}`,
-        storage: options.ceph ? "ceph" : "local",
+        storage: options.ceph ? "ceph" : "nfs",
         shutdownMs: ms(45),
       },
-      { vmid: base + 2, type: "lxc", node, name: `ct${i + 1}`, shutdownMs: ms(5) },
+      {
+        vmid: base + 2,
+        type: "lxc",
+        node,
+        name: `ct${i + 1}`,
+        storage: options.ceph ? "local" : "nfs",
+        shutdownMs: ms(5),
+      },
     ];
   });
   return { guests, hanging: [100 + (nodes.length - 1) * 10 + 1] };

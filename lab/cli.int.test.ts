@@ -129,11 +129,7 @@ describe("npm run lab (lab/cli.ts as a real child process)", () => {
         expect((await session.exec("uname -n")).stdout).toBe(`${node.name}\n`);
         // --state/--storage reached the node.
         expect(
-          (
-            await session.exec(
-              'grep -c "^lvmthin: local-lvm" "$CLUPILOT_HOST_ROOT/etc/pve/storage.cfg"',
-            )
-          ).stdout,
+          (await session.exec('grep -c "^lvmthin: local-lvm" /etc/pve/storage.cfg')).stdout,
         ).toBe("1\n");
         expect(node.api?.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
         expect(node.api?.certSha256).toMatch(/^([0-9A-F]{2}:){31}[0-9A-F]{2}$/);

@@ -396,6 +396,8 @@ export async function main(argv: readonly string[]): Promise<void> {
           haDisarmMs: Math.round(3000 * scale),
           haRecoveryMs: Math.round(30_000 * scale),
           nodeShutdownDelayMs: Math.round(2000 * scale),
+          // A 2 GiB guest over a 10 GbE migration network: a few seconds each.
+          migrateMs: Math.round(5000 * scale),
         },
       });
       cluster.faults.hangOnShutdown = hanging;

@@ -2,9 +2,10 @@ import { mkdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 
 /**
- * The lab host's root folder, laid out like the real host: product commands read
- * `"${CLUPILOT_HOST_ROOT:-}/etc/os-release"`, which is the real file on a real host and this
- * folder's copy in the lab. Lab-private state (host key, reported kernel) lives in `.lab/`.
+ * The lab host's root folder, laid out like the real host: inside the host's mount namespace
+ * (lab/namespace) its `etc`, `var`, `root`, … are `/etc`, `/var`, `/root`, so a product command
+ * reading `/etc/os-release` reads this folder's copy. Lab-private state (host key, reported
+ * kernel) lives in `.lab/`, which the host sees as /run/clupilot-lab/node.
  */
 
 export type LabOs = "debian13" | "debian12";
@@ -53,18 +54,21 @@ export type HostRootPaths = {
   root: string;
   /** Lab-private state, never read by product commands. */
   labDir: string;
-  stateDir: string;
   hostKeyPath: string;
+  /** The user's home as the host sees it (`/root`, `/home/<user>`)… */
   home: string;
+  /** …and where that is on this machine. */
+  homeFolder: string;
 };
 
 export function hostRootPaths(root: string, username: string): HostRootPaths {
+  const home = username === "root" ? "/root" : `/home/${username}`;
   return {
     root,
     labDir: path.join(root, ".lab"),
-    stateDir: path.join(root, "var/lib/clupilot"),
     hostKeyPath: path.join(root, ".lab/ssh_host_ed25519_key"),
-    home: username === "root" ? path.join(root, "root") : path.join(root, "home", username),
+    home,
+    homeFolder: path.join(root, home),
   };
 }
 
@@ -79,13 +83,16 @@ export async function prepareHostRoot(
     "usr/lib",
     "tmp",
     "var/tmp",
-    paths.stateDir,
+    "run/lock",
     paths.labDir,
-    paths.home,
+    paths.homeFolder,
   ]) {
     await mkdir(path.resolve(root, dir), { recursive: true });
   }
   await mkdir(paths.labDir, { recursive: true, mode: 0o700 });
+  // As on Debian: /var/run and /var/lock are links into /run.
+  await symlinkIfMissing("/run", path.join(root, "var/run"));
+  await symlinkIfMissing("/run/lock", path.join(root, "var/lock"));
   await writeIfMissing(path.join(root, "etc/hostname"), `${options.hostname}\n`);
   await writeIfMissing(
     path.join(root, "etc/hosts"),
@@ -119,6 +126,14 @@ async function readCurrentOs(root: string): Promise<LabOs | null> {
     return null;
   } catch {
     return null;
+  }
+}
+
+async function symlinkIfMissing(target: string, link: string): Promise<void> {
+  try {
+    await symlink(target, link);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
   }
 }
 

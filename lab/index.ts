@@ -116,6 +116,16 @@ export type LabNode = {
   readonly commands: readonly LabSshCommand[];
   /** The environment every command runs with. */
   readonly env: Readonly<Record<string, string>>;
+  /**
+   * `argv` as a program on the node, for `spawn(file, args, { env })`: run inside the node's
+   * mount namespace (its `/etc`, `/tmp`, … are the root folder's), in `cwd` (default the user's
+   * home). Only while the node is up.
+   */
+  command(argv: readonly string[], cwd?: string): { file: string; args: string[] };
+  /** The live processes of the node (everything in its namespace). */
+  processes(): number[];
+  /** `mnt:[…]`, what `/proc/<pid>/ns/mnt` reads for every process of the node (until it reboots). */
+  readonly mountNamespace: string;
   stop(): Promise<void>;
   restart(): Promise<void>;
   /** The Proxmox API (HTTPS, self-signed): `url`, `certSha256`, `faults`, `requests`. */
@@ -155,9 +165,10 @@ export async function startLab(options: StartLabOptions = {}): Promise<LabNode> 
 
   const env = labCommandEnv(paths, username);
 
-  const authorizedKeysPath = path.join(paths.home, ".ssh", "authorized_keys");
+  const authorizedKeysPath = path.join(paths.homeFolder, ".ssh", "authorized_keys");
   const server = await LabSshServer.start({
     root,
+    home: paths.home,
     hostKeyPath: paths.hostKeyPath,
     ...(options.port === undefined ? {} : { port: options.port }),
     username,
@@ -175,9 +186,9 @@ export async function startLab(options: StartLabOptions = {}): Promise<LabNode> 
 
   // Powered off (or rebooting), the node answers neither SSH nor its API, as a real one.
   const power = new RebootController(root, {
-    stop: async () => {
+    stop: async (silent) => {
       await api.powerOff();
-      await server.stop();
+      await server.stop(silent);
     },
     start: async () => {
       await api.powerOn();
@@ -216,6 +227,11 @@ export async function startLab(options: StartLabOptions = {}): Promise<LabNode> 
       return server.commands;
     },
     env,
+    command: (argv, cwd = paths.home) => server.namespace.command(argv, cwd),
+    processes: () => server.namespace.processes(),
+    get mountNamespace() {
+      return server.namespace.id;
+    },
     api,
     pve,
     async stop() {

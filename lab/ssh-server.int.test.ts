@@ -1,6 +1,6 @@
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
-import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 
@@ -43,26 +43,33 @@ describe("lab v0: one host over real SSH", () => {
     expect(osRelease).toContain("VERSION_CODENAME=trixie");
     expect(await readFile(path.join(lab.root, "etc/hostname"), "utf8")).toBe("pve1\n");
     expect(await readFile(path.join(lab.root, "etc/hosts"), "utf8")).toContain("pve1");
-    expect((await stat(path.join(lab.root, "var/lib/clupilot"))).isDirectory()).toBe(true);
   });
 
-  it("runs commands in bash with the lab's environment, cwd = lab root", async () => {
+  it("runs commands in bash in the user's home, with sshd's environment and the lab's tools first on PATH", async () => {
     const out = await run(
       lab,
-      'printf "%s\\n" "$BASH_VERSION" "$PWD" "$CLUPILOT_HOST_ROOT" "$CLUPILOT_STATE_DIR" "$LANG" "$HOME" "${PATH%%:*}"',
+      'printf "%s\\n" "$BASH_VERSION" "$PWD" "$LANG" "$HOME" "${PATH%%:*}"; env',
     );
-    const [bash, pwd, hostRoot, stateDir, lang, home, firstPath] = out.trimEnd().split("\n");
+    const [bash, pwd, lang, home, firstPath, ...env] = out.trimEnd().split("\n");
     expect(bash).not.toBe("");
-    expect(pwd).toBe(lab.root);
-    expect(hostRoot).toBe(lab.root);
-    expect(stateDir).toBe(path.join(lab.root, "var/lib/clupilot"));
+    expect(pwd).toBe("/root");
     expect(lang).toBe("C.UTF-8");
-    expect(home).toBe(path.join(lab.root, "root"));
-    expect(firstPath).toBe(path.resolve("lab/tools/bin"));
+    expect(home).toBe("/root");
+    expect(firstPath).toBe("/run/clupilot-lab/tools/bin");
+    // No lab override: product commands read the host's real paths.
+    expect(env.filter((line) => line.startsWith("CLUPILOT_"))).toEqual([]);
+  });
+
+  it("sees the node's root folder at the host's paths", async () => {
+    await writeFile(path.join(lab.root, "tmp/from-outside"), "root folder\n");
+    expect(
+      await run(lab, "cat /tmp/from-outside; cat /etc/hostname; echo inside > /tmp/from-inside"),
+    ).toBe("root folder\npve1\n");
+    expect(await readFile(path.join(lab.root, "tmp/from-inside"), "utf8")).toBe("inside\n");
   });
 
   it("switches the OS the host reports (Debian 13 ⇄ 12), visible over SSH", async () => {
-    const read = 'cat "${CLUPILOT_HOST_ROOT:-}/etc/os-release"; uname -r';
+    const read = "cat /etc/os-release; uname -r";
     expect(await run(lab, read)).toMatch(
       /VERSION_CODENAME=trixie[\s\S]*\n6\.12\.57\+deb13-amd64\n$/,
     );
@@ -82,7 +89,7 @@ describe("lab v0: one host over real SSH", () => {
     expect(await run(lab, "uname -a")).toBe(
       "Linux pve1 6.12.57+deb13-amd64 #1 SMP PREEMPT_DYNAMIC Debian 6.12.57-1 (2025-11-05) x86_64 GNU/Linux\n",
     );
-    await run(lab, 'echo 6.17.2-1-pve > "$CLUPILOT_HOST_ROOT/.lab/kernel"');
+    await run(lab, "echo 6.17.2-1-pve > /run/clupilot-lab/node/kernel");
     expect(await run(lab, "uname -r")).toBe("6.17.2-1-pve\n");
     await lab.setOs("debian13");
   });
@@ -132,8 +139,9 @@ describe("lab v0: one host over real SSH", () => {
   // The same facts are checked against real OpenSSH in lab/openssh/parity.int.test.ts.
   it("channel close is sshd's: no signal, the pipes close — a writer dies of SIGPIPE, a silent job lives", async () => {
     const session = await connect(lab);
-    const silentFile = path.join(lab.root, "silent.pid");
-    const writerFile = path.join(lab.root, "writer.pid");
+    // Relative paths: the command runs in /root, the root folder's root/.
+    const silentFile = path.join(lab.root, "root/silent.pid");
+    const writerFile = path.join(lab.root, "root/writer.pid");
     const silent = session
       .exec("sleep 300 & echo $! > silent.pid; wait")
       .catch((error: unknown) => error);
@@ -192,7 +200,7 @@ describe("lab v0: host key and lifecycle", () => {
       expect(existsSync(root)).toBe(true); // not created by the lab, so not removed
       const second = await startLab({ root });
       expect(second.ssh.hostKeySha256).toBe(fingerprint);
-      expect(await run(second, "grep VERSION_CODENAME etc/os-release")).toBe(
+      expect(await run(second, "grep VERSION_CODENAME /etc/os-release")).toBe(
         "VERSION_CODENAME=bookworm\n",
       );
       await second.stop();
@@ -310,19 +318,22 @@ describe("lab v0: host key and lifecycle", () => {
     },
   );
 
-  it("stop() kills every process the host still runs (also detached ones) and removes its temp root", async () => {
+  it("stop() kills every process the host still runs (also detached ones, and one without its environment) and removes its temp root", async () => {
     const lab = await startLab();
     const session = await connect(lab);
     await session.exec(
-      "nohup setsid sleep 300 > /dev/null 2>&1 < /dev/null & echo $! > detached.pid; sleep 300 > /dev/null 2>&1 & echo $! > plain.pid",
+      "nohup setsid sleep 300 > /dev/null 2>&1 < /dev/null & echo $! > /tmp/detached.pid; " +
+        "sleep 300 > /dev/null 2>&1 & echo $! > /tmp/plain.pid; " +
+        "env -i setsid sleep 300 > /dev/null 2>&1 < /dev/null & echo $! > /tmp/bare.pid",
     );
-    const detachedPid = Number(await readFile(path.join(lab.root, "detached.pid"), "utf8"));
-    const plainPid = Number(await readFile(path.join(lab.root, "plain.pid"), "utf8"));
+    const pids = await Promise.all(
+      ["detached", "plain", "bare"].map((name) => readPid(path.join(lab.root, `tmp/${name}.pid`))),
+    );
     session.close();
-    expect(isProcessAlive(detachedPid)).toBe(true);
-    expect(isProcessAlive(plainPid)).toBe(true);
+    for (const pid of pids) expect(isProcessAlive(pid)).toBe(true);
+    expect(lab.processes()).toEqual(expect.arrayContaining(pids));
     await lab.stop();
-    await waitUntil(() => !isProcessAlive(detachedPid) && !isProcessAlive(plainPid), {
+    await waitUntil(() => pids.every((pid) => !isProcessAlive(pid)), {
       what: "all lab processes to die",
     });
     expect(existsSync(lab.root)).toBe(false);

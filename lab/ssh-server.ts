@@ -1,13 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHash, timingSafeEqual } from "node:crypto";
-import {
-  appendFileSync,
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  readdirSync,
-  writeFileSync,
-} from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 
@@ -24,6 +17,7 @@ import type {
 import { ChannelOutput } from "./channel-output";
 import { hostReachable } from "./debian/network";
 import { generateEd25519KeyPair } from "./keys";
+import { startNodeNamespace, type NodeNamespace } from "./namespace/namespace";
 import { acquireToolServer, writeToolServerAddress, type ToolServerLease } from "./tool-server";
 
 // Default import: ssh2 is CommonJS; plain Node ESM cannot see `Server` / `utils` as named exports.
@@ -82,8 +76,12 @@ export type LabSshCommand = {
 };
 
 export type LabSshServerOptions = {
-  /** Working directory of every command (the lab host's root folder). */
+  /** The lab host's root folder: what its mount namespace binds over /etc, /var, … */
   root: string;
+  /** Real paths the host sees at the same place (a cluster's shared pmxcfs folder). */
+  shared?: readonly string[];
+  /** Working directory of every command, inside the host: the user's home, as sshd has it. */
+  home: string;
   /** OpenSSH private key file; created (ed25519) when missing. */
   hostKeyPath: string;
   /** 0 or undefined = a random free port. */
@@ -123,12 +121,12 @@ export class LabSshServer {
   private listener: net.Server | null = null;
   private readonly sockets = new Set<net.Socket>();
   private readonly running = new Set<RunningCommand>();
-  /** Every process group this server started; emptied by stop(). */
-  private readonly groups = new Set<number>();
   private readonly timers = new Set<NodeJS.Timeout>();
   private currentPort: number;
   /** The simulated tools' server, held while this host answers (lab/tool-server). */
   private tools: ToolServerLease | null = null;
+  /** The host's mount namespace: every command runs in it; made anew at every (re)start. */
+  private ns: NodeNamespace | null = null;
 
   private constructor(options: LabSshServerOptions) {
     this.options = options;
@@ -141,14 +139,19 @@ export class LabSshServer {
 
   static async start(options: LabSshServerOptions): Promise<LabSshServer> {
     const server = new LabSshServer(options);
-    await server.useToolServer();
     try {
-      await server.listen();
+      await server.boot();
     } catch (error) {
       await server.stop();
       throw error;
     }
     return server;
+  }
+
+  /** The host's namespace while it runs: run a program inside it, list what runs there. */
+  get namespace(): NodeNamespace {
+    if (this.ns === null) throw new Error(`lab: the host in ${this.options.root} is not running`);
+    return this.ns;
   }
 
   get port(): number {
@@ -187,24 +190,34 @@ export class LabSshServer {
     return this.hostKey.sha256;
   }
 
-  /** Closes the listener and every connection, kills every process the lab host runs. */
-  async stop(): Promise<void> {
+  /**
+   * Closes the listener and every connection, kills every process the lab host runs. `silent`
+   * is called once the host answers no more (new connections refused), before the killing.
+   */
+  async stop(silent?: () => void): Promise<void> {
     const listener = this.listener;
     this.listener = null;
+    // Refuse new connections first: killing what the host runs takes a moment.
+    const closed =
+      listener === null
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => listener.close(() => resolve()));
     for (const socket of this.sockets) socket.destroy();
     this.sockets.clear();
+    silent?.();
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
-    // A group number outlives its commands only while a member does: once empty, the kernel
-    // hands it to any new process (pid_max is 32768 here), so a recorded group is signalled only
-    // where its members still carry this lab host's environment — never a blind kill(-pgid).
-    killProcessesWithEnv(`CLUPILOT_HOST_ROOT=${this.options.root}`, this.groups);
-    this.groups.clear();
-    this.running.clear();
+    // The tool server first, so no tool starts a child inside while the host is emptied.
     const tools = this.tools;
     this.tools = null;
     await tools?.release();
-    if (listener !== null) await new Promise<void>((resolve) => listener.close(() => resolve()));
+    // Every process of the host is in its namespace, whatever group or session it made
+    // (`nohup setsid`, `env -i`): what it holds is what dies. Never a kill(-pgid) by number.
+    const ns = this.ns;
+    this.ns = null;
+    await ns?.close();
+    this.running.clear();
+    await closed;
   }
 
   /** stop() and listen again on the same port, reading the host key from disk again. */
@@ -212,14 +225,20 @@ export class LabSshServer {
     await this.stop();
     this.hostKey = loadOrCreateHostKey(this.options.hostKeyPath);
     this.ssh = this.createSshServer();
-    await this.useToolServer();
-    await this.listen();
+    await this.boot();
   }
 
-  /** The host's commands reach the tool server through `<root>/.lab/tool-server`. */
-  private async useToolServer(): Promise<void> {
-    this.tools = await acquireToolServer();
+  /**
+   * A fresh namespace (a boot leaves nothing mounted from before), the tool server told about
+   * it (the host's commands find it through `<root>/.lab/tool-server`), then SSH answers.
+   */
+  private async boot(): Promise<void> {
+    this.ns = await startNodeNamespace(this.options.root, {
+      ...(this.options.shared === undefined ? {} : { shared: this.options.shared }),
+    });
+    this.tools = await acquireToolServer({ binds: this.ns.binds, entry: this.ns.entry });
     writeToolServerAddress(this.options.root, this.tools);
+    await this.listen();
   }
 
   private async listen(): Promise<void> {
@@ -355,8 +374,19 @@ export class LabSshServer {
     command: string | null,
     connection: Connection,
   ): RunningCommand | null {
-    const child = spawn("/bin/bash", command === null ? [] : ["-c", command], {
-      cwd: this.options.root,
+    const ns = this.ns;
+    if (ns === null) {
+      channel.stderr.write("lab: the host is shutting down\n");
+      channel.exit(255);
+      channel.end();
+      return null;
+    }
+    const bash = ns.command(
+      ["/bin/bash", ...(command === null ? [] : ["-c", command])],
+      this.options.home,
+    );
+    // nsenter enters the namespace and execs bash: the PID is bash's, as sshd's child is.
+    const child = spawn(bash.file, bash.args, {
       env: { ...this.options.env } as NodeJS.ProcessEnv,
       // Its own process group, like a login session: the group is what a hang-up hits.
       detached: true,
@@ -379,7 +409,6 @@ export class LabSshServer {
       hungUp: false,
     };
     this.commands.push(record);
-    this.groups.add(pgid);
     const run: RunningCommand = { pgid, finished: false, connection, child };
     this.running.add(run);
     let channelOpen = true;
@@ -443,41 +472,6 @@ function killGroup(pgid: number, signal: NodeJS.Signals): void {
   } catch {
     // the group is gone
   }
-}
-
-/**
- * Kills the processes that carry the lab host's environment — those of its command groups and
- * those that escaped them (`nohup setsid …`) — and then what is left of a group one of them led:
- * a stopped lab host runs nothing, and tests must not leak processes.
- */
-function killProcessesWithEnv(entry: string, groups: ReadonlySet<number> = new Set()): void {
-  const needle = Buffer.from(`${entry}\0`);
-  const ours = new Set<number>();
-  let pids: string[];
-  try {
-    pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
-  } catch {
-    return;
-  }
-  for (const name of pids) {
-    const pid = Number(name);
-    if (pid === process.pid) continue;
-    try {
-      const environ = readFileSync(`/proc/${name}/environ`);
-      if (
-        environ.indexOf(needle) === 0 ||
-        environ.includes(Buffer.concat([Buffer.from("\0"), needle]))
-      ) {
-        process.kill(pid, "SIGKILL");
-        ours.add(pid);
-      }
-    } catch {
-      // gone, or not ours
-    }
-  }
-  // A member that dropped the environment (`env -i`) dies with its group, but only a group
-  // proven ours: recorded by this host and led by a process that carried its environment.
-  for (const pgid of groups) if (ours.has(pgid)) killGroup(pgid, "SIGKILL");
 }
 
 function safeEqual(given: string, expected: string): boolean {

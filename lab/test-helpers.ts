@@ -1,4 +1,8 @@
+import { execFileSync } from "node:child_process";
+
 import { connectSsh, type ExecResult, type SshSession } from "@/lib/ssh/client";
+
+import type { LabNode } from "./index";
 
 /**
  * Test helpers: commands on a lab node over real SSH through lib/ssh, as the console runs them.
@@ -66,4 +70,18 @@ export async function labExecOk(
     throw new Error(`${command} → ${String(result.code)}: ${result.stderr}${result.stdout}`);
   }
   return result.stdout;
+}
+
+/**
+ * Runs a program on the node as its root shell would (inside the node, its environment, in its
+ * home), without SSH, for test set-up: a simulated tool (`pveum`, `qm`) or anything else.
+ * Returns stdout; throws on a non-zero exit.
+ */
+export function runOnNode(
+  node: Pick<LabNode, "command" | "env">,
+  program: string,
+  args: readonly string[],
+): string {
+  const { file, args: argv } = node.command([program, ...args]);
+  return execFileSync(file, argv, { env: { ...node.env } as NodeJS.ProcessEnv }).toString();
 }

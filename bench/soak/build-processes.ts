@@ -4,15 +4,17 @@ import { isLive, type ProcessInfo } from "./proc";
 
 /**
  * A template build on a lab node, as the node's process table shows it: the driver
- * (`bash <root>/…/template-build/template-run.sh …`, started with `setsid`, so it leads its own
- * process group) and every process of that group (its subshells and the tools it runs).
+ * (`bash /var/lib/clupilot/template-build/template-run.sh …` in the node's mount namespace,
+ * started with `setsid`, so it leads its own process group) and every process of that group
+ * (its subshells and the tools it runs).
  */
 export type BuildGroup = { pgid: number; members: ProcessInfo[] };
 
-export function buildGroupsOn(node: LabNode, table: readonly ProcessInfo[]): BuildGroup[] {
-  const groups = new Set(
-    table.filter((p) => isLive(p) && isDriverOf(node, p.cmdline)).map((p) => p.pgid),
-  );
+export function buildGroupsOn(
+  node: Pick<LabNode, "mountNamespace">,
+  table: readonly ProcessInfo[],
+): BuildGroup[] {
+  const groups = new Set(table.filter((p) => isLive(p) && isDriverOf(node, p)).map((p) => p.pgid));
   return [...groups]
     .sort((a, b) => a - b)
     .map((pgid) => ({ pgid, members: table.filter((p) => p.pgid === pgid && isLive(p)) }));
@@ -27,17 +29,22 @@ export function leftoversOf(
 }
 
 /**
- * `bash <root>/…/template-run.sh <root>/…/build.env`: the driver itself (and its subshells,
- * which keep its arguments) — not the SSH command that started it, whose `bash -c` script merely
- * names the driver.
+ * `bash /…/template-run.sh /…/build.env` among the node's processes: the driver itself (and its
+ * subshells, which keep its arguments) — not the SSH command that started it, whose `bash -c`
+ * script merely names the driver. Every node's driver has the same path: the node is told by
+ * the mount namespace.
  */
-export function isDriverOf(node: LabNode, cmdline: string): boolean {
-  const [shell, script] = cmdline.split(" ");
+export function isDriverOf(
+  node: Pick<LabNode, "mountNamespace">,
+  process: Pick<ProcessInfo, "cmdline" | "mountNamespace">,
+): boolean {
+  const [shell, script] = process.cmdline.split(" ");
   return (
+    process.mountNamespace === node.mountNamespace &&
     shell !== undefined &&
     /(^|\/)bash$/.test(shell) &&
     script !== undefined &&
-    script.startsWith(`${node.root}/`) &&
+    script.startsWith("/") &&
     script.endsWith(`/${DRIVER_NAME}`)
   );
 }

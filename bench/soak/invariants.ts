@@ -10,7 +10,7 @@ import { POSTGRES_GONE } from "@/lib/supervisor/embedded-postgres-service";
 import type { FaultCount } from "./chaos";
 import type { SupervisorRestart } from "./console-under-test";
 import type { DurabilityReport, Recovery } from "./faults";
-import { hasEnvironment, processTable } from "./proc";
+import { processTable } from "./proc";
 import { MAX_SILENCE_MS, type ProbeReport } from "./prober";
 import type { Fault } from "./schedule";
 import type { SoakContext } from "./soak-context";
@@ -234,7 +234,7 @@ export async function labVerdicts(ctx: SoakContext, watch: WatchReport): Promise
   const leftovers = ctx.nodes.flatMap(({ node }, i) => {
     if (hostsBuilding.has(String(node.ssh.port))) return [];
     return leftoversOf(watch.buildGroups.get(i)!, table)
-      .filter((p) => hasEnvironment(p.pid, `CLUPILOT_HOST_ROOT=${node.root}`))
+      .filter((p) => p.mountNamespace === node.mountNamespace)
       .map((p) => `${node.name} pid ${p.pid} (${p.cmdline.slice(0, 60)})`);
   });
   const builds = [...watch.buildGroups.values()].reduce((n, groups) => n + groups.size, 0);

@@ -9,6 +9,8 @@ export type ProcessInfo = {
   state: string;
   /** The arguments joined by spaces. */
   cmdline: string;
+  /** `mnt:[…]` (a lab node's processes share their node's), null when not readable. */
+  mountNamespace: string | null;
 };
 
 /** Every process on the machine (those that vanish while being read are left out). */
@@ -34,7 +36,16 @@ export function readProcess(pid: number): ProcessInfo | null {
       ppid: Number(fields[1]),
       pgid: Number(fields[2]),
       cmdline,
+      mountNamespace: mountNamespaceOf(pid),
     };
+  } catch {
+    return null;
+  }
+}
+
+function mountNamespaceOf(pid: number): string | null {
+  try {
+    return fs.readlinkSync(`/proc/${pid}/ns/mnt`);
   } catch {
     return null;
   }
@@ -43,15 +54,6 @@ export function readProcess(pid: number): ProcessInfo | null {
 /** Alive and not a zombie: a killed child whose parent never reaps it counts as gone. */
 export function isLive(info: ProcessInfo): boolean {
   return info.state !== "Z" && info.state !== "X";
-}
-
-/** Whether the process's environment holds `NAME=value` exactly. */
-export function hasEnvironment(pid: number, entry: string): boolean {
-  try {
-    return fs.readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(entry);
-  } catch {
-    return false;
-  }
 }
 
 /** Sends `signal`; false when there was no such process (any more). */

@@ -9,6 +9,7 @@ import type { ClusterGroupView, LooseHosts } from "@/lib/power/clusters/cluster-
 import type { ClusterPolicy } from "@/lib/power/clusters/load-cluster-groups";
 import { CONSOLIDATE_ON_CEPH } from "@/lib/power/clusters/schemas";
 import { useCan } from "../actor-context";
+import { ConsolidatePanel } from "./consolidate-panel";
 import { formatDateTime } from "../format";
 import { useFallbackRefetchInterval } from "../live-provider";
 import { fetchJson } from "../queries";
@@ -104,6 +105,8 @@ function ClusterCard({ group }: { group: ClusterGroupView }) {
       </p>
       <Freshness group={group} />
       <PolicySelect group={group} />
+      {/* Also on a cluster that became hyper-converged since: its check says why it cannot. */}
+      {group.policy === "consolidate" && <ConsolidatePanel group={group} />}
       <table className={styles.table} data-testid={`cluster-nodes-${group.name}`}>
         <thead>
           <tr>

@@ -16,6 +16,10 @@ const FIELDS = [
   "pollIntervalMs",
   "shutdown.callTimeoutSeconds",
   "shutdown.targetDownSeconds",
+  "shutdown.guestTimeoutSeconds",
+  "shutdown.guestParallelism",
+  "shutdown.consoleGuest.node",
+  "shutdown.consoleGuest.vmid",
 ] as const;
 
 const text = (value: number | null) => (value === null ? "" : String(value));
@@ -110,6 +114,43 @@ export function PowerSettingsForm({ settings }: { settings: PowerSettings }) {
           inputMode="numeric"
           defaultValue={String(shutdown.targetDownSeconds)}
           error={errorOf("shutdown.targetDownSeconds")}
+        />
+        <TextField
+          name="shutdown.guestTimeoutSeconds"
+          label="A cluster guest's clean shutdown may take (seconds), then it is force-stopped"
+          inputMode="numeric"
+          defaultValue={String(shutdown.guestTimeoutSeconds)}
+          error={errorOf("shutdown.guestTimeoutSeconds")}
+        />
+        <TextField
+          name="shutdown.guestParallelism"
+          label="Cluster guests shut down (or migrated) at once"
+          inputMode="numeric"
+          defaultValue={String(shutdown.guestParallelism)}
+          error={errorOf("shutdown.guestParallelism")}
+        />
+      </fieldset>
+      <fieldset data-testid="console-guest-fields">
+        <legend>The console&apos;s own guest</legend>
+        <p className="muted small">
+          If this console runs in a VM or container of a cluster it protects, name it here: the
+          cluster sequence never stops it, its node goes down last, and a consolidating cluster
+          keeps that node up. Leave both empty when the console runs elsewhere.
+        </p>
+        <TextField
+          name="shutdown.consoleGuest.node"
+          label="Node it runs on"
+          hint="The Proxmox node name as the cluster spells it, e.g. pve3."
+          autoComplete="off"
+          defaultValue={shutdown.consoleGuest?.node ?? ""}
+          error={errorOf("shutdown.consoleGuest.node")}
+        />
+        <TextField
+          name="shutdown.consoleGuest.vmid"
+          label="Its VMID"
+          inputMode="numeric"
+          defaultValue={shutdown.consoleGuest ? String(shutdown.consoleGuest.vmid) : ""}
+          error={errorOf("shutdown.consoleGuest.vmid")}
         />
       </fieldset>
       <ConfigOutcome state={state} confirmable={confirmable} pending={pending} savedText="Saved." />

@@ -1,4 +1,5 @@
 import type { LabPbs } from "../pbs/server";
+import type { GuestStorage } from "../pve/cluster/model";
 import type { LabCluster } from "../pve/cluster/start";
 import { registerClusterSwitches } from "../pve/cluster/switches";
 import { booleanSwitch, SwitchRegistry } from "./switches";
@@ -14,7 +15,13 @@ export type ControlClusterState = {
   pveVersion: string;
   quorate: boolean;
   ha: { armedState: string; resourceMode: string | null };
-  nodes: { name: string; ip: string; online: boolean; api: { url: string; certSha256: string } }[];
+  nodes: {
+    name: string;
+    ip: string;
+    online: boolean;
+    memory: { total: number; used: number };
+    api: { url: string; certSha256: string };
+  }[];
   guests: {
     vmid: number;
     type: "qemu" | "lxc";
@@ -22,7 +29,10 @@ export type ControlClusterState = {
     node: string;
     status: string;
     ha: boolean;
-    storage: "ceph" | "local";
+    storage: GuestStorage;
+    memoryBytes: number;
+    /** The node a migration under way moves it to. */
+    migratingTo: string | null;
     shutdownMs: number;
     /** Running on Ceph while the pool blocks I/O: its shutdown hangs. */
     frozen: boolean;
@@ -51,6 +61,7 @@ export function controlCluster(cluster: LabCluster): ControlCluster {
         name: n.name,
         ip: n.ip,
         online: model.node(n.name)?.online ?? false,
+        memory: model.memoryOf(n.name),
         api: { url: n.api.url, certSha256: n.api.certSha256 },
       })),
       guests: [...model.guests.values()]
@@ -63,6 +74,8 @@ export function controlCluster(cluster: LabCluster): ControlCluster {
           status: g.status,
           ha: model.ha.has(g.vmid),
           storage: g.storage,
+          memoryBytes: g.memoryBytes,
+          migratingTo: g.migratingTo,
           shutdownMs: g.shutdownMs,
           frozen: model.frozen(g),
         })),

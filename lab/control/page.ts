@@ -155,6 +155,7 @@ ${renderRows(node.switches, node.actions)}
 }
 
 const yes = (value: boolean, on: string, off: string) => (value ? on : off);
+const gib = (bytes: number) => (bytes / 1024 ** 3).toFixed(1);
 
 function renderCluster({ state: c, switches, actions }: PartState<ControlClusterState>): string {
   const e = escapeHtml;
@@ -163,6 +164,7 @@ function renderCluster({ state: c, switches, actions }: PartState<ControlCluster
       (n) =>
         `<tr data-cluster-node="${e(n.name)}"><td><code>${e(n.name)}</code> ${e(n.ip)}</td>` +
         `<td>${yes(n.online, "✓ up", "✕ down")}</td>` +
+        `<td>memory ${e(gib(n.memory.used))} of ${e(gib(n.memory.total))} GiB</td>` +
         `<td>API <code>${e(n.api.url)}</code> certificate <code>${e(n.api.certSha256)}</code></td></tr>`,
     )
     .join("\n");
@@ -170,8 +172,8 @@ function renderCluster({ state: c, switches, actions }: PartState<ControlCluster
     .map(
       (g) =>
         `<tr data-guest="${e(g.vmid)}"><td><code>${e(g.vmid)}</code> ${e(g.type === "qemu" ? "VM" : "CT")} ${e(g.name)}</td>` +
-        `<td>${e(g.node)}</td><td>${e(g.status)}${g.frozen ? " — frozen on I/O" : ""}</td>` +
-        `<td>${g.ha ? "HA" : ""}</td><td>${e(g.storage)}</td><td>shutdown ${e(g.shutdownMs)} ms</td></tr>`,
+        `<td>${e(g.node)}${g.migratingTo ? ` → ${e(g.migratingTo)} (migrating)` : ""}</td><td>${e(g.status)}${g.frozen ? " — frozen on I/O" : ""}</td>` +
+        `<td>${g.ha ? "HA" : ""}</td><td>${e(g.storage)}</td><td>${e(gib(g.memoryBytes))} GiB</td><td>shutdown ${e(g.shutdownMs)} ms</td></tr>`,
     )
     .join("\n");
   const ceph =

@@ -2,6 +2,8 @@ import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 
+import { NODE_LAB_DIR } from "../namespace/layout";
+
 /**
  * Lab-private control state of one host, under `<root>/.lab/` (never read by product
  * commands): fault switches (`faults.json`) and timing (`timing.json`). The simulated tools
@@ -63,8 +65,12 @@ export type LabTiming = {
 
 export const DEFAULT_TIMING: LabTiming = { timeScale: 1, rebootMs: 40_000 };
 
+/**
+ * `<root>/.lab`; for a simulated tool (root `/`, the node's own view) where the node's namespace
+ * shows it.
+ */
 export function labDir(root: string): string {
-  return path.join(root, ".lab");
+  return root === TOOL_ROOT ? NODE_LAB_DIR : path.join(root, ".lab");
 }
 
 function readJson<T>(file: string, fallback: T): T {
@@ -119,15 +125,12 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** The host root of a simulated tool: `$CLUPILOT_HOST_ROOT` (the host's "/"). */
-export function toolRoot(tool: string): string {
-  const root = process.env.CLUPILOT_HOST_ROOT;
-  if (!root) {
-    process.stderr.write(`${tool}: lab tool run outside a lab host (CLUPILOT_HOST_ROOT unset)\n`);
-    process.exit(127);
-  }
-  return root;
-}
+/**
+ * The host root of a simulated tool: `/`. A tool runs for one node and sees that node's files
+ * where the node's own processes see them (the tool server resolves its paths through the node's
+ * mount namespace, lab/namespace/node-paths.ts).
+ */
+export const TOOL_ROOT = "/";
 
 /** A host path ("/etc/hostname") inside the root. */
 export function hostPath(root: string, absolute: string): string {
@@ -161,8 +164,8 @@ export function writeNextKernel(root: string, kernel: KernelInfo | null): void {
 
 /**
  * The kernel's boot id (`/proc/sys/kernel/random/boot_id`, a fresh UUID on every boot), kept
- * under the host root so product commands read it as `${CLUPILOT_HOST_ROOT:-}/proc/…` like
- * every other host file. It is what tells "the host rebooted" from "still the old boot".
+ * under the host root; the node's namespace binds it over the real one. It is what tells "the
+ * host rebooted" from "still the old boot". Written in place: a bind holds on to the file.
  */
 export function bootIdPath(root: string): string {
   return hostPath(root, "/proc/sys/kernel/random/boot_id");

@@ -39,8 +39,11 @@ export type RebootControl = {
 };
 
 export type PowerTarget = {
-  /** Stop answering SSH and kill every process of the host. */
-  stop(): Promise<void>;
+  /**
+   * Stop answering SSH and kill every process of the host; `silent` is called the moment the
+   * host stops answering (before its processes are gone).
+   */
+  stop(silent: () => void): Promise<void>;
   /** Answer SSH again on the same port with the host key on disk. */
   start(): Promise<void>;
 };
@@ -122,9 +125,10 @@ export class RebootController implements RebootControl {
     // command itself gets to exit 0 over SSH (at least 300 ms, whatever the time scale).
     await delay(Math.max(300, scaled(this.root, 1500)));
     if (this.stopped) return;
-    await this.target.stop();
-    record.downAt = new Date();
-    this.state = "down";
+    await this.target.stop(() => {
+      record.downAt = new Date();
+      this.state = "down";
+    });
     fs.rmSync(path.join(labDir(this.root), "hostname-transient"), { force: true });
     fs.rmSync(path.join(labDir(this.root), "power-request"), { force: true });
     if (action === "poweroff") return;

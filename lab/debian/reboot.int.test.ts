@@ -47,7 +47,7 @@ describe("lab reboot semantics over real SSH", () => {
 
     await run(
       node,
-      'nohup setsid sleep 600 >/dev/null 2>&1 < /dev/null & echo $! > "$CLUPILOT_HOST_ROOT/tmp/sleep.pid"',
+      "nohup setsid sleep 600 >/dev/null 2>&1 < /dev/null & echo $! > /tmp/sleep.pid",
     );
     const sleeper = Number((await readFile(path.join(node.root, "tmp/sleep.pid"), "utf8")).trim());
     expect(isProcessAlive(sleeper)).toBe(true);

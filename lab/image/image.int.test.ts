@@ -7,7 +7,8 @@ import { startImageServer, startLab, type ImageServer, type LabNode } from "../i
 import { labExec } from "../test-helpers";
 import { markInstalled } from "../debian/dpkg-status";
 
-const DIR = "var/lib/clupilot/images";
+/** The console's image folder on the host (commands), also joined onto the root folder here. */
+const DIR = "/var/lib/clupilot/images";
 const IMG = `${DIR}/debian-13-genericcloud-amd64.qcow2`;
 
 describe("lab image server and libguestfs subset", () => {

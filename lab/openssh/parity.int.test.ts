@@ -16,8 +16,8 @@ import { startOpenSshPeer, type OpenSshPeer } from "./sshd";
  * The same process-semantics tests against the lab's SSH server and against Debian's real
  * OpenSSH server, so the lab cannot be kinder or harsher than a real host where the product
  * depends on it (docs/lab.md, "Tests against a real OpenSSH server"). Both run commands as root
- * in bash with the lab's environment; they differ in the working directory (sshd: the user's
- * home from /etc/passwd, lab: the lab root), so every path here is absolute.
+ * in bash with the lab's environment, inside the same kind of lab node (its mount namespace):
+ * paths in commands are the node's (`/tmp/…`), the test reads them in the node's root folder.
  *
  * What real OpenSSH does (measured here, OpenSSH 9.2 / Debian, no pty, root login):
  * - the client going away sends the command NO signal; sshd closes the command's pipes, so a
@@ -50,7 +50,7 @@ async function openSshPeer(): Promise<Peer> {
   const lab = await startLab();
   let sshd: OpenSshPeer;
   try {
-    sshd = await startOpenSshPeer({ root: lab.root, env: lab.env });
+    sshd = await startOpenSshPeer({ node: lab });
   } catch (error) {
     await lab.stop();
     throw error;
@@ -69,7 +69,7 @@ async function openSshPeer(): Promise<Peer> {
       }),
     async stop() {
       await sshd.stop();
-      await lab.stop(); // also kills what the commands left running (they carry its env)
+      await lab.stop(); // also kills what the commands left running (all in its namespace)
     },
   };
 }
@@ -98,11 +98,14 @@ describe.each([
   { peer: "openssh", start: openSshPeer },
 ])("SSH process semantics: $peer", ({ start }) => {
   let peer: Peer;
-  let root: string;
   let session: SshSession;
+  /** A file of the node's /tmp: its path inside the node, and where that is here. */
+  const tmp = (name: string) => ({
+    inside: `/tmp/${name}`,
+    outside: path.join(peer.lab.root, "tmp", name),
+  });
   beforeAll(async () => {
     peer = await start();
-    root = peer.lab.root;
     session = await peer.connect();
   });
   afterAll(async () => {
@@ -124,13 +127,11 @@ describe.each([
     expect((await session.exec("tr a-z A-Z", { stdin: "hello" })).stdout).toBe("HELLO");
   });
 
-  it("runs bash with the lab's environment first on PATH", async () => {
+  it("runs bash in the user's home with the lab's environment first on PATH", async () => {
     const out = await session.exec(
-      'printf "%s\\n" "${BASH_VERSION:+bash}" "$CLUPILOT_HOST_ROOT" "${PATH%%:*}" "$HOME"; uname -r',
+      'printf "%s\\n" "${BASH_VERSION:+bash}" "$PWD" "${PATH%%:*}" "$HOME"; uname -r',
     );
-    expect(out.stdout).toBe(
-      `bash\n${root}\n${LAB_TOOLS_BIN}\n${path.join(root, "root")}\n6.12.57+deb13-amd64\n`,
-    );
+    expect(out.stdout).toBe(`bash\n/root\n${LAB_TOOLS_BIN}\n/root\n6.12.57+deb13-amd64\n`);
   });
 
   it("parses like sh -n: clean commands pass, a syntax error is status 2 before anything runs", async () => {
@@ -141,10 +142,11 @@ describe.each([
       sha256: "0".repeat(64),
     });
     expect((await session.exec("sh -n", { stdin: upload })).code).toBe(0);
-    const broken = await session.exec(`echo ran > ${root}/ran; if then fi`);
+    const ran = tmp("ran");
+    const broken = await session.exec(`echo ran > ${ran.inside}; if then fi`);
     expect(broken.code).toBe(2);
     expect(broken.stderr).toContain("syntax error");
-    expect(existsSync(path.join(root, "ran"))).toBe(false);
+    expect(existsSync(ran.outside)).toBe(false);
   });
 
   it("a background job holding stdout keeps the command open until it ends", async () => {
@@ -160,14 +162,16 @@ describe.each([
 
   it("channel close: no signal — a silent plain job lives on, a writing one dies of SIGPIPE", async () => {
     const client = await peer.connect();
-    const silentFile = path.join(root, "silent.pid");
-    const writerFile = path.join(root, "writer.pid");
-    const silent = client.exec(`sleep 300 & echo $! > ${silentFile}; wait`).catch(() => null);
-    const writer = client
-      .exec(`(while :; do echo tick; sleep 0.05; done) & echo $! > ${writerFile}; wait`)
+    const silentFile = tmp("silent.pid");
+    const writerFile = tmp("writer.pid");
+    const silent = client
+      .exec(`sleep 300 & echo $! > ${silentFile.inside}; wait`)
       .catch(() => null);
-    const silentPid = await readPid(silentFile);
-    const writerPid = await readPid(writerFile);
+    const writer = client
+      .exec(`(while :; do echo tick; sleep 0.05; done) & echo $! > ${writerFile.inside}; wait`)
+      .catch(() => null);
+    const silentPid = await readPid(silentFile.outside);
+    const writerPid = await readPid(writerFile.outside);
     try {
       expect(isProcessAlive(silentPid)).toBe(true);
       expect(isProcessAlive(writerPid)).toBe(true);
@@ -184,16 +188,16 @@ describe.each([
 
   it("channel close: the nohup setsid start survives, in its own group; kill -TERM -PGID ends the group", async () => {
     const client = await peer.connect();
-    const pidFile = path.join(root, "driver.pid");
-    const childFile = path.join(root, "driver-child.pid");
+    const pidFile = tmp("driver.pid");
+    const childFile = tmp("driver-child.pid");
     // The start pattern of a long build: the driver writes its own PID ($$), which is its group.
-    const driver = `echo $$ > ${pidFile}; (while :; do echo tick; sleep 0.05; done) & echo $! > ${childFile}; wait`;
+    const driver = `echo $$ > ${pidFile.inside}; (while :; do echo tick; sleep 0.05; done) & echo $! > ${childFile.inside}; wait`;
     const started = await client.exec(
       `nohup setsid bash -c '${driver}' > /dev/null 2>&1 < /dev/null &`,
     );
     expect(started.code).toBe(0);
-    const pid = await readPid(pidFile);
-    const childPid = await readPid(childFile);
+    const pid = await readPid(pidFile.outside);
+    const childPid = await readPid(childFile.outside);
     try {
       client.close();
       await sleep(500);
@@ -219,14 +223,16 @@ describe.each([
 
   it("giving up on a command (lib/ssh timeout) stops its whole process group", async () => {
     const client = await peer.connect();
-    const file = path.join(root, "timeout.pid");
-    const child = path.join(root, "timeout-child.pid");
+    const file = tmp("timeout.pid");
+    const child = tmp("timeout-child.pid");
     const error = await client
-      .exec(`echo $$ > ${file}; sleep 300 & echo $! > ${child}; wait`, { timeoutMs: 500 })
+      .exec(`echo $$ > ${file.inside}; sleep 300 & echo $! > ${child.inside}; wait`, {
+        timeoutMs: 500,
+      })
       .catch((e: unknown) => e);
     expect((error as Error).name).toBe("SshCommandTimeoutError");
-    const pid = await readPid(file);
-    const childPid = await readPid(child);
+    const pid = await readPid(file.outside);
+    const childPid = await readPid(child.outside);
     try {
       client.close(); // must not swallow the pending kill
       await waitUntil(() => !isProcessAlive(pid) && !isProcessAlive(childPid), {
@@ -239,16 +245,16 @@ describe.each([
   });
 
   it("uploads byte for byte with lib/ssh", async () => {
-    const dir = path.join(root, "up load");
-    await rm(dir, { recursive: true, force: true });
-    await mkdir(dir);
+    const dir = tmp("up load");
+    await rm(dir.outside, { recursive: true, force: true });
+    await mkdir(dir.outside);
     const bytes = Buffer.concat([
       Buffer.from(Array.from({ length: 256 }, (_, i) => i)),
       randomBytes(300 * 1024),
     ]);
-    const target = path.join(dir, "payload.bin");
+    const target = `${dir.inside}/payload.bin`;
     await session.upload(target, bytes, { mode: 0o600 });
-    expect((await readFile(target)).equals(bytes)).toBe(true);
+    expect((await readFile(path.join(dir.outside, "payload.bin"))).equals(bytes)).toBe(true);
     expect((await session.exec(`stat -c %a '${target}'`)).stdout).toBe("600\n");
   });
 });

@@ -1,6 +1,7 @@
 import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, rm, writeFile } from "node:fs/promises";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -11,25 +12,30 @@ import { generateEd25519KeyPair } from "../keys";
 /**
  * A real OpenSSH server (Debian's `openssh-server`) as a test peer: the same process-semantics
  * tests run against it and against the lab's own SSH server, so the lab cannot drift into a
- * private dialect. It runs `sshd -D -e` as our child on a free loopback port, with its own
- * config, host key and authorized client key in a temp folder; commands run as the user
- * running the tests (root in CI) with the lab's environment (set via `SetEnv`, which sshd
- * applies last, so it also overrides `PATH` and `HOME`).
+ * private dialect. It runs `sshd -D -e` as our child on a free loopback port inside a lab
+ * node's mount namespace (so its sessions see the node's files, as the lab's own SSH server's
+ * do), with its own config, host key and authorized client key in a folder of the node's
+ * `/run`; commands run as the user running the tests (root in CI) with the lab's environment
+ * (set via `SetEnv`, which sshd applies last, so it also overrides `PATH` and `HOME`).
  *
- * Differences from the lab that are not semantics: sshd starts commands in the user's home
- * directory from /etc/passwd (the lab starts them in the lab root), adds `SSH_CONNECTION` &
- * co., and the user is the real one; tests must use absolute paths.
+ * Differences from the lab that are not semantics: sshd adds `SSH_CONNECTION` & co., and the
+ * user is the real one.
  */
 
 const execFileAsync = promisify(execFile);
 
 export const SSHD_PATH = "/usr/sbin/sshd";
 
-export type OpenSshPeerOptions = {
-  /** The lab host root the commands work in (`CLUPILOT_HOST_ROOT`). */
+/** The lab node sshd runs on: its root folder, its commands' environment, its namespace. */
+export type OpenSshPeerNode = {
   root: string;
-  /** Environment of every command (the lab's: `CLUPILOT_HOST_ROOT`, `PATH` with lab tools first, …). */
+  /** Environment of every command (the lab's: `PATH` with the lab's tools first, `HOME`, …). */
   env: Readonly<Record<string, string>>;
+  command(argv: readonly string[], cwd?: string): { file: string; args: string[] };
+};
+
+export type OpenSshPeerOptions = {
+  node: OpenSshPeerNode;
   /** Default `/usr/sbin/sshd`. */
   sshdPath?: string;
 };
@@ -61,10 +67,14 @@ export async function startOpenSshPeer(options: OpenSshPeerOptions): Promise<Ope
       `lab: ${sshdPath} not found; install Debian's openssh-server to run the OpenSSH parity tests`,
     );
   }
-  // sshd insists on its privilege-separation directory when started as root.
-  if (process.getuid?.() === 0) await mkdir("/run/sshd", { recursive: true, mode: 0o755 });
+  const { node } = options;
+  // sshd insists on its privilege-separation directory when started as root: the node's /run.
+  await mkdir(path.join(node.root, "run/sshd"), { recursive: true, mode: 0o755 });
 
-  const dir = await mkdtemp(path.join(os.tmpdir(), "clupilot-sshd-"));
+  // The same folder seen from here (`dir`) and from inside the node (`inside`).
+  const inside = `/run/clupilot-openssh-peer-${randomBytes(6).toString("hex")}`;
+  const dir = path.join(node.root, inside);
+  await mkdir(dir, { mode: 0o700 });
   try {
     const hostKey = path.join(dir, "ssh_host_ed25519_key");
     await execFileAsync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "", "-f", hostKey]);
@@ -84,10 +94,20 @@ export async function startOpenSshPeer(options: OpenSshPeerOptions): Promise<Ope
     const username = os.userInfo().username;
     for (let attempt = 1; ; attempt += 1) {
       const port = await freePort();
-      const config = path.join(dir, "sshd_config");
-      await writeFile(config, sshdConfig({ port, hostKey, authorizedKeys, env: options.env }));
+      await writeFile(
+        path.join(dir, "sshd_config"),
+        sshdConfig({
+          port,
+          hostKey: path.posix.join(inside, "ssh_host_ed25519_key"),
+          authorizedKeys: path.posix.join(inside, "authorized_keys"),
+          env: node.env,
+        }),
+      );
       try {
-        const child = await launch(sshdPath, config, port);
+        const child = await launch(
+          node.command([sshdPath, "-D", "-e", "-f", `${inside}/sshd_config`]),
+          port,
+        );
         return peer({ child, dir, port, username, privateKey: client.private, hostKeySha256 });
       } catch (error) {
         // Another process may have taken the port between probing and binding: try another.
@@ -136,8 +156,9 @@ function sshdConfig(input: {
   ].join("\n");
 }
 
-async function launch(sshdPath: string, config: string, port: number): Promise<ChildProcess> {
-  const child = spawn(sshdPath, ["-D", "-e", "-f", config], {
+async function launch(sshd: { file: string; args: string[] }, port: number): Promise<ChildProcess> {
+  // nsenter enters the node's namespace and execs sshd: the child's PID is sshd's.
+  const child = spawn(sshd.file, sshd.args, {
     stdio: ["ignore", "ignore", "pipe"],
     env: SSHD_ENV as NodeJS.ProcessEnv,
   });

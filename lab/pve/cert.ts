@@ -3,6 +3,8 @@ import { X509Certificate } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 
+import { labDir } from "../debian/lab-state";
+
 /**
  * The node's self-signed HTTPS certificate, shaped like the one pve-cluster creates
  * (`/etc/pve/local/pve-ssl.pem`, RSA 2048). Node 20 cannot issue X.509 certificates itself, so
@@ -15,7 +17,7 @@ import path from "node:path";
 export type NodeCert = { key: string; cert: string; sha256: string };
 
 export function loadOrCreateNodeCert(root: string, node: string): NodeCert {
-  const dir = path.join(root, ".lab");
+  const dir = labDir(root);
   const keyFile = path.join(dir, "pve-ssl.key");
   const certFile = path.join(dir, "pve-ssl.pem");
   if (!fs.existsSync(keyFile) || !fs.existsSync(certFile)) {

@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 
 import { readInstalled } from "../debian/dpkg-status";
+import { labDir } from "../debian/lab-state";
 import { requestPower } from "../debian/power";
 import { effectivePrivs, hasPriv, permissionPaths, readUserCfg, type UserCfg } from "./access";
 import { PVE_VERSION } from "./seed";
@@ -21,6 +22,7 @@ import {
   storageContent,
   storageDisabled,
   storageOption,
+  storageShared,
   vmConfigRelPath,
   vmMaxDisk,
   vmMemoryBytes,
@@ -229,7 +231,7 @@ export function storageStatus(
       content: content.join(","),
       enabled,
       active: enabled,
-      shared: storageOption(entry, "shared") === "1",
+      shared: storageShared(entry),
       ...(enabled ? storageSpace(root, entry) : { total: 0, used: 0, avail: 0 }),
     });
   }
@@ -253,7 +255,7 @@ function storageSpace(
   }
   const total = 256 * 1024 ** 3;
   let used = 0;
-  const dir = path.join(root, ".lab/volumes", entry.id);
+  const dir = path.join(labDir(root), "volumes", entry.id);
   try {
     for (const name of fs.readdirSync(dir)) used += fs.statSync(path.join(dir, name)).size;
   } catch {
@@ -265,7 +267,7 @@ function storageSpace(
 function kernel(root: string): { release: string; version: string } {
   const read = (f: string, d: string) => {
     try {
-      return fs.readFileSync(path.join(root, ".lab", f), "utf8").split("\n")[0] || d;
+      return fs.readFileSync(path.join(labDir(root), f), "utf8").split("\n")[0] || d;
     } catch {
       return d;
     }
@@ -548,6 +550,8 @@ export const ROUTES: Route[] = [
           storage: entry.id,
           type: entry.type,
           content: storageContent(entry).join(","),
+          // pve-storage's parser marks the types every node reaches as shared.
+          ...(storageShared(entry) ? { shared: 1 } : {}),
           digest,
         }));
     },

@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 
 import { markInstalled, readInstalled, type InstalledPackage } from "../debian/dpkg-status";
+import { labDir } from "../debian/lab-state";
 import { installNodeCert } from "./cert";
 import {
   newTokenSecret,
@@ -100,8 +101,9 @@ export const CONSOLE_ROLE_PRIVS = [
   "VM.Config.Network",
   "VM.Config.Options",
   "VM.PowerMgmt",
-  // What CreateApiToken grants for power: shutting the node down.
+  // What CreateApiToken grants for power: shutting the node down, consolidating a cluster.
   "Sys.PowerMgmt",
+  "VM.Migrate",
 ];
 
 export type SeedOptions = {
@@ -187,8 +189,8 @@ export function createPmxcfs(
 
 /** Switches the reported kernel to the Proxmox one (what a reboot after install does). */
 export function bootPveKernel(root: string): void {
-  writeAtomic(path.join(root, ".lab/kernel"), `${PVE_KERNEL.release}\n`);
-  writeAtomic(path.join(root, ".lab/kernel-version"), `${PVE_KERNEL.version}\n`);
+  writeAtomic(path.join(labDir(root), "kernel"), `${PVE_KERNEL.release}\n`);
+  writeAtomic(path.join(labDir(root), "kernel-version"), `${PVE_KERNEL.version}\n`);
 }
 
 /** The console's user, role, ACLs and token (privsep=1, with its own ACL on `/`). */

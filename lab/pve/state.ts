@@ -2,6 +2,8 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 
+import { labDir } from "../debian/lab-state";
+
 /**
  * The simulated Proxmox VE node's state, kept on disk under the lab root (the host's "/") in
  * the real files' formats, so the simulated tools (separate processes) and the simulated API
@@ -52,7 +54,7 @@ export function vmConfigRelPath(node: string, vmid: number): string {
 }
 
 function labPveDir(root: string): string {
-  return path.join(root, ".lab/pve");
+  return path.join(labDir(root), "pve");
 }
 
 /** Writes `content` to `file` atomically (temp file in the same folder, then rename). */
@@ -95,7 +97,7 @@ function sleepSync(ms: number): void {
  * process is taken over). Synchronous on purpose: the tools are short-lived processes.
  */
 export function withPveLock<T>(root: string, fn: () => T, timeoutMs = 10_000): T {
-  const lock = path.join(root, ".lab/pve.lock");
+  const lock = path.join(labDir(root), "pve.lock");
   fs.mkdirSync(path.dirname(lock), { recursive: true });
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -236,6 +238,27 @@ function defaultContent(type: string): string[] {
   return ["images", "rootdir"];
 }
 
+/**
+ * Storage types every node reaches: pve-storage's `@SHARED_STORAGE`, which its config parser
+ * reports `shared 1` whatever the file says.
+ */
+const SHARED_TYPES = [
+  "iscsi",
+  "nfs",
+  "cifs",
+  "rbd",
+  "cephfs",
+  "iscsidirect",
+  "glusterfs",
+  "zfs",
+  "drbd",
+  "pbs",
+];
+
+export function storageShared(entry: StorageEntry): boolean {
+  return SHARED_TYPES.includes(entry.type) || storageOption(entry, "shared") === "1";
+}
+
 export function isFileStorage(entry: StorageEntry): boolean {
   return ["dir", "btrfs", "nfs", "cifs"].includes(entry.type);
 }
@@ -253,7 +276,7 @@ export function volumeDir(root: string, entry: StorageEntry, vmid: number): stri
     const base = storageOption(entry, "path") ?? `/mnt/pve/${entry.id}`;
     return path.join(root, base, "images", String(vmid));
   }
-  return path.join(root, ".lab/volumes", entry.id);
+  return path.join(labDir(root), "volumes", entry.id);
 }
 
 /** `local:9000/vm-9000-disk-0.raw` → storage `local`, name `vm-9000-disk-0.raw`, vmid 9000. */

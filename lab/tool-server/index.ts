@@ -3,21 +3,27 @@ import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { Worker } from "node:worker_threads";
 
+import type { NamespaceEntry } from "../namespace/enter";
+import type { Bind } from "../namespace/layout";
 import { buildToolBundles, type ToolBundles } from "./bundle";
 
 /**
  * One tool server per lab process, shared by its nodes: a worker thread that runs the simulated
  * tools (`qm`, `apt-get`, `virt-customize`, …) for the clients on the nodes' PATH
  * (lab/tools/client), instead of a Node process per command. Each node's SSH server holds a
- * lease while it runs and writes the server's address into the node's root
- * (`.lab/tool-server`, read by the client); the thread ends with the last lease.
+ * lease while it runs — the lease registers the node (its binds, the way into its namespace)
+ * under a token of its own — and writes the server's address and that token into the node's
+ * root (`.lab/tool-server`, read by the client); the thread ends with the last lease.
  */
 
 export type ToolServerAddress = { port: number; token: string };
 
 export type ToolServerLease = ToolServerAddress & { release(): Promise<void> };
 
-type Running = { worker: Worker; address: ToolServerAddress; leases: number };
+/** What the server must know of a node to run its tools: how its paths map, how to enter it. */
+export type ToolServerNode = { binds: readonly Bind[]; entry: NamespaceEntry };
+
+type Running = { worker: Worker; port: number; leases: number };
 
 let running: Promise<Running> | null = null;
 /** The server `running` resolved to, for the decisions that must not wait. */
@@ -31,8 +37,7 @@ async function startServer(): Promise<Running> {
     throw error;
   });
   const { worker: code, tools } = await bundles;
-  const token = randomBytes(24).toString("hex");
-  const worker = new Worker(code, { eval: true, workerData: { token, tools } });
+  const worker = new Worker(code, { eval: true, workerData: { tools } });
   // The lab's own servers decide when the process ends, not this thread.
   worker.unref();
   const port = await new Promise<number>((resolve, reject) => {
@@ -46,7 +51,7 @@ async function startServer(): Promise<Running> {
       reject(new Error(`lab: the tool server ended at start (exit ${code})`)),
     );
   });
-  const state: Running = { worker, address: { port, token }, leases: 0 };
+  const state: Running = { worker, port, leases: 0 };
   worker.on("error", (error) => {
     process.stderr.write(`lab: the tool server failed: ${error.stack ?? error.message}\n`);
   });
@@ -61,20 +66,42 @@ async function startServer(): Promise<Running> {
   return state;
 }
 
-export async function acquireToolServer(): Promise<ToolServerLease> {
+let registrations = 0;
+
+/** Registers the node with the lab's tool server (started if none runs) under a new token. */
+export async function acquireToolServer(node: ToolServerNode): Promise<ToolServerLease> {
   running ??= startServer().catch((error: unknown) => {
     running = null;
     throw error;
   });
   const state = await running;
   state.leases++;
+  const token = randomBytes(24).toString("hex");
+  const id = ++registrations;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const onMessage = (message: { registered?: number }) => {
+        if (message.registered !== id) return;
+        state.worker.off("message", onMessage);
+        resolve();
+      };
+      state.worker.on("message", onMessage);
+      state.worker.once("exit", () => reject(new Error("lab: the tool server ended")));
+      state.worker.postMessage({ register: id, token, binds: node.binds, entry: node.entry });
+    });
+  } catch (error) {
+    state.leases--;
+    throw error;
+  }
   let released = false;
   return {
-    ...state.address,
+    port: state.port,
+    token,
     async release() {
       if (released) return;
       released = true;
       state.leases--;
+      state.worker.postMessage({ unregister: token });
       if (state.leases > 0) return;
       if (current === state) {
         current = null;

@@ -5,7 +5,8 @@ import vm from "node:vm";
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { BUNDLE_PARAMETERS, ToolCall, type CompiledBundle } from "./tool-call";
+import { NodePaths } from "../namespace/node-paths";
+import { BUNDLE_PARAMETERS, ToolCall, type CompiledBundle, type ToolNode } from "./tool-call";
 
 /**
  * A tool run inside the tool server behaves like the process it used to be: its own module
@@ -89,12 +90,12 @@ describe("a tool run in the tool server", () => {
         const fs = require("node:fs");
         const path = require("node:path");
         fs.writeFileSync("out.txt", fs.readFileSync("in.txt", "utf8"));
-        process.stdout.write([process.pid, process.env.CLUPILOT_HOST_ROOT, process.cwd(), path.resolve("x")].join(" "));
+        process.stdout.write([process.pid, process.env.LANG, process.cwd(), path.resolve("x")].join(" "));
       `),
-      { cwd: dir, pid: 31337, env: { CLUPILOT_HOST_ROOT: "/lab/root" } },
+      { cwd: dir, pid: 31337, env: { LANG: "C.UTF-8" } },
     ).done;
     expect(result).toMatchObject({
-      stdout: `31337 /lab/root ${dir} ${dir}/x`,
+      stdout: `31337 C.UTF-8 ${dir} ${dir}/x`,
       code: 0,
     });
     expect(fs.readFileSync(path.join(dir, "out.txt"), "utf8")).toBe("from the cwd\n");
@@ -192,5 +193,107 @@ describe("a tool run in the tool server", () => {
       ),
     ).done;
     expect(result.stdoutBytes).toEqual(Array.from({ length: 256 }, (_, i) => i));
+  });
+});
+
+describe("a tool run for a lab node", () => {
+  let root: string;
+  let node: ToolNode;
+  const commands: { argv: readonly string[]; cwd: string }[] = [];
+  beforeAll(() => {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), "clupilot-tool-node-"));
+    fs.mkdirSync(path.join(root, "tmp"));
+    fs.mkdirSync(path.join(root, "etc"));
+    fs.writeFileSync(path.join(root, "tmp/x.img"), "image");
+    fs.symlinkSync("/tmp", path.join(root, "etc/tmp-link"));
+    node = {
+      paths: new NodePaths(
+        [
+          { target: "/tmp", source: path.join(root, "tmp") },
+          { target: "/etc", source: path.join(root, "etc") },
+        ],
+        [{ point: "/", readOnly: false }],
+      ),
+      // Stands in for nsenter: marks the child, records where it was meant to run.
+      command: (argv, cwd) => {
+        commands.push({ argv, cwd });
+        return { file: "/usr/bin/env", args: ["INSIDE_NODE=yes", ...argv] };
+      },
+    };
+  });
+  afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+
+  const startForNode = (code: string, cwd = "/tmp") => {
+    let result = { stdout: "", stderr: "", code: null as number | null };
+    return new Promise<typeof result>((resolve) => {
+      const call = new ToolCall(
+        { argv: [], env: {}, cwd, pid: 4242, ppid: 4241 },
+        {
+          stdout: (chunk) => (result.stdout += chunk.toString()),
+          stderr: (chunk) => (result.stderr += chunk.toString()),
+          wantStdin: () => {},
+          exit: (code) => {
+            result = { ...result, code };
+            resolve(result);
+          },
+        },
+        node,
+      );
+      call.run(compile(code), "/usr/bin/tool");
+    });
+  };
+
+  it("opens the node's files by the node's paths, relative ones from its cwd, through its symlinks", async () => {
+    const result = await startForNode(`
+      const fs = require("fs");
+      process.stdout.write([
+        fs.readFileSync("/tmp/x.img", "utf8"),
+        fs.readFileSync("x.img", "utf8"),
+        fs.readFileSync("/etc/tmp-link/x.img", "utf8"),
+        fs.realpathSync("/etc/tmp-link/x.img"),
+        fs.readlinkSync("/etc/tmp-link"),
+      ].join(" "));
+      fs.writeFileSync("/tmp/out", "written");
+    `);
+    expect(result).toMatchObject({
+      stdout: "image image image /tmp/x.img /tmp",
+      code: 0,
+    });
+    expect(fs.readFileSync(path.join(root, "tmp/out"), "utf8")).toBe("written");
+  });
+
+  it("fails as inside the node: the node's path in the message, EROFS outside its folders", async () => {
+    const result = await startForNode(`
+      const fs = require("fs");
+      for (const attempt of [
+        () => fs.readFileSync("/tmp/missing"),
+        () => fs.writeFileSync("/usr/clupilot-tool-probe", "x"),
+      ]) {
+        try { attempt(); } catch (error) { process.stdout.write(error.code + " " + error.message + "\\n"); }
+      }
+      fs.promises.mkdir("/usr/clupilot-tool-probe").catch((error) => process.stdout.write(error.code + "\\n"));
+    `);
+    expect(result.stdout).toBe(
+      "ENOENT ENOENT: no such file or directory, open '/tmp/missing'\n" +
+        "EROFS EROFS: read-only file system, open '/usr/clupilot-tool-probe'\n" +
+        "EROFS\n",
+    );
+    expect(fs.existsSync("/usr/clupilot-tool-probe")).toBe(false);
+  });
+
+  it("starts its children inside the node, in the cwd it meant", async () => {
+    const result = await startForNode(
+      `
+      const { spawn } = require("child_process");
+      const child = spawn("/bin/sh", ["-c", 'echo "$INSIDE_NODE"'], { stdio: ["ignore", "pipe", "inherit"] });
+      child.stdout.on("data", (chunk) => process.stdout.write(chunk));
+    `,
+      "/etc",
+    );
+    expect(result).toMatchObject({ stdout: "yes\n", code: 0 });
+    expect(commands.at(-1)).toEqual({
+      argv: ["/bin/sh", "-c", 'echo "$INSIDE_NODE"'],
+      cwd: "/etc",
+    });
   });
 });

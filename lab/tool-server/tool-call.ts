@@ -7,11 +7,15 @@ import os from "node:os";
 import path from "node:path";
 import { Readable, Writable } from "node:stream";
 
+import type { NodePaths } from "../namespace/node-paths";
+import { pathArguments, readOnlyError, RETURNS_PATH } from "./fs-calls";
+
 /**
  * One run of a simulated tool inside the tool server, seen by the tool as the process it used to
  * be: its own `process` (argv, env, pid and ppid of the client, cwd, exit, exitCode, stdin,
- * stdout, stderr), its own module state (the bundle's body runs anew for each call), relative
- * paths resolved against the client's cwd, and an end like a process's: at `process.exit`, at an
+ * stdout, stderr), its own module state (the bundle's body runs anew for each call), its paths
+ * in the node's view (relative ones from the client's cwd, every one through the node's mount
+ * namespace, see ToolNode), its children inside the node, and an end like a process's: at `process.exit`, at an
  * uncaught exception (stack on stderr, code 1), or when nothing it started is pending any more
  * (timers, fs callbacks and promises, stdin being read, child processes), with `process.exitCode`.
  * After its end — or once the client is gone — every effect it tries (file system, output,
@@ -32,6 +36,18 @@ export type ToolCallRequest = {
   cwd: string;
   pid: number;
   ppid: number;
+};
+
+/**
+ * The lab node a call runs for. Its paths (argv, cwd, what the tool opens) are the node's: the
+ * fs facade resolves them in the node's view (lab/namespace/node-paths.ts), and a child the
+ * tool starts runs inside the node's namespace (`command`). Without one (unit tests) paths are
+ * the machine's and children run here.
+ */
+export type ToolNode = {
+  paths: NodePaths;
+  /** `argv` run inside the node, `cwd` a node path. */
+  command(argv: readonly string[], cwd: string): { file: string; args: string[] };
 };
 
 /** What unwinds a tool's stack at process.exit (not an Error: no tool handler prints it). */
@@ -58,10 +74,6 @@ export type CompiledBundle = (...args: unknown[]) => void;
 
 const realRequire = createRequire(path.join(os.tmpdir(), "clupilot-lab-tool.js"));
 
-/** fs functions taking two paths; every other one takes a path (or an fd) first. */
-const TWO_PATHS = new Set(["rename", "copyFile", "cp", "link"]);
-const SECOND_PATH_ONLY = new Set(["symlink"]);
-
 export class ToolCall {
   private finished = false;
   private pending = 0;
@@ -79,6 +91,7 @@ export class ToolCall {
   constructor(
     private readonly request: ToolCallRequest,
     private readonly io: ToolIo,
+    private readonly node: ToolNode | null = null,
   ) {
     this.cwd = request.cwd;
     this.env = { ...request.env };
@@ -169,10 +182,22 @@ export class ToolCall {
     };
   }
 
-  private resolvePath(value: unknown): unknown {
-    if (typeof value !== "string" || value === "" || value.startsWith("/")) return value;
+  /** A path the tool gave, absolute in its (the node's) view. */
+  private absolute(value: string): string {
+    if (value.startsWith("/")) return value;
     // Joined, not normalised: the kernel resolves `..` after symlinks, as for a real cwd.
     return this.cwd.endsWith("/") ? `${this.cwd}${value}` : `${this.cwd}/${value}`;
+  }
+
+  /** The real path of a path the tool gave, as the node's kernel would resolve it. */
+  private realPath(value: string, follow = true): string {
+    const absolute = this.absolute(value);
+    return this.node === null ? absolute : this.node.paths.resolve(absolute, follow);
+  }
+
+  /** A real path the fs hands back, in the node's view. */
+  private nodePath(value: unknown): unknown {
+    return this.node !== null && typeof value === "string" ? this.node.paths.toNode(value) : value;
   }
 
   private require(id: string): unknown {
@@ -222,19 +247,19 @@ export class ToolCall {
   }
 
   private fs(): typeof fs {
-    const wrapped = this.wrapFunctions(fs, "");
-    wrapped.promises = this.wrapFunctions(fs.promises, "");
+    const wrapped = this.wrapFunctions(fs, "callback");
+    wrapped.promises = this.wrapFunctions(fs.promises, "promise");
     return wrapped;
   }
 
-  /** Every function of an fs namespace, with relative paths resolved and async work tracked. */
-  private wrapFunctions<T extends object>(target: T, prefix: string): T {
+  /** Every function of an fs namespace, with its paths in the node's view and async work tracked. */
+  private wrapFunctions<T extends object>(target: T, style: "callback" | "promise"): T {
     const result: Record<string, unknown> = {};
     for (const key of Object.keys(target)) {
       const value = (target as Record<string, unknown>)[key];
       result[key] =
         typeof value === "function" && /^[a-z]/.test(key)
-          ? this.wrapFsFunction(`${prefix}${key}`, value as (...args: unknown[]) => unknown, target)
+          ? this.wrapFsFunction(key, value as (...args: unknown[]) => unknown, target, style)
           : value;
     }
     return result as T;
@@ -244,27 +269,88 @@ export class ToolCall {
     name: string,
     fn: (...args: unknown[]) => unknown,
     self: object,
+    style: "callback" | "promise",
   ): (...args: unknown[]) => unknown {
+    const sync = name.endsWith("Sync");
     const base = name.replace(/Sync$/, "");
-    const paths = TWO_PATHS.has(base) ? [0, 1] : SECOND_PATH_ONLY.has(base) ? [1] : [0];
+    const returnsPath = RETURNS_PATH.has(base);
     const wrapper = (...args: unknown[]) => {
       this.alive();
-      const resolved = args.map((arg, i) => (paths.includes(i) ? this.resolvePath(arg) : arg));
+      const resolved = [...args];
+      // Real path → the path as the tool gave it, to put back into an error's message.
+      const given = new Map<string, string>();
       const last = resolved.length - 1;
-      if (last >= 0 && typeof resolved[last] === "function") {
-        const callback = resolved[last] as (...a: unknown[]) => void;
+      const callback =
+        !sync && style === "callback" && last >= 0 && typeof resolved[last] === "function"
+          ? (resolved[last] as (...a: unknown[]) => void)
+          : null;
+      let refused: NodeJS.ErrnoException | null = null;
+      for (const argument of pathArguments(base, args)) {
+        const value = resolved[argument.index];
+        if (typeof value !== "string" || value === "") continue;
+        let real: string;
+        try {
+          real = this.realPath(value, argument.follow);
+        } catch (error) {
+          refused = error as NodeJS.ErrnoException;
+          break;
+        }
+        given.set(real, value);
+        resolved[argument.index] = real;
+        if (argument.writes && this.node !== null && !this.node.paths.writable(real)) {
+          refused = readOnlyError(base, value);
+          break;
+        }
+      }
+      const inNodeView = (error: unknown) => this.nodeError(error, given);
+      if (refused !== null) {
+        // Failed as the call itself fails: thrown, rejected, or handed to the callback.
+        if (sync) throw refused;
+        if (style === "promise") {
+          const release = this.hold();
+          return Promise.reject(refused).finally(release);
+        }
+        if (callback !== null) {
+          const release = this.hold();
+          const error = refused;
+          process.nextTick(() => {
+            release();
+            this.guard(() => callback(error));
+          });
+          return undefined;
+        }
+        throw refused;
+      }
+      if (callback !== null) {
         const release = this.hold();
-        resolved[last] = (...a: unknown[]) => {
+        resolved[last] = (error: unknown, ...rest: unknown[]) => {
           release();
-          this.guard(() => callback(...a));
+          const results = returnsPath ? rest.map((r) => this.nodePath(r)) : rest;
+          this.guard(() =>
+            callback(error === null || error === undefined ? error : inNodeView(error), ...results),
+          );
         };
       }
-      const result = fn.apply(self, resolved);
+      let result: unknown;
+      try {
+        result = fn.apply(self, resolved);
+      } catch (error) {
+        throw inNodeView(error);
+      }
       if (result instanceof Promise) {
         const release = this.hold();
-        result.then(release, release);
+        return result.then(
+          (value: unknown) => {
+            release();
+            return returnsPath ? this.nodePath(value) : value;
+          },
+          (error: unknown) => {
+            release();
+            throw inNodeView(error);
+          },
+        );
       }
-      return result;
+      return sync && returnsPath ? this.nodePath(result) : result;
     };
     // realpathSync.native and friends.
     for (const key of Object.keys(fn))
@@ -272,6 +358,19 @@ export class ToolCall {
         fn as unknown as Record<string, unknown>
       )[key];
     return wrapper;
+  }
+
+  /** An fs error as the node's kernel would have given it: the tool's paths, not the real ones. */
+  private nodeError(error: unknown, given: ReadonlyMap<string, string>): unknown {
+    if (this.node === null || !(error instanceof Error)) return error;
+    const errno = error as NodeJS.ErrnoException & { dest?: string };
+    for (const [real, value] of given) {
+      if (real === value) continue;
+      errno.message = errno.message.split(`'${real}'`).join(`'${value}'`);
+      if (errno.path === real) errno.path = value;
+      if (errno.dest === real) errno.dest = value;
+    }
+    return error;
   }
 
   private path(): typeof path {
@@ -285,26 +384,37 @@ export class ToolCall {
   }
 
   private childProcess(): typeof childProcess {
-    const withDefaults = (args: unknown[]): unknown[] => {
+    type Options = { cwd?: string; env?: object; shell?: boolean | string };
+    /**
+     * (file, args, options) as spawn takes them, the tool's cwd and environment by default; for
+     * a node, the program is run inside the node's namespace (nsenter), in the cwd the tool
+     * meant: a child of a tool is a process of the node, as a real tool's child is.
+     */
+    const place = (input: unknown[]): [string, string[], Options] => {
       this.alive();
-      const copy = [...args];
-      const index = copy.findIndex(
-        (arg, i) => i > 0 && arg !== null && typeof arg === "object" && !Array.isArray(arg),
-      );
-      const options = { ...(index >= 0 ? (copy[index] as object) : {}) } as {
-        cwd?: string;
-        env?: object;
+      let file = input[0] as string;
+      let args = Array.isArray(input[1]) ? [...(input[1] as string[])] : [];
+      const optionsAt = Array.isArray(input[1]) ? 2 : 1;
+      const given = input[optionsAt];
+      const options: Options = {
+        ...(given !== null && typeof given === "object" ? (given as Options) : {}),
       };
-      options.cwd = (this.resolvePath(options.cwd ?? this.cwd) as string) ?? this.cwd;
+      const cwd = this.absolute(options.cwd ?? this.cwd);
       options.env ??= this.env;
-      if (index >= 0) copy[index] = options;
-      else copy.splice(Array.isArray(copy[1]) ? 2 : 1, 0, options);
-      return copy;
+      if (options.shell) {
+        const shell = typeof options.shell === "string" ? options.shell : "/bin/sh";
+        args = ["-c", [file, ...args].join(" ")];
+        file = shell;
+        delete options.shell;
+      }
+      if (this.node === null) return [file, args, { ...options, cwd }];
+      const inside = this.node.command([file, ...args], cwd);
+      delete options.cwd;
+      return [inside.file, inside.args, options];
     };
-    const spawn = (...args: unknown[]) => {
-      const child = (childProcess.spawn as (...a: unknown[]) => childProcess.ChildProcess)(
-        ...withDefaults(args),
-      );
+    const spawn = (...input: unknown[]) => {
+      const [file, args, options] = place(input);
+      const child = childProcess.spawn(file, args, options as childProcess.SpawnOptions);
       // A child keeps a process alive until it exits, unless it is unref()'d.
       const release = this.hold();
       child.once("exit", release);
@@ -316,16 +426,33 @@ export class ToolCall {
       };
       return child;
     };
-    const sync =
-      (fn: (...a: unknown[]) => unknown) =>
-      (...args: unknown[]) =>
-        fn(...withDefaults(args));
+    const spawnSync = (...input: unknown[]) => {
+      const [file, args, options] = place(input);
+      return childProcess.spawnSync(file, args, options as childProcess.SpawnSyncOptions);
+    };
+    const execFileSync = (...input: unknown[]) => {
+      const [file, args, options] = place(input);
+      return childProcess.execFileSync(file, args, options as childProcess.ExecFileSyncOptions);
+    };
+    const execSync = (command: string, options?: object) =>
+      execFileSync("/bin/sh", ["-c", command], options ?? {});
     return {
       ...childProcess,
       spawn,
-      spawnSync: sync(childProcess.spawnSync as (...a: unknown[]) => unknown),
-      execFileSync: sync(childProcess.execFileSync as (...a: unknown[]) => unknown),
-      execSync: sync(childProcess.execSync as (...a: unknown[]) => unknown),
+      spawnSync,
+      execFileSync,
+      execSync,
+      exec: () => {
+        throw new Error("lab: child_process.exec is not available to a simulated tool; use spawn");
+      },
+      execFile: () => {
+        throw new Error(
+          "lab: child_process.execFile is not available to a simulated tool; use spawn",
+        );
+      },
+      fork: () => {
+        throw new Error("lab: child_process.fork is not available to a simulated tool; use spawn");
+      },
     } as unknown as typeof childProcess;
   }
 
@@ -436,7 +563,7 @@ export class ToolCall {
       chdir: (dir: string) => {
         this.alive();
         const target = path.resolve(this.cwd, dir);
-        if (!fs.statSync(target).isDirectory())
+        if (!fs.statSync(this.realPath(target)).isDirectory())
           throw new Error(`ENOTDIR: not a directory, chdir ${dir}`);
         this.cwd = target;
       },

@@ -28,13 +28,13 @@ afterAll(async () => {
   await lab?.stop();
 });
 
-/** Runs `bash -c command` as the node's SSH server would (its env, its root as cwd). */
+/** Runs `bash -c command` as the node's SSH server would (in its namespace, with its env). */
 function runLocal(command: string): {
   pid: number;
   done: Promise<{ code: number | null; stdout: Buffer; stderr: string }>;
 } {
-  const child = spawn("/bin/bash", ["-c", command], {
-    cwd: lab.root,
+  const bash = lab.command(["/bin/bash", "-c", command]);
+  const child = spawn(bash.file, bash.args, {
     env: { ...lab.env } as NodeJS.ProcessEnv,
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -59,8 +59,20 @@ describe("the simulated tools, served by the lab's tool server", () => {
     );
     expect(missing.stdout).toBe("");
 
-    const piped = await labExec(lab, 'dpkg -l | head -n 1; echo "${PIPESTATUS[*]}"');
-    expect(piped.stdout).toBe("Desired=Unknown/Install/Remove/Purge/Hold\n141 0\n");
+    const piped = await labExec(lab, "dpkg -l | head -n 1");
+    expect(piped.stdout).toBe("Desired=Unknown/Install/Remove/Purge/Hold\n");
+
+    // More than a pipe holds (64 KiB), so the reader is gone before the tool has written it all.
+    const image = debianCloudImage();
+    image.headerBytes = 4 * 1024 * 1024;
+    image.files["/big"] = "x".repeat(1024 * 1024);
+    fs.mkdirSync(path.join(lab.root, "tmp/images"), { recursive: true });
+    writeLabImage(path.join(lab.root, "tmp/images/pipe.qcow2"), image);
+    const closed = await labExec(
+      lab,
+      'virt-cat -a /tmp/images/pipe.qcow2 /big | head -c 4 > /dev/null; echo "${PIPESTATUS[*]}"',
+    );
+    expect(closed.stdout).toBe("141 0\n");
   });
 
   it("leave stdin to the next command unless the tool reads it, and feed it when it does", async () => {
@@ -86,7 +98,7 @@ describe("the simulated tools, served by the lab's tool server", () => {
     fs.mkdirSync(path.join(lab.root, "tmp/images"), { recursive: true });
     writeLabImage(path.join(lab.root, "tmp/images/big.qcow2"), image);
 
-    const { done } = runLocal("cd tmp/images && virt-cat -a big.qcow2 /big");
+    const { done } = runLocal("cd /tmp/images && virt-cat -a big.qcow2 /big");
     const result = await done;
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
@@ -97,7 +109,7 @@ describe("the simulated tools, served by the lab's tool server", () => {
     const file = path.join(lab.root, "tmp/customize.qcow2");
     writeLabImage(file, debianCloudImage());
     // Examining the guest alone takes 0.8 s at time scale 0.1, the install 1.9 s more.
-    const run = runLocal(`exec virt-customize -a ${file} --install qemu-guest-agent`);
+    const run = runLocal("exec virt-customize -a /tmp/customize.qcow2 --install qemu-guest-agent");
     await new Promise((resolve) => setTimeout(resolve, 300));
     process.kill(run.pid, "SIGTERM");
     const result = await run.done;

@@ -4,8 +4,17 @@ import net from "node:net";
 import { parentPort, workerData } from "node:worker_threads";
 import vm from "node:vm";
 
+import { enterArgs, NSENTER, type NamespaceEntry } from "../namespace/enter";
+import type { Bind } from "../namespace/layout";
+import { NodePaths } from "../namespace/node-paths";
 import { FRAME, FrameReader, frame, parseRequest, type ToolRequest } from "./protocol";
-import { BUNDLE_PARAMETERS, ToolCall, ToolExit, type CompiledBundle } from "./tool-call";
+import {
+  BUNDLE_PARAMETERS,
+  ToolCall,
+  ToolExit,
+  type CompiledBundle,
+  type ToolNode,
+} from "./tool-call";
 import { entryOf, TOOL_ENTRIES, type ToolEntry } from "./tool-table";
 
 /**
@@ -16,10 +25,11 @@ import { entryOf, TOOL_ENTRIES, type ToolEntry } from "./tool-table";
  * servers.
  */
 
-type WorkerData = { token: string; tools: Record<ToolEntry, string> };
+type WorkerData = { tools: Record<ToolEntry, string> };
 
-const { token, tools } = workerData as WorkerData;
-const expectedToken = Buffer.from(token);
+const { tools } = workerData as WorkerData;
+/** The nodes whose SSH servers hold a lease, by their token (lab/tool-server/index.ts). */
+const nodes = new Map<string, ToolNode>();
 const compiled = new Map<ToolEntry, CompiledBundle>();
 const callsByTool = new Map<string, number>();
 /** A client that connected must send its request at once. */
@@ -36,12 +46,24 @@ function bundleOf(entry: ToolEntry): CompiledBundle {
   return bundle;
 }
 
-function tokenMatches(given: string): boolean {
+/** The node a token belongs to; compared in constant time, as a secret should be. */
+function nodeOf(given: string): ToolNode | null {
   const buffer = Buffer.from(given);
-  return buffer.length === expectedToken.length && timingSafeEqual(buffer, expectedToken);
+  for (const [token, node] of nodes) {
+    const expected = Buffer.from(token);
+    if (buffer.length === expected.length && timingSafeEqual(buffer, expected)) return node;
+  }
+  return null;
 }
 
-function start(request: ToolRequest, socket: net.Socket): ToolCall {
+function toolNode(binds: Bind[], entry: NamespaceEntry): ToolNode {
+  return {
+    paths: new NodePaths(binds),
+    command: (argv, cwd) => ({ file: NSENTER, args: [...enterArgs(entry, cwd), ...argv] }),
+  };
+}
+
+function start(request: ToolRequest, node: ToolNode, socket: net.Socket): ToolCall {
   const send = (type: string, payload?: Buffer | string) => {
     if (!socket.destroyed) socket.write(frame(type, payload));
   };
@@ -58,6 +80,7 @@ function start(request: ToolRequest, socket: net.Socket): ToolCall {
         socket.end();
       },
     },
+    node,
   );
   call.run(bundleOf(entry), `/usr/bin/${request.tool}`);
   return call;
@@ -89,9 +112,12 @@ function onConnection(socket: net.Socket): void {
       clearTimeout(timer);
       const request = type === FRAME.request ? parseRequest(payload) : null;
       if (request === null) return refuse("the tool server did not understand the request");
-      if (!tokenMatches(request.token))
-        return refuse("the tool server refused the request: it belongs to another lab");
-      call = start(request, socket);
+      const node = nodeOf(request.token);
+      if (node === null)
+        return refuse(
+          "the tool server refused the request: it belongs to another lab, or to a node that stopped",
+        );
+      call = start(request, node, socket);
     }
   });
   socket.on("close", () => {
@@ -117,8 +143,26 @@ function threadCpuSeconds(): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
-// The benchmarks ask what the tools cost: calls per tool and this thread's CPU time.
-parentPort?.on("message", (message: { stats?: number }) => {
+type Message = {
+  stats?: number;
+  register?: number;
+  token?: string;
+  binds?: Bind[];
+  entry?: NamespaceEntry;
+  unregister?: string;
+};
+
+parentPort?.on("message", (message: Message) => {
+  if (message.register !== undefined && message.token && message.binds && message.entry) {
+    nodes.set(message.token, toolNode(message.binds, message.entry));
+    parentPort?.postMessage({ registered: message.register });
+    return;
+  }
+  if (message.unregister !== undefined) {
+    nodes.delete(message.unregister);
+    return;
+  }
+  // The benchmarks ask what the tools cost: calls per tool and this thread's CPU time.
   if (message.stats === undefined) return;
   parentPort?.postMessage({
     stats: message.stats,

@@ -107,7 +107,8 @@ describe("tailing a host file into the run log", () => {
     } finally {
       session.close();
     }
-    const host = await readFile(path.join(lab.root, file), "utf8");
+    // Written in root's home, /root: the lab root folder's root/.
+    const host = await readFile(path.join(lab.root, "root", file), "utf8");
     const stored = await storedFileLines(runId);
     expect(stored.length).toBe(10_001);
     expect(stored).toEqual(expectedLines(host));

@@ -19,7 +19,10 @@ export type PowerEventKind =
   | "config.changed"
   | "drill.started"
   | "console.crash_loop"
-  | "console.crash_loop_over";
+  | "console.crash_loop_over"
+  | "consolidate.fell_back"
+  | "consolidate.moved"
+  | "consolidate.mains_back";
 
 export type PowerEventInput = Omit<PowerEventDraft, "kind" | "at"> & {
   kind: PowerEventKind;

@@ -3,6 +3,7 @@ import type { Database } from "@/lib/db/client";
 import type { PowerPlanSnapshot } from "./plan-snapshot";
 import type { ClusterSequencePlan } from "./cluster-sequence/plan";
 import { loadClusterGroups } from "./clusters/load-cluster-groups";
+import { consolidateInputs } from "./consolidate/stage-inputs";
 import { readPowerSettings } from "./power-settings-store";
 import { buildPlan, orderTargets, type PlannedTarget } from "./shutdown/plan";
 import { dueTargets } from "./targets/due-targets";
@@ -59,6 +60,12 @@ export async function planPreview(db: Database, now = new Date()): Promise<PlanP
   const records = await loadTargets(db);
   const states = await readMonitorStates(db);
   const clusterGroups = await loadClusterGroups(db);
+  // Consolidating clusters: who stays, who goes, what their first stage already took down.
+  const consolidate = await consolidateInputs(db, clusterGroups, {
+    records,
+    consoleGuest: settings.shutdown.consoleGuest,
+    mode: settings.mode,
+  });
   const upsList = [
     ...new Map(records.flatMap((r) => r.feeds.map((f) => [f.upsId, f.upsName] as const))),
   ].map(([id, name]) => ({ id, name }));
@@ -82,7 +89,7 @@ export async function planPreview(db: Database, now = new Date()): Promise<PlanP
       ).map((d) => [d.targetId, d.dueSince.toISOString()]),
     );
     // The run's own planner, clusters included: the preview is what a run would do.
-    const plan = buildPlan(fed, due, settings, now, clusterGroups);
+    const plan = buildPlan(fed, due, settings, now, clusterGroups, consolidate);
     const heldBack = fed
       .filter((r) => r.enabled && !due.has(r.id))
       .map((r) => ({
@@ -121,7 +128,10 @@ export async function planPreview(db: Database, now = new Date()): Promise<PlanP
       targets: plan.targets.map(
         ({ endpoint: _endpoint, dueSince: _dueSince, ...target }) => target,
       ),
-      clusters: plan.clusters,
+      // The node that stays's way in (credential ids) is for the run, not the browser.
+      clusters: plan.clusters.map((c) =>
+        c.consolidate ? { ...c, consolidate: { ...c.consolidate, remainingEndpoint: null } } : c,
+      ),
       heldBack,
       budgetSeconds: plan.budgetSeconds,
       reserveSeconds,

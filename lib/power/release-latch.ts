@@ -10,7 +10,8 @@ import { ZReleaseLatch } from "./schemas";
 /**
  * An admin releases a UPS's latch by hand (power is back and they do not want to wait for the
  * stable-mains period). The monitor adopts the release with its next reading; if the UPS is
- * still failing, its triggers can fire again.
+ * still failing, its triggers can fire again. The first-stage latches of consolidating clusters
+ * go with it.
  */
 export async function releaseLatch(
   db: Database,
@@ -25,23 +26,34 @@ export async function releaseLatch(
           name: upsDevices.name,
           latchedAt: upsMonitorState.latchedAt,
           reason: upsMonitorState.latchedReason,
+          stages: upsMonitorState.consolidateLatches,
         })
         .from(upsDevices)
         .leftJoin(upsMonitorState, eq(upsMonitorState.upsId, upsDevices.id))
         .where(eq(upsDevices.id, upsId))
         .for("update", { of: upsDevices });
       if (!row) throw new AppError("not_found", "That UPS does not exist (any more).");
-      if (!row.latchedAt)
+      const stages = Object.keys(row.stages ?? {}).length;
+      if (!row.latchedAt && stages === 0)
         throw new AppError("conflict", `UPS ${row.name} has no latched trigger to release.`);
       await tx
         .update(upsMonitorState)
-        .set({ latchedTrigger: null, latchedAt: null, latchedReason: null, latchedReading: null })
+        .set({
+          latchedTrigger: null,
+          latchedAt: null,
+          latchedReason: null,
+          latchedReading: null,
+          consolidateLatches: {},
+        })
         .where(eq(upsMonitorState.upsId, upsId));
+      const what = row.latchedAt
+        ? `latch released by ${actor.name} (it fired ${row.latchedAt.toISOString()}: ${row.reason ?? ""})`
+        : `released by ${actor.name}`;
       await recordPowerEvents(tx, [
         {
           severity: "warning",
           kind: "latch.released",
-          message: `${row.name}: latch released by ${actor.name} (it fired ${row.latchedAt.toISOString()}: ${row.reason ?? ""})`,
+          message: `${row.name}: ${what}${stages > 0 ? `; with it the first-stage latch of ${stages} consolidating cluster(s)` : ""}`,
           upsId,
         },
       ]);

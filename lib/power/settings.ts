@@ -34,6 +34,17 @@ const triggerFields = {
   unreachableShutdownAfterSeconds: seconds(86_400).nullable(),
 };
 
+/**
+ * The thresholds a consolidating cluster's first stage fires on (lib/power/clusters/schemas.ts):
+ * the trigger rows that measure how much battery is left, with the same meaning and limits.
+ */
+export const ZThresholds = z.object({
+  runtimeBelowSeconds: triggerFields.runtimeBelowSeconds,
+  chargeBelowPercent: triggerFields.chargeBelowPercent,
+  onBatteryForSeconds: triggerFields.onBatteryForSeconds,
+});
+export type Thresholds = z.infer<typeof ZThresholds>;
+
 export const ZTriggerSettings = z.object({
   lowBattery: triggerFields.lowBattery.default(true),
   runtimeBelowSeconds: triggerFields.runtimeBelowSeconds.default(300),
@@ -61,8 +72,17 @@ const shutdownFields = {
   /** The guest the console itself runs in, if it runs in one: never stopped by the sequence. */
   consoleGuest: z
     .object({
-      node: z.string().regex(/^[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?$/, "a Proxmox node name"),
-      vmid: z.number().int().min(100).max(999_999_999),
+      node: z
+        .string({ error: "The node the console's guest runs on, or leave both fields empty." })
+        .regex(
+          /^[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?$/,
+          "A Proxmox node name as the cluster spells it (letters, digits, inner hyphens; no domain).",
+        ),
+      vmid: z
+        .number({ error: "The VMID of the console's guest, or leave both fields empty." })
+        .int("A VMID is a whole number.")
+        .min(100, "A VMID is 100 or more.")
+        .max(999_999_999, "A VMID is at most 999999999."),
     })
     .nullable(),
 };

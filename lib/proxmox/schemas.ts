@@ -59,7 +59,7 @@ export const ZNodeStatus = z
         model: z.string().optional(),
       })
       .loose(),
-    memory: z.object({ total: z.coerce.number() }).loose(),
+    memory: z.object({ total: z.coerce.number(), used: z.coerce.number().optional() }).loose(),
     pveversion: z.string().optional(),
     kversion: z.string().optional(),
   })

@@ -260,7 +260,8 @@ describe("SshSession.exec", () => {
     expect(error).toBeInstanceOf(SshCommandTimeoutError);
     expect((error as SshCommandTimeoutError).message).toContain("did not finish within 300 ms");
     expect(Date.now() - started).toBeLessThan(2000);
-    const pid = Number(await readFile(path.join(lab.root, "timeout.pid"), "utf8"));
+    // The command ran in root's home, /root: the lab root folder's root/.
+    const pid = Number(await readFile(path.join(lab.root, "root/timeout.pid"), "utf8"));
     await waitUntil(() => !isProcessAlive(pid), { what: "the timed-out shell to die" });
     // The session stays usable after a timeout.
     expect((await session.exec("echo still")).stdout).toBe("still\n");
@@ -311,15 +312,17 @@ describe("SshSession.upload", () => {
       Buffer.from(Array.from({ length: 256 }, (_, i) => i)),
       randomBytes(300_000),
     ]);
-    const remote = path.join(lab.root, "var/lib/clupilot/dir with spaces/new dir/payload.bin");
+    const remote = "/var/lib/clupilot/dir with spaces/new dir/payload.bin";
     await session.upload(remote, bytes, { mode: 0o750 });
-    expect((await readFile(remote)).equals(bytes)).toBe(true);
-    expect((await stat(remote)).mode & 0o7777).toBe(0o750);
-    expect(await readdir(path.dirname(remote))).toEqual(["payload.bin"]);
+    // Where that is in the lab node's root folder.
+    const local = path.join(lab.root, remote);
+    expect((await readFile(local)).equals(bytes)).toBe(true);
+    expect((await stat(local)).mode & 0o7777).toBe(0o750);
+    expect(await readdir(path.dirname(local))).toEqual(["payload.bin"]);
   });
 
   it("replaces an existing file and defaults to mode 0644", async () => {
-    const remote = "var/lib/clupilot/it's $(rm -rf) `x`.sh";
+    const remote = "/var/lib/clupilot/it's $(rm -rf) `x`.sh";
     await session.upload(remote, "first\n");
     await session.upload(remote, "second\n");
     const local = path.join(lab.root, remote);
@@ -330,7 +333,7 @@ describe("SshSession.upload", () => {
   });
 
   it("uploads an empty file", async () => {
-    await session.upload("var/lib/clupilot/empty", Buffer.alloc(0));
+    await session.upload("/var/lib/clupilot/empty", Buffer.alloc(0));
     expect((await stat(path.join(lab.root, "var/lib/clupilot/empty"))).size).toBe(0);
   });
 
@@ -341,8 +344,10 @@ describe("SshSession.upload", () => {
     expect((error as Error).message).toMatch(
       /^Upload of taken to 127\.0\.0\.1:\d+ failed: exit status 1: mv: /,
     );
-    expect(await readdir(path.join(lab.root, "taken"))).toEqual(["sub"]);
-    expect((await readdir(lab.root)).filter((name) => name.includes("clupilot-tmp"))).toEqual([]);
+    // Relative paths are from root's home, /root: the lab root folder's root/.
+    const home = path.join(lab.root, "root");
+    expect(await readdir(path.join(home, "taken"))).toEqual(["sub"]);
+    expect((await readdir(home)).filter((name) => name.includes("clupilot-tmp"))).toEqual([]);
   });
 });
 

@@ -8,8 +8,8 @@
 
 set -u
 
-STATE_DIR="${CLUPILOT_STATE_DIR:-/var/lib/clupilot}/template-build"
-IMAGE_DIR="${CLUPILOT_IMAGE_DIR:-${CLUPILOT_STATE_DIR:-/var/lib/clupilot}/images}"
+STATE_DIR=/var/lib/clupilot/template-build
+IMAGE_DIR=/var/lib/clupilot/images
 LIB_DIR="$(cd "$(dirname "$0")" && pwd)"
 
 mkdir -p "$STATE_DIR"

@@ -5,15 +5,13 @@
 #
 # Expects from the caller: log MESSAGE, die MESSAGE, http_download URL FILE, http_get URL,
 # http_size URL (the Content-Length the server announces).
-# Every path has the real default and an environment override, so the identical bytes run on
-# a Proxmox host and in the lab.
-
-CLUPILOT_STORAGE_CFG="${CLUPILOT_STORAGE_CFG:-/etc/pve/storage.cfg}"
+# Paths are the host's own (/etc/pve/storage.cfg), the same on every host: nothing here can be
+# pointed elsewhere.
 
 # Prints "<id> <type>" for every enabled storage whose content list includes images, in file
 # order. A missing content line is not read as "images": only what is written counts.
 storages_with_images() {
-	[ -r "$CLUPILOT_STORAGE_CFG" ] || return 0
+	[ -r /etc/pve/storage.cfg ] || return 0
 	awk '
 		function flush() {
 			if (id != "" && !disabled && images) print id, type
@@ -32,7 +30,7 @@ storages_with_images() {
 			next
 		}
 		END { flush() }
-	' "$CLUPILOT_STORAGE_CFG"
+	' /etc/pve/storage.cfg
 }
 
 # The storage new templates go to: a local thin/ZFS/btrfs storage first, then a directory or
@@ -54,14 +52,14 @@ detect_vm_storage() {
 # Prints the content list of an enabled storage; fails when it is absent, disabled, or has no
 # content line (then its content is Proxmox's default, which we must not overwrite by guessing).
 storage_content() {
-	[ -r "$CLUPILOT_STORAGE_CFG" ] || return 1
+	[ -r /etc/pve/storage.cfg ] || return 1
 	awk -v want="$1" '
 		/^[[:space:]]*#/ { next }
 		/^[a-z][a-z0-9]*:[[:space:]]*[^[:space:]]+/ { current = $2; next }
 		current == want && /^[[:space:]]+disable([[:space:]]|$)/ && ($2 == "" || $2 == "1") { disabled = 1 }
 		current == want && /^[[:space:]]+content[[:space:]]/ { content = $2; found = 1 }
 		END { if (!found || disabled) exit 1; print content }
-	' "$CLUPILOT_STORAGE_CFG"
+	' /etc/pve/storage.cfg
 }
 
 # Only acts when no storage accepts disk images (Proxmox installed over Debian: `local` is a

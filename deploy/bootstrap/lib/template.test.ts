@@ -1,24 +1,48 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+import { startNodeNamespace, type NodeNamespace } from "@/lab/namespace/namespace";
+import { BUILD_DIR } from "@/lib/steps/host/build-vm-template/commands";
 
 const here = import.meta.dirname;
 const scripts = ["template.sh", "template-run.sh"].map((name) => path.join(here, name));
 const layouts = path.resolve(here, "../../../test/fixtures/proxmox/storage-cfg");
 
-/** Runs a function of template.sh in bash against one storage.cfg. */
+/**
+ * template.sh reads the host's own /etc/pve/storage.cfg, with no way to point it elsewhere. So
+ * its functions run here where that path is a file of ours: inside a lab node's mount namespace
+ * (lab/namespace), whose /etc is a scratch folder's.
+ */
+let root: string;
+let ns: NodeNamespace;
+beforeAll(async () => {
+  root = fs.mkdtempSync(path.join(os.tmpdir(), "clupilot-template-sh-"));
+  fs.mkdirSync(path.join(root, "etc/pve"), { recursive: true });
+  // Where BuildVmTemplate uploads it (the repository may lie where the namespace covers).
+  fs.mkdirSync(path.join(root, BUILD_DIR), { recursive: true });
+  fs.copyFileSync(scripts[0]!, path.join(root, BUILD_DIR, "template.sh"));
+  ns = await startNodeNamespace(root);
+});
+afterAll(async () => {
+  await ns?.close();
+  fs.rmSync(root, { recursive: true, force: true });
+});
+
+/** Runs a function of template.sh in bash on a host whose storage.cfg is this file's copy. */
 function templateFn(storageCfg: string, call: string) {
-  const result = spawnSync(
-    "bash",
-    [
-      "-c",
-      `log() { :; }; die() { echo "DIE: $*" >&2; exit 1; }; . "$1"; ${call}`,
-      "test",
-      scripts[0]!,
-    ],
-    { env: { ...process.env, CLUPILOT_STORAGE_CFG: storageCfg }, encoding: "utf8" },
-  );
+  fs.copyFileSync(storageCfg, path.join(root, "etc/pve/storage.cfg"));
+  const bash = ns.command([
+    "/bin/bash",
+    "-c",
+    `log() { :; }; die() { echo "DIE: $*" >&2; exit 1; }; . ${BUILD_DIR}/template.sh; ${call}`,
+  ]);
+  const result = spawnSync(bash.file, bash.args, {
+    env: { ...process.env, PATH: "/usr/sbin:/usr/bin:/sbin:/bin" },
+    encoding: "utf8",
+  });
   return { code: result.status, stdout: result.stdout.trim(), stderr: result.stderr.trim() };
 }
 

@@ -1,5 +1,5 @@
 import { isInstalled } from "../dpkg-status";
-import { toolRoot } from "../lab-state";
+import { TOOL_ROOT } from "../lab-state";
 
 /**
  * Entry of every simulated Debian tool: `main.ts <tool> [args…]`, run by the lab's tool server
@@ -16,7 +16,7 @@ const PROVIDED_BY: Record<string, string> = {
 async function main(): Promise<number> {
   const [tool, ...argv] = process.argv.slice(2);
   if (!tool) return 2;
-  const root = toolRoot(tool);
+  const root = TOOL_ROOT;
   const pkg = PROVIDED_BY[tool];
   if (pkg !== undefined && !isInstalled(root, pkg)) {
     process.stderr.write(`bash: line 1: ${tool}: command not found\n`);

@@ -2,7 +2,7 @@ import fs from "node:fs";
 
 import { catalogPackage } from "../../debian/catalog";
 import { isInstalled } from "../../debian/dpkg-status";
-import { readDebianFaults, scaled, sleep, toolRoot } from "../../debian/lab-state";
+import { readDebianFaults, scaled, sleep, TOOL_ROOT } from "../../debian/lab-state";
 import {
   dpkgStatusText,
   LabImageError,
@@ -17,8 +17,8 @@ import {
 /**
  * Simulated libguestfs tools (`virt-customize`, `virt-ls`, `virt-cat`, `virt-filesystems`,
  * `guestfish`) and `qemu-img` over the lab image format (lab/image/format.ts). Image paths are
- * used as given (relative to the command's cwd, absolute ones as is — the image lives in the
- * lab root, where the console's scripts put it via `$CLUPILOT_STATE_DIR`).
+ * the node's, as given (relative to the command's cwd): the tool server resolves them in the
+ * node's view, so `/var/lib/clupilot/images/…` is the file the console's scripts downloaded.
  */
 
 const out = (s: string) => process.stdout.write(s);
@@ -502,7 +502,7 @@ function qemuImg(root: string, argv: string[]): number {
 async function main(): Promise<number> {
   const [tool, ...argv] = process.argv.slice(2);
   if (!tool) return 2;
-  const root = toolRoot(tool);
+  const root = TOOL_ROOT;
   const providers = PROVIDED_BY[tool] ?? [];
   if (providers.length > 0 && !providers.some((p) => isInstalled(root, p))) {
     err(`bash: line 1: ${tool}: command not found\n`);

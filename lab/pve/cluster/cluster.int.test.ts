@@ -17,6 +17,7 @@ const OPS_PRIVS = [
   "Sys.Console",
   "Sys.Modify",
   "Sys.PowerMgmt",
+  "VM.Migrate",
 ];
 
 /** Waits for something the lab does by itself; generous, as the test machine may be busy. */
@@ -438,5 +439,125 @@ describe("lab cluster", () => {
     });
     expect(answer.status).toBe(200);
     await waitUntil(() => !c.model.node("pve3")!.online, { what: "last node off" });
+  });
+
+  it("migrates as Proxmox does: a task that takes time, the config moved in the shared etc/pve, memory per node, refusals before and in the task", async () => {
+    const { c, ops, pve1 } = await start({
+      timing: { ...FAST, migrateMs: 400 },
+      nodeMemoryMiB: { pve1: 16_384, pve2: 16_384, pve3: 6144 },
+      guests: [
+        { vmid: 100, type: "qemu", node: "pve1", storage: "nfs" },
+        { vmid: 101, type: "lxc", node: "pve1", storage: "nfs" },
+        { vmid: 102, type: "qemu", node: "pve1", storage: "local" },
+        { vmid: 103, type: "qemu", node: "pve1", storage: "nfs", memoryMiB: 8192 },
+      ],
+    });
+    const status = async (node: string) =>
+      (await clusterCall(pve1, "GET", `/nodes/${node}/status`, ops)).data as {
+        memory: { total: number; used: number; free: number };
+      };
+    const GiB = 1024 ** 3;
+    expect((await status("pve3")).memory).toMatchObject({ total: 6 * GiB, used: 2 * GiB });
+    expect((await status("pve1")).memory.used).toBe(2 * GiB + (2 + 2 + 2 + 8) * GiB);
+
+    // Refused before any task, as the API handler does.
+    const refusals = await Promise.all([
+      clusterCall(pve1, "POST", "/nodes/pve1/qemu/100/migrate", ops, { target: "pve3" }),
+      clusterCall(pve1, "POST", "/nodes/pve1/lxc/101/migrate", ops, { target: "pve3" }),
+      clusterCall(pve1, "POST", "/nodes/pve1/qemu/100/migrate", ops, {
+        target: "pve1",
+        online: "1",
+      }),
+      clusterCall(pve1, "POST", "/nodes/pve1/qemu/100/migrate", ops, {
+        target: "pve9",
+        online: "1",
+      }),
+    ]);
+    expect(refusals.map((r) => [r.status, r.message])).toEqual([
+      [500, "can't migrate running VM without --online"],
+      [500, "can't migrate running container without --online or --restart"],
+      [500, "target is local node."],
+      [500, "no such cluster node 'pve9'"],
+    ]);
+    const blind = c.addToken("nomigrate", ["VM.Audit", "VM.PowerMgmt"]);
+    const denied = await clusterCall(pve1, "POST", "/nodes/pve1/qemu/100/migrate", blind, {
+      target: "pve3",
+      online: "1",
+    });
+    expect([denied.status, denied.message]).toEqual([
+      403,
+      "Permission check failed (/vms/100, VM.Migrate)",
+    ]);
+
+    // A live migration: a task, the guest locked meanwhile, then on pve3 with its config.
+    const upid = (
+      await clusterCall(pve1, "POST", "/nodes/pve1/qemu/100/migrate", ops, {
+        target: "pve3",
+        online: "1",
+      })
+    ).data as string;
+    expect(upid).toMatch(/^UPID:pve1:.*:qmmigrate:100:/);
+    const locked = await clusterCall(pve1, "POST", "/nodes/pve1/qemu/100/status/shutdown", ops);
+    expect([locked.status, locked.message]).toEqual([500, "VM is locked (migrate)"]);
+    const listed = (await clusterCall(pve1, "GET", "/cluster/resources", ops, { type: "vm" }))
+      .data as Row[];
+    expect(listed.find((g) => g.vmid === 100)).toMatchObject({ node: "pve1", lock: "migrate" });
+    // The target's memory is taken while the RAM is copied.
+    expect((await status("pve3")).memory.used).toBe(4 * GiB);
+    const task = async (id: string, node = "pve1") =>
+      (await clusterCall(pve1, "GET", `/nodes/${node}/tasks/${encodeURIComponent(id)}/status`, ops))
+        .data as Row;
+    await waitUntil(async () => (await task(upid)).status === "stopped", { what: "migration" });
+    expect(await task(upid)).toMatchObject({ exitstatus: "OK" });
+    expect(c.model.guests.get(100)).toMatchObject({ node: "pve3", status: "running" });
+    const pve = path.join(c.nodes[0]!.root, "etc/pve/nodes");
+    expect(fs.existsSync(path.join(pve, "pve3/qemu-server/100.conf"))).toBe(true);
+    expect(fs.existsSync(path.join(pve, "pve1/qemu-server/100.conf"))).toBe(false);
+
+    // A container restarts on the target.
+    const ct = (
+      await clusterCall(pve1, "POST", "/nodes/pve1/lxc/101/migrate", ops, {
+        target: "pve2",
+        restart: "1",
+      })
+    ).data as string;
+    await waitUntil(async () => (await task(ct)).status === "stopped", { what: "ct migration" });
+    expect(c.model.guests.get(101)).toMatchObject({ node: "pve2", status: "running" });
+
+    // In the task: a running VM with a local disk, and one the target has no memory for.
+    const local = (
+      await clusterCall(pve1, "POST", "/nodes/pve1/qemu/102/migrate", ops, {
+        target: "pve2",
+        online: "1",
+      })
+    ).data as string;
+    const big = (
+      await clusterCall(pve1, "POST", "/nodes/pve1/qemu/103/migrate", ops, {
+        target: "pve3",
+        online: "1",
+      })
+    ).data as string;
+    await waitUntil(
+      async () =>
+        (await task(local)).status === "stopped" && (await task(big)).status === "stopped",
+      { what: "refused migrations" },
+    );
+    expect((await task(local)).exitstatus).toMatch(
+      /^migration aborted .*: can't live migrate attached local disks without with-local-disks option$/,
+    );
+    expect((await task(big)).exitstatus).toMatch(
+      /failed to start the guest on pve3: Cannot allocate memory/,
+    );
+    expect(c.model.guests.get(102)!.node).toBe("pve1");
+    expect(c.model.guests.get(103)!.node).toBe("pve1");
+
+    // No quorum, no migration.
+    await c.powerOff("pve2");
+    await c.powerOff("pve3");
+    const lost = await clusterCall(pve1, "POST", "/nodes/pve1/qemu/103/migrate", ops, {
+      target: "pve3",
+      online: "1",
+    });
+    expect([lost.status, lost.message]).toEqual([500, "cluster not ready - no quorum?"]);
   });
 });

@@ -2,12 +2,13 @@ import fs from "node:fs";
 import path from "node:path";
 
 import { pveDir, storageCfgPath, writeAtomic, writeVmConfig } from "../state";
-import type { ClusterGuest, LabClusterModel } from "./model";
+import { LAB_NFS_STORAGE, type ClusterGuest, type LabClusterModel } from "./model";
 
 /**
  * The guests' config files in the shared `etc/pve`, where pmxcfs keeps them: a node's guests
  * under `nodes/<node>/qemu-server` or `nodes/<node>/lxc`; HA's recovery moves the file to the
- * node that now runs the guest. Ceph's pools become RBD storages in `storage.cfg`.
+ * node that now runs the guest (so does a migration). Ceph's pools become RBD storages in
+ * `storage.cfg`, and guests on NFS get the cluster's shared NFS storage there.
  */
 
 function configPath(root: string, guest: Pick<ClusterGuest, "vmid" | "type">, node: string) {
@@ -19,16 +20,19 @@ function guestConfig(guest: ClusterGuest, storage: string): Map<string, string> 
   const disk =
     guest.storage === "ceph"
       ? `${storage}:vm-${guest.vmid}-disk-0,size=32G`
-      : `local:${guest.vmid}/vm-${guest.vmid}-disk-0.raw,size=32G`;
+      : guest.storage === "nfs"
+        ? `${LAB_NFS_STORAGE}:${guest.vmid}/vm-${guest.vmid}-disk-0.qcow2,size=32G`
+        : `local:${guest.vmid}/vm-${guest.vmid}-disk-0.raw,size=32G`;
+  const memory = String(Math.round(guest.memoryBytes / 1024 ** 2));
   const config = new Map<string, string>();
   if (guest.type === "qemu") {
     config.set("name", guest.name);
-    config.set("memory", "2048");
+    config.set("memory", memory);
     config.set("cores", "2");
     config.set("scsi0", disk);
   } else {
     config.set("hostname", guest.name);
-    config.set("memory", "2048");
+    config.set("memory", memory);
     config.set("cores", "2");
     config.set("rootfs", disk);
   }
@@ -60,12 +64,22 @@ export function corosyncConf(model: LabClusterModel): string {
 export function writeClusterConfigs(root: string, model: LabClusterModel): void {
   writeAtomic(path.join(pveDir(root), "corosync.conf"), corosyncConf(model));
   const pool = model.ceph?.pools[0]?.name ?? "vm-pool";
+  const extra: string[] = [];
   if (model.ceph) {
+    extra.push(
+      ...model.ceph.pools.map(
+        (p) => `\nrbd: ${p.name}\n\tcontent images,rootdir\n\tkrbd 0\n\tpool ${p.name}\n`,
+      ),
+    );
+  }
+  if ([...model.guests.values()].some((g) => g.storage === "nfs")) {
+    extra.push(
+      `\nnfs: ${LAB_NFS_STORAGE}\n\texport /export/vm\n\tpath /mnt/pve/${LAB_NFS_STORAGE}\n\tserver 10.10.10.2\n\tcontent images,rootdir\n`,
+    );
+  }
+  if (extra.length > 0) {
     const existing = fs.readFileSync(storageCfgPath(root), "utf8");
-    const rbd = model.ceph.pools
-      .map((p) => `\nrbd: ${p.name}\n\tcontent images,rootdir\n\tkrbd 0\n\tpool ${p.name}\n`)
-      .join("");
-    writeAtomic(storageCfgPath(root), existing + rbd);
+    writeAtomic(storageCfgPath(root), existing + extra.join(""));
   }
   for (const guest of model.guests.values()) {
     if (guest.type === "qemu")

@@ -29,11 +29,22 @@ export type LabGuestSpec = {
   template?: boolean;
   /** Managed by HA (`vm:<vmid>` / `ct:<vmid>`, state started). */
   ha?: boolean;
-  /** `ceph`: its disks live on the RBD pool (freezes when the pool loses I/O). Default `local`. */
-  storage?: "ceph" | "local";
+  /**
+   * Where its disks live: `ceph` the RBD pool (freezes when the pool loses I/O), `nfs` the
+   * cluster's shared NFS storage `nfs-vm`, `local` the node's own `local` directory (Proxmox
+   * migrates it live only with `with-local-disks`). Default `local`.
+   */
+  storage?: GuestStorage;
   /** Time a clean shutdown takes; default the cluster's `guestShutdownMs`. */
   shutdownMs?: number;
+  /** Configured memory (`memory:` in its config, `maxmem` in the lists). Default 2048. */
+  memoryMiB?: number;
 };
+
+export type GuestStorage = "ceph" | "nfs" | "local";
+
+/** The NFS storage guests with `storage: "nfs"` keep their disks on (shared by every node). */
+export const LAB_NFS_STORAGE = "nfs-vm";
 
 export type LabCephOptions = {
   /** OSDs per node (default 2); every node is an OSD host. */
@@ -53,6 +64,10 @@ export type LabClusterTiming = {
   haRecoveryMs: number;
   /** `POST /nodes/{node}/status command=shutdown` runs `sleep 2; poweroff`. */
   nodeShutdownDelayMs: number;
+  /** A live migration (RAM copied to the target) of a VM, or a container's restart migration. */
+  migrateMs: number;
+  /** A restart migration of a container on local storage: its volume is copied as well. */
+  localVolumeCopyMs: number;
 };
 
 export type LabClusterFaults = {
@@ -62,9 +77,20 @@ export type LabClusterFaults = {
   bulkFlagsIgnored: boolean;
   /** `PUT /cluster/ceph/flags/{flag}` answers 200 and sets nothing either (a Ceph that refuses). */
   singleFlagIgnored: boolean;
+  /** VMIDs whose migration task fails: the target cannot be reached over SSH. */
+  migrationFails: number[];
 };
 
-export type ClusterNode = { name: string; nodeid: number; ip: string; online: boolean };
+export type ClusterNode = {
+  name: string;
+  nodeid: number;
+  ip: string;
+  online: boolean;
+  memoryBytes: number;
+};
+
+/** What a node's host uses beside its guests (kernel, pve services). */
+export const NODE_BASE_MEMORY_BYTES = 2 * 1024 ** 3;
 
 export type ClusterGuest = {
   vmid: number;
@@ -73,10 +99,13 @@ export type ClusterGuest = {
   name: string;
   status: GuestStatus;
   template: boolean;
-  storage: "ceph" | "local";
+  storage: GuestStorage;
   shutdownMs: number;
+  memoryBytes: number;
   /** A shutdown or stop under way (a task holds it). */
   busy: boolean;
+  /** `lock: migrate` while a migration holds it, and the node it goes to. */
+  migratingTo: string | null;
 };
 
 export type HaResource = { sid: string; type: "vm" | "ct"; state: "started" | "stopped" };
@@ -121,6 +150,8 @@ export type LabClusterModelOptions = {
   /** `ha: shutdown_policy=…` in datacenter.cfg; default conditional (absent from options). */
   haShutdownPolicy?: "conditional" | "freeze" | "failover" | "migrate";
   timing?: Partial<LabClusterTiming>;
+  /** Every node's memory, or per node name. Default 64 GiB. */
+  nodeMemoryMiB?: number | Record<string, number>;
 };
 
 export type GuestOutcome = "stopped" | "timeout" | "hung";
@@ -145,6 +176,7 @@ export class LabClusterModel {
     hangOnShutdown: [],
     bulkFlagsIgnored: false,
     singleFlagIgnored: false,
+    migrationFails: [],
   };
   readonly tasks = new Map<string, LabTask>();
   /** Nodes told to shut down whose guests are still being stopped. */
@@ -161,12 +193,23 @@ export class LabClusterModel {
   constructor(options: LabClusterModelOptions) {
     this.name = options.name ?? "lab";
     this.version = options.pveVersion ?? "9.2";
-    this.nodes = options.nodes.map((n, i) => ({ ...n, nodeid: i + 1, online: true }));
+    const memoryMiB = (name: string) =>
+      typeof options.nodeMemoryMiB === "number"
+        ? options.nodeMemoryMiB
+        : (options.nodeMemoryMiB?.[name] ?? 65_536);
+    this.nodes = options.nodes.map((n, i) => ({
+      ...n,
+      nodeid: i + 1,
+      online: true,
+      memoryBytes: memoryMiB(n.name) * 1024 ** 2,
+    }));
     this.timing = {
       guestShutdownMs: 1000,
       haDisarmMs: 1000,
       haRecoveryMs: 1000,
       nodeShutdownDelayMs: 2000,
+      migrateMs: 2000,
+      localVolumeCopyMs: 10_000,
       ...options.timing,
     };
     this.haShutdownPolicy = options.haShutdownPolicy;
@@ -192,7 +235,9 @@ export class LabClusterModel {
       template: spec.template ?? false,
       storage: spec.storage ?? "local",
       shutdownMs: spec.shutdownMs ?? this.timing.guestShutdownMs,
+      memoryBytes: (spec.memoryMiB ?? 2048) * 1024 ** 2,
       busy: false,
+      migratingTo: null,
     });
     if (spec.ha) {
       this.ha.set(spec.vmid, {
@@ -443,6 +488,80 @@ export class LabClusterModel {
       this.onGuestMoved(guest, node);
     }
     this.changed();
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Memory and migration
+
+  /**
+   * A node's memory as `GET /nodes/{node}/status` reports it: the host's own share, its running
+   * guests', and that of a guest migrating onto it (its target process holds the memory while
+   * the RAM is copied).
+   */
+  memoryOf(node: string): { total: number; used: number; free: number } {
+    const n = this.node(node)!;
+    const held = [...this.guests.values()].filter(
+      (g) => (g.node === node && g.status === "running") || g.migratingTo === node,
+    );
+    const used = Math.min(
+      n.memoryBytes,
+      NODE_BASE_MEMORY_BYTES + held.reduce((sum, g) => sum + g.memoryBytes, 0),
+    );
+    return { total: n.memoryBytes, used, free: n.memoryBytes - used };
+  }
+
+  /**
+   * The migration task's work (`qm migrate --online`, `pct migrate --restart`): the guest is
+   * locked for its duration, a running VM keeps running while its RAM is copied, a running
+   * container is stopped, moved and started again; at the end its config moves to the target's
+   * folder in pmxcfs. As Proxmox does, a running VM with a disk on the node's local storage is
+   * refused (`with-local-disks` is not modelled), and so is one the target has no memory left
+   * for; a node that goes away aborts it. Stopped guests and containers on local storage move
+   * offline, their volumes copied. Returns the task's exit status.
+   */
+  async migrateGuest(vmid: number, target: string): Promise<string> {
+    const guest = this.guests.get(vmid)!;
+    const from = guest.node;
+    const started = Date.now();
+    const aborted = (why: string) =>
+      `migration aborted (duration 00:00:${String(Math.round((Date.now() - started) / 1000)).padStart(2, "0")}): ${why}`;
+    const live = guest.status === "running";
+    if (guest.type === "qemu" && live && guest.storage === "local") {
+      await this.sleep(50);
+      return aborted("can't live migrate attached local disks without with-local-disks option");
+    }
+    if (live && this.memoryOf(target).free < guest.memoryBytes) {
+      await this.sleep(50);
+      return aborted(`failed to start the guest on ${target}: Cannot allocate memory`);
+    }
+    if (this.faults.migrationFails.includes(vmid)) {
+      await this.sleep(this.timing.migrateMs / 2);
+      const ip = this.node(target)!.ip;
+      return aborted(
+        `command '/usr/bin/ssh -e none -o 'BatchMode=yes' -o 'HostKeyAlias=${target}' root@${ip} /bin/true' failed: exit code 255`,
+      );
+    }
+    guest.migratingTo = target;
+    this.changed();
+    try {
+      const restart = guest.type === "lxc" && live;
+      if (restart) {
+        await this.sleep(guest.shutdownMs);
+        guest.status = "stopped";
+        this.changed();
+      }
+      const copy = guest.storage === "local" ? this.timing.localVolumeCopyMs : 0;
+      await this.sleep(this.timing.migrateMs + copy);
+      if (!this.node(from)?.online) return aborted(`source node ${from} went away`);
+      if (!this.node(target)?.online) return aborted(`target node ${target} went away`);
+      guest.node = target;
+      if (restart) guest.status = "running";
+      this.onGuestMoved(guest, from);
+      return "OK";
+    } finally {
+      guest.migratingTo = null;
+      this.changed();
+    }
   }
 
   disarm(mode: ResourceMode): void {

@@ -1,5 +1,5 @@
 import { effectivePrivs, hasPriv, readUserCfg } from "../access";
-import { ApiError, type Route, type RouteContext } from "../routes";
+import { ApiError, ROUTES, type Route, type RouteContext } from "../routes";
 import { CEPH_FLAGS, type CephFlag, type ClusterGuest, type LabClusterModel } from "./model";
 
 /**
@@ -92,6 +92,14 @@ function guestOn(
   return guest;
 }
 
+/** A migration holds the guest's config lock: power actions on it are refused meanwhile. */
+function unlocked(guest: ClusterGuest): ClusterGuest {
+  if (guest.migratingTo !== null) {
+    throw new ApiError(500, `${guest.type === "qemu" ? "VM" : "CT"} is locked (migrate)`);
+  }
+  return guest;
+}
+
 function guestEntry(model: LabClusterModel, g: ClusterGuest): Record<string, unknown> {
   const nodeOnline = model.node(g.node)?.online ?? false;
   const entry: Record<string, unknown> = {
@@ -99,12 +107,14 @@ function guestEntry(model: LabClusterModel, g: ClusterGuest): Record<string, unk
     name: g.name,
     // What pvestatd last broadcast is gone with the node: Proxmox shows such guests as unknown.
     status: nodeOnline ? g.status : "unknown",
-    maxmem: 2 * 1024 ** 3,
+    maxmem: g.memoryBytes,
+    mem: g.status === "running" ? Math.round(g.memoryBytes * 0.6) : 0,
     maxdisk: 32 * 1024 ** 3,
     cpus: 2,
     uptime: g.status === "running" ? 3600 : 0,
   };
   if (g.template) entry.template = 1;
+  if (g.migratingTo !== null) entry.lock = "migrate";
   return entry;
 }
 
@@ -169,7 +179,7 @@ function guestPowerRoutes(model: LabClusterModel, type: ClusterGuest["type"]): R
       params: type === "qemu" ? ["timeout", "forceStop"] : ["timeout", "forceStop"],
       handler: (ctx) => {
         const node = targetNode(model, ctx);
-        const guest = guestOn(model, ctx, node, type);
+        const guest = unlocked(guestOn(model, ctx, node, type));
         const timeoutS = intOf(ctx, "timeout", 60);
         const force = boolOf(ctx, "forceStop", false);
         return task(model, ctx, node, `${kind}shutdown`, String(guest.vmid), async () => {
@@ -185,14 +195,105 @@ function guestPowerRoutes(model: LabClusterModel, type: ClusterGuest["type"]): R
       params: [],
       handler: (ctx) => {
         const node = targetNode(model, ctx);
-        const guest = guestOn(model, ctx, node, type);
+        const guest = unlocked(guestOn(model, ctx, node, type));
         return task(model, ctx, node, `${kind}stop`, String(guest.vmid), async () => {
           const outcome = await model.stopGuest(guest.vmid);
           return outcome === "stopped" ? "OK" : "got timeout";
         });
       },
     },
+    migrateRoute(model, type),
   ];
+}
+
+/**
+ * `POST /nodes/{node}/{qemu|lxc}/{vmid}/migrate`: what Proxmox's API handler refuses before any
+ * task (no quorum, a target that is no member or the node itself, a running VM without
+ * `online`, a running container without `restart`, a locked guest), then the migration task
+ * (lab/pve/cluster/model.ts `migrateGuest`). An HA-managed guest is handed to HA instead
+ * (`ha-manager crm-command migrate`): the task ends at once and HA moves it.
+ */
+function migrateRoute(model: LabClusterModel, type: ClusterGuest["type"]): Route {
+  return {
+    method: "POST",
+    path: `/nodes/{node}/${type}/{vmid}/migrate`,
+    params:
+      type === "qemu"
+        ? [
+            "target",
+            "online",
+            "force",
+            "migration_network",
+            "migration_type",
+            "targetstorage",
+            "bwlimit",
+            "with-local-disks",
+            "with-conntrack-state",
+          ]
+        : ["target", "online", "restart", "timeout", "target-storage", "bwlimit"],
+    handler: (ctx) => {
+      const node = targetNode(model, ctx);
+      const guest = unlocked(guestOn(model, ctx, node, type, "VM.Migrate"));
+      const target = ctx.params.target;
+      if (target === undefined) invalid("target", "property is missing and it is not optional");
+      if (!NODE_RE.test(target))
+        invalid("target", "invalid format - value does not look like a valid node name");
+      if (!model.node(target)) throw new ApiError(500, `no such cluster node '${target}'`);
+      if (target === node) throw new ApiError(500, "target is local node.");
+      quorumFor(model);
+      const online = boolOf(ctx, "online", false);
+      const running = guest.status === "running";
+      if (type === "qemu") {
+        if (running && !online)
+          throw new ApiError(500, "can't migrate running VM without --online");
+        if (boolOf(ctx, "with-local-disks", false))
+          invalid("with-local-disks", "the lab does not model copying local disks");
+      } else {
+        if (online) throw new ApiError(500, "lxc live migration is currently not implemented");
+        if (running && !boolOf(ctx, "restart", false))
+          throw new ApiError(500, "can't migrate running container without --online or --restart");
+      }
+      if (!model.node(target)!.online) {
+        throw new ApiError(500, `target node '${target}' is not online`);
+      }
+      if (model.haManages(guest.vmid)) {
+        return task(model, ctx, node, "hamigrate", String(guest.vmid), async () => {
+          void model
+            .sleep(model.timing.haRecoveryMs)
+            .then(() => model.migrateGuest(guest.vmid, target));
+          return "OK";
+        });
+      }
+      return task(
+        model,
+        ctx,
+        node,
+        `${type === "qemu" ? "qm" : "vz"}migrate`,
+        String(guest.vmid),
+        () => model.migrateGuest(guest.vmid, target),
+      );
+    },
+  };
+}
+
+/**
+ * `GET /nodes/{node}/status` of a member: the single node's answer (lab/pve/routes.ts), with the
+ * memory the cluster model accounts (the host's own share plus its running guests').
+ */
+function nodeStatusRoute(model: LabClusterModel): Route {
+  const single = ROUTES.find((r) => r.method === "GET" && r.path === "/nodes/{node}/status")!;
+  return {
+    ...single,
+    handler: (ctx) => {
+      const node = targetNode(model, ctx);
+      const status = single.handler({ ...ctx, node, params: { ...ctx.params, node } }) as Record<
+        string,
+        unknown
+      >;
+      const memory = model.memoryOf(node);
+      return { ...status, memory: { ...memory, available: memory.free } };
+    },
+  };
 }
 
 function quorumFor(model: LabClusterModel): void {
@@ -291,6 +392,7 @@ export function clusterRoutes(model: LabClusterModel): Route[] {
     },
     ...guestPowerRoutes(model, "qemu"),
     ...guestPowerRoutes(model, "lxc"),
+    nodeStatusRoute(model),
     {
       method: "POST",
       path: "/nodes/{node}/status",

@@ -24,14 +24,14 @@ describe("a lab cluster node's SSH side", () => {
     for (const node of lab.nodes) {
       const out = await labExecOk(
         node,
-        'uname -n; . "$CLUPILOT_HOST_ROOT/etc/os-release"; echo "$VERSION_CODENAME"; pveversion',
+        'uname -n; . /etc/os-release; echo "$VERSION_CODENAME"; pveversion',
       );
       const [name, codename, version] = out.trim().split("\n");
       expect(name).toBe(node.name);
       expect(codename).toBe("trixie");
       expect(version).toMatch(/^pve-manager\/9\.2/);
       // As pmxcfs has it: the same tree on every member, `local` the member's own node.
-      const local = await labExecOk(node, 'readlink -f "$CLUPILOT_HOST_ROOT/etc/pve/local"');
+      const local = await labExecOk(node, "readlink -f /etc/pve/local");
       expect(local.trim()).toMatch(new RegExp(`/pmxcfs/nodes/${node.name}$`));
     }
   });
@@ -44,10 +44,7 @@ describe("a lab cluster node's SSH side", () => {
     );
     const listed = await labExecOk(pve2!, "pveum user token list walk@pve --output-format json");
     expect(JSON.parse(listed)).toEqual([expect.objectContaining({ tokenid: "shared" })]);
-    const guests = await labExecOk(
-      pve2!,
-      'ls "$CLUPILOT_HOST_ROOT/etc/pve/nodes/pve2/qemu-server"',
-    );
+    const guests = await labExecOk(pve2!, "ls /etc/pve/nodes/pve2/qemu-server");
     expect(guests.trim()).toBe("101.conf");
   });
 

@@ -38,15 +38,18 @@ export async function seedClusterNodeHost(
   });
 }
 
-export async function startClusterNodeSsh(root: string): Promise<ClusterNodeSsh> {
+/** `shared` is the cluster's pmxcfs folder, which the node's `/etc/pve` links into. */
+export async function startClusterNodeSsh(root: string, shared: string): Promise<ClusterNodeSsh> {
   const paths = hostRootPaths(root, "root");
   const password = randomBytes(12).toString("base64url");
   const server = await LabSshServer.start({
     root,
+    shared: [shared],
     hostKeyPath: paths.hostKeyPath,
     username: "root",
     password,
-    authorizedKeysFile: path.join(paths.home, ".ssh", "authorized_keys"),
+    home: paths.home,
+    authorizedKeysFile: path.join(paths.homeFolder, ".ssh", "authorized_keys"),
     env: labCommandEnv(paths, "root"),
     faults: { ...NO_SSH_FAULTS },
   });

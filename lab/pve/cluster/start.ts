@@ -45,6 +45,8 @@ export type StartLabClusterOptions = {
   ceph?: boolean | LabCephOptions;
   haShutdownPolicy?: "conditional" | "freeze" | "failover" | "migrate";
   timing?: Partial<LabClusterTiming>;
+  /** Every node's memory, or per node name (MiB). Default 64 GiB. */
+  nodeMemoryMiB?: number | Record<string, number>;
   /** Cluster name; default `lab`. */
   name?: string;
   /** Delay before a 401; Proxmox waits ~3 s. Default 3000. */
@@ -109,6 +111,7 @@ export async function startLabCluster(options: StartLabClusterOptions): Promise<
       ? {}
       : { haShutdownPolicy: options.haShutdownPolicy }),
     ...(options.timing === undefined ? {} : { timing: options.timing }),
+    ...(options.nodeMemoryMiB === undefined ? {} : { nodeMemoryMiB: options.nodeMemoryMiB }),
   });
   writeClusterConfigs(roots[0]!, model);
   model.onGuestMoved = (guest, from) => moveGuestConfig(roots[0]!, guest, from);
@@ -126,7 +129,7 @@ export async function startLabCluster(options: StartLabClusterOptions): Promise<
       });
       let ssh: ClusterNodeSsh;
       try {
-        ssh = await startClusterNodeSsh(roots[i]!);
+        ssh = await startClusterNodeSsh(roots[i]!, shared);
       } catch (error) {
         await api.stop();
         throw error;

@@ -22,12 +22,14 @@ describe("lab cluster switches", () => {
         "cluster.hangOnShutdown": [100],
         "cluster.bulkFlagsIgnored": true,
         "cluster.singleFlagIgnored": true,
+        "cluster.migrationFails": [100],
       }),
     ).toEqual({ ok: true });
     expect(cluster.faults).toEqual({
       hangOnShutdown: [100],
       bulkFlagsIgnored: true,
       singleFlagIgnored: true,
+      migrationFails: [100],
     });
     const bad = await registry.apply({ "cluster.hangOnShutdown": [42] });
     expect(bad.ok).toBe(false);

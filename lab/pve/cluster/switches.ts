@@ -25,6 +25,17 @@ export function registerClusterSwitches(
         cluster.model.changed();
       },
     })
+    .register({
+      name: "cluster.migrationFails",
+      description:
+        "The migration task of these VMIDs fails: the target cannot be reached over SSH (the guest stays where it is).",
+      input: { type: "json" },
+      schema: z.array(z.number().int().min(100)),
+      get: () => cluster.faults.migrationFails,
+      set: (value) => {
+        cluster.faults.migrationFails = value;
+      },
+    })
     .register(
       booleanSwitch({
         name: "cluster.bulkFlagsIgnored",

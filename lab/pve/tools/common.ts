@@ -1,4 +1,5 @@
 import { isInstalled } from "../../debian/dpkg-status";
+import { TOOL_ROOT } from "../../debian/lab-state";
 import { createPmxcfs } from "../seed";
 import { nodeName, pveInstalled } from "../state";
 
@@ -18,20 +19,11 @@ export class CliExit extends Error {
   }
 }
 
-export function hostRoot(): string {
-  const root = process.env.CLUPILOT_HOST_ROOT;
-  if (!root) {
-    process.stderr.write("lab tool: CLUPILOT_HOST_ROOT is not set (run inside a lab)\n");
-    process.exit(1);
-  }
-  return root;
-}
-
 export type ToolContext = { root: string; node: string; tool: string };
 
 /** The tool's context; outside a Proxmox node the command does not exist (as in bash). */
 export function toolContext(tool: string): ToolContext {
-  const root = hostRoot();
+  const root = TOOL_ROOT;
   if (!isInstalled(root, "pve-manager") && !isInstalled(root, "proxmox-ve")) {
     process.stderr.write(`bash: line 1: ${tool}: command not found\n`);
     process.exit(127);

@@ -1,5 +1,7 @@
 import fs from "node:fs";
+import path from "node:path";
 
+import { labDir } from "../../debian/lab-state";
 import { storageStatus } from "../routes";
 import {
   findStorage,
@@ -186,7 +188,7 @@ function listVmidsOnStorage(ctx: ToolContext, entry: Parameters<typeof listVolum
     }
   } else {
     try {
-      for (const n of fs.readdirSync(`${ctx.root}/.lab/volumes/${entry.id}`)) {
+      for (const n of fs.readdirSync(path.join(labDir(ctx.root), "volumes", entry.id))) {
         const m = /^(?:vm|base)-(\d+)-/.exec(n);
         if (m) ids.add(Number(m[1]));
       }

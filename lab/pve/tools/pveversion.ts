@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 
 import { readInstalled } from "../../debian/dpkg-status";
+import { labDir } from "../../debian/lab-state";
 import { PVE_PACKAGES, PVE_VERSION } from "../seed";
 import { CliExit, out, runTool, toolContext } from "./common";
 
@@ -19,7 +20,8 @@ function main(): void {
     );
   let kernel = "6.17.2-1-pve";
   try {
-    kernel = fs.readFileSync(path.join(ctx.root, ".lab/kernel"), "utf8").split("\n")[0] || kernel;
+    kernel =
+      fs.readFileSync(path.join(labDir(ctx.root), "kernel"), "utf8").split("\n")[0] || kernel;
   } catch {
     // default
   }

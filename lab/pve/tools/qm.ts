@@ -276,11 +276,11 @@ function allocateDisk(
         usage,
       );
     }
-    const source = resolveHostPath(ctx.root, importFrom);
+    // The node's own path: the tool server resolves it in the node's view (/tmp is the node's).
+    const source = importFrom;
+    // PVE::Storage::abs_filesystem_path: a regular file (or a block device), else this.
     if (!fs.existsSync(source) || !fs.statSync(source).isFile()) {
-      die(
-        `${key}: importing disk '${importFrom}' failed: could not open '${importFrom}': No such file or directory`,
-      );
+      die(`can't find file '${importFrom}'`);
     }
     size = virtualSize(source, key, importFrom);
     fs.copyFileSync(source, target);
@@ -305,13 +305,6 @@ function allocateDisk(
 
 function storagePathOf(entry: { options: [string, string | null][] }): string {
   return entry.options.find(([k]) => k === "path")?.[1] ?? "/var/lib/vz";
-}
-
-/** A host path as the command gave it: a real path inside the lab root, or one relative to it. */
-function resolveHostPath(root: string, p: string): string {
-  const resolvedRoot = path.resolve(root);
-  if (p === resolvedRoot || p.startsWith(`${resolvedRoot}/`)) return p;
-  return path.join(resolvedRoot, p);
 }
 
 /**

@@ -60,6 +60,27 @@ describe("a power form as the domain's nested input", () => {
     });
   });
 
+  it("a node name stays text even when it is all digits; empty, it means none", () => {
+    expect(
+      powerFormInput(
+        form([
+          ["shutdown.consoleGuest.node", "100"],
+          ["shutdown.consoleGuest.vmid", "390"],
+          ["consolidate.remainingNode", ""],
+          ["consolidate.firstThreshold.chargeBelowPercent", "60"],
+          ["consolidate.firstThreshold.runtimeBelowSeconds", ""],
+        ]),
+        "null",
+      ),
+    ).toEqual({
+      shutdown: { consoleGuest: { node: "100", vmid: 390 } },
+      consolidate: {
+        remainingNode: null,
+        firstThreshold: { chargeBelowPercent: 60, runtimeBelowSeconds: null },
+      },
+    });
+  });
+
   it("a number that is not one stays text, for the schema to refuse with its own message", () => {
     expect(powerFormInput(form([["stage", "first"]]))).toEqual({ stage: "first" });
   });

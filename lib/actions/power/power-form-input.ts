@@ -8,9 +8,11 @@ import { AppError } from "@/lib/errors";
  * objects (the JSON-shaped calls the pages make) pass through untouched.
  */
 
+/** Text fields whose emptiness means "none" (null), whatever an empty number means. */
+const NONE_WHEN_EMPTY = /^(shutdown\.consoleGuest\.node|consolidate\.remainingNode)$/;
 /** Fields holding numbers; `off` turns a threshold off (null). */
 const NUMERIC =
-  /^(triggers|triggerOverrides|shutdown)\.|^(pollIntervalMs|stage|port|source\.port)$/;
+  /^(triggers|triggerOverrides|shutdown|consolidate\.firstThreshold)\.|^(pollIntervalMs|stage|port|source\.port)$/;
 /** Fields holding yes/no (a checkbox sends `on`, a select `true`/`false`). */
 const BOOLEAN = /(^|\.)(lowBattery|runsConsole|enabled|confirmPlanChange)$/;
 /** Fields a form may repeat (checkboxes), kept as lists. */
@@ -19,6 +21,7 @@ const LISTS = new Set(["feeds", "confirmedTargetIds"]);
 export type BlankMeans = "omit" | "null";
 
 function convert(key: string, value: string, blank: BlankMeans): unknown {
+  if (NONE_WHEN_EMPTY.test(key)) return value.trim() === "" ? null : value.trim();
   if (value.trim() === "") return blank === "null" && NUMERIC.test(key) ? null : undefined;
   if (BOOLEAN.test(key)) {
     if (value === "on" || value === "true") return true;

@@ -21,6 +21,7 @@ export async function updatePowerSettingsAction(
     const result = await runConfigChange(actor, input, {
       schema: ZPowerSettingsChange,
       blank: "null",
+      extra: consoleGuestOfForm,
       change: (db, data, by) => updatePowerSettings(db, data, by),
     });
     revalidatePath("/power", "layout");
@@ -28,4 +29,15 @@ export async function updatePowerSettingsAction(
   } catch (error) {
     return actionFailure(error, "update power settings");
   }
+}
+
+/**
+ * The form's two console-guest fields: both empty is "the console runs in no guest" (null);
+ * one of them empty is left for the schema to refuse under that field.
+ */
+function consoleGuestOfForm(input: Record<string, unknown>): Record<string, unknown> {
+  const shutdown = input.shutdown as Record<string, unknown> | undefined;
+  const guest = shutdown?.consoleGuest as { node?: unknown; vmid?: unknown } | undefined;
+  if (!guest || guest.node !== null || guest.vmid !== null) return {};
+  return { shutdown: { ...shutdown, consoleGuest: null } };
 }

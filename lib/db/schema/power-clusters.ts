@@ -1,4 +1,6 @@
 import { boolean, jsonb, pgEnum, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import type { ConsolidateSettings } from "@/lib/power/clusters/schemas";
+import type { ConsolidateCheck } from "@/lib/power/consolidate/check";
 import { hosts } from "./hosts";
 
 /**
@@ -35,6 +37,13 @@ export const powerClusters = pgTable("power_clusters", {
   hyperConverged: boolean("hyper_converged").notNull().default(false),
   /** null: never known. */
   quorate: boolean("quorate"),
+  /**
+   * Policy `consolidate`: mode, the node that stays, the first threshold (zod:
+   * ZConsolidateSettings; null until an admin sets them: the defaults apply).
+   */
+  consolidate: jsonb("consolidate").$type<ConsolidateSettings>(),
+  /** The last check whether consolidating can work (lib/power/consolidate/check.ts); null: never. */
+  consolidateCheck: jsonb("consolidate_check").$type<ConsolidateCheck>(),
   nodes: jsonb("nodes").$type<ClusterNodeRecord[]>().notNull().default([]),
   /** When a member last answered `GET /cluster/status`. */
   refreshedAt: timestamp("refreshed_at", { withTimezone: true }),

@@ -17,7 +17,7 @@ import {
 } from "drizzle-orm/pg-core";
 import type { PowerPlanSnapshot } from "@/lib/power/plan-snapshot";
 import type { PublicUpsSource } from "@/lib/power/ups-source-config";
-import type { ReadingRecord } from "@/lib/power/triggers/state";
+import type { ReadingRecord, StoredLatch } from "@/lib/power/triggers/state";
 import type { ShutdownSettings, TriggerOverrides, TriggerSettings } from "@/lib/power/settings";
 import { credentials } from "./credentials";
 import { hosts } from "./hosts";
@@ -159,6 +159,14 @@ export const upsMonitorState = pgTable("ups_monitor_state", {
   latchedReason: text("latched_reason"),
   /** The reading that fired the trigger (null for the lost-contact trigger). */
   latchedReading: jsonb("latched_reading").$type<ReadingRecord>(),
+  /**
+   * The first thresholds of consolidating clusters this UPS feeds that fired in this outage,
+   * by cluster id: latched and released like the trigger (lib/power/triggers/decide.ts).
+   */
+  consolidateLatches: jsonb("consolidate_latches")
+    .$type<Record<string, StoredLatch>>()
+    .notNull()
+    .default({}),
   /** Set while the UPS gives no reliable reading. */
   alarmSince: timestamp("alarm_since", { withTimezone: true }),
   alarmReason: text("alarm_reason"),

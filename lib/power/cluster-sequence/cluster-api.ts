@@ -26,6 +26,10 @@ export const CLUSTER_SEQUENCE_REQUESTS = [
   "POST /nodes/{node}/qemu/{vmid}/status/stop",
   "POST /nodes/{node}/lxc/{vmid}/status/stop",
   "GET /nodes/{node}/tasks/{upid}/status",
+  "GET /cluster/ha/status",
+  "GET /cluster/ha/resources",
+  "POST /nodes/{node}/qemu/{vmid}/migrate",
+  "POST /nodes/{node}/lxc/{vmid}/migrate",
   "GET /cluster/ceph/flags",
   "PUT /cluster/ceph/flags",
   "PUT /cluster/ceph/flags/{flag}",
@@ -58,6 +62,10 @@ const ZGuestResource = z
     status: z.string(),
     name: z.string().optional(),
     template: ZFlag.optional(),
+    /** Configured memory in bytes. */
+    maxmem: z.coerce.number().optional(),
+    /** `migrate`, `backup`, …: an operation holds the guest's config. */
+    lock: z.string().optional(),
   })
   .loose();
 export type GuestResource = z.infer<typeof ZGuestResource>;
@@ -97,6 +105,10 @@ export const paths = {
   bulkShutdown: "/cluster/bulk-action/guest/shutdown",
   guest: (node: string, type: GuestType, vmid: number, action: "shutdown" | "stop") =>
     `/nodes/${encodeURIComponent(node)}/${type}/${vmid}/status/${action}`,
+  migrate: (node: string, type: GuestType, vmid: number) =>
+    `/nodes/${encodeURIComponent(node)}/${type}/${vmid}/migrate`,
+  haIndex: "/cluster/ha/status",
+  haResources: "/cluster/ha/resources",
   task: (node: string, upid: string) =>
     `/nodes/${encodeURIComponent(node)}/tasks/${encodeURIComponent(upid)}/status`,
   cephFlags: "/cluster/ceph/flags",
@@ -143,12 +155,56 @@ export class ClusterApi {
    * it Proxmox leaves guests out of every list without a word, so an empty list means nothing.
    */
   async seesAllGuests(): Promise<boolean> {
+    return (await this.vmPrivileges()).has("VM.Audit");
+  }
+
+  /** The token's privileges on `/vms` (granted there or above; the key counts, not its value). */
+  async vmPrivileges(): Promise<Set<string>> {
     const perms = await this.call(
       "GET",
       `/access/permissions?path=${encodeURIComponent("/vms")}`,
       z.record(z.string(), z.record(z.string(), z.unknown())),
     );
-    return perms["/vms"]?.["VM.Audit"] !== undefined;
+    return new Set(Object.keys(perms["/vms"] ?? {}));
+  }
+
+  /** Whether this Proxmox VE can disarm HA: the HA status index lists `disarm-ha` (9.2+). */
+  async canDisarmHa(): Promise<boolean> {
+    const index = await this.call(
+      "GET",
+      paths.haIndex,
+      z.array(z.object({ name: z.string() }).loose()),
+    );
+    return index.some((entry) => entry.name === "disarm-ha");
+  }
+
+  /** How many HA resources the cluster has. */
+  async haResourceCount(): Promise<number> {
+    return (await this.call("GET", paths.haResources, z.array(z.unknown()))).length;
+  }
+
+  /** The form of a migration to `target`: a running VM live, a running container restarted. */
+  static migrateForm(
+    guest: Pick<GuestResource, "status"> & { type: GuestType },
+    target: string,
+  ): Form {
+    const running = guest.status === "running";
+    return guest.type === "qemu"
+      ? { target, ...(running ? { online: "1" } : {}) }
+      : { target, ...(running ? { restart: "1" } : {}) };
+  }
+
+  /** `POST /nodes/{node}/{type}/{vmid}/migrate`; returns the task's UPID. */
+  migrate(
+    guest: Pick<GuestResource, "node" | "vmid" | "status"> & { type: GuestType },
+    target: string,
+  ): Promise<string> {
+    return this.call(
+      "POST",
+      paths.migrate(guest.node, guest.type, guest.vmid),
+      z.string(),
+      ClusterApi.migrateForm(guest, target),
+    );
   }
 
   /** Returns the task's UPID. */

@@ -1,9 +1,14 @@
 import { errorMessage } from "@/lib/pipeline/engine";
 import { advance, poll, type Step } from "@/lib/pipeline/step";
-import { CLUSTER_LANE, finishAction, startAction } from "@/lib/power/actions/record-action";
+import {
+  CLUSTER_LANE,
+  finishAction,
+  recordInstantAction,
+  startAction,
+} from "@/lib/power/actions/record-action";
 import type { PowerServices } from "@/lib/power/shutdown/services";
 import { isNotImplemented, paths } from "./cluster-api";
-import { HA_DISARM_WAIT_SECONDS, READ_BACK_POLL_SECONDS } from "./plan";
+import { HA_DISARM_WAIT_SECONDS, READ_BACK_POLL_MS } from "./plan";
 import {
   clusterApi,
   clusterStepRun,
@@ -12,6 +17,7 @@ import {
   type Ctx,
   type SequenceRun,
 } from "./sequence-context";
+import { watchWithinVisit } from "./watch";
 
 export const HA_NOT_AVAILABLE =
   "HA protection is not available: this Proxmox VE has no disarm-ha (it arrived with 9.2). HA stays armed while the nodes go down, so it may fence a node or start its HA guests elsewhere; the sequence stops every guest through HA first, which is all that can be done here";
@@ -38,30 +44,29 @@ export const disarmHa: Step<PowerServices> = {
     });
     if (ready.outcome) return ready.outcome;
     const { run, state, armed } = ready;
-    for (const cluster of run.clusters) {
-      const entry = (state[cluster.clusterId] ??= {});
-      if (entry.done) continue;
-      if (!armed) {
-        await wouldDo(ctx, run, cluster, {
-          label: "disarm HA",
-          requests: (line) => [
-            line("POST", paths.disarmHa, { "resource-mode": "ignore" }),
-            `${line("GET", paths.haStatus)} until armed-state is disarmed`,
-          ],
-        });
-        entry.done = "disarmed";
-        continue;
+    const waiting = () => run.clusters.filter((c) => !state[c.clusterId]?.done);
+    await watchWithinVisit(ctx.signal, async () => {
+      for (const cluster of run.clusters) {
+        const entry = (state[cluster.clusterId] ??= {});
+        if (entry.done) continue;
+        if (!armed) {
+          await wouldDo(ctx, run, cluster, {
+            label: "disarm HA",
+            requests: (line) => [
+              line("POST", paths.disarmHa, { "resource-mode": "ignore" }),
+              `${line("GET", paths.haStatus)} until armed-state is disarmed`,
+            ],
+          });
+          entry.done = "disarmed";
+          continue;
+        }
+        await visitCluster(ctx, run, cluster.clusterId, entry);
       }
-      await visitCluster(ctx, run, cluster.clusterId, entry);
-    }
+      return waiting().length === 0 ? { done: true } : { againInMs: READ_BACK_POLL_MS };
+    });
     ctx.context.set("cluster:ha", state);
-    const waiting = run.clusters.filter((c) => !state[c.clusterId]!.done);
-    if (waiting.length > 0) {
-      return poll(
-        READ_BACK_POLL_SECONDS,
-        `waiting for HA of ${waiting.map((c) => c.name).join(", ")} to disarm`,
-      );
-    }
+    const left = waiting().map((c) => c.name);
+    if (left.length > 0) return poll(0, `waiting for HA of ${left.join(", ")} to disarm`);
     return advance(
       run.clusters.map((c) => `${c.name}: HA ${describe(state[c.clusterId]!.done!)}`).join("; "),
     );
@@ -95,6 +100,24 @@ async function visitCluster(
     return;
   }
   const { api } = reach;
+  if (!entry.sentAt && (cluster.consolidate?.downAtFirst.length ?? 0) > 0) {
+    // The first stage disarmed HA; the node left has no quorum now, and Proxmox refuses a
+    // disarm without it. Still disarmed (read back) is all this step has to establish.
+    const state = await api.haArmedState().catch(() => undefined);
+    if (state === "disarmed") {
+      entry.done = "disarmed";
+      await recordInstantAction(db, {
+        runId: ctx.runId,
+        lane: CLUSTER_LANE,
+        label: "disarm HA",
+        request: api.line("GET", paths.haStatus),
+        outcome: "ok",
+        detail: "read back: armed-state disarmed (since the first stage of consolidating)",
+      });
+      ctx.log(`${cluster.name}: HA still disarmed since the first stage (read back)`);
+      return;
+    }
+  }
   if (!entry.sentAt) {
     const request = api.line("POST", paths.disarmHa, { "resource-mode": "ignore" });
     ctx.log(`${cluster.name}: ${request}`);

@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { ClusterGroup } from "@/lib/power/clusters/load-cluster-groups";
-import { pveApiMethod } from "@/test/fixtures/proxmox/api-schema";
-import { CLUSTER_SEQUENCE_REQUESTS } from "./cluster-api";
+import { DEFAULT_CONSOLIDATE_SETTINGS } from "@/lib/power/clusters/schemas";
+import { consolidationOf } from "@/lib/power/consolidate/remaining-node";
+import { acceptsParameter, pveApiMethod } from "@/test/fixtures/proxmox/api-schema";
+import { ClusterApi, CLUSTER_SEQUENCE_REQUESTS } from "./cluster-api";
 import {
   CEPH_FLAGS_WAIT_SECONDS,
   FORCE_STOP_SECONDS,
@@ -28,6 +30,8 @@ const group = (over: Partial<ClusterGroup> = {}): ClusterGroup => ({
   nodes: [node("pve3", true), node("pve1", true), node("pve2"), node("pve4")],
   refreshedAt: null,
   refreshError: null,
+  consolidate: DEFAULT_CONSOLIDATE_SETTINGS,
+  consolidateCheck: null,
   ...over,
 });
 
@@ -86,16 +90,104 @@ describe("the cluster sequence plan", () => {
     expect(plain.steps.map((s) => s.step)).not.toContain("SetCephFlags");
   });
 
-  it("says which nodes stay up and that consolidate is not built", () => {
-    const plan = planClusterSequence(
-      group({ policy: "consolidate" }),
-      due("pve1", "pve2"),
-      settings,
-    );
+  it("says which nodes stay up", () => {
+    const plan = planClusterSequence(group(), due("pve1", "pve2"), settings);
     expect(plan.warnings).toEqual([
-      "policy 'consolidate' is not built yet: this cluster is shut down as one unit instead",
       "pve3, pve4 are not shut down by this UPS (not a protected target due now): they keep running, their guests stopped with the rest",
     ]);
+    expect(plan.consolidate).toBeNull();
+  });
+
+  describe("a consolidating cluster", () => {
+    const consolidating = group({
+      policy: "consolidate",
+      hyperConverged: false,
+      consolidate: { ...DEFAULT_CONSOLIDATE_SETTINGS, remainingNode: "pve3" },
+    });
+    const records = ["pve1", "pve2", "pve3", "pve4"].map((n) => ({
+      id: `t-${n}`,
+      runsConsole: false,
+      enabled: true,
+    }));
+    const input = (over: {
+      firstStage?: { at: string; reason: string } | null;
+      downAtFirst?: string[];
+    }) => ({
+      plan: consolidationOf(consolidating, records, null),
+      firstStage: over.firstStage ?? null,
+      downAtFirst: over.downAtFirst ?? [],
+      remainingEndpoint: null,
+    });
+
+    it("first stage: checked, HA disarmed, the leaving nodes' guests migrated to the node that stays, those nodes down by name", () => {
+      const fired = { at: "2026-01-01T00:00:00.000Z", reason: "runtime 14 min is below 15 min" };
+      const plan = planClusterSequence(
+        consolidating,
+        due("pve4", "pve1", "pve2"),
+        settings,
+        input({ firstStage: fired }),
+      );
+      expect(plan.steps.map((s) => s.step)).toEqual([
+        "CheckConsolidation",
+        "DisarmHa",
+        "MigrateGuests",
+        "ShutDownClusterNodes",
+      ]);
+      expect(plan.nodes.map((n) => n.name)).toEqual(["pve1", "pve2", "pve4"]);
+      // The node that stays answers the cluster-wide calls: it is up longest.
+      expect(plan.apiNodes[0]).toBe("pve3");
+      expect(plan.consolidate).toMatchObject({
+        stage: "first",
+        mode: "migrate",
+        remainingNode: "pve3",
+        leaving: ["pve1", "pve2", "pve4"],
+        fired,
+      });
+      expect(plan.warnings[0]).toBe(
+        "consolidate, first stage (runtime 14 min is below 15 min): migrate the guests of pve1, pve2, pve4 to pve3 and shut those nodes down; pve3 runs until the final threshold",
+      );
+      const stop = planClusterSequence(
+        { ...consolidating, consolidate: { ...consolidating.consolidate, mode: "stop" } },
+        due("pve1"),
+        settings,
+        input({ firstStage: fired }),
+      );
+      expect(stop.steps.map((s) => s.step)).toContain("StopClusterGuests");
+      expect(stop.steps.map((s) => s.step)).not.toContain("MigrateGuests");
+    });
+
+    it("final stage: the nodes down since the first threshold are said, not warned about", () => {
+      const plan = planClusterSequence(
+        consolidating,
+        due("pve3"),
+        settings,
+        input({ downAtFirst: ["pve1", "pve2", "pve4"] }),
+      );
+      expect(plan.steps.map((s) => s.step)).toEqual([
+        "DisarmHa",
+        "StopClusterGuests",
+        "ShutDownClusterNodes",
+      ]);
+      expect(plan.nodes.map((n) => n.name)).toEqual(["pve3"]);
+      expect(plan.warnings).toEqual([
+        "consolidate, final stage: pve1, pve2, pve4 went down at the first threshold and stay down; the nodes still up go down now as one unit",
+      ]);
+      expect(plan.consolidate).toMatchObject({
+        stage: "final",
+        downAtFirst: ["pve1", "pve2", "pve4"],
+      });
+    });
+
+    it("final without a first stage (it fell back, or the trigger came first): the whole cluster as one unit, said", () => {
+      const plan = planClusterSequence(
+        consolidating,
+        due("pve1", "pve2", "pve3", "pve4"),
+        settings,
+        input({}),
+      );
+      expect(plan.nodes).toHaveLength(4);
+      expect(plan.warnings[0]).toMatch(/^consolidate: no node went down at the first threshold/);
+    });
   });
 
   it("sequences clusters by policy with a due node; per-host ones are left to the standalone order", () => {
@@ -110,5 +202,28 @@ describe("the cluster sequence plan", () => {
       const [method, template] = request.split(" ") as [string, string];
       expect(pveApiMethod(method, template)?.allowtoken, request).toBe(true);
     }
+  });
+
+  it("migrates with the parameters and the privilege Proxmox's schema gives: a running VM online, a running container restarted", () => {
+    for (const type of ["qemu", "lxc"] as const) {
+      const method = pveApiMethod("POST", `/nodes/{node}/${type}/{vmid}/migrate`)!;
+      expect(method.permissions?.check).toEqual(["perm", "/vms/{vmid}", ["VM.Migrate"]]);
+      for (const status of ["running", "stopped"]) {
+        const form = ClusterApi.migrateForm({ type, status }, "pve3");
+        for (const name of Object.keys(form))
+          expect(acceptsParameter(method, name), name).toBe(true);
+      }
+    }
+    expect(ClusterApi.migrateForm({ type: "qemu", status: "running" }, "pve3")).toEqual({
+      target: "pve3",
+      online: "1",
+    });
+    expect(ClusterApi.migrateForm({ type: "lxc", status: "running" }, "pve3")).toEqual({
+      target: "pve3",
+      restart: "1",
+    });
+    expect(ClusterApi.migrateForm({ type: "qemu", status: "stopped" }, "pve3")).toEqual({
+      target: "pve3",
+    });
   });
 });

@@ -1,6 +1,9 @@
 import type { ClusterGroup } from "@/lib/power/clusters/load-cluster-groups";
-import type { ShutdownSettings } from "@/lib/power/settings";
-import type { TargetRecord } from "@/lib/power/targets/load-targets";
+import type { ConsolidateMode } from "@/lib/power/clusters/schemas";
+import type { ConsolidateCheck } from "@/lib/power/consolidate/check";
+import type { Consolidation } from "@/lib/power/consolidate/remaining-node";
+import type { ShutdownSettings, Thresholds } from "@/lib/power/settings";
+import type { PveEndpoint, TargetRecord } from "@/lib/power/targets/load-targets";
 
 /**
  * The shutdown sequence of a cluster shut down as one unit (docs/power-cluster-sequence.md):
@@ -8,6 +11,12 @@ import type { TargetRecord } from "@/lib/power/targets/load-targets";
  * (hyper-converged only), then the nodes one after another — nodes without a Ceph monitor,
  * then monitor nodes, the console's node last. Pure: the run's frozen plan and the plan preview
  * are made by this same function.
+ *
+ * A consolidating cluster (policy `consolidate`) has two stages: the first (its first threshold
+ * fired, the run's input says so) checks that consolidating can work, disarms HA, migrates (or
+ * stops) the guests of every node but the one that stays, and shuts those nodes down; the final
+ * (the trigger) is the sequence above for the nodes still up. A first stage whose check is not
+ * ok hands its nodes back: they go down with the rest, as one unit, at the final threshold.
  */
 
 /** How long DisarmHa reads the HA status back for `disarmed` before it says it did not take. */
@@ -17,13 +26,18 @@ export const FORCE_STOP_SECONDS = 30;
 /** Reading the Ceph flags back after each way of setting them. */
 export const CEPH_FLAGS_WAIT_SECONDS = 5;
 /**
- * How soon a step asks again what it waits for (HA's armed state, the flags, a node that should
- * stop answering). Each of these waits sits between two steps that must not overlap, so a whole
- * second per ask was time the battery paid (bench:cluster); a read-back is one small GET.
+ * How soon a step asks again what it waits for (HA's armed state, the flags), within its visit
+ * (./watch.ts). Each of these waits sits between two steps that must not overlap, so every
+ * moment it is seen late is time the battery pays (bench:cluster); a read-back is one small GET.
  */
-export const READ_BACK_POLL_SECONDS = 0.25;
-/** The guest list is larger and its wait long (guest timeouts): asked half as often. */
-export const GUEST_READ_BACK_POLL_SECONDS = 0.5;
+export const READ_BACK_POLL_MS = 100;
+/** The guest list is larger and its wait long (guest timeouts): asked less often. */
+export const GUEST_READ_BACK_POLL_MS = 250;
+/**
+ * A migration whose task has not ended this long after it was sent counts as failed: its guest
+ * stays where it is, and so does its node until the final threshold.
+ */
+export const MIGRATE_TIMEOUT_SECONDS = 300;
 
 export type ClusterNodeRole = "plain" | "monitor" | "console";
 
@@ -32,6 +46,28 @@ export type ClusterNodeStep = {
   /** The node's power target in this run; null when the node is not one (it is left running). */
   targetId: string | null;
   role: ClusterNodeRole;
+};
+
+/** A consolidating cluster's stage in this run. */
+export type ConsolidateStage = {
+  /** first: the first threshold fired (consolidate now); final: the trigger (the rest goes). */
+  stage: "first" | "final";
+  mode: ConsolidateMode;
+  /** The node that stays at the first threshold; null: none can (the check fails). */
+  remainingNode: string | null;
+  /** How it was chosen, or why none is. */
+  remainingWhy: string;
+  /** The node that stays's own way in: the first stage asks its API (it is up longest). */
+  remainingEndpoint: PveEndpoint | null;
+  /** The protected nodes that go down at the first threshold. */
+  leaving: string[];
+  firstThreshold: Thresholds;
+  /** First stage: the stage latch that fired. */
+  fired: { at: string; reason: string } | null;
+  /** Final: the nodes the first stage shut down in this outage (they stay down). */
+  downAtFirst: string[];
+  /** The last check (refresh, self-test, an earlier run); the first stage checks again, live. */
+  lastCheck: ConsolidateCheck | null;
 };
 
 export type ClusterSequencePlan = {
@@ -51,14 +87,26 @@ export type ClusterSequencePlan = {
   budgetSeconds: number;
   /** Facts an operator must know before trusting the sequence (said in the log and the preview). */
   warnings: string[];
+  /** Policy consolidate: the stage this run does; null for the other policies. */
+  consolidate: ConsolidateStage | null;
+};
+
+/** What the planner knows of a consolidating cluster beyond its group (from the run and the DB). */
+export type ConsolidateInput = {
+  plan: Consolidation;
+  /** The run does the first stage: the stage latch that fired. */
+  firstStage: { at: string; reason: string } | null;
+  /** The nodes called at the first threshold in this outage. */
+  downAtFirst: string[];
+  remainingEndpoint: PveEndpoint | null;
 };
 
 type DueMember = Pick<TargetRecord, "id" | "name" | "runsConsole" | "kind">;
 
 /**
- * The cluster groups this run shuts down as one unit: policy `cluster` (and `consolidate`, which
- * is not built yet and falls back to it), with at least one node due. `per-host` groups are
- * left to the standalone sequence.
+ * The cluster groups this run takes down in a sequence: policy `cluster` and `consolidate` (its
+ * first stage or the final one), with at least one node due. `per-host` groups are left to the
+ * standalone sequence.
  */
 export function sequencedGroups(
   groups: readonly ClusterGroup[],
@@ -80,7 +128,11 @@ export function planClusterSequence(
     | "guestParallelism"
     | "consoleGuest"
   >,
+  consolidate?: ConsolidateInput,
 ): ClusterSequencePlan {
+  if (group.policy === "consolidate" && consolidate?.firstStage) {
+    return planFirstStage(group, dueTargets, settings, consolidate, consolidate.firstStage);
+  }
   const due = new Map(dueTargets.map((t) => [t.id, t]));
   const consoleGuest =
     settings.consoleGuest && group.nodes.some((n) => n.name === settings.consoleGuest!.node)
@@ -99,12 +151,17 @@ export function planClusterSequence(
     .sort((a, b) => rank[a.role] - rank[b.role] || a.name.localeCompare(b.name));
 
   const warnings: string[] = [];
+  const downAtFirst = group.policy === "consolidate" ? (consolidate?.downAtFirst ?? []) : [];
   if (group.policy === "consolidate") {
     warnings.push(
-      "policy 'consolidate' is not built yet: this cluster is shut down as one unit instead",
+      downAtFirst.length > 0
+        ? `consolidate, final stage: ${downAtFirst.join(", ")} went down at the first threshold and stay down; the nodes still up go down now as one unit`
+        : "consolidate: no node went down at the first threshold in this outage (it did not fire before the trigger, or its check was not ok): the whole cluster goes down as one unit",
     );
   }
-  const left = group.nodes.filter((n) => !(n.targetId && due.has(n.targetId)));
+  const left = group.nodes.filter(
+    (n) => !(n.targetId && due.has(n.targetId)) && !downAtFirst.includes(n.name),
+  );
   if (left.length > 0) {
     warnings.push(
       `${left.map((n) => n.name).join(", ")} ${left.length === 1 ? "is" : "are"} not shut down by this UPS (not a protected target due now): ${left.length === 1 ? "it keeps" : "they keep"} running, ${left.length === 1 ? "its" : "their"} guests stopped with the rest`,
@@ -156,5 +213,111 @@ export function planClusterSequence(
     steps,
     budgetSeconds: steps.reduce((sum, s) => sum + s.seconds, 0),
     warnings,
+    consolidate:
+      group.policy === "consolidate"
+        ? stageOf(group, "final", consolidate ?? null, null, downAtFirst)
+        : null,
+  };
+}
+
+function stageOf(
+  group: ClusterGroup,
+  stage: ConsolidateStage["stage"],
+  input: ConsolidateInput | null,
+  fired: ConsolidateStage["fired"],
+  downAtFirst: string[],
+): ConsolidateStage {
+  return {
+    stage,
+    mode: group.consolidate.mode,
+    remainingNode: input?.plan.remaining.node ?? null,
+    remainingWhy: input?.plan.remaining.why ?? "not planned",
+    remainingEndpoint: input?.remainingEndpoint ?? null,
+    leaving: input?.plan.leaving ?? [],
+    firstThreshold: group.consolidate.firstThreshold,
+    fired,
+    downAtFirst,
+    lastCheck: group.consolidateCheck,
+  };
+}
+
+/**
+ * The first stage of a consolidating cluster: its due nodes (the leaving ones) in name order;
+ * the check, HA disarmed, their guests migrated to (or stopped for) the node that stays, then
+ * those nodes one after another. The cluster-wide calls go to the node that stays first.
+ */
+function planFirstStage(
+  group: ClusterGroup,
+  dueTargets: readonly DueMember[],
+  settings: Pick<
+    ShutdownSettings,
+    | "callTimeoutSeconds"
+    | "targetDownSeconds"
+    | "guestTimeoutSeconds"
+    | "guestParallelism"
+    | "consoleGuest"
+  >,
+  input: ConsolidateInput,
+  fired: { at: string; reason: string },
+): ClusterSequencePlan {
+  const due = new Set(dueTargets.map((t) => t.id));
+  const nodes = group.nodes
+    .filter((n) => n.targetId && due.has(n.targetId))
+    .map((n) => ({ name: n.name, targetId: n.targetId, role: "plain" as const }))
+    .sort((a, b) => a.name.localeCompare(b.name));
+  const remaining = input.plan.remaining.node;
+  const consoleGuest =
+    settings.consoleGuest && group.nodes.some((n) => n.name === settings.consoleGuest!.node)
+      ? settings.consoleGuest
+      : null;
+  const call = settings.callTimeoutSeconds;
+  const mode = group.consolidate.mode;
+  const to = remaining ?? "the node that stays";
+  const steps = [
+    {
+      step: "CheckConsolidation",
+      seconds: 3 * call,
+      what: `check that consolidating can work (memory of ${to}, the guests' storage, privileges, HA); not ok: nothing now, the cluster goes down as one unit at the final threshold`,
+    },
+    {
+      step: "DisarmHa",
+      seconds: call + HA_DISARM_WAIT_SECONDS,
+      what: `disarm HA (resource-mode=ignore), read back until disarmed (up to ${HA_DISARM_WAIT_SECONDS} s): ${to} is left without quorum`,
+    },
+    mode === "migrate"
+      ? {
+          step: "MigrateGuests",
+          seconds: call + MIGRATE_TIMEOUT_SECONDS,
+          what: `migrate the running guests of ${nodes.map((n) => n.name).join(", ")} to ${to} (VMs live, containers restarted), ${settings.guestParallelism} at once, each read back on ${to} (up to ${MIGRATE_TIMEOUT_SECONDS} s each; each further ${settings.guestParallelism} guests add as much)`,
+        }
+      : {
+          step: "StopClusterGuests",
+          seconds: call + settings.guestTimeoutSeconds + FORCE_STOP_SECONDS + call,
+          what: `stop the guests of ${nodes.map((n) => n.name).join(", ")}, ${settings.guestParallelism} at once, ${settings.guestTimeoutSeconds} s each, then force-stop`,
+        },
+    {
+      step: "ShutDownClusterNodes",
+      seconds: nodes.length * (call + settings.targetDownSeconds),
+      what: `shut down ${nodes.map((n) => n.name).join(", ") || "no node"} one after another, each until it stops answering (up to ${settings.targetDownSeconds} s); ${to} keeps running until the final threshold`,
+    },
+  ];
+  return {
+    clusterId: group.id,
+    name: group.name,
+    hyperConverged: group.hyperConverged,
+    apiNodes: [...(remaining ? [remaining] : []), ...[...nodes].reverse().map((n) => n.name)],
+    nodes,
+    consoleGuest,
+    guestTimeoutSeconds: settings.guestTimeoutSeconds,
+    guestParallelism: settings.guestParallelism,
+    steps,
+    budgetSeconds: steps.reduce((sum, s) => sum + s.seconds, 0),
+    warnings: [
+      `consolidate, first stage (${fired.reason}): ${mode === "migrate" ? "migrate" : "stop"} the guests of ${nodes.map((n) => n.name).join(", ")}${mode === "migrate" ? ` to ${to}` : ""} and shut those nodes down; ${to} runs until the final threshold`,
+      ...(group.consolidateCheck
+        ? [`last check (${group.consolidateCheck.checkedAt}): ${group.consolidateCheck.summary}`]
+        : ["consolidation was never checked before: the first stage checks now"]),
+    ],
+    consolidate: stageOf(group, "first", input, fired, []),
   };
 }

@@ -23,7 +23,12 @@ export function sequenceRun(ctx: Ctx): SequenceRun | null {
   const plan = ctx.context.get<ShutdownPlan>("plan");
   const input = ctx.context.get<ShutdownInput>("input");
   if (!plan || !input) return null;
-  const dropped = new Set(ctx.context.get<string[]>("dropped") ?? []);
+  // Left out: mains back before anything was sent, or handed back to the final threshold by a
+  // consolidation's first stage.
+  const dropped = new Set([
+    ...(ctx.context.get<string[]>("dropped") ?? []),
+    ...(ctx.context.get<string[]>("handedBack") ?? []),
+  ]);
   const clusters = (plan.clusters ?? [])
     .map((c) => ({ ...c, nodes: c.nodes.filter((n) => !dropped.has(n.targetId!)) }))
     .filter((c) => c.nodes.length > 0);
@@ -64,11 +69,25 @@ export function nodeTargets(plan: ShutdownPlan, cluster: ClusterSequencePlan): P
   return cluster.nodes.flatMap((n) => plan.targets.filter((t) => t.id === n.targetId));
 }
 
-function endpointOf(plan: ShutdownPlan, node: string): PveEndpoint | null {
+function endpointOf(
+  plan: ShutdownPlan,
+  cluster: ClusterSequencePlan,
+  node: string,
+): PveEndpoint | null {
   const target = plan.targets.find(
     (t) => t.endpoint?.kind === "pve-node" && t.endpoint.nodeName === node,
   );
-  return target?.endpoint?.kind === "pve-node" ? target.endpoint : null;
+  if (target?.endpoint?.kind === "pve-node") return target.endpoint;
+  // A consolidation's first stage asks the node that stays, which is not one of its targets.
+  const remaining = cluster.consolidate?.remainingEndpoint;
+  return remaining && remaining.nodeName === node ? remaining : null;
+}
+
+/** Hands targets back to the final threshold: this run does not cover them any more. */
+export function handBack(ctx: Ctx, targetIds: readonly string[]): void {
+  const back = new Set(ctx.context.get<string[]>("handedBack") ?? []);
+  for (const id of targetIds) back.add(id);
+  ctx.context.set("handedBack", [...back]);
 }
 
 /**
@@ -81,7 +100,7 @@ export async function clusterApi(
   cluster: ClusterSequencePlan,
 ): Promise<{ api: ClusterApi } | { api: null; why: string }> {
   for (const node of cluster.apiNodes) {
-    const endpoint = endpointOf(plan, node);
+    const endpoint = endpointOf(plan, cluster, node);
     if (!endpoint) continue;
     const api = await clusterApiFor(ctx.services.db, endpoint, {
       timeoutMs: plan.callTimeoutSeconds * 1000,

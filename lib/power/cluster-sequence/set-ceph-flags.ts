@@ -3,7 +3,7 @@ import { advance, poll, type Step } from "@/lib/pipeline/step";
 import { CLUSTER_LANE, finishAction, startAction } from "@/lib/power/actions/record-action";
 import type { PowerServices } from "@/lib/power/shutdown/services";
 import { paths, SHUTDOWN_CEPH_FLAGS, type ClusterApi } from "./cluster-api";
-import { CEPH_FLAGS_WAIT_SECONDS, READ_BACK_POLL_SECONDS, type ClusterSequencePlan } from "./plan";
+import { CEPH_FLAGS_WAIT_SECONDS, READ_BACK_POLL_MS, type ClusterSequencePlan } from "./plan";
 import {
   clusterApi,
   clusterStepRun,
@@ -12,6 +12,7 @@ import {
   type Ctx,
   type SequenceRun,
 } from "./sequence-context";
+import { watchWithinVisit } from "./watch";
 
 type CephState = Record<
   string,
@@ -41,30 +42,29 @@ export const setCephFlags: Step<PowerServices> = {
     });
     if (ready.outcome) return ready.outcome;
     const { run, items: clusters, state, armed } = ready;
-    for (const cluster of clusters) {
-      const entry = (state[cluster.clusterId] ??= {});
-      if (entry.done) continue;
-      if (!armed) {
-        await wouldDo(ctx, run, cluster, {
-          label: "set Ceph flags",
-          requests: (line) => [
-            line("PUT", paths.cephFlags, flagForm(true)),
-            `${line("GET", paths.cephFlags)} to read back`,
-          ],
-        });
-        entry.done = "set";
-        continue;
+    const waiting = () => clusters.filter((c) => !state[c.clusterId]?.done);
+    await watchWithinVisit(ctx.signal, async () => {
+      for (const cluster of clusters) {
+        const entry = (state[cluster.clusterId] ??= {});
+        if (entry.done) continue;
+        if (!armed) {
+          await wouldDo(ctx, run, cluster, {
+            label: "set Ceph flags",
+            requests: (line) => [
+              line("PUT", paths.cephFlags, flagForm(true)),
+              `${line("GET", paths.cephFlags)} to read back`,
+            ],
+          });
+          entry.done = "set";
+          continue;
+        }
+        await visitCluster(ctx, run, cluster, entry);
       }
-      await visitCluster(ctx, run, cluster, entry);
-    }
+      return waiting().length === 0 ? { done: true } : { againInMs: READ_BACK_POLL_MS };
+    });
     ctx.context.set("cluster:ceph", state);
-    const waiting = clusters.filter((c) => !state[c.clusterId]!.done);
-    if (waiting.length > 0) {
-      return poll(
-        READ_BACK_POLL_SECONDS,
-        `setting the Ceph flags of ${waiting.map((c) => c.name).join(", ")}`,
-      );
-    }
+    const left = waiting().map((c) => c.name);
+    if (left.length > 0) return poll(0, `setting the Ceph flags of ${left.join(", ")}`);
     return advance(
       clusters
         .map(

@@ -5,7 +5,7 @@ import type { PlannedTarget } from "@/lib/power/shutdown/plan";
 import type { PowerServices } from "@/lib/power/shutdown/services";
 import { callTarget, laneOf, wouldCall } from "@/lib/power/shutdown/shut-down-targets";
 import { probeTarget } from "@/lib/power/targets/shutdown-call";
-import { READ_BACK_POLL_SECONDS } from "./plan";
+import { watchWithinVisit } from "./watch";
 import {
   clusterStepRun,
   nodeTargets,
@@ -20,10 +20,17 @@ import {
  */
 const SILENT_CONFIRM_MS = 500;
 const PROBE_TIMEOUT_MS = 2000;
+/**
+ * A node that should go down is asked this often, within the visit: one TLS connect each, and
+ * every moment it is seen later is battery the next node does not get.
+ */
+const PROBE_INTERVAL_MS = 100;
 
 type NodeWatch = {
   sentAt?: string;
   silentSince?: string;
+  /** Why the probe says it no longer answers (refused, cut, silent). */
+  why?: string;
   downActionId?: number;
   done?: "down" | "still-up" | "not-sent" | "would-do";
 };
@@ -55,7 +62,8 @@ export const shutDownClusterNodes: Step<PowerServices> = {
       if (watch.done) continue;
       const waiting = await step(ctx, run, target, watch, armed);
       ctx.context.set("cluster:nodes", state);
-      if (waiting) return poll(READ_BACK_POLL_SECONDS, waiting);
+      // The watch within the visit is over: the engine visits again at once.
+      if (waiting) return poll(0, waiting);
     }
     const count = (done: NodeWatch["done"]) =>
       sequence.filter((t) => state[t.id]!.done === done).map((t) => t.name);
@@ -109,24 +117,35 @@ async function step(
     });
     watch.downActionId = action.id;
   }
-  const probe = await probeTarget(target.endpoint!, PROBE_TIMEOUT_MS);
-  const now = Date.now();
-  if (probe.answers) {
-    delete watch.silentSince;
-  } else {
-    watch.silentSince ??= new Date(now).toISOString();
-    if (now - Date.parse(watch.silentSince) >= SILENT_CONFIRM_MS) {
-      watch.done = "down";
-      await finishAction(db, watch.downActionId!, {
-        outcome: "ok",
-        detail: `stopped answering at ${watch.silentSince}: ${probe.why}`,
-      });
-      ctx.log(`${target.name}: stopped answering at ${watch.silentSince}`);
-      return null;
+  const outcome = await watchWithinVisit<"down" | "still-up">(ctx.signal, async () => {
+    const probe = await probeTarget(target.endpoint!, PROBE_TIMEOUT_MS);
+    const now = Date.now();
+    if (probe.answers) {
+      delete watch.silentSince;
+    } else {
+      watch.silentSince ??= new Date(now).toISOString();
+      const silentFor = now - Date.parse(watch.silentSince);
+      if (silentFor >= SILENT_CONFIRM_MS) {
+        watch.why = probe.why;
+        return { done: "down" };
+      }
+      // The second probe of the pair, once the first has been silent long enough.
+      return { againInMs: SILENT_CONFIRM_MS - silentFor };
     }
-  }
-  if (now - Date.parse(watch.sentAt) < run.plan.targetDownSeconds * 1000) {
-    return `waiting for ${target.name} to stop answering before the next node`;
+    if (now - Date.parse(watch.sentAt!) >= run.plan.targetDownSeconds * 1000) {
+      return { done: "still-up" };
+    }
+    return { againInMs: PROBE_INTERVAL_MS };
+  });
+  if (outcome === null) return `waiting for ${target.name} to stop answering before the next node`;
+  if (outcome === "down") {
+    watch.done = "down";
+    await finishAction(db, watch.downActionId!, {
+      outcome: "ok",
+      detail: `stopped answering at ${watch.silentSince}: ${watch.why}`,
+    });
+    ctx.log(`${target.name}: stopped answering at ${watch.silentSince}`);
+    return null;
   }
   watch.done = "still-up";
   await finishAction(db, watch.downActionId!, {

@@ -9,7 +9,7 @@ import {
   type GuestResource,
   type GuestType,
 } from "./cluster-api";
-import { FORCE_STOP_SECONDS, GUEST_READ_BACK_POLL_SECONDS, type ClusterSequencePlan } from "./plan";
+import { FORCE_STOP_SECONDS, GUEST_READ_BACK_POLL_MS, type ClusterSequencePlan } from "./plan";
 import {
   clusterApi,
   clusterStepRun,
@@ -18,6 +18,7 @@ import {
   type Ctx,
   type SequenceRun,
 } from "./sequence-context";
+import { watchWithinVisit } from "./watch";
 
 type GuestWork = {
   node: string;
@@ -59,44 +60,58 @@ export const stopClusterGuests: Step<PowerServices> = {
   async visit(ctx) {
     const ready = await clusterStepRun<GuestsState>(ctx, {
       stateKey: "cluster:guests",
-      none: "no cluster in this run",
+      none: "no cluster in this run whose guests are stopped",
+      // A consolidation's first stage that migrates moves the guests instead (MigrateGuests).
+      select: (run) =>
+        run.clusters.filter(
+          (c) => !(c.consolidate?.stage === "first" && c.consolidate.mode === "migrate"),
+        ),
     });
     if (ready.outcome) return ready.outcome;
-    const { run, state, armed } = ready;
-    const outcomes: string[] = [];
-    for (const cluster of run.clusters) {
-      const entry = (state[cluster.clusterId] ??= { guests: {} });
-      if (!entry.done && !armed) {
-        await wouldDo(ctx, run, cluster, {
-          label: "stop guests",
-          requests: (line) => [line("POST", paths.bulkShutdown, bulkForm(cluster, ["<vmid>…"]))],
-          detail: `every running guest of the cluster${cluster.consoleGuest ? ` but ${cluster.consoleGuest.vmid} (the console's)` : ""}; one shutdown per guest where bulk actions do not exist`,
-        });
-        entry.done = "stopped";
+    const { run, state, armed, items: clusters } = ready;
+    const waiting = () => clusters.filter((c) => !state[c.clusterId]?.done);
+    let refusal: string | null = null;
+    await watchWithinVisit(ctx.signal, async () => {
+      for (const cluster of clusters) {
+        refusal = await visitOnce(ctx, run, cluster, state, armed);
+        if (refusal) return { done: true };
       }
-      if (!entry.done) {
-        const refusal = await visitCluster(ctx, run, cluster, entry);
-        if (refusal) {
-          ctx.context.set("cluster:guests", state);
-          return fail(refusal);
-        }
-      }
-      if (entry.done)
-        outcomes.push(
-          `${cluster.name}: guests ${entry.done === "stopped" ? "stopped" : "NOT all stopped"}`,
-        );
-    }
+      return waiting().length === 0 ? { done: true } : { againInMs: GUEST_READ_BACK_POLL_MS };
+    });
     ctx.context.set("cluster:guests", state);
-    const waiting = run.clusters.filter((c) => !state[c.clusterId]!.done);
-    if (waiting.length > 0) {
-      return poll(
-        GUEST_READ_BACK_POLL_SECONDS,
-        `stopping the guests of ${waiting.map((c) => c.name).join(", ")}`,
-      );
-    }
-    return advance(outcomes.join("; "));
+    if (refusal) return fail(refusal);
+    const left = waiting().map((c) => c.name);
+    if (left.length > 0) return poll(0, `stopping the guests of ${left.join(", ")}`);
+    return advance(
+      clusters
+        .map(
+          (c) =>
+            `${c.name}: guests ${state[c.clusterId]!.done === "stopped" ? "stopped" : "NOT all stopped"}`,
+        )
+        .join("; "),
+    );
   },
 };
+
+/** One look at one cluster's guests; returns a reason to fail the run, or null. */
+async function visitOnce(
+  ctx: Ctx,
+  run: SequenceRun,
+  cluster: ClusterSequencePlan,
+  state: GuestsState,
+  armed: boolean,
+): Promise<string | null> {
+  const entry = (state[cluster.clusterId] ??= { guests: {} });
+  if (entry.done) return null;
+  if (armed) return visitCluster(ctx, run, cluster, entry);
+  await wouldDo(ctx, run, cluster, {
+    label: "stop guests",
+    requests: (line) => [line("POST", paths.bulkShutdown, bulkForm(cluster, ["<vmid>…"]))],
+    detail: `every running guest of ${firstStageNodes(cluster)?.join(", ") ?? "the cluster"}${cluster.consoleGuest ? ` but ${cluster.consoleGuest.vmid} (the console's)` : ""}; one shutdown per guest where bulk actions do not exist`,
+  });
+  entry.done = "stopped";
+  return null;
+}
 
 function bulkForm(cluster: ClusterSequencePlan, vms: string[]) {
   return {
@@ -226,18 +241,28 @@ function latestForce(entry: ClusterGuests): string | undefined {
   return times.sort().at(-1);
 }
 
-/** Running guests the sequence stops: not templates, not the console's own guest. */
+/** A consolidation's first stage in mode stop: only the guests of the nodes that go down. */
+function firstStageNodes(cluster: ClusterSequencePlan): string[] | null {
+  return cluster.consolidate?.stage === "first" ? cluster.nodes.map((n) => n.name) : null;
+}
+
+/**
+ * Running guests the sequence stops: not templates, not the console's own guest; at a
+ * consolidation's first stage only those on the nodes that go down.
+ */
 function runningGuests(
   guests: readonly GuestResource[],
   cluster: ClusterSequencePlan,
 ): (GuestResource & { type: GuestType })[] {
   const own = cluster.consoleGuest;
+  const only = firstStageNodes(cluster);
   return guests.filter(
     (g): g is GuestResource & { type: GuestType } =>
       (g.type === "qemu" || g.type === "lxc") &&
       g.status === "running" &&
       g.template !== 1 &&
-      !(own && g.vmid === own.vmid),
+      !(own && g.vmid === own.vmid) &&
+      (only === null || only.includes(g.node)),
   );
 }
 

@@ -1,6 +1,12 @@
 import { asc, eq, inArray } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { hosts, powerClusterMemberships, powerClusters, powerTargets } from "@/lib/db/schema";
+import type { ConsolidateCheck } from "@/lib/power/consolidate/check";
+import {
+  DEFAULT_CONSOLIDATE_SETTINGS,
+  ZConsolidateSettings,
+  type ConsolidateSettings,
+} from "./schemas";
 
 export type ClusterPolicy = "cluster" | "per-host" | "consolidate";
 
@@ -10,6 +16,10 @@ export type ClusterGroup = {
   policy: ClusterPolicy;
   hyperConverged: boolean;
   quorate: boolean | null;
+  /** Policy `consolidate`: its settings (the defaults until an admin set them). */
+  consolidate: ConsolidateSettings;
+  /** The last check whether consolidating can work; null: never checked. */
+  consolidateCheck: ConsolidateCheck | null;
   nodes: {
     name: string;
     ip: string | null;
@@ -54,6 +64,8 @@ export async function loadClusterGroups(db: Reader): Promise<ClusterGroup[]> {
     policy: cluster.policy,
     hyperConverged: cluster.hyperConverged,
     quorate: cluster.quorate,
+    consolidate: consolidateSettingsOf(cluster.consolidate),
+    consolidateCheck: cluster.consolidateCheck,
     nodes: cluster.nodes.map((node) => {
       const member = members.find((m) => m.clusterId === cluster.id && m.nodeName === node.name);
       return {
@@ -68,4 +80,10 @@ export async function loadClusterGroups(db: Reader): Promise<ClusterGroup[]> {
     refreshedAt: cluster.refreshedAt?.toISOString() ?? null,
     refreshError: cluster.refreshError,
   }));
+}
+
+/** Stored consolidate settings, or the defaults where none (or none this version reads) are. */
+export function consolidateSettingsOf(stored: unknown): ConsolidateSettings {
+  const parsed = ZConsolidateSettings.safeParse(stored);
+  return parsed.success ? parsed.data : DEFAULT_CONSOLIDATE_SETTINGS;
 }

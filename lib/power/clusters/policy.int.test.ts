@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { auditLog, powerClusters, powerEvents } from "@/lib/db/schema";
 import { AppError } from "@/lib/errors";
 import { registerTestDatabase } from "@/test/db";
-import { CONSOLIDATE_ON_CEPH } from "./schemas";
+import { CONSOLIDATE_ON_CEPH, DEFAULT_CONSOLIDATE_SETTINGS } from "./schemas";
 import { setClusterPolicy } from "./set-cluster-policy";
 
 const database = registerTestDatabase();
@@ -12,7 +12,18 @@ const admin = { userId: null, name: "alice" };
 async function cluster(name: string, hyperConverged: boolean): Promise<string> {
   const [row] = await database.db
     .insert(powerClusters)
-    .values({ name, hyperConverged, quorate: true, nodes: [] })
+    .values({
+      name,
+      hyperConverged,
+      quorate: true,
+      nodes: ["pve1", "pve2", "pve3"].map((n, i) => ({
+        name: n,
+        ip: null,
+        online: true,
+        nodeid: i + 1,
+        cephMon: false,
+      })),
+    })
     .returning({ id: powerClusters.id });
   return row!.id;
 }
@@ -37,6 +48,7 @@ describe("a cluster's shutdown policy", () => {
       id,
       name: "plain",
       policy: "consolidate",
+      consolidate: DEFAULT_CONSOLIDATE_SETTINGS,
     });
     expect(await policyOf(id)).toBe("consolidate");
     expect(await lastAudit()).toMatchObject({
@@ -76,5 +88,72 @@ describe("a cluster's shutdown policy", () => {
     await expect(
       setClusterPolicy(database.db, { id: crypto.randomUUID(), policy: "cluster" }, admin),
     ).rejects.toThrow(/no longer known/);
+  });
+
+  it("keeps a consolidating cluster's settings: the node that stays must be a member, a first threshold must be set; a key left out keeps its value", async () => {
+    const id = await cluster("consolidating", false);
+    const saved = await setClusterPolicy(
+      database.db,
+      {
+        id,
+        policy: "consolidate",
+        consolidate: {
+          mode: "stop",
+          remainingNode: "pve2",
+          firstThreshold: { chargeBelowPercent: 50 },
+        },
+      },
+      admin,
+    );
+    expect(saved.consolidate).toEqual({
+      mode: "stop",
+      remainingNode: "pve2",
+      firstThreshold: {
+        runtimeBelowSeconds: 900,
+        chargeBelowPercent: 50,
+        onBatteryForSeconds: 300,
+      },
+    });
+    const [event] = await database.db
+      .select()
+      .from(powerEvents)
+      .orderBy(desc(powerEvents.id))
+      .limit(1);
+    expect(event!.message).toBe(
+      "cluster consolidating goes down consolidate (was cluster as one unit); consolidates: stop, pve2 staying up at the first of: runtime below 15 min 0 s, charge below 50 %, 5 min 0 s on battery, set by alice",
+    );
+
+    const stranger = await setClusterPolicy(
+      database.db,
+      { id, policy: "consolidate", consolidate: { remainingNode: "pve9" } },
+      admin,
+    ).catch((error: unknown) => error);
+    expect((stranger as AppError).fieldErrors).toEqual({
+      "consolidate.remainingNode": [
+        "pve9 is not a member of consolidating (members: pve1, pve2, pve3).",
+      ],
+    });
+    const none = await setClusterPolicy(
+      database.db,
+      {
+        id,
+        policy: "consolidate",
+        consolidate: {
+          firstThreshold: {
+            runtimeBelowSeconds: null,
+            chargeBelowPercent: null,
+            onBatteryForSeconds: null,
+          },
+        },
+      },
+      admin,
+    ).catch((error: unknown) => error);
+    expect((none as AppError).fieldErrors).toEqual({
+      "consolidate.firstThreshold": [
+        "Set at least one first threshold: runtime, charge or time on battery.",
+      ],
+    });
+    const [row] = await database.db.select().from(powerClusters).where(eq(powerClusters.id, id));
+    expect(row!.consolidate).toEqual(saved.consolidate);
   });
 });

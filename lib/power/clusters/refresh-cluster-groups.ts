@@ -8,6 +8,7 @@ import {
 } from "@/lib/db/schema";
 import { safeErrorSummary } from "@/lib/errors";
 import { notifyLive } from "@/lib/live/notify";
+import { refreshConsolidateChecks } from "@/lib/power/consolidate/refresh-checks";
 import { activeHosts } from "@/lib/hosts/active-hosts";
 import { hostApi, type CephAnswer, type ClusterAnswer, type HostApi } from "./cluster-api";
 
@@ -213,5 +214,7 @@ export async function refreshClusterGroups(
       where not exists (select 1 from power_cluster_memberships m where m.cluster_id = c.id)`);
     await notifyLive(tx, { type: "power", upsId: null, eventId: null });
   });
+  // What the clusters look like now decides whether consolidating them can work.
+  if (asked.length > 0) await refreshConsolidateChecks(db, { timeoutMs: options.timeoutMs });
   return asked.length;
 }

@@ -5,9 +5,16 @@ import type { Database } from "@/lib/db/client";
 import { powerClusters } from "@/lib/db/schema";
 import { AppError } from "@/lib/errors";
 import { notifyLive } from "@/lib/live/notify";
+import { describeConsolidate } from "../consolidate/describe";
 import { recordPowerEvents } from "../events";
-import type { ClusterPolicy } from "./load-cluster-groups";
-import { CONSOLIDATE_ON_CEPH, ZSetClusterPolicy } from "./schemas";
+import { consolidateSettingsOf, type ClusterPolicy } from "./load-cluster-groups";
+import { requestClusterRefresh } from "./refresh-task";
+import {
+  CONSOLIDATE_ON_CEPH,
+  ZConsolidateSettings,
+  ZSetClusterPolicy,
+  type ConsolidateSettings,
+} from "./schemas";
 
 const POLICY_TEXT: Record<ClusterPolicy, string> = {
   cluster: "cluster as one unit",
@@ -15,12 +22,17 @@ const POLICY_TEXT: Record<ClusterPolicy, string> = {
   consolidate: "consolidate",
 };
 
-/** How a cluster goes down on a power event. Admins; audited; consolidate never on Ceph. */
+/**
+ * How a cluster goes down on a power event, and — for consolidate — its mode, the node that
+ * stays and the first threshold (a key left out keeps its value). Admins; audited; consolidate
+ * never on Ceph; the node that stays must be a member. A change to a consolidating cluster asks
+ * the hosts again, which checks again whether consolidating can work.
+ */
 export async function setClusterPolicy(
   db: Database,
   input: z.input<typeof ZSetClusterPolicy>,
   actor: AuditActor,
-): Promise<{ id: string; name: string; policy: ClusterPolicy }> {
+): Promise<{ id: string; name: string; policy: ClusterPolicy; consolidate: ConsolidateSettings }> {
   const data = ZSetClusterPolicy.parse(input);
   return audited(
     db,
@@ -28,7 +40,10 @@ export async function setClusterPolicy(
       actor,
       action: "power.cluster_policy",
       target: data.id,
-      detail: { policy: data.policy },
+      detail: {
+        policy: data.policy,
+        ...(data.consolidate ? { consolidate: data.consolidate } : {}),
+      },
     },
     () =>
       db.transaction(async (tx) => {
@@ -48,23 +63,58 @@ export async function setClusterPolicy(
             policy: [CONSOLIDATE_ON_CEPH],
           });
         }
-        if (cluster.policy !== data.policy) {
+        const current = consolidateSettingsOf(cluster.consolidate);
+        const change = data.consolidate ?? {};
+        const merged = ZConsolidateSettings.safeParse({
+          ...current,
+          ...change,
+          firstThreshold: { ...current.firstThreshold, ...change.firstThreshold },
+        });
+        if (!merged.success) {
+          throw new AppError(
+            "invalid_input",
+            `${cluster.name}: the consolidate settings are refused.`,
+            {
+              [`consolidate.${merged.error.issues[0]?.path.join(".") ?? "firstThreshold"}`]: [
+                merged.error.issues[0]?.message ?? "invalid",
+              ],
+            },
+          );
+        }
+        const consolidate = merged.data;
+        if (change.remainingNode && !cluster.nodes.some((n) => n.name === change.remainingNode)) {
+          throw new AppError("invalid_input", `${cluster.name}: the node that stays is refused.`, {
+            "consolidate.remainingNode": [
+              `${change.remainingNode} is not a member of ${cluster.name} (members: ${cluster.nodes.map((n) => n.name).join(", ")}).`,
+            ],
+          });
+        }
+        const settingsChanged = JSON.stringify(consolidate) !== JSON.stringify(current);
+        if (cluster.policy !== data.policy || settingsChanged) {
           await tx
             .update(powerClusters)
-            .set({ policy: data.policy, updatedAt: new Date() })
+            .set({ policy: data.policy, consolidate, updatedAt: new Date() })
             .where(eq(powerClusters.id, cluster.id));
+          const parts = [
+            cluster.policy !== data.policy
+              ? `goes down ${POLICY_TEXT[data.policy]} (was ${POLICY_TEXT[cluster.policy]})`
+              : null,
+            settingsChanged ? `consolidates: ${describeConsolidate(consolidate)}` : null,
+          ].filter(Boolean);
           await recordPowerEvents(tx, [
             {
               severity: "info",
               kind: "config.changed",
-              message: `cluster ${cluster.name} goes down ${POLICY_TEXT[data.policy]} (was ${POLICY_TEXT[cluster.policy]}), set by ${actor.name}`,
-              data: { clusterId: cluster.id, policy: data.policy },
+              message: `cluster ${cluster.name} ${parts.join("; ")}, set by ${actor.name}`,
+              data: { clusterId: cluster.id, policy: data.policy, consolidate },
             },
           ]);
           // A configuration change: every open power page reads its queries again.
           await notifyLive(tx, { type: "power", upsId: null, eventId: null });
+          // Whether consolidating can work is checked against the cluster as it is now.
+          if (data.policy === "consolidate") await requestClusterRefresh(tx);
         }
-        return { id: cluster.id, name: cluster.name, policy: data.policy };
+        return { id: cluster.id, name: cluster.name, policy: data.policy, consolidate };
       }),
   );
 }

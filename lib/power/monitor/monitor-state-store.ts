@@ -3,7 +3,9 @@ import type { Database } from "@/lib/db/client";
 import { upsDevices, upsMonitorState } from "@/lib/db/schema";
 import {
   fromReadingRecord,
+  fromStoredLatches,
   toReadingRecord,
+  toStoredLatches,
   UNKNOWN_STATE,
   type TriggerKind,
   type UpsMonitorState,
@@ -28,6 +30,7 @@ export function stateOfRow(row: StateRow | null | undefined): UpsMonitorState {
             reading: row.latchedReading ? fromReadingRecord(row.latchedReading) : null,
           }
         : null,
+    stages: fromStoredLatches(row.consolidateLatches),
     alarm: row.alarmSince ? { since: row.alarmSince, reason: row.alarmReason ?? "" } : null,
   };
 }
@@ -44,6 +47,7 @@ export function columnsOfState(state: UpsMonitorState) {
     latchedAt: state.latch?.at ?? null,
     latchedReason: state.latch?.reason ?? null,
     latchedReading: state.latch?.reading ? toReadingRecord(state.latch.reading) : null,
+    consolidateLatches: toStoredLatches(state.stages),
     alarmSince: state.alarm?.since ?? null,
     alarmReason: state.alarm?.reason ?? null,
   } satisfies Partial<typeof upsMonitorState.$inferInsert>;

@@ -5,6 +5,7 @@ import { createDb } from "@/lib/db/client";
 import { trackReachability } from "@/lib/db/reachability";
 import { upsDevices, upsMonitorState } from "@/lib/db/schema";
 import { safeErrorSummary } from "@/lib/errors";
+import { stageThresholdsByUps } from "@/lib/power/consolidate/thresholds";
 import { readPowerSettings } from "@/lib/power/power-settings-store";
 import { effectiveTriggers } from "@/lib/power/settings";
 import { readSecret } from "@/lib/power/ups-devices";
@@ -76,6 +77,7 @@ export async function startPowerMonitor(options: PowerMonitorOptions): Promise<P
   const tick = async () => {
     const settings = await readPowerSettings(db);
     const devices = await db.select().from(upsDevices);
+    const stages = await stageThresholdsByUps(db);
 
     // Renew what we hold; whatever is no longer ours was taken over: stop watching it.
     const held = [...watched.keys()];
@@ -98,6 +100,7 @@ export async function startPowerMonitor(options: PowerMonitorOptions): Promise<P
       const loopSettings = {
         triggers: effectiveTriggers(settings.triggers, device.triggerOverrides),
         pollIntervalMs: settings.pollIntervalMs,
+        stages: stages.get(device.id) ?? [],
       };
       if (entry && entry.version === version) {
         entry.loop.configure(loopSettings);

@@ -2,14 +2,16 @@ import { and, eq, gte, inArray, isNull, sql } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { powerShutdownCalls, runs, upsMonitorState } from "@/lib/db/schema";
 import { runOutcome } from "@/lib/pipeline/abort-reason";
+import { loadClusterGroups } from "@/lib/power/clusters/load-cluster-groups";
+import { consolidationOf } from "@/lib/power/consolidate/remaining-node";
 import { readPowerSettings } from "@/lib/power/power-settings-store";
 import type { PowerMode } from "@/lib/power/settings";
 import type { ShutdownInput, ShutdownPlan } from "@/lib/power/shutdown/plan";
 import { POWER_SHUTDOWN } from "@/lib/power/shutdown/pipeline";
 import { startShutdownRun } from "@/lib/power/shutdown/start-shutdown-run";
 import { dueTargets } from "@/lib/power/targets/due-targets";
-import { loadTargets } from "@/lib/power/targets/load-targets";
-import type { Latch } from "@/lib/power/triggers/state";
+import { loadTargets, type TargetRecord } from "@/lib/power/targets/load-targets";
+import { fromStoredLatches, type Latch, type StageLatch } from "@/lib/power/triggers/state";
 
 type Tx = Parameters<Parameters<Database["transaction"]>[0]>[0];
 
@@ -25,39 +27,133 @@ export const REPLACED_RUNS_PER_OUTAGE = 3;
 
 /**
  * In the monitor's transaction, after its state is written: starts one power-shutdown run for
- * the targets this UPS's latch makes due that no run covers yet for this outage. A run covers a
+ * the targets this UPS's latches make due that no run covers yet for this outage. A run covers a
  * target when it was started for the same outage (the target's `dueSince`), was not cancelled
  * because the power came back, did not fail for a reason other than the operator's abort (up to
- * REPLACED_RUNS_PER_OUTAGE such failures are replaced), and — while armed — ran armed itself: a
- * dry-run rehearsal does not stand in for a real shutdown once an admin armed the console
- * mid-outage. A target already called for the outage is covered whatever became of its run:
- * "one call per target per outage" holds across runs (the call's claim enforces it as well).
+ * REPLACED_RUNS_PER_OUTAGE such failures are replaced), did not hand it back (a consolidation's
+ * first stage whose check was not ok), and — while armed — ran armed itself: a dry-run
+ * rehearsal does not stand in for a real shutdown once an admin armed the console mid-outage.
+ * A target already called for the outage is covered whatever became of its run: "one call per
+ * target per outage" holds across runs (the call's claim enforces it as well).
+ *
+ * Two kinds of latch make targets due. The trigger's latch: every target it feeds. A stage
+ * latch (a consolidating cluster's first threshold, before the trigger fired): the cluster's
+ * nodes but the one that stays, due since the stage latched — the run then does the cluster's
+ * first stage. A node due both ways is due since the earlier, so the final threshold finds the
+ * nodes the first stage took down already covered, and the node that stays goes on its own.
+ * While a first stage of a cluster is still running, its nodes wait: the final stage starts
+ * once it ended, with every node still up in one sequence.
  */
 export type StartedShutdown = { runId: string; targets: number; replaces: string[] };
 
 export async function startDueShutdowns(
   tx: Tx,
-  ups: { id: string; name: string; latch: Latch },
+  ups: { id: string; name: string; latch: Latch | null; stages?: Record<string, StageLatch> },
 ): Promise<StartedShutdown | null> {
   await tx.execute(START_LOCK);
   const latchRows = await tx
-    .select({ upsId: upsMonitorState.upsId, latchedAt: upsMonitorState.latchedAt })
+    .select({
+      upsId: upsMonitorState.upsId,
+      latchedAt: upsMonitorState.latchedAt,
+      stages: upsMonitorState.consolidateLatches,
+    })
     .from(upsMonitorState);
   const latches = new Map(
     latchRows.flatMap((r) => (r.latchedAt ? [[r.upsId, r.latchedAt] as const] : [])),
   );
-  latches.set(ups.id, ups.latch.at);
-  const records = (await loadTargets(tx)).filter((r) => r.feeds.some((f) => f.upsId === ups.id));
-  const due = dueTargets(
-    records.map((r) => ({ ...r, feeds: r.feeds.map((f) => f.upsId) })),
-    latches,
+  if (ups.latch) latches.set(ups.id, ups.latch.at);
+  else latches.delete(ups.id);
+  const stageLatches = new Map<string, Map<string, StageLatch>>();
+  for (const row of latchRows) {
+    const stages = row.upsId === ups.id ? (ups.stages ?? {}) : fromStoredLatches(row.stages);
+    for (const [clusterId, latch] of Object.entries(stages)) {
+      const byUps = stageLatches.get(clusterId) ?? new Map<string, StageLatch>();
+      stageLatches.set(clusterId, byUps.set(row.upsId, latch));
+    }
+  }
+  if (!latchRows.some((r) => r.upsId === ups.id)) {
+    for (const [clusterId, latch] of Object.entries(ups.stages ?? {})) {
+      const byUps = stageLatches.get(clusterId) ?? new Map<string, StageLatch>();
+      stageLatches.set(clusterId, byUps.set(ups.id, latch));
+    }
+  }
+  const all = await loadTargets(tx);
+  const records = all.filter((r) => r.feeds.some((f) => f.upsId === ups.id));
+  const fed = (list: readonly TargetRecord[]) =>
+    list.map((r) => ({ ...r, feeds: r.feeds.map((f) => f.upsId) }));
+  // Only this UPS's own trigger starts final stages here; other UPSes' monitors start theirs.
+  const finalDue = new Map(
+    (ups.latch ? dueTargets(fed(records), latches) : []).map((d) => [d.targetId, d.dueSince]),
   );
+
+  const settings = await readPowerSettings(tx);
+  const { mode } = settings;
+  const latchTimes = [
+    ...latches.values(),
+    ...[...stageLatches.values()].flatMap((byUps) => [...byUps.values()].map((l) => l.at)),
+  ].map((at) => at.getTime());
+  if (latchTimes.length === 0) return null;
+  // The runs of these outages, and those of the hour before (a latch may be replaced).
+  const runRows = await powerRunsSince(tx, new Date(Math.min(...latchTimes) - 3_600_000));
+  const { handedBack, busyClusters } = firstStageRuns(runRows);
+
+  const stageDue = new Map<string, { dueSince: Date; clusterId: string; latch: StageLatch }>();
+  const finalClusters = new Set<string>();
+  const groups = (await loadClusterGroups(tx)).filter((g) => g.policy === "consolidate");
+  const waiting = new Set<string>();
+  for (const group of groups) {
+    const members = new Set(group.nodes.flatMap((n) => (n.targetId ? [n.targetId] : [])));
+    if (busyClusters.has(group.id)) {
+      // Its first stage still runs: whatever is due of it waits until that run ended.
+      for (const id of members) waiting.add(id);
+      continue;
+    }
+    if ([...members].some((id) => finalDue.has(id))) {
+      finalClusters.add(group.id);
+      continue;
+    }
+    const byUps = stageLatches.get(group.id);
+    if (!byUps) continue;
+    const plan = consolidationOf(group, all, settings.shutdown.consoleGuest);
+    const leaving = records.filter((r) => plan.leavingTargetIds.includes(r.id));
+    const byTime = new Map([...byUps.values()].map((l) => [l.at.getTime(), l]));
+    for (const due of dueTargets(
+      fed(leaving),
+      new Map([...byUps].map(([upsId, l]) => [upsId, l.at])),
+    )) {
+      if (handedBack.has(outageKey(due.targetId, due.dueSince))) continue;
+      stageDue.set(due.targetId, {
+        dueSince: due.dueSince,
+        clusterId: group.id,
+        latch: byTime.get(due.dueSince.getTime())!,
+      });
+    }
+  }
+  // A node of a cluster whose final stage runs now is due since its first stage, if it had one.
+  for (const group of groups.filter((g) => finalClusters.has(g.id))) {
+    const byUps = stageLatches.get(group.id);
+    if (!byUps) continue;
+    const first = Math.min(...[...byUps.values()].map((l) => l.at.getTime()));
+    for (const node of group.nodes) {
+      const since = node.targetId ? finalDue.get(node.targetId) : undefined;
+      if (!since || since.getTime() <= first) continue;
+      const stageKey = outageKey(node.targetId!, new Date(first));
+      if (!handedBack.has(stageKey)) finalDue.set(node.targetId!, new Date(first));
+    }
+  }
+
+  const due = [
+    ...[...finalDue].map(([targetId, dueSince]) => ({ targetId, dueSince })),
+    ...[...stageDue]
+      .filter(([targetId]) => !finalDue.has(targetId))
+      .map(([targetId, s]) => ({ targetId, dueSince: s.dueSince })),
+  ].filter((d) => !waiting.has(d.targetId));
   if (due.length === 0) return null;
 
-  const { mode } = await readPowerSettings(tx);
   const earliest = Math.min(...due.map((d) => d.dueSince.getTime()));
   const { covered, failedRuns } = await coveredOutages(
     tx,
+    runRows.filter((r) => r.createdAt.getTime() >= earliest - 3_600_000),
     due.map((d) => d.targetId),
     new Date(earliest - 3_600_000),
     mode,
@@ -67,20 +163,88 @@ export async function startDueShutdowns(
   const replaces = [
     ...new Set(uncovered.flatMap((d) => failedRuns.get(outageKey(d.targetId, d.dueSince)) ?? [])),
   ];
+  const stages = new Map<string, StageLatch>();
+  for (const d of uncovered) {
+    const stage = stageDue.get(d.targetId);
+    if (stage && !finalDue.has(d.targetId)) stages.set(stage.clusterId, stage.latch);
+  }
+  const named = (clusterId: string) => groups.find((g) => g.id === clusterId)?.name ?? clusterId;
+  const [firstStage] = [...stages].sort(([, a], [, b]) => a.at.getTime() - b.at.getTime());
+  const trigger = ups.latch
+    ? {
+        upsId: ups.id,
+        upsName: ups.name,
+        trigger: ups.latch.trigger,
+        reason: ups.latch.reason,
+        latchedAt: ups.latch.at.toISOString(),
+      }
+    : {
+        upsId: ups.id,
+        upsName: ups.name,
+        trigger: firstStage![1].trigger,
+        reason: `first threshold of cluster ${named(firstStage![0])}: ${firstStage![1].reason}`,
+        latchedAt: firstStage![1].at.toISOString(),
+      };
 
   const input: ShutdownInput = {
-    trigger: {
-      upsId: ups.id,
-      upsName: ups.name,
-      trigger: ups.latch.trigger,
-      reason: ups.latch.reason,
-      latchedAt: ups.latch.at.toISOString(),
-    },
+    trigger,
     targets: uncovered.map((d) => ({ targetId: d.targetId, dueSince: d.dueSince.toISOString() })),
     mode,
     ...(replaces.length > 0 ? { replaces } : {}),
+    ...(stages.size > 0
+      ? {
+          stages: [...stages].map(([clusterId, latch]) => ({
+            clusterId,
+            at: latch.at.toISOString(),
+            reason: latch.reason,
+          })),
+        }
+      : {}),
   };
   return { runId: await startShutdownRun(tx, input), targets: uncovered.length, replaces };
+}
+
+type PowerRunRow = {
+  id: string;
+  status: "running" | "succeeded" | "failed";
+  failureReason: string | null;
+  context: Record<string, unknown>;
+  createdAt: Date;
+};
+
+/** The power-shutdown runs started since `since` (power runs have no host: an index finds them). */
+function powerRunsSince(tx: Tx, since: Date): Promise<PowerRunRow[]> {
+  return tx
+    .select({
+      id: runs.id,
+      status: runs.status,
+      failureReason: runs.failureReason,
+      context: runs.context,
+      createdAt: runs.createdAt,
+    })
+    .from(runs)
+    .where(and(isNull(runs.hostId), eq(runs.pipeline, POWER_SHUTDOWN), gte(runs.createdAt, since)));
+}
+
+/**
+ * From the runs' contexts: the targets a first stage handed back (`targetId@dueSince`: they wait
+ * for the final threshold), and the clusters whose first stage is still running.
+ */
+function firstStageRuns(rows: readonly PowerRunRow[]): {
+  handedBack: Set<string>;
+  busyClusters: Set<string>;
+} {
+  const handedBack = new Set<string>();
+  const busyClusters = new Set<string>();
+  for (const { status, context } of rows) {
+    const input = context.input as ShutdownInput | undefined;
+    const back = new Set((context.handedBack as string[] | undefined) ?? []);
+    for (const t of input?.targets ?? []) {
+      if (back.has(t.targetId)) handedBack.add(outageKey(t.targetId, t.dueSince));
+    }
+    if (status === "running") for (const s of input?.stages ?? []) busyClusters.add(s.clusterId);
+  }
+  return { handedBack, busyClusters };
 }
 
 function outageKey(targetId: string, dueSince: Date | string): string {
@@ -93,20 +257,11 @@ function outageKey(targetId: string, dueSince: Date | string): string {
  */
 async function coveredOutages(
   tx: Tx,
+  rows: readonly PowerRunRow[],
   targetIds: string[],
   since: Date,
   mode: PowerMode,
 ): Promise<{ covered: Set<string>; failedRuns: Map<string, string[]> }> {
-  // Power runs have no host: the (host_id, created_at) index finds them without a scan.
-  const rows = await tx
-    .select({
-      id: runs.id,
-      status: runs.status,
-      failureReason: runs.failureReason,
-      context: runs.context,
-    })
-    .from(runs)
-    .where(and(isNull(runs.hostId), eq(runs.pipeline, POWER_SHUTDOWN), gte(runs.createdAt, since)));
   const covered = new Set<string>();
   const failedRuns = new Map<string, string[]>();
   for (const { id, status, failureReason, context } of rows) {
@@ -115,7 +270,9 @@ async function coveredOutages(
     const runMode = (context.plan as ShutdownPlan | undefined)?.mode ?? input?.mode;
     if (mode === "armed" && runMode !== "armed") continue;
     const lost = runOutcome({ status, failureReason }) === "failed";
+    const back = new Set((context.handedBack as string[] | undefined) ?? []);
     for (const t of input?.targets ?? []) {
+      if (back.has(t.targetId)) continue;
       const key = outageKey(t.targetId, t.dueSince);
       if (!lost) covered.add(key);
       else failedRuns.set(key, [...(failedRuns.get(key) ?? []), id]);

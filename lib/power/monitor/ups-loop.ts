@@ -3,9 +3,15 @@ import type { Database } from "@/lib/db/client";
 import { upsMonitorState, upsReadings } from "@/lib/db/schema";
 import { safeErrorSummary } from "@/lib/errors";
 import { notifyLive } from "@/lib/live/notify";
+import { mainsBackAfterFirstStage } from "@/lib/power/consolidate/mains-back";
 import { recordPowerEvents } from "@/lib/power/events";
 import type { TriggerSettings } from "@/lib/power/settings";
-import { decide, type Decision, type PowerEventDraft } from "@/lib/power/triggers/decide";
+import {
+  decide,
+  type Decision,
+  type PowerEventDraft,
+  type StageThreshold,
+} from "@/lib/power/triggers/decide";
 import type { Latch, UpsMonitorState } from "@/lib/power/triggers/state";
 import type { UpsReading, UpsSource } from "@/lib/power/ups/reading";
 import { historyPoint, keepInHistory, type HistoryPoint } from "./history-rule";
@@ -20,7 +26,12 @@ const PRUNE_EVERY_MS = 3_600_000;
 /** While the database is away: at most this many readings and events wait in memory. */
 const MAX_PENDING = 3600;
 
-export type UpsLoopSettings = { triggers: TriggerSettings; pollIntervalMs: number };
+export type UpsLoopSettings = {
+  triggers: TriggerSettings;
+  pollIntervalMs: number;
+  /** Consolidating clusters this UPS feeds: their first thresholds (none: no first stage). */
+  stages?: readonly StageThreshold[];
+};
 
 export type UpsLoopOptions = {
   db: Database;
@@ -49,6 +60,8 @@ export class UpsLoop {
   private state: UpsMonitorState;
   /** The latch as last written, to tell an admin's release from our own change. */
   private persistedLatch: Latch | null;
+  /** The first-stage latches as last written (an admin's release clears them too). */
+  private persistedStages: UpsMonitorState["stages"];
   private settings: UpsLoopSettings;
   private pendingEvents: PowerEventDraft[] = [];
   private pendingHistory: HistoryPoint[] = [];
@@ -62,6 +75,7 @@ export class UpsLoop {
   constructor(private readonly options: UpsLoopOptions) {
     this.state = options.state;
     this.persistedLatch = options.state.latch;
+    this.persistedStages = options.state.stages;
     this.settings = options.settings;
     this.done = this.run();
   }
@@ -129,6 +143,7 @@ export class UpsLoop {
       previous,
       reading,
       triggers: this.settings.triggers,
+      stages: this.settings.stages ?? [],
       now: reading.at,
     });
   }
@@ -148,10 +163,13 @@ export class UpsLoop {
           .for("update");
         if (!row || row.leaseOwner !== ownerId) throw new LeaseLost();
         // An admin may have released the latch (lib/power/release-latch.ts): theirs wins.
-        const stored = stateOfRow(row).latch;
-        const previous = sameLatch(stored, this.persistedLatch)
-          ? this.state
-          : { ...this.state, latch: stored };
+        const storedState = stateOfRow(row);
+        const stored = storedState.latch;
+        const previous =
+          sameLatch(stored, this.persistedLatch) &&
+          sameStages(storedState.stages, this.persistedStages)
+            ? this.state
+            : { ...this.state, latch: stored, stages: storedState.stages };
         decision = this.decideOn(previous, reading);
         await tx
           .update(upsMonitorState)
@@ -169,12 +187,16 @@ export class UpsLoop {
           tx,
           [...this.pendingEvents, ...decision.events].map((e) => ({ ...e, upsId: ups.id })),
         );
+        if (decision.events.some((e) => e.kind === "ups.mains_back")) {
+          await recordPowerEvents(tx, await mainsBackAfterFirstStage(tx, ups, previous.stages));
+        }
         await notifyLive(tx, { type: "power", upsId: ups.id, eventId: null });
-        if (decision.demandsShutdown && decision.state.latch) {
+        if (decision.demandsShutdown || decision.demandsFirstStage) {
           started = await startDueShutdowns(tx, {
             id: ups.id,
             name: ups.name,
-            latch: decision.state.latch,
+            latch: decision.demandsShutdown ? decision.state.latch : null,
+            stages: decision.state.stages,
           });
         }
       });
@@ -198,7 +220,10 @@ export class UpsLoop {
     if (!committed) return;
     // Said once it is committed: a transaction the database dropped started nothing.
     const run = started as StartedShutdown | null;
-    if (run) log(`UPS ${ups.name}: ${describeStarted(run, committed.state.latch)}`);
+    if (run) {
+      const latch = committed.demandsShutdown ? committed.state.latch : null;
+      log(`UPS ${ups.name}: ${describeStarted(run, latch)}`);
+    }
     if (this.databaseAway) {
       this.databaseAway = false;
       log(
@@ -207,6 +232,7 @@ export class UpsLoop {
     }
     this.state = committed.state;
     this.persistedLatch = committed.state.latch;
+    this.persistedStages = committed.state.stages;
     this.pendingEvents = [];
     this.pendingHistory = [];
     if (keep) this.lastHistory = point;
@@ -224,12 +250,25 @@ export class UpsLoop {
   }
 }
 
-/** `power-shutdown run … started for 2 target(s) of the trigger latched at …[, replacing …]`. */
+/**
+ * `power-shutdown run … started for 2 target(s) of the trigger latched at …[, replacing …]`, or
+ * `… of a consolidating cluster's first stage` when only a stage latch made them due.
+ */
 function describeStarted(started: StartedShutdown, latch: Latch | null): string {
   return (
     `power-shutdown run ${started.runId} started for ${started.targets} target(s)` +
-    (latch ? ` of the trigger latched at ${latch.at.toISOString()}` : "") +
+    (latch
+      ? ` of the trigger latched at ${latch.at.toISOString()}`
+      : " of a consolidating cluster's first stage") +
     (started.replaces.length > 0 ? `, replacing lost run(s) ${started.replaces.join(", ")}` : "")
+  );
+}
+
+function sameStages(a: UpsMonitorState["stages"], b: UpsMonitorState["stages"]): boolean {
+  const keys = Object.keys(a);
+  return (
+    keys.length === Object.keys(b).length &&
+    keys.every((k) => a[k]!.at.getTime() === b[k]?.at.getTime())
   );
 }
 

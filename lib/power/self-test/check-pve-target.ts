@@ -16,6 +16,7 @@ import {
 import type { PveEndpoint, TargetRecord } from "../targets/load-targets";
 import { apiBaseUrl } from "../targets/shutdown-call";
 import { apiFailure } from "./failure";
+import { consolidateSettingsOf } from "../clusters/load-cluster-groups";
 import { requiredPowerPrivileges } from "./required-privileges";
 import { checksOf, type SelfTestCheck, type SubjectCheck } from "./verdict";
 
@@ -79,8 +80,13 @@ export async function checkPveTarget(
   );
 
   const cluster = membership.kind === "answered" ? membership.clusterName : null;
-  const ceph = cluster === null ? false : await hyperConverged(db, cluster);
-  const required = requiredPowerPrivileges(endpoint.nodeName, { cluster: cluster !== null, ceph });
+  const { ceph, migrate } =
+    cluster === null ? { ceph: false, migrate: false } : await clusterFeatures(db, cluster);
+  const required = requiredPowerPrivileges(endpoint.nodeName, {
+    cluster: cluster !== null,
+    ceph,
+    migrate,
+  });
   checks.push(
     await judgePrivileges(client, endpoint.apiTokenId, required, privilegeCheck, {
       clusterUnknown: membership.kind === "unknown" ? membership.why : null,
@@ -184,12 +190,24 @@ function judgeIdentity(
   return checks;
 }
 
-async function hyperConverged(db: Database, cluster: string): Promise<boolean> {
+/** What the cluster's policy needs of its members: Ceph flags, migrating (consolidate). */
+async function clusterFeatures(
+  db: Database,
+  cluster: string,
+): Promise<{ ceph: boolean; migrate: boolean }> {
   const [row] = await db
-    .select({ hyperConverged: powerClusters.hyperConverged })
+    .select({
+      hyperConverged: powerClusters.hyperConverged,
+      policy: powerClusters.policy,
+      consolidate: powerClusters.consolidate,
+    })
     .from(powerClusters)
     .where(eq(powerClusters.name, cluster));
-  return row?.hyperConverged ?? false;
+  return {
+    ceph: row?.hyperConverged ?? false,
+    migrate:
+      row?.policy === "consolidate" && consolidateSettingsOf(row.consolidate).mode === "migrate",
+  };
 }
 
 async function judgePrivileges(

@@ -27,3 +27,37 @@ export function guestVolumes(
 
 /** Storage types whose data lives on Ceph (RBD images, CephFS). */
 export const CEPH_STORAGE_TYPES = new Set(["rbd", "cephfs"]);
+
+/**
+ * Storage types whose volumes every node reaches (Proxmox's own list, `@SHARED_STORAGE` in
+ * PVE::Storage::Plugin: it reports them `shared: 1`). Any other type is shared only where its
+ * definition says `shared 1` (a directory on a shared mount, LVM on an iSCSI LUN).
+ */
+export const SHARED_STORAGE_TYPES = new Set([
+  "iscsi",
+  "nfs",
+  "cifs",
+  "rbd",
+  "cephfs",
+  "iscsidirect",
+  "glusterfs",
+  "zfs",
+  "drbd",
+  "pbs",
+]);
+
+/**
+ * The keys of a guest's config that tie it to its node: a VM's passed-through PCI or USB device
+ * (a SPICE USB port does not), a container's bind mount of a host path unless marked `shared=1`.
+ * Proxmox refuses to migrate either.
+ */
+export function guestDevices(type: GuestType, config: Record<string, string | number>): string[] {
+  return Object.entries(config).flatMap(([key, raw]) => {
+    const value = String(raw);
+    const ties =
+      type === "qemu"
+        ? /^hostpci\d+$/.test(key) || (/^usb\d+$/.test(key) && !value.startsWith("spice"))
+        : /^mp\d+$/.test(key) && value.startsWith("/") && !/(^|,)shared=1(,|$)/.test(value);
+    return ties ? [key] : [];
+  });
+}

@@ -5,11 +5,12 @@ import type { RequiredPrivilege } from "@/lib/steps/host/verify-proxmox-api";
  * The privileges a protected node's token needs for the features the console uses on it, each
  * with the path Proxmox checks and what it is for (the purposes onboarding grants them with).
  * A standalone node only needs to be shut down; a cluster member also takes part in the
- * cluster's preparation: HA disarm, stopping every guest, and Ceph flags on hyper-converged Ceph.
+ * cluster's preparation: HA disarm, stopping every guest, and Ceph flags on hyper-converged Ceph;
+ * a member of a consolidating cluster migrates the guests off its node (mode migrate).
  */
 export function requiredPowerPrivileges(
   node: string,
-  features: { cluster: boolean; ceph: boolean },
+  features: { cluster: boolean; ceph: boolean; migrate?: boolean },
 ): RequiredPrivilege[] {
   const wanted: { privilege: string; path?: string; purpose?: string }[] = [
     { privilege: "Sys.PowerMgmt" },
@@ -24,6 +25,7 @@ export function requiredPowerPrivileges(
       },
     );
     if (features.ceph) wanted.push({ privilege: "Sys.Modify" });
+    if (features.migrate) wanted.push({ privilege: "VM.Migrate" });
   }
   return wanted.map(({ privilege, purpose }) => {
     const granted = CONSOLE_PRIVILEGES.find((p) => p.privilege === privilege)!;

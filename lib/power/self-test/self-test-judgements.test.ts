@@ -88,6 +88,13 @@ describe("the privileges power needs", () => {
     const ceph = requiredPowerPrivileges("pve1", { cluster: true, ceph: true });
     expect(ceph.at(-1)).toMatchObject({ privilege: "Sys.Modify", path: "/" });
     expect(ceph.at(-1)!.purpose).toMatch(/Ceph flags/);
+    const consolidating = requiredPowerPrivileges("pve1", {
+      cluster: true,
+      ceph: false,
+      migrate: true,
+    });
+    expect(consolidating.at(-1)).toMatchObject({ privilege: "VM.Migrate", path: "/vms" });
+    expect(consolidating.at(-1)!.purpose).toMatch(/consolidate/);
   });
 });
 

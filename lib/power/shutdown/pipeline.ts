@@ -3,6 +3,8 @@ import { disarmHa } from "@/lib/power/cluster-sequence/disarm-ha";
 import { setCephFlags } from "@/lib/power/cluster-sequence/set-ceph-flags";
 import { shutDownClusterNodes } from "@/lib/power/cluster-sequence/shut-down-cluster-nodes";
 import { stopClusterGuests } from "@/lib/power/cluster-sequence/stop-cluster-guests";
+import { checkConsolidationStep } from "@/lib/power/consolidate/check-consolidation";
+import { migrateGuests } from "@/lib/power/consolidate/migrate-guests";
 import { planShutdown } from "./plan-shutdown";
 import { createPowerServices, type PowerServices } from "./services";
 import { shutDownTargets } from "./shut-down-targets";
@@ -16,6 +18,8 @@ export const POWER_SHUTDOWN = "power-shutdown";
  * onboarding. Standalone targets first (their calls need nothing of the clusters); then each
  * cluster shut down as one unit: HA disarmed, every guest stopped, Ceph flagged, the nodes in
  * order (docs/power-cluster-sequence.md); a step without a cluster in the run just advances.
+ * A consolidation's first stage runs on the same steps: checked, HA disarmed, the guests of the
+ * nodes that go down migrated (or stopped), those nodes in order.
  */
 export const powerShutdownPipeline = definePipeline<PowerServices>({
   name: POWER_SHUTDOWN,
@@ -23,7 +27,9 @@ export const powerShutdownPipeline = definePipeline<PowerServices>({
   steps: [
     planShutdown,
     shutDownTargets,
+    checkConsolidationStep,
     disarmHa,
+    migrateGuests,
     stopClusterGuests,
     setCephFlags,
     shutDownClusterNodes,

@@ -1,6 +1,7 @@
 import { formatDuration } from "@/lib/logs/text";
 import { advance, fail, type Step } from "@/lib/pipeline/step";
 import { loadClusterGroups } from "@/lib/power/clusters/load-cluster-groups";
+import { consolidateInputs } from "@/lib/power/consolidate/stage-inputs";
 import { planModeOf } from "@/lib/power/drill/drill-mark";
 import { readPowerSettings } from "@/lib/power/power-settings-store";
 import { loadTargets } from "@/lib/power/targets/load-targets";
@@ -24,16 +25,25 @@ export const planShutdown: Step<PowerServices> = {
         "This run does not say which UPS fired and which targets are due; power-shutdown runs are started by the power monitor.",
       );
     }
-    const { trigger, targets, replaces } = input.data;
+    const { trigger, targets, replaces, stages } = input.data;
     const settings = await readPowerSettings(db);
     const ids = targets.map((t) => t.targetId);
-    const records = await loadTargets(db, ids);
+    const all = await loadTargets(db);
+    const records = all.filter((r) => ids.includes(r.id));
+    const mode = planModeOf(ctx.context.get("input"), settings.mode);
+    const groups = await loadClusterGroups(db);
     const plan = buildPlan(
       records,
       new Map(targets.map((t) => [t.targetId, t.dueSince])),
-      { ...settings, mode: planModeOf(ctx.context.get("input"), settings.mode) },
+      { ...settings, mode },
       new Date(),
-      await loadClusterGroups(db),
+      groups,
+      await consolidateInputs(db, groups, {
+        records: all,
+        consoleGuest: settings.shutdown.consoleGuest,
+        mode,
+        firstStages: new Map((stages ?? []).map((s) => [s.clusterId, s])),
+      }),
     );
     ctx.context.set("plan", plan);
 
@@ -73,8 +83,12 @@ function describeCluster(
   cluster: ClusterSequencePlan,
   targets: readonly PlannedTarget[],
 ): string[] {
+  const how =
+    cluster.consolidate?.stage === "first"
+      ? `first stage of consolidating (${cluster.consolidate.mode}, ${cluster.consolidate.remainingNode ?? "no node"} stays up)`
+      : "as one unit";
   return [
-    `cluster ${cluster.name} as one unit${cluster.hyperConverged ? " (hyper-converged Ceph)" : ""}:`,
+    `cluster ${cluster.name} ${how}${cluster.hyperConverged ? " (hyper-converged Ceph)" : ""}:`,
     ...cluster.steps.map(
       (s) => `  ${s.step}: ${s.what} — up to ${formatDuration(s.seconds * 1000)}`,
     ),

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { DEFAULT_CONSOLIDATE_SETTINGS } from "@/lib/power/clusters/schemas";
 import type { ClusterGroup } from "@/lib/power/clusters/load-cluster-groups";
 import type { TargetRecord } from "@/lib/power/targets/load-targets";
 import { buildPlan, groupIndexes, orderTargets, shutdownBudgetSeconds } from "./plan";
@@ -58,6 +59,8 @@ describe("the plan with a cluster", () => {
     nodes: [clusterNode("pve1", true), clusterNode("pve2", false)],
     refreshedAt: null,
     refreshError: null,
+    consolidate: DEFAULT_CONSOLIDATE_SETTINGS,
+    consolidateCheck: null,
   };
   const records = [
     record("t-pve1", "pve1"),

@@ -4,6 +4,7 @@ import {
   planClusterSequence,
   sequencedGroups,
   type ClusterSequencePlan,
+  type ConsolidateInput,
 } from "@/lib/power/cluster-sequence/plan";
 import { POWER_MODES, type PowerMode, type ShutdownSettings } from "@/lib/power/settings";
 import type { TargetRecord } from "@/lib/power/targets/load-targets";
@@ -36,6 +37,13 @@ export const ZShutdownInput = z.object({
   mode: z.enum(POWER_MODES).optional(),
   /** Failed runs of the same outage whose targets this run takes over (the monitor's replacement). */
   replaces: z.array(z.uuid()).optional(),
+  /**
+   * Consolidating clusters whose first stage this run does: the stage latch that fired (its
+   * time is the `dueSince` of the nodes that go down at it).
+   */
+  stages: z
+    .array(z.object({ clusterId: z.uuid(), at: z.iso.datetime(), reason: z.string() }))
+    .optional(),
 });
 export type ShutdownInput = z.infer<typeof ZShutdownInput>;
 
@@ -104,6 +112,8 @@ export function buildPlan(
   settings: { mode: PowerMode; shutdown: ShutdownSettings },
   now: Date,
   clusterGroups: readonly ClusterGroup[] = [],
+  /** Consolidating clusters: their stage in this run and who stays (by cluster id). */
+  consolidate: ReadonlyMap<string, ConsolidateInput> = new Map(),
 ): ShutdownPlan {
   const dueRecords = records.filter((r) => due.has(r.id));
   const sequenced = sequencedGroups(clusterGroups, new Set(dueRecords.map((r) => r.id)));
@@ -115,6 +125,7 @@ export function buildPlan(
       g,
       dueRecords.filter((r) => clusterOf.get(r.id) === g.id),
       settings.shutdown,
+      consolidate.get(g.id),
     ),
   );
   const standalone = orderTargets(dueRecords.filter((r) => !clusterOf.has(r.id)));

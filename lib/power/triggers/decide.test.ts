@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ZTriggerSettings, type TriggerSettings } from "@/lib/power/settings";
 import type { UpsReading } from "@/lib/power/ups/reading";
-import { decide, type Decision } from "./decide";
+import { decide, type Decision, type StageThreshold } from "./decide";
 import { UNKNOWN_STATE, type UpsMonitorState } from "./state";
 
 const T0 = new Date("2026-12-01T10:00:00Z");
@@ -34,12 +34,23 @@ const unreliable = (seconds: number): UpsReading => ({
 /** Feeds readings through decide, one after another, as the monitor does. */
 function feed(
   readings: UpsReading[],
-  options: { triggers?: Partial<TriggerSettings>; from?: UpsMonitorState } = {},
+  options: {
+    triggers?: Partial<TriggerSettings>;
+    from?: UpsMonitorState;
+    stages?: StageThreshold[];
+  } = {},
 ): Decision[] {
   const triggers = { ...defaults, ...options.triggers };
   let previous = options.from ?? UNKNOWN_STATE;
   return readings.map((r) => {
-    const decision = decide({ ups: { name: "ups-a" }, previous, reading: r, triggers, now: r.at });
+    const decision = decide({
+      ups: { name: "ups-a" },
+      previous,
+      reading: r,
+      triggers,
+      ...(options.stages ? { stages: options.stages } : {}),
+      now: r.at,
+    });
     previous = decision.state;
     return decision;
   });
@@ -278,5 +289,79 @@ describe("the trigger decision", () => {
       { triggers },
     );
     expect(last(decisions).fired).toBeNull();
+  });
+});
+
+describe("a consolidating cluster's first threshold", () => {
+  const stage: StageThreshold = {
+    clusterId: "c1",
+    name: "prod",
+    firstThreshold: {
+      runtimeBelowSeconds: 900,
+      chargeBelowPercent: null,
+      onBatteryForSeconds: null,
+    },
+  };
+
+  it("latches before the trigger, demands the first stage (not the shutdown), and holds while the runtime recovers", () => {
+    const decisions = feed(
+      [
+        reading(0),
+        onBattery(1, { runtimeSeconds: 1200 }),
+        onBattery(2, { runtimeSeconds: 850 }),
+        onBattery(3, { runtimeSeconds: 1000 }),
+      ],
+      { stages: [stage] },
+    );
+    expect(decisions.map((d) => d.demandsFirstStage)).toEqual([false, false, true, true]);
+    expect(decisions.map((d) => d.demandsShutdown)).toEqual([false, false, false, false]);
+    expect(last(decisions).state.stages).toEqual({
+      c1: { trigger: "runtime", at: at(2), reason: "runtime 14 min 10 s is below 15 min 0 s" },
+    });
+    expect(kinds(decisions)).toEqual(["ups.on_battery", "consolidate.fired"]);
+    expect(decisions[2]!.events[0]!.message).toBe(
+      "ups-a: first threshold of cluster prod fired: runtime 14 min 10 s is below 15 min 0 s: its guests move to the node that stays and the other nodes go down",
+    );
+    // Then the trigger: both demands hold.
+    const final = feed([onBattery(4, { runtimeSeconds: 200 })], {
+      stages: [stage],
+      from: last(decisions).state,
+    });
+    expect(last(final)).toMatchObject({ demandsShutdown: true, demandsFirstStage: true });
+  });
+
+  it("never begins once the trigger fired: the final threshold came first", () => {
+    const decisions = feed([reading(0), onBattery(1, { lowBattery: true, runtimeSeconds: 100 })], {
+      stages: [stage],
+    });
+    expect(last(decisions).state.latch?.trigger).toBe("low_battery");
+    expect(last(decisions).state.stages).toEqual({});
+    expect(last(decisions).demandsFirstStage).toBe(false);
+  });
+
+  it("fires on its own rows only: the UPS's low battery is the trigger's", () => {
+    const decisions = feed([reading(0), onBattery(1, { runtimeSeconds: 3000 })], {
+      stages: [{ ...stage, firstThreshold: { ...stage.firstThreshold, onBatteryForSeconds: 60 } }],
+      triggers: { lowBattery: false },
+    });
+    expect(last(decisions).state.stages).toEqual({});
+    const later = feed([onBattery(61, { runtimeSeconds: 3000, lowBattery: true })], {
+      stages: [{ ...stage, firstThreshold: { ...stage.firstThreshold, onBatteryForSeconds: 60 } }],
+      triggers: { lowBattery: false },
+      from: last(decisions).state,
+    });
+    expect(last(later).state.stages.c1?.trigger).toBe("on_battery_for");
+  });
+
+  it("is released with the trigger's rule: after stable mains for the release time, said", () => {
+    const fired = feed([reading(0), onBattery(1, { runtimeSeconds: 800 })], { stages: [stage] });
+    const back = feed([reading(10), reading(200), reading(311)], {
+      stages: [stage],
+      from: last(fired).state,
+      triggers: { latchReleaseAfterStableMainsSeconds: 300 },
+    });
+    expect(back.map((d) => Object.keys(d.state.stages))).toEqual([["c1"], ["c1"], []]);
+    expect(back.map((d) => d.demandsFirstStage)).toEqual([false, false, false]);
+    expect(kinds(back)).toEqual(["ups.mains_back", "consolidate.released"]);
   });
 });

@@ -1,7 +1,7 @@
 import type { UpsReading } from "@/lib/power/ups/reading";
-import type { TriggerSettings } from "@/lib/power/settings";
+import type { Thresholds, TriggerSettings } from "@/lib/power/settings";
 import { formatDuration } from "@/lib/logs/text";
-import type { Latch, TriggerKind, UpsMonitorState, UpsValues } from "./state";
+import type { Latch, StageLatch, TriggerKind, UpsMonitorState, UpsValues } from "./state";
 
 /**
  * THE trigger decision, shaped like the spec's table. Pure: the previous state, one new reading,
@@ -16,6 +16,12 @@ import type { Latch, TriggerKind, UpsMonitorState, UpsValues } from "./state";
  * | unreliable                 | alarm only; opt-in: N s without contact, last seen on battery   |
  *
  * A latch holds until released: while it holds and the UPS is on battery, it demands shutdown.
+ *
+ * Consolidating clusters this UPS feeds have a first stage of their own: on battery, before the
+ * trigger fired, the first of the cluster's first thresholds that fires latches a stage latch
+ * (same rows, same order, lowBattery aside: that is the trigger's own). It holds and releases
+ * as the trigger's latch does; while it holds on battery it demands the cluster's first stage.
+ * Once the trigger fired no first stage begins: the final threshold came first.
  */
 
 export type MonitorEventKind =
@@ -25,7 +31,12 @@ export type MonitorEventKind =
   | "ups.unreachable"
   | "ups.reachable"
   | "trigger.fired"
-  | "latch.released";
+  | "latch.released"
+  | "consolidate.fired"
+  | "consolidate.released";
+
+/** A consolidating cluster fed by the UPS: its first threshold. */
+export type StageThreshold = { clusterId: string; name: string; firstThreshold: Thresholds };
 
 export type PowerEventDraft = {
   at: Date;
@@ -40,6 +51,8 @@ export type DecisionInput = {
   previous: UpsMonitorState;
   reading: UpsReading;
   triggers: TriggerSettings;
+  /** Consolidating clusters this UPS feeds (none: no first stage to decide). */
+  stages?: readonly StageThreshold[];
   now: Date;
 };
 
@@ -50,19 +63,23 @@ export type Decision = {
   fired: Latch | null;
   /** The latch holds and the UPS is (last seen) on battery: its targets are due. */
   demandsShutdown: boolean;
+  /** A stage latch holds and the UPS is (last seen) on battery: those first stages are due. */
+  demandsFirstStage: boolean;
 };
 
 export function decide(input: DecisionInput): Decision {
   const { reading } = input;
   const outcome =
     reading.kind === "reading" ? decideReliable(input, reading) : decideUnreliable(input, reading);
+  const onBattery = outcome.state.lastReading?.onBattery === true;
   return {
     ...outcome,
-    demandsShutdown: outcome.state.latch !== null && outcome.state.lastReading?.onBattery === true,
+    demandsShutdown: outcome.state.latch !== null && onBattery,
+    demandsFirstStage: Object.keys(outcome.state.stages).length > 0 && onBattery,
   };
 }
 
-type Outcome = Omit<Decision, "demandsShutdown">;
+type Outcome = Omit<Decision, "demandsShutdown" | "demandsFirstStage">;
 
 function decideReliable(input: DecisionInput, reading: UpsValues): Outcome {
   const { previous, now, triggers, ups } = input;
@@ -157,6 +174,46 @@ function decideReliable(input: DecisionInput, reading: UpsValues): Outcome {
     latch = null;
   }
 
+  let stages = previous.stages;
+  if (reading.onBattery && latch === null) {
+    for (const stage of input.stages ?? []) {
+      if (stages[stage.clusterId]) continue;
+      const firing = firstFiring(
+        reading,
+        onBatterySince!,
+        { lowBattery: false, ...stage.firstThreshold },
+        now,
+      );
+      if (!firing) continue;
+      const latched: StageLatch = { ...firing, at: now };
+      stages = { ...stages, [stage.clusterId]: latched };
+      event(
+        "critical",
+        "consolidate.fired",
+        `first threshold of cluster ${stage.name} fired: ${firing.reason}: its guests move to the node that stays and the other nodes go down`,
+        { clusterId: stage.clusterId, trigger: firing.trigger, ...snapshot(reading) },
+      );
+    }
+  }
+  const held = Object.entries(stages);
+  if (
+    held.length > 0 &&
+    !reading.onBattery &&
+    mainsSince !== null &&
+    seconds(now, mainsSince) >= triggers.latchReleaseAfterStableMainsSeconds
+  ) {
+    for (const [clusterId, stage] of held) {
+      const name = input.stages?.find((s) => s.clusterId === clusterId)?.name ?? clusterId;
+      event(
+        "info",
+        "consolidate.released",
+        `first-stage latch of cluster ${name} released after ${span(seconds(now, mainsSince))} of stable mains (it fired ${stage.at.toISOString()}: ${stage.reason})`,
+        { clusterId, trigger: stage.trigger },
+      );
+    }
+    stages = {};
+  }
+
   return {
     state: {
       reachable: true,
@@ -164,6 +221,7 @@ function decideReliable(input: DecisionInput, reading: UpsValues): Outcome {
       onBatterySince,
       mainsSince,
       latch,
+      stages,
       alarm: null,
     },
     events,
@@ -216,7 +274,7 @@ function decideUnreliable(
 function firstFiring(
   reading: UpsValues,
   onBatterySince: Date,
-  triggers: TriggerSettings,
+  triggers: Pick<TriggerSettings, "lowBattery" | keyof Thresholds>,
   now: Date,
 ): { trigger: TriggerKind; reason: string } | null {
   if (triggers.lowBattery && reading.lowBattery) {

@@ -25,6 +25,15 @@ export type Latch = {
 };
 
 /**
+ * A consolidating cluster's first threshold, latched on this UPS: like the trigger's latch it
+ * holds until the mains are stable again (or an admin releases the UPS's latch).
+ */
+export type StageLatch = Omit<Latch, "reading">;
+
+/** A stage latch as stored (JSON). */
+export type StoredLatch = { trigger: TriggerKind; at: string; reason: string };
+
+/**
  * What the monitor knows about one UPS between two readings. Every time in it is the console's
  * own clock; nothing here comes from the UPS's own on-battery counter.
  */
@@ -38,6 +47,8 @@ export type UpsMonitorState = {
   /** Since when the UPS is on mains without a break the console saw. */
   mainsSince: Date | null;
   latch: Latch | null;
+  /** Consolidating clusters' first thresholds that fired, by cluster id (empty: none). */
+  stages: Record<string, StageLatch>;
   /** Set while there is no reliable reading: since when, and why. */
   alarm: { since: Date; reason: string } | null;
 };
@@ -48,8 +59,29 @@ export const UNKNOWN_STATE: UpsMonitorState = {
   onBatterySince: null,
   mainsSince: null,
   latch: null,
+  stages: {},
   alarm: null,
 };
+
+export function toStoredLatches(stages: Record<string, StageLatch>): Record<string, StoredLatch> {
+  return Object.fromEntries(
+    Object.entries(stages).map(([id, l]) => [
+      id,
+      { trigger: l.trigger, at: l.at.toISOString(), reason: l.reason },
+    ]),
+  );
+}
+
+export function fromStoredLatches(
+  stored: Record<string, StoredLatch> | null | undefined,
+): Record<string, StageLatch> {
+  return Object.fromEntries(
+    Object.entries(stored ?? {}).map(([id, l]) => [
+      id,
+      { trigger: l.trigger, at: new Date(l.at), reason: l.reason },
+    ]),
+  );
+}
 
 export function toReadingRecord(reading: UpsValues): ReadingRecord {
   const { kind: _kind, at, ...values } = reading;

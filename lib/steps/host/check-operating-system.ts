@@ -8,18 +8,15 @@ export type OsRequirements = { minMemoryMiB: number; minFreeDiskGiB: number };
 
 const SEPARATOR = "--clupilot--";
 
-/**
- * One round trip for every fact the decision needs. `CLUPILOT_HOST_ROOT` is unset on a real host
- * (so the real files are read) and points into the lab's root folder in tests.
- */
+/** One round trip for every fact the decision needs. */
 export const OS_PROBE = [
-  'cat "${CLUPILOT_HOST_ROOT:-}/etc/os-release"',
+  "cat /etc/os-release",
   `echo ${SEPARATOR}`,
   "uname -m",
   `echo ${SEPARATOR}`,
   "grep MemTotal /proc/meminfo",
   `echo ${SEPARATOR}`,
-  'df -Pk "${CLUPILOT_HOST_ROOT:-}/var" | tail -n 1',
+  "df -Pk /var | tail -n 1",
 ].join("; ");
 
 export type OsFacts = {

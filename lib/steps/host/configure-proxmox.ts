@@ -15,7 +15,7 @@ import {
 } from "./image-storage";
 
 export const BRIDGE = "vmbr0";
-const INTERFACES = '"${CLUPILOT_HOST_ROOT:-}/etc/network/interfaces"';
+const INTERFACES = "/etc/network/interfaces";
 const APPLY_DIR = jobDir("configure-network");
 const SEPARATOR = "--clupilot--";
 

@@ -210,7 +210,7 @@ describe("CreateApiToken: commands and the token answer", () => {
   it("adopting reads only the console token's line of the cluster's token.cfg, quoted", () => {
     const command = accessCommand({ kind: "adoptToken", why: "x" });
     expect(command).toContain("-v id='clupilot@pve!console'");
-    expect(command).toContain('"${CLUPILOT_HOST_ROOT:-}/etc/pve/priv/token.cfg"');
+    expect(command).toContain("/etc/pve/priv/token.cfg");
   });
 
   it("reads the secret from pveum's JSON answer", () => {

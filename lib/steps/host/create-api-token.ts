@@ -54,6 +54,12 @@ export const CONSOLE_PRIVILEGES = [
     path: "/",
     purpose: "power: disarm and re-arm HA around a shutdown (PVE 9.2+)",
   },
+  {
+    privilege: "VM.Migrate",
+    path: "/vms",
+    purpose:
+      "power: consolidate a cluster onto one node at the first threshold (POST …/{qemu|lxc}/{vmid}/migrate)",
+  },
 ] as const;
 
 export const CONSOLE_PRIVILEGE_NAMES: readonly string[] = CONSOLE_PRIVILEGES.map(
@@ -61,7 +67,7 @@ export const CONSOLE_PRIVILEGE_NAMES: readonly string[] = CONSOLE_PRIVILEGES.map
 );
 
 const MARK = "--clupilot--";
-const HOST_FILE = (file: string) => `"\${CLUPILOT_HOST_ROOT:-}/etc/pve/local/${file}"`;
+const HOST_FILE = (file: string) => `"/etc/pve/local/${file}"`;
 
 /**
  * One round trip for every fact the decision needs: users, roles, ACLs, the console user's
@@ -84,7 +90,7 @@ export const ACCESS_PROBE = [
     `printf '\\n${MARK} cert %s\\n' "$?"`,
   `uname -n; printf '\\n${MARK} nodename %s\\n' "$?"`,
   // pmxcfs holds corosync.conf only on a cluster's members (every member sees the same file).
-  `if [ -e "\${CLUPILOT_HOST_ROOT:-}/etc/pve/corosync.conf" ]; then echo member; else echo standalone; fi; ` +
+  `if [ -e /etc/pve/corosync.conf ]; then echo member; else echo standalone; fi; ` +
     `printf '\\n${MARK} cluster %s\\n' "$?"`,
 ].join("\n");
 
@@ -280,7 +286,7 @@ export function planAccess(facts: AccessFacts, secret: SecretState): AccessActio
   return actions;
 }
 
-const TOKEN_CFG = `"\${CLUPILOT_HOST_ROOT:-}/etc/pve/priv/token.cfg"`;
+const TOKEN_CFG = "/etc/pve/priv/token.cfg";
 
 const TOKEN_ADD = sh`pveum user token add ${CONSOLE_USER} ${CONSOLE_TOKEN_NAME} --privsep 1 --comment ${"CluPilot console"} --output-format json`;
 

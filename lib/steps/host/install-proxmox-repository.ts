@@ -15,10 +15,9 @@ import {
 /** Where the PVE 9 "Install on Debian 13" guide puts the repository and its key. */
 export const SOURCES_NAME = "pve-install-repo.sources";
 export const KEYRING_PATH = "/usr/share/keyrings/proxmox-archive-keyring.gpg";
-const KEYRING = `"\${CLUPILOT_HOST_ROOT:-}${KEYRING_PATH}"`;
-const SOURCES_DIR = '"${CLUPILOT_HOST_ROOT:-}/etc/apt/sources.list.d"';
-const MAIN_LIST = '"${CLUPILOT_HOST_ROOT:-}/etc/apt/sources.list"';
-const LISTS_DIR = '"${CLUPILOT_HOST_ROOT:-}/var/lib/apt/lists"';
+const SOURCES_DIR = "/etc/apt/sources.list.d";
+const MAIN_LIST = "/etc/apt/sources.list";
+const LISTS_DIR = "/var/lib/apt/lists";
 const FILE_MARK = "--clupilot-file--";
 const SEPARATOR = "--clupilot--";
 
@@ -69,7 +68,7 @@ const SHOW_FINGERPRINTS = [
 export function repositoryProbe(repositoryUrl: string): string {
   return [
     SHOW_FINGERPRINTS,
-    `if ! command -v gpg > /dev/null 2>&1; then echo "keyring=no-gpg"; elif [ -s ${KEYRING} ]; then echo "keyring=$(fingerprints ${KEYRING})"; else echo "keyring=missing"; fi`,
+    `if ! command -v gpg > /dev/null 2>&1; then echo "keyring=no-gpg"; elif [ -s ${KEYRING_PATH} ]; then echo "keyring=$(fingerprints ${KEYRING_PATH})"; else echo "keyring=missing"; fi`,
     `for f in ${MAIN_LIST} ${SOURCES_DIR}/*.list ${SOURCES_DIR}/*.sources; do`,
     `  if [ -f "$f" ]; then printf '%s %s\\n' ${FILE_MARK} "\${f##*/}"; cat "$f"; echo; fi`,
     "done",
@@ -212,7 +211,7 @@ export type KeyringPin = { url: string; sha256: string; fingerprint: string };
 export function fetchKeyringCommand(pin: KeyringPin, aptLockSeconds: number): string {
   return [
     SHOW_FINGERPRINTS,
-    `k=${KEYRING}`,
+    `k=${KEYRING_PATH}`,
     "if ! command -v gpg > /dev/null 2>&1; then",
     `  DEBIAN_FRONTEND=noninteractive apt-get ${aptLockOption(aptLockSeconds)} install -y --no-install-recommends gpg || exit 7`,
     "fi",

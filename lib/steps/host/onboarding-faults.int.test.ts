@@ -311,7 +311,7 @@ describe("worker kill -9 during the whole onboarding", () => {
     // The Proxmox VE install slowed down, so the second kill meets apt at work.
     node.setTiming({ timeScale: 0.2 });
     const second = await spawnOnboardingWorker();
-    const pidFile = path.join(node.env.CLUPILOT_STATE_DIR!, "jobs/install-proxmox-ve/pid");
+    const pidFile = path.join(node.root, "var/lib/clupilot/jobs/install-proxmox-ve/pid");
     const pid = await waitFor(
       "the Proxmox VE apt job to run",
       async () => {

@@ -7,8 +7,8 @@ import { alreadyInPlace } from "./already-in-place";
 
 const SEPARATOR = "--clupilot--";
 
-/** The hosts file, as the host's own path (the lab points `CLUPILOT_HOST_ROOT` into its root). */
-export const HOSTS_FILE = '"${CLUPILOT_HOST_ROOT:-}/etc/hosts"';
+/** The host's hosts file. */
+export const HOSTS_FILE = "/etc/hosts";
 
 /**
  * Everything the decision needs in one round trip: the host name, the hosts file, and the

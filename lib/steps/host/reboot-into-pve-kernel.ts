@@ -26,7 +26,7 @@ export function isProxmoxKernel(release: string): boolean {
 export const REBOOT_PROBE = [
   "uname -r",
   `echo ${SEPARATOR}`,
-  'cat "${CLUPILOT_HOST_ROOT:-}/proc/sys/kernel/random/boot_id" 2>/dev/null',
+  "cat /proc/sys/kernel/random/boot_id 2>/dev/null",
   `echo ${SEPARATOR}`,
   packageStatesCommand([KERNEL_PACKAGE]),
 ].join("\n");

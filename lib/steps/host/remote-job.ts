@@ -17,7 +17,7 @@ import {
  * BuildVmTemplate's tables (docs/build-vm-template.md; this one: docs/pipeline.md, "Detached
  * remote jobs").
  *
- * Files in `${CLUPILOT_STATE_DIR:-/var/lib/clupilot}/jobs/<name>/` on the host:
+ * Files in `/var/lib/clupilot/jobs/<name>/` on the host:
  *
  * | file     | content                                                    |
  * |----------|------------------------------------------------------------|
@@ -67,10 +67,10 @@ const NAME = /^[a-z0-9][a-z0-9-]*$/;
 const HEADER = "clupilot-job";
 const SEPARATOR = "--clupilot-job-status--";
 
-/** The job's directory as a shell word, resolved on the host (`CLUPILOT_STATE_DIR` is set only in the lab). */
+/** The job's directory on the host, as a shell word (the name is checked: no quoting needed). */
 export function jobDir(name: string): string {
   if (!NAME.test(name)) throw new Error(`remote job name must match ${NAME}, got "${name}"`);
-  return `"\${CLUPILOT_STATE_DIR:-/var/lib/clupilot}/jobs/${name}"`;
+  return `/var/lib/clupilot/jobs/${name}`;
 }
 
 /** Exactly what `/proc/$PID/cmdline` of the job's shell holds, as shell words (`$d` = its dir). */

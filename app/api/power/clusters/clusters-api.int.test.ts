@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "@/lib/db/client";
 import { powerClusters } from "@/lib/db/schema";
 import { CLUSTER_REFRESH_TASK } from "@/lib/power/clusters/refresh-task";
-import { CONSOLIDATE_ON_CEPH } from "@/lib/power/clusters/schemas";
+import { CONSOLIDATE_ON_CEPH, DEFAULT_CONSOLIDATE_SETTINGS } from "@/lib/power/clusters/schemas";
 import { createTestUser, type TestUser } from "@/test/auth";
 import { routeParams as params, registerProcessTestDatabase } from "@/test/process-database";
 import * as clusterRoute from "./[clusterId]/route";
@@ -93,7 +93,12 @@ describe("power clusters JSON API", () => {
     const set = await patch(admin, { policy: "per-host" });
     expect(set.status).toBe(200);
     expect(await set.json()).toEqual({
-      cluster: { id: ceph, name: "api-ceph", policy: "per-host" },
+      cluster: {
+        id: ceph,
+        name: "api-ceph",
+        policy: "per-host",
+        consolidate: DEFAULT_CONSOLIDATE_SETTINGS,
+      },
     });
     const [row] = await getDb().select().from(powerClusters).where(eq(powerClusters.id, ceph));
     expect(row!.policy).toBe("per-host");

@@ -64,7 +64,7 @@ beforeAll(async () => {
   );
   fs.writeFileSync(
     path.join(brokenDir, "template-run.sh"),
-    '#!/bin/bash\nd="${CLUPILOT_STATE_DIR:-/var/lib/clupilot}/template-build"\necho "$$" > "$d/pid"\nexit 1\n',
+    '#!/bin/bash\nd=/var/lib/clupilot/template-build\necho "$$" > "$d/pid"\nexit 1\n',
   );
   brokenDriver = buildTemplatePipeline("test-build-vm-template-broken", config, {
     scriptsDir: brokenDir,
@@ -100,7 +100,9 @@ afterAll(() => cleanup());
 
 // ── helpers ───────────────────────────────────────────────────────────────────────────────
 
-const buildDir = (node: LabNode) => path.join(node.root, "var/lib/clupilot/template-build");
+/** The build's folder as the host has it, and where that is in a lab node's root folder. */
+const HOST_BUILD_DIR = "/var/lib/clupilot/template-build";
+const buildDir = (node: LabNode) => path.join(node.root, HOST_BUILD_DIR);
 const statusFiles = (node: LabNode) =>
   ["state", "pid", "phase", "note"].filter((f) => fs.existsSync(path.join(buildDir(node), f)));
 const readHostFile = (node: LabNode, file: string) =>
@@ -175,7 +177,7 @@ function groupAlive(pgid: number): boolean {
 async function startByHand(node: LabNode, vmids: number[]) {
   const session = await ssh(node);
   try {
-    const dir = buildDir(node);
+    const dir = HOST_BUILD_DIR;
     for (const script of SCRIPTS) {
       await session.upload(
         `${dir}/${script.name}`,
@@ -258,7 +260,7 @@ describe("BuildVmTemplate (the original design's list)", () => {
       const local = createHash("sha256")
         .update(fs.readFileSync(path.join(DEFAULT_SCRIPTS_DIR, script.name)))
         .digest("hex");
-      const remote = await session.exec(`sha256sum ${path.join(buildDir(nodeA), script.name)}`);
+      const remote = await session.exec(`sha256sum ${HOST_BUILD_DIR}/${script.name}`);
       expect(remote.stdout.split(" ")[0]).toBe(local);
     }
     session.close();

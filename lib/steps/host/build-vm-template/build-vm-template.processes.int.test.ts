@@ -68,7 +68,9 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => cleanup());
 
-const buildDir = () => path.join(node.root, "var/lib/clupilot/template-build");
+/** The build's folder as the host has it, and where that is in the lab node's root folder. */
+const HOST_BUILD_DIR = "/var/lib/clupilot/template-build";
+const buildDir = () => path.join(node.root, HOST_BUILD_DIR);
 const hostFile = (file: string) =>
   fs.existsSync(path.join(buildDir(), file))
     ? fs.readFileSync(path.join(buildDir(), file), "utf8").trim()
@@ -97,16 +99,14 @@ function groupMembers(pgid: number): string[] {
   return members;
 }
 
-/** Live processes of this lab node (by their environment) whose command line matches. */
+/** Live processes of this lab node (everything in its namespace) whose command line matches. */
 function nodeProcesses(pattern: RegExp): string[] {
   const found: string[] = [];
-  for (const entry of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry) || !alive(Number(entry))) continue;
+  for (const pid of node.processes()) {
+    if (!alive(pid)) continue;
     try {
-      const cmdline = fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").replace(/\0/g, " ");
-      const environ = fs.readFileSync(`/proc/${entry}/environ`, "utf8").split("\0");
-      if (pattern.test(cmdline) && environ.includes(`CLUPILOT_HOST_ROOT=${node.root}`))
-        found.push(`${entry} ${cmdline}`);
+      const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ");
+      if (pattern.test(cmdline)) found.push(`${pid} ${cmdline}`);
     } catch {
       // ended while we looked
     }
@@ -131,13 +131,13 @@ async function whenPhase(phase: string, timeoutMs = 30_000): Promise<number> {
 async function uploadBuild(session: SshSession, vmids: number[]) {
   for (const script of SCRIPTS) {
     await session.upload(
-      `${buildDir()}/${script.name}`,
+      `${HOST_BUILD_DIR}/${script.name}`,
       fs.readFileSync(path.join(DEFAULT_SCRIPTS_DIR, script.name)),
       { mode: script.mode },
     );
   }
   await session.upload(
-    `${buildDir()}/build.env`,
+    `${HOST_BUILD_DIR}/build.env`,
     buildEnvFile({ vmids, imageUrl: image.imageUrl, sha512sumsUrl: image.sumsUrl }),
   );
 }
@@ -146,7 +146,7 @@ describe("the driver survives the SSH channel closing", () => {
   it("against the lab: started through real SSH, then the connection is dropped", async () => {
     const session = await labSession(node, { pinnedHostKey: node.ssh.hostKeySha256 });
     await uploadBuild(session, [9200]);
-    const started = await session.exec(startBuildCommand(buildDir()));
+    const started = await session.exec(startBuildCommand(HOST_BUILD_DIR));
     const pid = Number(started.stdout.trim());
     expect(pid).toBeGreaterThan(0);
     session.close();
@@ -159,7 +159,7 @@ describe("the driver survives the SSH channel closing", () => {
   it.runIf(openSshAvailable())(
     "against real OpenSSH: started through real SSH, then the connection is dropped",
     async () => {
-      const sshd = await startOpenSshPeer({ root: node.root, env: node.env });
+      const sshd = await startOpenSshPeer({ node });
       try {
         const session = await connectSsh({
           host: sshd.host,
@@ -169,7 +169,7 @@ describe("the driver survives the SSH channel closing", () => {
           pinnedHostKey: sshd.hostKeySha256,
         });
         await uploadBuild(session, [9201]);
-        const started = await session.exec(startBuildCommand(buildDir()));
+        const started = await session.exec(startBuildCommand(HOST_BUILD_DIR));
         const pid = Number(started.stdout.trim());
         expect(pid).toBeGreaterThan(0);
         session.close();

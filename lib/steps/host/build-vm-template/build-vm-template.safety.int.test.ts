@@ -137,7 +137,9 @@ afterAll(() => cleanup());
 
 // ── helpers ───────────────────────────────────────────────────────────────────────────────
 
-const buildDir = () => path.join(node.root, "var/lib/clupilot/template-build");
+/** The build's folder as the host has it, and where that is in the lab node's root folder. */
+const HOST_BUILD_DIR = "/var/lib/clupilot/template-build";
+const buildDir = () => path.join(node.root, HOST_BUILD_DIR);
 const hostFile = (file: string) => {
   const p = path.join(buildDir(), file);
   return fs.existsSync(p) ? fs.readFileSync(p, "utf8").trim() : null;
@@ -210,10 +212,9 @@ function sessionMembers(sid: number): string[] {
  * `$(…)` subshells are forks with the same command line, but not session leaders).
  */
 function drivers(): number[] {
-  const driver = `${buildDir()}/template-run.sh`;
+  const driver = `${HOST_BUILD_DIR}/template-run.sh`;
   const found: number[] = [];
-  for (const entry of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
+  for (const entry of node.processes().map(String)) {
     const fields = stat(entry);
     if (!fields || ["Z", "X"].includes(fields[0]!) || fields[3] !== entry) continue;
     try {
@@ -232,16 +233,16 @@ async function startByHand(vmids: number[]): Promise<number> {
   try {
     for (const script of SCRIPTS) {
       await session.upload(
-        `${buildDir()}/${script.name}`,
+        `${HOST_BUILD_DIR}/${script.name}`,
         fs.readFileSync(path.join(DEFAULT_SCRIPTS_DIR, script.name)),
         { mode: script.mode },
       );
     }
     await session.upload(
-      `${buildDir()}/build.env`,
+      `${HOST_BUILD_DIR}/build.env`,
       buildEnvFile({ vmids, imageUrl: image.imageUrl, sha512sumsUrl: image.sumsUrl }),
     );
-    const started = await session.exec(startBuildCommand(buildDir()));
+    const started = await session.exec(startBuildCommand(HOST_BUILD_DIR));
     expect(started.stdout.trim()).toMatch(/^\d+$/);
     return Number(started.stdout.trim());
   } finally {
@@ -299,11 +300,11 @@ describe("BuildVmTemplate never runs two drivers", () => {
       // Whatever the status files say, the lock refuses a second driver: the start command,
       // and the driver itself started directly — neither touches a status file.
       const session = await ssh();
-      const second = await session.exec(startBuildCommand(buildDir()));
+      const second = await session.exec(startBuildCommand(HOST_BUILD_DIR));
       expect(second.code).toBe(START_REFUSED_EXIT);
       expect(second.stderr).toContain(`a template build driver (pid ${pid}) holds`);
       const direct = await session.exec(
-        `bash ${buildDir()}/template-run.sh ${buildDir()}/build.env`,
+        `bash ${HOST_BUILD_DIR}/template-run.sh ${HOST_BUILD_DIR}/build.env`,
       );
       expect(direct.code).toBe(START_REFUSED_EXIT);
       session.close();
@@ -403,10 +404,13 @@ describe("BuildVmTemplate's phase line never lags its log", () => {
       ].join("\n"),
     );
     fs.writeFileSync(path.join(dir, "build.env"), "");
-    const driver = spawn("bash", [`${dir}/template-run.sh`, `${dir}/build.env`], {
-      detached: true,
-      stdio: "ignore",
-    });
+    // On the node (its namespace), with the exact command line the host's driver has.
+    const standIn = node.command([
+      "bash",
+      `${HOST_BUILD_DIR}/template-run.sh`,
+      `${HOST_BUILD_DIR}/build.env`,
+    ]);
+    const driver = spawn(standIn.file, standIn.args, { detached: true, stdio: "ignore" });
     strays.push(driver);
     await waitFor("the stand-in driver", async () => hostFile("state") === "running");
 

@@ -3,10 +3,10 @@ import { killSessionSnippet, ownedLeaderSnippet } from "../detached-process";
 
 /**
  * Commands BuildVmTemplate sends; every one is in test/command-catalog.ts and passes `sh -n`.
- * The state dir is resolved on the host (`CLUPILOT_STATE_DIR` is set only in the lab). All of
- * them are POSIX sh: a non-root user's commands run through `sudo -n sh -c` (dash on Debian).
+ * All of them are POSIX sh: a non-root user's commands run through `sudo -n sh -c` (dash on
+ * Debian).
  */
-export const BUILD_DIR = '"${CLUPILOT_STATE_DIR:-/var/lib/clupilot}/template-build"';
+export const BUILD_DIR = "/var/lib/clupilot/template-build";
 export const DRIVER_NAME = "template-run.sh";
 
 /** Prints the host's absolute build dir, so uploads can name it. */

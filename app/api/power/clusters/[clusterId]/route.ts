@@ -13,8 +13,11 @@ type Context = { params: Promise<{ clusterId: string }> };
 
 /**
  * How the cluster goes down (admins; audited): `{ policy: "cluster" | "per-host" |
- * "consolidate" }`. Consolidate on hyper-converged Ceph is refused (400, the reason under
- * `fieldErrors.policy`). → `{ cluster: { id, name, policy } }`.
+ * "consolidate", consolidate?: { mode?, remainingNode?, firstThreshold?: { runtimeBelowSeconds?,
+ * chargeBelowPercent?, onBatteryForSeconds? } } }` (a key left out keeps its value).
+ * Consolidate on hyper-converged Ceph is refused (400, the reason under `fieldErrors.policy`);
+ * a node that stays that is no member under `fieldErrors["consolidate.remainingNode"]`.
+ * → `{ cluster: { id, name, policy, consolidate } }`.
  */
 export async function PATCH(request: Request, { params }: Context): Promise<Response> {
   try {

@@ -27,7 +27,7 @@ import { migrateDatabase } from "@/lib/db/migrate";
 import { stepVisits } from "@/lib/db/schema";
 import { actionsOfRun } from "@/lib/power/actions/record-action";
 import { refreshClusterGroups } from "@/lib/power/clusters/refresh-cluster-groups";
-import { seedActiveLabHost } from "@/lib/power/clusters/test-helpers";
+import { seedActiveLabHost } from "@/test/fixtures/active-lab-host";
 import { createPowerTarget } from "@/lib/power/power-targets";
 import { setPowerMode } from "@/lib/power/set-power-mode";
 import { DEFAULT_POWER_SETTINGS } from "@/lib/power/settings";

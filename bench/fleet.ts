@@ -25,7 +25,7 @@ import { SESSION_COOKIE } from "@/lib/auth/session-cookie";
 import { createUser } from "@/lib/auth/users";
 import type { Database } from "@/lib/db/client";
 import { listHosts } from "@/lib/hosts/list-hosts";
-import { notifyLive } from "@/lib/pipeline/schedule";
+import { notifyLive } from "@/lib/live/notify";
 import { seedFleet } from "@/test/fleet-seed";
 import { rowsPaintedAt } from "@/test/paint-timing";
 import { launchChromium } from "./support/chromium";

@@ -9,7 +9,7 @@ import crypto from "node:crypto";
 import pg from "pg";
 import { createDb } from "@/lib/db/client";
 import { createTestUser } from "@/test/auth";
-import { LIVE_CHANNEL } from "@/lib/pipeline/schedule";
+import { LIVE_CHANNEL } from "@/lib/live/notify";
 import { sseEvents } from "@/test/sse";
 import { startProductionConsole } from "./support/production-console";
 import { percentile, report } from "./support/report";

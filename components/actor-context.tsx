@@ -2,7 +2,7 @@
 
 import { createContext, useContext, type ReactNode } from "react";
 import type { Actor } from "@/lib/auth/actor";
-import { hasRole, type Role } from "@/lib/auth/roles";
+import { hasRole, type Role } from "@/lib/roles";
 
 const ActorContext = createContext<Actor | null>(null);
 

@@ -8,7 +8,7 @@ import type { BrowserLiveMessage } from "./live-provider";
 type RunMessage = Extract<BrowserLiveMessage, { type: "run" }>;
 type RunMessageWithFacts = RunMessage & Required<Pick<RunMessage, "status">> & { hostId: string };
 
-/** A run message that carries the run's facts (lib/pipeline/schedule.ts notifyLive). */
+/** A run message that carries the run's facts (lib/live/notify.ts notifyLive). */
 export function hasRunFacts(message: BrowserLiveMessage): message is RunMessageWithFacts {
   return (
     message.type === "run" &&

@@ -3,7 +3,7 @@
 import { useRouter } from "next/navigation";
 import { useEffect, useState } from "react";
 import { createHostAction } from "@/lib/actions/create-host";
-import type { AuthMethod } from "@/lib/hosts/schemas";
+import type { AuthMethod } from "@/lib/host-access/credential-schema";
 import { SubmitActions, useActionForm } from "./action-form";
 import { CopyField } from "./copy-field";
 import { CREDENTIAL_FIELDS, CredentialFields } from "./credential-fields";

@@ -2,7 +2,7 @@
 
 import { useQueryClient, type QueryKey } from "@tanstack/react-query";
 import { createContext, useContext, useEffect, useRef, useState, type ReactNode } from "react";
-import type { LiveMessage } from "@/lib/pipeline/schedule";
+import type { LiveMessage } from "@/lib/live/notify";
 import { leaveForSignIn } from "./leave-for-sign-in";
 import { liveKeys } from "./live-keys";
 import { isPowerLiveMessage, powerKeysFor, type PowerLiveMessage } from "./power/power-keys";

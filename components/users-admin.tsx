@@ -6,7 +6,7 @@ import { changeUserRoleAction } from "@/lib/actions/change-user-role";
 import { createUserAction } from "@/lib/actions/create-user";
 import { resetUserPasswordAction } from "@/lib/actions/reset-user-password";
 import { setUserDisabledAction } from "@/lib/actions/set-user-disabled";
-import { ROLES, type Role } from "@/lib/auth/roles";
+import { ROLES, type Role } from "@/lib/roles";
 import { SubmitActions, useActionForm } from "./action-form";
 import styles from "./auth.module.css";
 import { formatUtc } from "./catalog-format";

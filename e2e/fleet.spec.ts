@@ -1,7 +1,7 @@
 import { expect, test, type Page } from "@playwright/test";
 import { sql } from "drizzle-orm";
 import { createDb } from "../lib/db/client";
-import { notifyLive } from "../lib/pipeline/schedule";
+import { notifyLive } from "../lib/live/notify";
 import { formatCount } from "../components/fleet-format";
 import { removeFleet, seedFleet } from "../test/fleet-seed";
 import { rowsPaintedAt } from "../test/paint-timing";

@@ -12,7 +12,7 @@ import { z } from "zod";
 import { createApiTokenAs, createUserAs } from "../lib/auth/account-operations";
 import { openConsoleDatabase } from "../lib/auth/cli-database";
 import { readPassword } from "../lib/auth/cli-password";
-import { ROLES } from "../lib/auth/roles";
+import { ROLES } from "../lib/roles";
 import { ZCreateToken, ZCreateUser } from "../lib/auth/schemas";
 import { findUserByName } from "../lib/auth/users";
 import { createDb, type Database } from "../lib/db/client";

@@ -1,5 +1,5 @@
 import crypto from "node:crypto";
-import type { Role } from "@/lib/auth/roles";
+import type { Role } from "@/lib/roles";
 import { createApiToken } from "@/lib/auth/api-tokens";
 import { createSession } from "@/lib/auth/session";
 import { SESSION_COOKIE } from "@/lib/auth/session-cookie";

@@ -1,6 +1,6 @@
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
-import { LIVE_CHANNEL } from "@/lib/pipeline/schedule";
+import { LIVE_CHANNEL } from "@/lib/live/notify";
 import { POSTGRES_GONE } from "@/lib/supervisor/embedded-postgres-service";
 import {
   isRunning,

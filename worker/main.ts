@@ -1,6 +1,6 @@
 import { databaseUrl } from "@/lib/db/client";
 import { startPowerMonitor } from "@/lib/power/monitor/power-monitor";
-import { pipelines } from "@/lib/steps/pipelines";
+import { pipelines } from "@/lib/registry/pipelines";
 import { guardWorkerProcess } from "./process-guard";
 import { startWorkerThroughDatabaseRestarts } from "./runner";
 

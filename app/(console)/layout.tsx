@@ -6,7 +6,7 @@ import { PowerModeBanner } from "@/components/power/power-mode-banner";
 import { LiveIndicator, LiveProvider } from "@/components/live-provider";
 import { UserMenu } from "@/components/user-menu";
 import { requirePageActor } from "@/lib/auth/actor";
-import { hasRole } from "@/lib/auth/roles";
+import { hasRole } from "@/lib/roles";
 import { AUDIT_READER_ROLE } from "@/lib/audit/access";
 import { getDb } from "@/lib/db/client";
 import { readPowerMode } from "@/lib/power/queries/power-settings";

@@ -1,5 +1,5 @@
 import type { QueryKey } from "@tanstack/react-query";
-import type { LiveMessage } from "@/lib/pipeline/schedule";
+import type { LiveMessage } from "@/lib/live/notify";
 
 export type PowerLiveMessage = Extract<LiveMessage, { type: "power" }>;
 

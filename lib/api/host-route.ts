@@ -1,5 +1,5 @@
 import { requestActor, type Actor } from "@/lib/auth/actor";
-import type { Role } from "@/lib/auth/roles";
+import type { Role } from "@/lib/roles";
 import { ZHostId } from "@/lib/hosts/schemas";
 import { parseId, respondError } from "./respond";
 

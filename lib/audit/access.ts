@@ -1,4 +1,4 @@
-import type { Role } from "@/lib/auth/roles";
+import type { Role } from "@/lib/roles";
 
 /**
  * Who may read the audit log: operators and admins, not viewers. Operators act on hosts at

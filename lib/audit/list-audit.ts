@@ -1,6 +1,6 @@
 import { and, desc, eq, gte, ilike, lte, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
-import { blankToUndefined, optionalInstant } from "@/lib/api/query-params";
+import { blankToUndefined, optionalInstant } from "@/lib/http/query-params";
 import type { Database } from "@/lib/db/client";
 import { auditLog, auditOutcome } from "@/lib/db/schema";
 import { AUDIT_ACTIONS } from "./actions";

@@ -3,7 +3,7 @@ import type { Database } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import type { Actor } from "./actor";
 import { createApiToken, revokeApiToken } from "./api-tokens";
-import type { Role } from "./roles";
+import type { Role } from "@/lib/roles";
 import { invalidateUserSessions } from "./session";
 import {
   changeOwnPassword,

@@ -6,7 +6,7 @@ import { recordAudit } from "@/lib/audit/record-audit";
 import { AppError, safeErrorSummary } from "@/lib/errors";
 import { validateApiToken } from "./api-tokens";
 import { REQUESTED_PATH_HEADER } from "./requested-path";
-import { hasRole, type Role } from "./roles";
+import { hasRole, type Role } from "@/lib/roles";
 import { validateSessionToken, type SessionUser } from "./session";
 import { SESSION_COOKIE } from "./session-cookie";
 

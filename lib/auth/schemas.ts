@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ZRole } from "./roles";
+import { ZRole } from "@/lib/roles";
 
 /** Sign-in names: what an operator types at 3 a.m., so short and plain. */
 export const ZUserName = z

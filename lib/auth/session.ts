@@ -1,7 +1,7 @@
 import { and, desc, eq, gt, ne, not } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { sessions, users } from "@/lib/db/schema";
-import type { Role } from "./roles";
+import type { Role } from "@/lib/roles";
 import { notifyAccessChanged } from "./access-changed";
 import { randomToken, sha256Hex } from "./secret-token";
 

@@ -3,7 +3,7 @@ import type { Database } from "@/lib/db/client";
 import { users } from "@/lib/db/schema";
 import { AppError, isUniqueViolation } from "@/lib/errors";
 import { hashPassword, verifyPassword } from "./password";
-import type { Role } from "./roles";
+import type { Role } from "@/lib/roles";
 import { notifyAccessChanged } from "./access-changed";
 import { invalidateUserSessions } from "./session";
 

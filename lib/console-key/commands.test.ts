@@ -6,7 +6,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { appendKeyCommand, hasKeyCommand, installKeyCommand, removeKeyCommand } from "./commands";
-import { generateConsoleKeyPair, publicKeyFingerprint } from "./key-pair";
+import { generateConsoleKeyPair, publicKeyFingerprint } from "@/lib/host-access/console-key-pair";
 
 // The builders are run for real in /bin/sh (dash on Debian) against a temp HOME: what they do
 // to authorized_keys is what a host's shell does.

@@ -4,7 +4,7 @@ import { sh } from "@/lib/ssh/quote";
  * The shell commands that install and remove the console's key in the login user's
  * `~/.ssh/authorized_keys`. They run as the SSH user itself (not through sudo): the key belongs
  * to the account the console logs in as. Every value is quoted by `sh`; the catalog
- * (lib/ssh/command-catalog.ts) runs them through `sh -n`.
+ * (test/command-catalog.ts) runs them through `sh -n`.
  */
 
 /**

@@ -21,12 +21,16 @@ import { loadAuth } from "@/lib/steps/host/services";
 import { startStepHarness, type StepHarness } from "@/test/fixtures/step-harness";
 import { hostRow, runRow, settled } from "@/test/runs";
 
-import { createHostCredential } from "./host-credential";
-import { publicKeyFingerprint } from "./key-pair";
+import { createHostCredential } from "@/lib/host-access/host-credential";
+import { publicKeyFingerprint } from "@/lib/host-access/console-key-pair";
 import { createRotateConsoleKeyPipeline } from "./rotation/pipeline";
 import { startRotation } from "./rotation/start-rotation";
 import { rotationStatus } from "./rotation/status";
-import { activeConsoleKey, consoleKeyPrivate, ensureConsoleKey } from "./store";
+import {
+  activeConsoleKey,
+  consoleKeyPrivate,
+  ensureConsoleKey,
+} from "@/lib/host-access/console-key-store";
 import { labNodeAccepts } from "@/test/lab-login";
 import { insertPinnedLabHost } from "@/test/pinned-lab-host";
 

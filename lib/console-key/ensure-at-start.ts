@@ -1,6 +1,6 @@
 import { createDb } from "@/lib/db/client";
 
-import { ensureConsoleKey } from "./store";
+import { ensureConsoleKey } from "@/lib/host-access/console-key-store";
 
 /**
  * `npm start` creates the console's key right after the migrations, so the first add-host form

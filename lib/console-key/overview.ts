@@ -6,7 +6,11 @@ import { consoleKeys } from "@/lib/db/schema";
 import { installKeyCommand } from "./commands";
 import { hostsOnConsoleKey } from "./rotation/keys-in-use";
 import { latestRotationStatus, type RotationStatus } from "./rotation/status";
-import { ensureConsoleKey, publicColumns, type ConsoleKeyInfo } from "./store";
+import {
+  ensureConsoleKey,
+  publicColumns,
+  type ConsoleKeyInfo,
+} from "@/lib/host-access/console-key-store";
 
 /** Everything the SSH key page and `GET /api/console-key` show. No private key, ever. */
 export type ConsoleKeyOverview = {

@@ -13,9 +13,9 @@ import { createTestDatabase } from "@/test/db";
 import { settled } from "@/test/runs";
 import { waitFor } from "@/test/worker-process";
 
-import { createHostCredential } from "./host-credential";
+import { createHostCredential } from "@/lib/host-access/host-credential";
 import { startRotation } from "./rotation/start-rotation";
-import { consoleKeyPrivate, ensureConsoleKey } from "./store";
+import { consoleKeyPrivate, ensureConsoleKey } from "@/lib/host-access/console-key-store";
 import { labNodeAccepts } from "@/test/lab-login";
 import { insertPinnedLabHost } from "@/test/pinned-lab-host";
 

@@ -1,3 +1,4 @@
+import "server-only";
 import { drizzle, type NodePgDatabase } from "drizzle-orm/node-postgres";
 import pg from "pg";
 import { processReachability, type Reachability } from "./reachability";

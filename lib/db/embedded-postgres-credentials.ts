@@ -1,8 +1,9 @@
+import "server-only";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import pg from "pg";
-import { syncFolder } from "../secrets/key";
+import { syncFolder } from "../config/sync-folder";
 
 /** The embedded cluster's only role, created by initdb. */
 export const EMBEDDED_USER = "clupilot";

@@ -6,7 +6,7 @@ import { audited, type AuditActor } from "@/lib/audit/record-audit";
 import { AppError } from "@/lib/errors";
 import { normalizeFingerprint } from "@/lib/ssh";
 import { refuseIfBusy } from "./edit-host";
-import { lockHost } from "./host-guards";
+import { lockHost } from "@/lib/host-access/host-guards";
 
 /**
  * The pin the operator saw in the confirmation dialog. Clearing only that pin means a key that

@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { audited, type AuditActor } from "@/lib/audit/record-audit";
 import type { Database } from "@/lib/db/client";
-import { createHostCredential } from "@/lib/console-key/host-credential";
+import { createHostCredential } from "@/lib/host-access/host-credential";
 import { events, hosts } from "@/lib/db/schema";
 import { AppError, isUniqueViolation } from "@/lib/errors";
 import { startRun } from "@/lib/runs/start-run";

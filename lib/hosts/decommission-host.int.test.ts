@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { credentials, events, hosts, runs, stepVisits } from "@/lib/db/schema";
-import { ensureConsoleKey } from "@/lib/console-key/store";
+import { ensureConsoleKey } from "@/lib/host-access/console-key-store";
 import { unseal } from "@/lib/secrets/seal";
 import { ABORT_REASON } from "@/lib/pipeline/engine";
 import { definePipeline, poll, type Step } from "@/lib/pipeline/step";
@@ -15,7 +15,7 @@ import { createApiToken, CONSOLE_TOKEN_ID } from "@/lib/steps/host/create-api-to
 import { createDecommissionHostPipeline } from "@/lib/steps/host/decommission";
 import { connectHost } from "@/lib/steps/host/connect-host";
 import { createHostServices, type HostServices } from "@/lib/steps/host/services";
-import { activeHosts } from "@/worker/tasks/vm-template-check";
+import { activeHosts } from "@/lib/hosts/active-hosts";
 import { generateClientKey, type LabNode } from "@/lab";
 import { testConfig } from "@/test/fixtures/api-steps";
 import { startStepHarness, type StepHarness } from "@/test/fixtures/step-harness";
@@ -142,7 +142,7 @@ describe("decommissioning a host", () => {
       .from(credentials)
       .where(eq(credentials.id, host.credentialId));
     expect(unseal(sshCredential!.sealed)).toBe("{}");
-    expect((await getHost(db, hostId))!.state).toBe("retired");
+    expect((await getHost(db, hostId, pipelines))!.state).toBe("retired");
     const history = await getRun(db, onboardingRunId, pipelines);
     expect(history).toMatchObject({ status: "succeeded", hostId });
     expect(history!.timeline.map((s) => s.state)).toEqual(["done", "done"]);
@@ -228,14 +228,14 @@ describe("decommissioning a host", () => {
 
     const { runId, abortsRunId } = await decommissionHost(db, { hostId, actor: "alice" });
     expect(abortsRunId).toBe(busyRunId);
-    expect((await getHost(db, hostId))!.state).toBe("decommissioning");
+    expect((await getHost(db, hostId, pipelines))!.state).toBe("decommissioning");
     expect((await settled(db, runId)).status).toBe("succeeded");
     expect(await runRow(db, busyRunId)).toMatchObject({
       status: "failed",
       failureReason: ABORT_REASON,
     });
     expect((await results(runId)).AbortActiveRun).toBe(`run ${busyRunId} aborted and stopped`);
-    expect((await getHost(db, hostId))!.state).toBe("retired");
+    expect((await getHost(db, hostId, pipelines))!.state).toBe("retired");
     // The aborted run cannot be retried on the retired host either.
     expect((await refusal(retryRun(db, { runId: busyRunId, actor: "alice" }))).message).toMatch(
       /is retired and gets no new runs/,

@@ -4,7 +4,7 @@ import { audited, type AuditActor } from "@/lib/audit/record-audit";
 import { AppError } from "@/lib/errors";
 import { startRun } from "@/lib/runs/start-run";
 import { DECOMMISSION_HOST, decommissionHostPipeline } from "@/lib/steps/host/decommission";
-import { latestRun, lockHost } from "./host-guards";
+import { latestRun, lockHost } from "@/lib/host-access/host-guards";
 
 /**
  * Starts the decommission pipeline for a host (lib/steps/host/decommission): abort any running

@@ -3,7 +3,7 @@ import type { Database } from "@/lib/db/client";
 import { credentials, events, hosts, runs } from "@/lib/db/schema";
 import { AppError } from "@/lib/errors";
 import { audited, type AuditActor } from "@/lib/audit/record-audit";
-import { lockHost } from "./host-guards";
+import { lockHost } from "@/lib/host-access/host-guards";
 
 export type DeletedHost = {
   hostId: string;

@@ -4,7 +4,7 @@ import type { Database } from "@/lib/db/client";
 import { credentials, events, hosts } from "@/lib/db/schema";
 import { definePipeline } from "@/lib/pipeline/step";
 import { unseal } from "@/lib/secrets/seal";
-import { ensureConsoleKey } from "@/lib/console-key/store";
+import { ensureConsoleKey } from "@/lib/host-access/console-key-store";
 import { createOnboardHostPipeline } from "@/lib/steps/host";
 import { onboardingConfigFromEnv } from "@/lib/steps/host/config";
 import { connectHost } from "@/lib/steps/host/connect-host";

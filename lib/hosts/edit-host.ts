@@ -6,11 +6,20 @@ import { audited, type AuditActor } from "@/lib/audit/record-audit";
 import { AppError } from "@/lib/errors";
 import type { SshAuth } from "@/lib/ssh";
 import { loadAuth } from "@/lib/steps/host/services";
-import { createHostCredential } from "@/lib/console-key/host-credential";
-import { consoleKeyById, consoleKeyPrivate, ensureConsoleKey } from "@/lib/console-key/store";
-import { hostNotFound, latestRun, lockHost, type HostRow } from "./host-guards";
-import { AUTH_METHODS, hostCredentialFields, refineHostCredential, ZCreateHost } from "./schemas";
+import { createHostCredential } from "@/lib/host-access/host-credential";
+import {
+  consoleKeyById,
+  consoleKeyPrivate,
+  ensureConsoleKey,
+} from "@/lib/host-access/console-key-store";
+import { hostNotFound, latestRun, lockHost, type HostRow } from "@/lib/host-access/host-guards";
+import { ZCreateHost } from "./schemas";
 import { testConnection, type ConnectionTestResult, type CredentialField } from "./test-connection";
+import {
+  AUTH_METHODS,
+  hostCredentialFields,
+  refineHostCredential,
+} from "@/lib/host-access/credential-schema";
 
 /**
  * The edit form and `PATCH /api/hosts/:id`: where and how the console logs in. The name, API

@@ -84,7 +84,7 @@ describe("re-onboarding an active host", () => {
     );
     const first = await settled(db, firstRun, 300_000);
     expect(first.failureReason ?? "").toBe("");
-    expect((await getHost(db, hostId))!.state).toBe("active");
+    expect((await getHost(db, hostId, { [pipeline.name]: pipeline }))!.state).toBe("active");
     expect(node.power.history).toHaveLength(1);
 
     const filesBefore = await snapshotLabFiles(node.root);
@@ -96,7 +96,7 @@ describe("re-onboarding an active host", () => {
     const again = await settled(db, runId, 120_000);
     expect(again.failureReason ?? "").toBe("");
     expect(again).toMatchObject({ status: "succeeded", currentStep: "RegisterCapacity" });
-    expect((await getHost(db, hostId))!.state).toBe("active");
+    expect((await getHost(db, hostId, { [pipeline.name]: pipeline }))!.state).toBe("active");
 
     const filesAfter = await snapshotLabFiles(node.root);
     const changed = [...new Set([...filesBefore.keys(), ...filesAfter.keys()])].filter(

@@ -4,7 +4,7 @@ import { audited, type AuditActor } from "@/lib/audit/record-audit";
 import { AppError } from "@/lib/errors";
 import { startRun } from "@/lib/runs/start-run";
 import { onboardHostPipeline } from "@/lib/steps/host";
-import { latestRun, lockHost } from "./host-guards";
+import { latestRun, lockHost, retiredHostError } from "@/lib/host-access/host-guards";
 
 /**
  * Starts a new onboarding run for a host that already has one (after a reinstall, after the
@@ -58,13 +58,5 @@ export async function auditedHostReonboard(
 ): Promise<{ runId: string }> {
   return audited(db, { actor, action: "host.reonboard", target: `host:${hostId}` }, () =>
     reonboardHost(db, { hostId, actor: actor.name }),
-  );
-}
-
-/** A retired host gets no new runs: its token and key are gone, and it is history now. */
-export function retiredHostError(name: string): AppError {
-  return new AppError(
-    "conflict",
-    `${name} is retired and gets no new runs. To bring the machine back, delete the retired host and add it again.`,
   );
 }

@@ -7,7 +7,7 @@ import { createDb } from "@/lib/db/client";
 import { trackReachability } from "@/lib/db/reachability";
 import { DATABASE_UNREACHABLE_MESSAGE } from "@/lib/db/unreachable";
 import { createLiveListener, type LiveEvent } from "@/lib/live/listener";
-import { notifyLive } from "@/lib/pipeline/schedule";
+import { notifyLive } from "@/lib/live/notify";
 import { startRestartablePostgres, type RestartablePostgres } from "@/test/restartable-postgres";
 import { waitFor } from "@/test/worker-process";
 import { createDatabaseGate, createDatabaseProbe } from "./database-gate";

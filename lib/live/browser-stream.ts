@@ -1,6 +1,6 @@
 import { createEventStream } from "./event-stream";
 import type { LiveEvent, LiveListener } from "./listener";
-import type { WatchAccess } from "./stream-access";
+import type { WatchAccess } from "./event-stream";
 
 const HEARTBEAT_MS = 15_000;
 

@@ -1,4 +1,8 @@
-import type { WatchAccess } from "./stream-access";
+/**
+ * Starts watching whether a stream may go on; calls `onRevoked` once when it may not. Returns the
+ * function that stops watching. A stream takes one of these, so it owns the watch's lifetime.
+ */
+export type WatchAccess = (onRevoked: () => void) => () => void;
 
 /** Response headers of every Server-Sent Events stream: never cached, never buffered by a proxy. */
 export const EVENT_STREAM_HEADERS = {

@@ -2,7 +2,7 @@ import { sql } from "drizzle-orm";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "@/lib/db/client";
-import { LIVE_PHASE_MAX, notifyLive } from "@/lib/pipeline/schedule";
+import { LIVE_PHASE_MAX, notifyLive } from "@/lib/live/notify";
 import { createTestDatabase } from "@/test/db";
 import { startTcpRelay } from "@/test/tcp-relay";
 import { createLiveListener, type LiveEvent, type LiveListener } from "./listener";

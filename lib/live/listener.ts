@@ -1,7 +1,7 @@
 import pg from "pg";
 import { z } from "zod";
 import { databaseUrl } from "@/lib/db/client";
-import { LIVE_CHANNEL, type LiveMessage } from "@/lib/pipeline/schedule";
+import { LIVE_CHANNEL, type LiveMessage } from "@/lib/live/notify";
 
 /**
  * Live updates for the browser, from Postgres NOTIFY.
@@ -35,7 +35,7 @@ export const ZLiveMessage = z.discriminatedUnion("type", [
     type: z.literal("run"),
     runId: z.uuid(),
     hostId: z.uuid().nullable(),
-    // The run's committed facts (lib/pipeline/schedule.ts notifyLive), relayed for the fleet view.
+    // The run's committed facts (lib/live/notify.ts notifyLive), relayed for the fleet view.
     status: z.enum(["running", "succeeded", "failed"]).optional(),
     pipeline: z.string().optional(),
     step: z.string().optional(),

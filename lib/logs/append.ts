@@ -1,7 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { runLogChunks, runLogHeads, runLogSources } from "@/lib/db/schema";
-import { notifyLive } from "@/lib/pipeline/schedule";
+import { notifyLive } from "@/lib/live/notify";
 import {
   DEFAULT_CHUNK_LIMITS,
   EMPTY_HEAD,

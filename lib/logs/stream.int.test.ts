@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { runLogChunks, runs } from "@/lib/db/schema";
 import { createLiveListener, type LiveListener } from "@/lib/live/listener";
-import { notifyLive } from "@/lib/pipeline/schedule";
+import { notifyLive } from "@/lib/live/notify";
 import { registerTestDatabase } from "@/test/db";
 import { appendRunLog } from "./append";
 import type { LogEntry } from "./chunks";

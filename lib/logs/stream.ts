@@ -6,7 +6,7 @@ import { readChunksAfter } from "./read";
 import { safeErrorSummary } from "@/lib/errors";
 import { createEventStream } from "@/lib/live/event-stream";
 import { serialRerun } from "@/lib/live/serial-rerun";
-import type { WatchAccess } from "@/lib/live/stream-access";
+import type { WatchAccess } from "@/lib/live/event-stream";
 
 const HEARTBEAT_MS = 15_000;
 const PAGE_CHUNKS = 200;

@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { notificationDeliveries, notificationTargets } from "@/lib/db/schema";
-import { notifyLive } from "@/lib/pipeline/schedule";
+import { notifyLive } from "@/lib/live/notify";
 import { unseal } from "@/lib/secrets/seal";
 import { DEFAULT_RETRY_BASE_MS, DELIVERY_MAX_ATTEMPTS, retryDelayMs } from "./backoff";
 import { scheduleDeliveryRetry } from "./enqueue";

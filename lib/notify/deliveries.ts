@@ -4,7 +4,7 @@ import { audited, type AuditActor } from "@/lib/audit/record-audit";
 import type { Database } from "@/lib/db/client";
 import { notificationDeliveries, notificationTargets } from "@/lib/db/schema";
 import { AppError } from "@/lib/errors";
-import { notifyLive } from "@/lib/pipeline/schedule";
+import { notifyLive } from "@/lib/live/notify";
 import { ZAcknowledgeDeliveries } from "./schemas";
 import { listTargets, type NotificationTargetView } from "./targets";
 

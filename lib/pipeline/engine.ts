@@ -8,9 +8,10 @@ import { ABORT_REASON } from "./abort-reason";
 import type { AbortNotices } from "./abort-notices";
 import { RunContext } from "./context";
 import { inQueryScope } from "./query-scope";
-import { notifyLive, scheduleTick } from "./schedule";
+import { scheduleTick } from "./schedule";
 import type { AnyPipeline, Outcome, Step, Waiter, WorkerResources } from "./step";
 import type { WaitRegistry } from "./waits";
+import { notifyLive } from "@/lib/live/notify";
 
 export type EngineOptions = {
   db: Database;

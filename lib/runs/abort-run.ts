@@ -2,7 +2,8 @@ import { eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { events, runAbortRequests, runs } from "@/lib/db/schema";
 import { AppError } from "@/lib/errors";
-import { notifyLive, scheduleTick } from "@/lib/pipeline/schedule";
+import { scheduleTick } from "@/lib/pipeline/schedule";
+import { notifyLive } from "@/lib/live/notify";
 
 /**
  * Records the operator's abort and wakes the run at once. The run's own tick then lets the

@@ -1,13 +1,13 @@
 import { eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { events, runAbortRequests, runs } from "@/lib/db/schema";
-import { latestRun, lockHost } from "@/lib/hosts/host-guards";
-import { retiredHostError } from "@/lib/hosts/reonboard-host";
+import { latestRun, lockHost, retiredHostError } from "@/lib/host-access/host-guards";
 import { AppError } from "@/lib/errors";
 import { appendRunLog } from "@/lib/logs/append";
 import { formatLogTime } from "@/lib/logs/text";
-import { notifyLive, scheduleTick } from "@/lib/pipeline/schedule";
+import { scheduleTick } from "@/lib/pipeline/schedule";
 import { RUN_RETRIED } from "./attempts";
+import { notifyLive } from "@/lib/live/notify";
 
 /**
  * Re-enters a failed run at the step that failed, as a first visit of a new chain: the step's

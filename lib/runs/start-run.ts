@@ -1,7 +1,8 @@
 import type { Database } from "@/lib/db/client";
 import { events, runs } from "@/lib/db/schema";
-import { notifyLive, scheduleTick, TICK_TASKS } from "@/lib/pipeline/schedule";
+import { scheduleTick, TICK_TASKS } from "@/lib/pipeline/schedule";
 import type { AnyPipeline } from "@/lib/pipeline/step";
+import { notifyLive } from "@/lib/live/notify";
 
 type Executor = Pick<Database, "insert" | "execute">;
 

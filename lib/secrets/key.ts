@@ -1,7 +1,9 @@
+import "server-only";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { dataDir } from "../config/paths";
+import { syncFolder } from "../config/sync-folder";
 
 const KEY_BYTES = 32;
 
@@ -179,13 +181,4 @@ export function writeKeyFileAtomically(file: string, key: SecretKey): void {
   }
   fs.renameSync(temp, file);
   syncFolder(path.dirname(file));
-}
-
-export function syncFolder(dir: string): void {
-  const fd = fs.openSync(dir, "r");
-  try {
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
 }

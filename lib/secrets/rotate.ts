@@ -13,13 +13,13 @@ import {
   reloadKeyring,
   retiredSecretKeyFile,
   secretKeyFile,
-  syncFolder,
   writeKeyFileAtomically,
   type Keyring,
   type SecretKey,
 } from "./key";
 import { envelopeKeyId, seal, unseal } from "./seal";
 import { sealedColumns, type SealedColumn } from "./sealed-columns";
+import { syncFolder } from "@/lib/config/sync-folder";
 
 /**
  * The points between a rotation's steps. A crash at any of them leaves every secret readable:

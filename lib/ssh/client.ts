@@ -1,3 +1,4 @@
+import "server-only";
 import { createHash, randomBytes } from "node:crypto";
 
 // Default import: under plain Node ESM (tsx, the worker) ssh2 is CommonJS and its named

@@ -5,7 +5,7 @@ import path from "node:path";
 
 import { describe, expect, it } from "vitest";
 
-import { HOSTILE_PATHS, HOSTILE_VALUES, commandCatalog } from "./command-catalog";
+import { HOSTILE_PATHS, HOSTILE_VALUES, commandCatalog } from "@/test/command-catalog";
 import { formatMode, uploadCommand } from "./commands";
 import { sh, shJoin, shQuote } from "./quote";
 

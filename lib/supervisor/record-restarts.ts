@@ -3,7 +3,7 @@ import { createDb } from "@/lib/db/client";
 import { consoleProcessRestarts } from "@/lib/db/schema";
 import { safeErrorSummary } from "@/lib/errors";
 import { serialRerun } from "@/lib/live/serial-rerun";
-import { notifyLive } from "@/lib/pipeline/schedule";
+import { notifyLive } from "@/lib/live/notify";
 import { recordPowerEvents } from "@/lib/power/events";
 import { crashLoopPowerEvent } from "./crash-loop-events";
 import type { CrashLoopEvent, RestartEvent } from "./supervisor";

@@ -6,7 +6,7 @@ import { events, notificationDeliveries } from "@/lib/db/schema";
 import { createTarget } from "@/lib/notify/targets";
 import { TEMPLATE_CHECK_KINDS } from "@/lib/notify/template-check-events";
 import { listHosts } from "@/lib/hosts/list-hosts";
-import { LIVE_CHANNEL } from "@/lib/pipeline/schedule";
+import { LIVE_CHANNEL } from "@/lib/live/notify";
 import { connectHost } from "@/lib/steps/host/connect-host";
 import { createApiToken } from "@/lib/steps/host/create-api-token";
 import { verifyVmTemplate } from "@/lib/steps/host/verify-vm-template";

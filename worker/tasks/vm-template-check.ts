@@ -1,4 +1,4 @@
-import { eq, inArray, sql } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import type { Task } from "graphile-worker";
 import { z } from "zod";
 import {
@@ -7,9 +7,10 @@ import {
 } from "@/lib/catalog/required-template-vmids";
 import type { Database } from "@/lib/db/client";
 import { hosts } from "@/lib/db/schema";
-import { proxmoxClientForHost } from "@/lib/hosts/proxmox-client";
+import { activeHosts } from "@/lib/hosts/active-hosts";
+import { proxmoxClientForHost } from "@/lib/host-access/proxmox-client";
 import { recordTemplateFinding } from "@/lib/notify/template-check-events";
-import { notifyLive } from "@/lib/pipeline/schedule";
+import { notifyLive } from "@/lib/live/notify";
 import {
   COULD_NOT_CHECK,
   findMissingTemplates,
@@ -76,22 +77,6 @@ export async function checkHostTemplates(
   } catch (error) {
     return { kind: "unknown", error: error instanceof Error ? error.message : String(error) };
   }
-}
-
-/**
- * Active hosts: those whose latest run succeeded (a host's state is never stored twice). A
- * retired host is left out: its token is gone (or about to be), and nothing is sold on it.
- */
-export async function activeHosts(db: Database): Promise<HostRecord[]> {
-  const result = await db.execute<{ id: string }>(sql`
-    select h.id from hosts h
-    join lateral (
-      select status from runs where runs.host_id = h.id order by runs.created_at desc limit 1
-    ) r on true
-    where r.status = 'succeeded' and h.retired_at is null`);
-  const ids = result.rows.map((row) => row.id);
-  if (ids.length === 0) return [];
-  return db.select().from(hosts).where(inArray(hosts.id, ids));
 }
 
 /**

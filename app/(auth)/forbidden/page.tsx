@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import Link from "next/link";
-import { ZRole } from "@/lib/auth/roles";
+import { ZRole } from "@/lib/roles";
 
 export const metadata: Metadata = { title: "Not allowed" };
 

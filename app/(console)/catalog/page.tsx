@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { requirePageActor } from "@/lib/auth/actor";
-import { hasRole } from "@/lib/auth/roles";
+import { hasRole } from "@/lib/roles";
 import { CatalogPlan, CatalogRequiredTemplates } from "@/components/catalog-plans";
 import type { PublishEffect } from "@/components/catalog-format";
 import { listCatalog, type CatalogView } from "@/lib/catalog/manage-catalog";

@@ -1,7 +1,7 @@
 import { requestActor } from "@/lib/auth/actor";
 import { EVENT_STREAM_HEADERS } from "@/lib/live/event-stream";
 import { respondError } from "@/lib/api/respond";
-import { watchRequestAccess } from "@/lib/live/stream-access";
+import { watchRequestAccess } from "@/lib/auth/stream-access";
 import { createBrowserLiveStream } from "@/lib/live/browser-stream";
 import { getLiveListener } from "@/lib/live/listener";
 

@@ -3,7 +3,7 @@ import { and, asc, eq, sql } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { consoleKeyRotationHosts, consoleKeyRotations } from "@/lib/db/schema";
 import { commandHeader, commandResult } from "@/lib/logs/text";
-import { notifyLive } from "@/lib/pipeline/schedule";
+import { notifyLive } from "@/lib/live/notify";
 import {
   advance,
   definePipeline,

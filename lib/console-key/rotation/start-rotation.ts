@@ -6,7 +6,7 @@ import { consoleKeyRotationHosts, consoleKeyRotations, consoleKeys, runs } from 
 import { AppError } from "@/lib/errors";
 import { startRun } from "@/lib/runs/start-run";
 
-import { ensureConsoleKey, insertConsoleKey } from "../store";
+import { ensureConsoleKey, insertConsoleKey } from "@/lib/host-access/console-key-store";
 import { hostsOnConsoleKey } from "./keys-in-use";
 import { rotateConsoleKeyPipeline } from "./pipeline";
 

@@ -11,8 +11,8 @@ import {
 } from "@/lib/ssh";
 
 import { appendKeyCommand, hasKeyCommand, removeKeyCommand } from "../commands";
-import { consoleKeyOfCredential } from "../host-credential";
-import { consoleKeyPrivate } from "../store";
+import { consoleKeyOfCredential } from "@/lib/host-access/host-credential";
+import { consoleKeyPrivate } from "@/lib/host-access/console-key-store";
 
 export type SwitchOutcome = {
   outcome: "switched" | "new_key_refused" | "unreachable";

@@ -10,7 +10,7 @@ import {
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
-import { ROLES } from "@/lib/auth/roles";
+import { ROLES } from "@/lib/roles";
 
 export const userRole = pgEnum("user_role", ROLES);
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Database } from "@/lib/db/client";
-import { proxmoxClientForHost } from "@/lib/hosts/proxmox-client";
+import { proxmoxClientForHost } from "@/lib/host-access/proxmox-client";
 import { ProxmoxUnavailableError } from "@/lib/proxmox/errors";
 import { pinnedApiCall, type PinnedRequest } from "@/lib/proxmox/pinned-https";
 import type { PveEndpoint } from "@/lib/power/targets/load-targets";

@@ -17,7 +17,7 @@ import { ADMIN, persistReading, powerTestPipelines, shutdownInput } from "@/test
 import { settled } from "@/test/runs";
 import { startWorker, type WorkerHandle } from "@/worker/runner";
 import { HA_NOT_AVAILABLE } from "./disarm-ha";
-import { protectLabCluster } from "./test-fixture";
+import { protectLabCluster } from "@/test/fixtures/protected-lab-cluster";
 
 /**
  * The cluster sequence against lab clusters over real HTTPS: three nodes sharing one pmxcfs,

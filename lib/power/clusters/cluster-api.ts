@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import { z } from "zod";
 import type { Database } from "@/lib/db/client";
 import { credentials, type hosts } from "@/lib/db/schema";
-import { HostApiNotReadyError } from "@/lib/hosts/proxmox-client";
+import { HostApiNotReadyError } from "@/lib/host-access/proxmox-client";
 import { ProxmoxUnavailableError } from "@/lib/proxmox/errors";
 import { pinnedApiCall } from "@/lib/proxmox/pinned-https";
 import { unseal } from "@/lib/secrets/seal";

@@ -11,7 +11,7 @@ import { waitFor } from "@/test/worker-process";
 import { startWorker } from "@/worker/runner";
 import { refreshClusterGroups } from "./refresh-cluster-groups";
 import { CLUSTER_REFRESH_TASK, requestClusterRefresh } from "./refresh-task";
-import { pointHostAt, seedActiveLabHost, type LabApi } from "./test-helpers";
+import { pointHostAt, seedActiveLabHost, type LabApi } from "@/test/fixtures/active-lab-host";
 
 const database = registerTestDatabase();
 let cephLab: LabCluster;

@@ -7,9 +7,9 @@ import {
   type ClusterNodeRecord,
 } from "@/lib/db/schema";
 import { safeErrorSummary } from "@/lib/errors";
-import { notifyLive } from "@/lib/pipeline/schedule";
+import { notifyLive } from "@/lib/live/notify";
 import { refreshConsolidateChecks } from "@/lib/power/consolidate/refresh-checks";
-import { activeHosts } from "@/worker/tasks/vm-template-check";
+import { activeHosts } from "@/lib/hosts/active-hosts";
 import { hostApi, type CephAnswer, type ClusterAnswer, type HostApi } from "./cluster-api";
 
 type HostRecord = typeof hosts.$inferSelect;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { and, asc, eq, isNull } from "drizzle-orm";
 import { powerEvents, powerTargets, runs } from "@/lib/db/schema";
-import { protectLabCluster } from "@/lib/power/cluster-sequence/test-fixture";
+import { protectLabCluster } from "@/test/fixtures/protected-lab-cluster";
 import { loadClusterGroups } from "@/lib/power/clusters/load-cluster-groups";
 import { setClusterPolicy } from "@/lib/power/clusters/set-cluster-policy";
 import { startPowerMonitor, type PowerMonitor } from "@/lib/power/monitor/power-monitor";

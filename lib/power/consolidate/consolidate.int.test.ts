@@ -17,7 +17,7 @@ import { ADMIN, persistReading, powerTestPipelines } from "@/test/fixtures/power
 import { runRow, settled } from "@/test/runs";
 import { SHUTDOWN_CANCELLED } from "@/lib/power/shutdown/shut-down-targets";
 import { startWorker, type WorkerHandle } from "@/worker/runner";
-import { protectLabCluster } from "@/lib/power/cluster-sequence/test-fixture";
+import { protectLabCluster } from "@/test/fixtures/protected-lab-cluster";
 import { waitFor } from "@/test/worker-process";
 import { DEFAULT_CONSOLIDATE_SETTINGS } from "@/lib/power/clusters/schemas";
 import { mainsBackAfterFirstStage } from "./mains-back";

@@ -1,6 +1,6 @@
 import type { Database } from "@/lib/db/client";
 import { safeErrorSummary } from "@/lib/errors";
-import { proxmoxClientForHost } from "@/lib/hosts/proxmox-client";
+import { proxmoxClientForHost } from "@/lib/host-access/proxmox-client";
 import { clusterApiFor, type GuestType } from "@/lib/power/cluster-sequence/cluster-api";
 import type { ClusterGroup } from "@/lib/power/clusters/load-cluster-groups";
 import { guestDevices, guestVolumes } from "@/lib/power/self-test/guest-volumes";

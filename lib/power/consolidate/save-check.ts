@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { powerClusters } from "@/lib/db/schema";
-import { notifyLive } from "@/lib/pipeline/schedule";
+import { notifyLive } from "@/lib/live/notify";
 import type { ConsolidateCheck } from "./check";
 
 /** Keeps the check where the cluster card and the plan preview show it. */

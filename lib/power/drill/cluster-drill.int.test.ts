@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { protectLabCluster } from "@/lib/power/cluster-sequence/test-fixture";
+import { protectLabCluster } from "@/test/fixtures/protected-lab-cluster";
 import { runTimeline } from "@/lib/power/queries/timeline";
 import { setPowerMode } from "@/lib/power/set-power-mode";
 import { startLabCluster, type LabCluster } from "@/lab";

@@ -2,7 +2,7 @@ import { and, eq, lt, sql } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { upsMonitorState, upsReadings } from "@/lib/db/schema";
 import { safeErrorSummary } from "@/lib/errors";
-import { notifyLive } from "@/lib/pipeline/schedule";
+import { notifyLive } from "@/lib/live/notify";
 import { mainsBackAfterFirstStage } from "@/lib/power/consolidate/mains-back";
 import { recordPowerEvents } from "@/lib/power/events";
 import type { TriggerSettings } from "@/lib/power/settings";

@@ -13,7 +13,7 @@ import {
   type SQL,
 } from "drizzle-orm";
 import { z } from "zod";
-import { blankToUndefined, optionalInstant } from "@/lib/api/query-params";
+import { blankToUndefined, optionalInstant } from "@/lib/http/query-params";
 import type { Database } from "@/lib/db/client";
 import { hosts, powerEvents, powerEventSeverity, powerTargets, upsDevices } from "@/lib/db/schema";
 import { failedNotificationTargetsOf } from "@/lib/notify/deliveries";

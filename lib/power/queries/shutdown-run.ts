@@ -2,8 +2,7 @@ import { asc, desc, eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { hosts, powerShutdownCalls, powerTargets, runs } from "@/lib/db/schema";
 import { getRun, type RunDetail } from "@/lib/runs/get-run";
-import { POWER_SHUTDOWN } from "@/lib/power/shutdown/pipeline";
-import { pipelines } from "@/lib/steps/pipelines";
+import { POWER_SHUTDOWN, powerShutdownPipeline } from "@/lib/power/shutdown/pipeline";
 
 export type ShutdownCallView = {
   targetId: string;
@@ -31,7 +30,7 @@ export async function latestShutdownRun(db: Database): Promise<ShutdownRunView |
     .limit(1);
   if (!latest) return null;
   const [run, calls] = await Promise.all([
-    getRun(db, latest.id, pipelines),
+    getRun(db, latest.id, { [POWER_SHUTDOWN]: powerShutdownPipeline }),
     db
       .select({ call: powerShutdownCalls, hostName: hosts.name, pbsName: powerTargets.name })
       .from(powerShutdownCalls)

@@ -1,6 +1,6 @@
 import { and, asc, count, eq, gte, lte, sql } from "drizzle-orm";
 import { z } from "zod";
-import { optionalInstant } from "@/lib/api/query-params";
+import { optionalInstant } from "@/lib/http/query-params";
 import type { Database } from "@/lib/db/client";
 import { upsReadings } from "@/lib/db/schema";
 

@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { powerClusters } from "@/lib/db/schema";
 import { safeErrorSummary } from "@/lib/errors";
-import { HostApiNotReadyError, proxmoxClientForHost } from "@/lib/hosts/proxmox-client";
+import { HostApiNotReadyError, proxmoxClientForHost } from "@/lib/host-access/proxmox-client";
 import type { ProxmoxClient } from "@/lib/proxmox/client";
 import { ProxmoxPermissionError } from "@/lib/proxmox/errors";
 import type { TClusterStatusEntry } from "@/lib/proxmox/schemas";

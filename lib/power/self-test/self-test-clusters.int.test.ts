@@ -4,7 +4,7 @@ import { powerClusters, powerTargets } from "@/lib/db/schema";
 import { refreshClusterGroups } from "@/lib/power/clusters/refresh-cluster-groups";
 import { readPowerSettings, writePowerSettings } from "@/lib/power/power-settings-store";
 import type { ShutdownSettings } from "@/lib/power/settings";
-import { seedActiveLabHost } from "@/lib/power/clusters/test-helpers";
+import { seedActiveLabHost } from "@/test/fixtures/active-lab-host";
 import { startLabCluster, type LabCluster } from "@/lab";
 import { readUserCfg, writeUserCfg } from "@/lab/pve/access";
 import { registerTestDatabase } from "@/test/db";

@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { credentials } from "@/lib/db/schema";
-import { proxmoxClientForHost } from "@/lib/hosts/proxmox-client";
+import { proxmoxClientForHost } from "@/lib/host-access/proxmox-client";
 import { pveShutdownPath } from "@/lib/proxmox/client";
 import { PBS_SHUTDOWN_PATH, PbsClient } from "@/lib/proxmox/pbs-client";
 import { probeApi } from "@/lib/proxmox/pinned-https";

@@ -290,7 +290,7 @@ const TOKEN_CFG = "/etc/pve/priv/token.cfg";
 
 const TOKEN_ADD = sh`pveum user token add ${CONSOLE_USER} ${CONSOLE_TOKEN_NAME} --privsep 1 --comment ${"CluPilot console"} --output-format json`;
 
-/** The command for one action; every one is in lib/ssh/command-catalog.ts. */
+/** The command for one action; every one is in test/command-catalog.ts. */
 export function accessCommand(action: AccessAction): string {
   const privs = CONSOLE_PRIVILEGE_NAMES.join(",");
   switch (action.kind) {

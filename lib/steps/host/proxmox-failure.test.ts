@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { HostApiNotReadyError } from "@/lib/hosts/proxmox-client";
+import { HostApiNotReadyError } from "@/lib/host-access/proxmox-client";
 import { advance } from "@/lib/pipeline/step";
 import {
   ProxmoxAuthError,

@@ -1,4 +1,4 @@
-import { HostApiNotReadyError } from "@/lib/hosts/proxmox-client";
+import { HostApiNotReadyError } from "@/lib/host-access/proxmox-client";
 import { fail, type Outcome } from "@/lib/pipeline/step";
 import {
   ProxmoxAuthError,

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { and, eq, isNull } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { credentials, events, hosts } from "@/lib/db/schema";
-import { loadCredentialAuth } from "@/lib/console-key/host-credential";
+import { loadCredentialAuth } from "@/lib/host-access/host-credential";
 import {
   connectSsh,
   sh,
@@ -16,7 +16,7 @@ import { LineSplitter } from "@/lib/logs/line-splitter";
 import { commandHeader, commandResult, formatDuration } from "@/lib/logs/text";
 import type { RunLogSink, RunRef, TickScope, Waiter, WorkerResources } from "@/lib/pipeline/step";
 import type { ProxmoxClient } from "@/lib/proxmox/client";
-import { proxmoxClientForHost } from "@/lib/hosts/proxmox-client";
+import { proxmoxClientForHost } from "@/lib/host-access/proxmox-client";
 import {
   requiredTemplateVmids,
   type RequiredTemplates,

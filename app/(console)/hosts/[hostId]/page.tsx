@@ -5,13 +5,13 @@ import { requirePageActor } from "@/lib/auth/actor";
 import { HostDetailView } from "@/components/host-detail";
 import { getDb } from "@/lib/db/client";
 import { getHost } from "@/lib/hosts/get-host";
-import { hasRole } from "@/lib/auth/roles";
+import { hasRole } from "@/lib/roles";
 import { installKeyCommand } from "@/lib/console-key/commands";
-import { ensureConsoleKey } from "@/lib/console-key/store";
+import { ensureConsoleKey } from "@/lib/host-access/console-key-store";
 import { listHostRuns } from "@/lib/hosts/list-host-runs";
 import { ZHostId, ZRunId } from "@/lib/hosts/schemas";
 import { getRun } from "@/lib/runs/get-run";
-import { pipelines } from "@/lib/steps/pipelines";
+import { pipelines } from "@/lib/registry/pipelines";
 import { HostRuns } from "@/components/host-runs";
 
 export const dynamic = "force-dynamic";
@@ -26,7 +26,7 @@ const loadHost = cache(async (hostId: string) => {
   // A malformed id names no host: 404, before Postgres can reject the uuid cast with a 500.
   const id = ZHostId.safeParse(hostId);
   if (!id.success) return null;
-  return getHost(getDb(), id.data);
+  return getHost(getDb(), id.data, pipelines);
 });
 
 export async function generateMetadata({ params }: Props): Promise<Metadata> {

@@ -3,7 +3,7 @@ import Link from "next/link";
 import { requirePageActor } from "@/lib/auth/actor";
 import { HostForm } from "@/components/host-form";
 import { installKeyCommand } from "@/lib/console-key/commands";
-import { ensureConsoleKey } from "@/lib/console-key/store";
+import { ensureConsoleKey } from "@/lib/host-access/console-key-store";
 import { getDb } from "@/lib/db/client";
 
 export const metadata: Metadata = { title: "Add host" };

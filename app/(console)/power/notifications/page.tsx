@@ -3,7 +3,7 @@ import Link from "next/link";
 import { NotificationTargetCards } from "@/components/notify/target-cards";
 import { NotificationTargetForm } from "@/components/notify/target-form";
 import { requirePageActor } from "@/lib/auth/actor";
-import { hasRole } from "@/lib/auth/roles";
+import { hasRole } from "@/lib/roles";
 import { getDb } from "@/lib/db/client";
 import { targetCards } from "@/lib/notify/deliveries";
 

@@ -5,7 +5,7 @@ import { DrillControl } from "@/components/power/drill-control";
 import { RunTimelineView } from "@/components/power/timeline";
 import { PowerRunList } from "@/components/power/timeline-runs";
 import { requirePageActor } from "@/lib/auth/actor";
-import { hasRole } from "@/lib/auth/roles";
+import { hasRole } from "@/lib/roles";
 import { getDb } from "@/lib/db/client";
 import { getPowerOverview } from "@/lib/power/queries/power-overview";
 import { listPowerRuns, runTimeline } from "@/lib/power/queries/timeline";

@@ -5,6 +5,7 @@ import { AppError } from "@/lib/errors";
 import { auditedHostDeletion } from "@/lib/hosts/delete-host";
 import { auditedHostEdit, ZEditHost } from "@/lib/hosts/edit-host";
 import { getHost } from "@/lib/hosts/get-host";
+import { pipelines } from "@/lib/registry/pipelines";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -17,7 +18,7 @@ export async function GET(request: Request, context: HostRouteContext): Promise<
     "viewer",
     "GET /api/hosts/[hostId]",
     async (_actor, hostId) => {
-      const host = await getHost(getDb(), hostId);
+      const host = await getHost(getDb(), hostId, pipelines);
       if (!host) throw new AppError("not_found", `Host ${hostId} does not exist.`);
       return json(host);
     },

@@ -1,5 +1,5 @@
 import { requestActor } from "@/lib/auth/actor";
-import { searchParamsInput } from "@/lib/api/query-params";
+import { searchParamsInput } from "@/lib/http/query-params";
 import { json, respondError } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
 import {

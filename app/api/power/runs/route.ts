@@ -1,6 +1,6 @@
 import { requestActor } from "@/lib/auth/actor";
 import { parseInput } from "@/lib/api/parse-input";
-import { searchParamsInput } from "@/lib/api/query-params";
+import { searchParamsInput } from "@/lib/http/query-params";
 import { json, respondError } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
 import {

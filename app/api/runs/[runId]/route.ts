@@ -4,7 +4,7 @@ import { getDb } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import { ZRunId } from "@/lib/hosts/schemas";
 import { getRun } from "@/lib/runs/get-run";
-import { pipelines } from "@/lib/steps/pipelines";
+import { pipelines } from "@/lib/registry/pipelines";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";

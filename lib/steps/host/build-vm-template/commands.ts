@@ -8,7 +8,7 @@ import {
 } from "../remote-watch";
 
 /**
- * Commands BuildVmTemplate sends; every one is in lib/ssh/command-catalog.ts and passes `sh -n`.
+ * Commands BuildVmTemplate sends; every one is in test/command-catalog.ts and passes `sh -n`.
  * All of them are POSIX sh: a non-root user's commands run through `sudo -n sh -c` (dash on
  * Debian).
  */

@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import { requestActor } from "@/lib/auth/actor";
 import { EVENT_STREAM_HEADERS } from "@/lib/live/event-stream";
 import { parseId, respondError } from "@/lib/api/respond";
-import { watchRequestAccess } from "@/lib/live/stream-access";
+import { watchRequestAccess } from "@/lib/auth/stream-access";
 import { getDb } from "@/lib/db/client";
 import { runs } from "@/lib/db/schema";
 import { AppError } from "@/lib/errors";

@@ -1,16 +1,11 @@
 import { requestStillAllowed, type Actor } from "@/lib/auth/actor";
-import type { Role } from "@/lib/auth/roles";
+import type { Role } from "@/lib/roles";
 import { processReachability } from "@/lib/db/reachability";
 import { isDatabaseUnreachable } from "@/lib/db/unreachable";
 import { safeErrorSummary } from "@/lib/errors";
+import type { WatchAccess } from "@/lib/live/event-stream";
 import type { LiveEvent, LiveListener } from "@/lib/live/listener";
-import { serialRerun } from "./serial-rerun";
-
-/**
- * Starts watching whether a stream may go on; calls `onRevoked` once when it may not. Returns the
- * function that stops watching. A stream takes one of these, so it owns the watch's lifetime.
- */
-export type WatchAccess = (onRevoked: () => void) => () => void;
+import { serialRerun } from "@/lib/live/serial-rerun";
 
 /** How often an open stream re-checks its credential when nothing told it to sooner. */
 export const ACCESS_RECHECK_MS = 15_000;

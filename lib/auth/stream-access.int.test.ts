@@ -10,7 +10,7 @@ import { runs, sessions } from "@/lib/db/schema";
 import { createTestUser, type TestUser } from "@/test/auth";
 import { sseEvents } from "@/test/sse";
 import { registerProcessTestDatabase, routeParams } from "@/test/process-database";
-import { getLiveListener } from "./listener";
+import { getLiveListener } from "@/lib/live/listener";
 import { ACCESS_RECHECK_MS, watchStreamAccess } from "./stream-access";
 
 registerProcessTestDatabase();

@@ -41,3 +41,11 @@ export async function latestRun(db: Reader, hostId: string) {
     .limit(1);
   return latest;
 }
+
+/** A retired host gets no new runs: its token and key are gone, and it is history now. */
+export function retiredHostError(name: string): AppError {
+  return new AppError(
+    "conflict",
+    `${name} is retired and gets no new runs. To bring the machine back, delete the retired host and add it again.`,
+  );
+}

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 
-import { fieldErrors, ZCreateHost, ZHostCredentialInput } from "@/lib/hosts/schemas";
+import { fieldErrors, ZCreateHost } from "@/lib/hosts/schemas";
+import { ZHostCredentialInput } from "@/lib/host-access/credential-schema";
 
 // The credential part of the host forms: "the console's key" needs no secret; the others do.
 const host = {

@@ -61,8 +61,8 @@ import {
   userListCommand,
 } from "@/lib/steps/host/decommission/remove-api-token";
 import { tailCommand } from "@/lib/logs/tail-remote-file";
-import { killGroupCommand, uploadCommand, withGroupMarker } from "./commands";
-import { sh } from "./quote";
+import { killGroupCommand, uploadCommand, withGroupMarker } from "@/lib/ssh/commands";
+import { sh } from "@/lib/ssh/quote";
 
 /**
  * Every shell command the console can send to a host, with samples built from hostile values.

@@ -1,3 +1,4 @@
+import "server-only";
 import { randomUUID } from "node:crypto";
 import { eq } from "drizzle-orm";
 
@@ -5,7 +6,7 @@ import type { Database } from "@/lib/db/client";
 import { consoleKeys } from "@/lib/db/schema";
 import { seal, unseal } from "@/lib/secrets/seal";
 
-import { consoleKeyComment, generateConsoleKeyPair } from "./key-pair";
+import { consoleKeyComment, generateConsoleKeyPair } from "./console-key-pair";
 
 type Executor = Pick<Database, "select" | "insert">;
 

@@ -1,13 +1,14 @@
+import "server-only";
 import { eq } from "drizzle-orm";
 
 import { AppError } from "@/lib/errors";
 import type { Database } from "@/lib/db/client";
 import { consoleKeyCredentials, credentials } from "@/lib/db/schema";
-import type { THostCredentialInput } from "@/lib/hosts/schemas";
+import type { THostCredentialInput } from "@/lib/host-access/credential-schema";
 import { seal, unseal } from "@/lib/secrets/seal";
 import type { SshAuth } from "@/lib/ssh";
 
-import { consoleKeyById, consoleKeyPrivate, ensureConsoleKey } from "./store";
+import { consoleKeyById, consoleKeyPrivate, ensureConsoleKey } from "./console-key-store";
 
 type Executor = Pick<Database, "select" | "insert">;
 

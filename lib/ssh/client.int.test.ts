@@ -301,7 +301,9 @@ describe("SshSession.exec", () => {
       let pid = 0;
       await waitUntil(
         async () =>
-          (pid = Number(await readFile(path.join(lab.root, file), "utf8").catch(() => ""))) > 0,
+          (pid = Number(
+            await readFile(path.join(lab.root, "root", file), "utf8").catch(() => ""),
+          )) > 0,
         { what: "the command to have started" },
       );
       await waitUntil(() => !isProcessAlive(pid), { what: `the shell ${pid} to die` });

@@ -21,9 +21,11 @@ let watched: WatchedStatus;
 beforeAll(async () => {
   node = await startLab();
   session = await labSession(node, { pinnedHostKey: node.ssh.hostKeySha256 });
-  dir = path.join(node.root, "var/lib/clupilot/watch-test");
+  // The node's /var is its own folder's (lab/namespace): written here, read there.
+  const nodeDir = "/var/lib/clupilot/watch-test";
+  dir = path.join(node.root, nodeDir);
   fs.mkdirSync(dir, { recursive: true });
-  watched = { dir: sh`${dir}`, files: ["state", "phase"], pidFiles: ["pid", "lock"] };
+  watched = { dir: sh`${nodeDir}`, files: ["state", "phase"], pidFiles: ["pid", "lock"] };
 });
 afterAll(async () => {
   session?.close();

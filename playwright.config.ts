@@ -30,7 +30,7 @@ export default defineConfig({
   projects: [
     { name: "console", testIgnore: /fleet\.spec\.ts$/ },
     // The fleet spec times the hosts list against its bounds (1 s): it runs once every other
-    // spec is done, with the machine to itself.
+    // spec is done, with the machine to itself. Alone: `npx playwright test --no-deps fleet`.
     { name: "timed", testMatch: /fleet\.spec\.ts$/, dependencies: ["console"] },
   ],
   use: {

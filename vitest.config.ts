@@ -3,9 +3,23 @@ import { defineConfig } from "vitest/config";
 
 const alias = { "@": path.resolve(import.meta.dirname) };
 
+// In CI (.ci/run sets CI) each run also leaves every file's and test's timing as JSON, named
+// after the projects it ran (npm test runs vitest twice), for README "Tests and benchmarks".
+const projectsRun = process.argv.flatMap((arg, i, all) =>
+  arg === "--project" ? [all[i + 1]] : arg.startsWith("--project=") ? [arg.slice(10)] : [],
+);
+const timingReport = path.join(
+  import.meta.dirname,
+  "node_modules/.cache/vitest-timings",
+  `${projectsRun.join("+") || "all"}.json`,
+);
+
 export default defineConfig({
   resolve: { alias },
   test: {
+    ...(process.env.CI
+      ? { reporters: ["default", ["json", { outputFile: timingReport }]] as const }
+      : {}),
     projects: [
       {
         resolve: { alias },

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { X509Certificate } from "node:crypto";
+import { generateKeyPairSync, X509Certificate } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 
@@ -9,12 +9,23 @@ import { labDir } from "../debian/lab-state";
  * The node's self-signed HTTPS certificate, shaped like the one pve-cluster creates
  * (`/etc/pve/local/pve-ssl.pem`, RSA 2048). Node 20 cannot issue X.509 certificates itself, so
  * `openssl req -x509` makes it once; it is cached in the lab root's `.lab/` and survives restarts
- * (the console pins its fingerprint). Once Proxmox VE is installed, `installNodeCert` puts the
- * same bytes where pve-cluster keeps them, so reading the certificate over SSH and the TLS
- * handshake agree, as on a real node.
+ * (the console pins its fingerprint). Every node gets a certificate of its own (its own name and
+ * serial, so its own fingerprint); the nodes one process starts share its RSA key, as making a
+ * key took openssl up to a second and a half on a busy 2-core machine, and the tests start
+ * hundreds of nodes. Once Proxmox VE is installed, `installNodeCert` puts the same bytes where
+ * pve-cluster keeps them, so reading the certificate over SSH and the TLS handshake agree, as on
+ * a real node.
  */
 
 export type NodeCert = { key: string; cert: string; sha256: string };
+
+let rsaKey: string | null = null;
+const processKey = (): string =>
+  (rsaKey ??= generateKeyPairSync("rsa", {
+    modulusLength: 2048,
+    privateKeyEncoding: { type: "pkcs8", format: "pem" },
+    publicKeyEncoding: { type: "spki", format: "pem" },
+  }).privateKey);
 
 export function loadOrCreateNodeCert(root: string, node: string): NodeCert {
   const dir = labDir(root);
@@ -24,19 +35,17 @@ export function loadOrCreateNodeCert(root: string, node: string): NodeCert {
     fs.mkdirSync(dir, { recursive: true });
     const tmpKey = `${keyFile}.tmp.${process.pid}`;
     const tmpCert = `${certFile}.tmp.${process.pid}`;
+    fs.writeFileSync(tmpKey, processKey(), { mode: 0o600 });
     execFileSync(
       "openssl",
       [
         "req",
         "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
+        "-key",
+        tmpKey,
         "-sha256",
         "-days",
         "3650",
-        "-keyout",
-        tmpKey,
         "-out",
         tmpCert,
         "-subj",

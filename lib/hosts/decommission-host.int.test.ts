@@ -95,7 +95,7 @@ async function results(runId: string): Promise<Record<string, string>> {
   return Object.fromEntries(visits.map((v) => [v.step, v.detail ?? ""]));
 }
 
-describe("decommissioning a host", () => {
+describe.concurrent("decommissioning a host", () => {
   it("decommission removes token and key on the lab node (only the console's key line); the host is retired and its runs remain viewable", async () => {
     const operatorKey = generateClientKey("ops@laptop");
     const node = await harness.lab();

@@ -9,13 +9,14 @@ import { getDb, getPool } from "@/lib/db/client";
 import { createHost } from "@/lib/hosts/create-host";
 import { createTestUser } from "@/test/auth";
 import { registerProcessTestDatabase } from "@/test/process-database";
-import { FIELD_NAMES, hostileObject, hostileString, hostileValue, samples } from "./hostile";
+import { FIELD_NAMES, hostileObject, hostileString, hostileValue } from "./hostile";
 import { fuzzInBatches } from "./batches";
+import { FUZZ_RUNS, FUZZ_SEED } from "./settings";
 
 /*
  * Every server action in lib/actions (found by listing the folder, so a new action is fuzzed
- * without editing this file) gets ≥ 1000 hostile inputs: FormData and plain objects with hostile
- * fields, and inputs of the wrong type altogether. An action runs here as it runs in Next.js,
+ * without editing this file) gets FUZZ_RUNS hostile inputs (test/fuzz/settings.ts): FormData
+ * and plain objects with hostile fields, and inputs of the wrong type altogether. An action runs here as it runs in Next.js,
  * signed in as an admin through the session cookie; only the request scope Next.js provides
  * (the cookie jar, request headers, cache revalidation) is stood in for. For each input: the
  * action answers with a result, never the generic "something went wrong" (a 500's twin), and a
@@ -46,9 +47,9 @@ vi.mock("next/cache", () => ({
   refresh: () => undefined,
 }));
 
-const CASES_PER_ACTION = 1000;
+const CASES_PER_ACTION = FUZZ_RUNS;
 const BATCH = 50;
-const SEED = Number(process.env.FUZZ_SEED ?? 20261130);
+const SEED = FUZZ_SEED;
 
 type Action = (...args: unknown[]) => Promise<unknown>;
 
@@ -184,10 +185,11 @@ describe("fuzz: every server action in lib/actions", () => {
       `${name}: ${CASES_PER_ACTION} hostile inputs, always a result, refused ones change nothing`,
       async () => {
         const pool = getPool();
-        const inputs = samples(inputArbitrary, CASES_PER_ACTION, SEED + 1000 + index);
         const refused = await fuzzInBatches({
           pool,
-          cases: inputs,
+          arbitrary: inputArbitrary,
+          runs: CASES_PER_ACTION,
+          seed: SEED + 1000 + index,
           batchSize: BATCH,
           attempt: (input, i) => call(action, name, input, i),
           inspect: (outcome) => expect(outcome.problem, outcome.describe).toBeNull(),

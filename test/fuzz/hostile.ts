@@ -226,8 +226,3 @@ export function hostileObject(base: Record<string, unknown> = {}): fc.Arbitrary<
     )
     .map(([fields, keepBase]) => ({ ...(keepBase ? base : {}), ...fields }));
 }
-
-/** `count` values of `arbitrary`, reproducible from `seed`. */
-export function samples<T>(arbitrary: fc.Arbitrary<T>, count: number, seed: number): T[] {
-  return fc.sample(arbitrary, { numRuns: count, seed });
-}

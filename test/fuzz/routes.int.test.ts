@@ -8,27 +8,21 @@ import { ensureConsoleKeyAt } from "@/lib/console-key/ensure-at-start";
 import { getDb, getPool } from "@/lib/db/client";
 import { createTestUser, type TestUser } from "@/test/auth";
 import { registerProcessTestDatabase } from "@/test/process-database";
-import {
-  HOSTILE_STRINGS,
-  hostileObject,
-  hostileString,
-  hostileValue,
-  QUERY_KEYS,
-  samples,
-} from "./hostile";
+import { HOSTILE_STRINGS, hostileObject, hostileString, hostileValue, QUERY_KEYS } from "./hostile";
 import { fuzzInBatches } from "./batches";
+import { FUZZ_RUNS, FUZZ_SEED } from "./settings";
 
 /*
  * Every route handler under app/api (found by glob, so a new route is fuzzed without editing
- * this file) gets ≥ 1000 hostile requests: hostile path parameters, query strings, bodies,
+ * this file) gets FUZZ_RUNS hostile requests (test/fuzz/settings.ts): hostile path parameters, query strings, bodies,
  * content types and headers. For each: never a 500 (only a 503 the domain chose, e.g. a
  * connection test to an unreachable host, which says what to do); a refused request changes nothing in
  * the database and queues no job (no run, so no command reaches a host).
  */
 
-const CASES_PER_HANDLER = 1000;
+const CASES_PER_HANDLER = FUZZ_RUNS;
 const BATCH = 100;
-const SEED = Number(process.env.FUZZ_SEED ?? 20261130);
+const SEED = FUZZ_SEED;
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 type Method = (typeof METHODS)[number];
 type Handler = (request: Request, context: { params: Promise<unknown> }) => Promise<Response>;
@@ -245,7 +239,6 @@ describe("fuzz: every route handler under app/api", () => {
   for (const [index, { routePath, method, handler, paramNames }] of handlers.entries()) {
     it(`${method} /api/${routePath}: ${CASES_PER_HANDLER} hostile requests, never a 500, refused ones change nothing`, async () => {
       const pool = getPool();
-      const cases = samples(caseArbitrary(paramNames), CASES_PER_HANDLER, SEED + index);
       // The URL is what a client would send; the handler gets the raw parameter, as Next.js
       // hands it over after decoding.
       const resolvedPath = (fuzz: Case) =>
@@ -254,7 +247,9 @@ describe("fuzz: every route handler under app/api", () => {
         );
       const refused = await fuzzInBatches({
         pool,
-        cases,
+        arbitrary: caseArbitrary(paramNames),
+        runs: CASES_PER_HANDLER,
+        seed: SEED + index,
         batchSize: BATCH,
         attempt: (fuzz, i) => send(handler, resolvedPath(fuzz), method, fuzz, i),
         inspect: ({ status, describe, unexpected }, fuzz) => {

@@ -112,7 +112,7 @@ function holdLock(node: LabNode, labSeconds: number): Promise<void> {
 
 const read = (node: LabNode, file: string) => readFile(path.join(node.root, file), "utf8");
 
-describe("apt waits for the dpkg lock, and says who holds it", () => {
+describe.concurrent("apt waits for the dpkg lock, and says who holds it", () => {
   it("lock held for 20 s: InstallProxmoxRepository waits (the phase line names the holder) and succeeds", async () => {
     const node = await lab();
     const hostId = await addHost(node);

@@ -105,7 +105,7 @@ async function interruptedVisit(node: LabNode, apply: boolean, seconds: number):
 const logOf = async (runId: string) =>
   (await readLogTail(db, runId, 5000)).map((l) => l.text).join("\n");
 
-describe("ConfigureProxmox changes the network under a rollback timer", () => {
+describe.concurrent("ConfigureProxmox changes the network under a rollback timer", () => {
   it("normal path: the timer is set before ifreload and cancelled after a new SSH connection finds vmbr0 live; the log shows both", async () => {
     const { node, hostId } = await debianHost();
     const connectionsBefore = node.authAttempts.filter((a) => a.accepted).length;

@@ -132,7 +132,7 @@ const settled = (runId: string, timeoutMs?: number) => settledRun(db, runId, tim
 
 const read = (node: LabNode, file: string) => readFile(path.join(node.root, file), "utf8");
 
-describe("Debian-side onboarding steps against a fresh lab node over real SSH", () => {
+describe.concurrent("Debian-side onboarding steps against a fresh lab node over real SSH", () => {
   it("a fresh Debian 13 node goes through every step to a Proxmox host with vmbr0; a second run changes nothing and does not reboot again", async () => {
     const node = await lab();
     const hostId = await addHost(node);

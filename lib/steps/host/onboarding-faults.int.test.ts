@@ -149,7 +149,7 @@ function kernelInstalled(node: LabNode, nextBoot: { release: string; version: st
   writeNextKernel(node.root, nextBoot);
 }
 
-describe("onboarding failure paths against the lab's faults", () => {
+describe.concurrent("onboarding failure paths against the lab's faults", () => {
   it("package install fails (apt locked by another process): InstallProxmoxKernel fails with apt's one-line reason; Retry after the lock is gone installs it", async () => {
     const node = await lab();
     const hostId = await addTestHost(node);

@@ -224,14 +224,19 @@ call() {
 	(set +e; "$@") 2>&1
 }
 
+indented() {
+	[ -z "$1" ] || printf '%s\n' "$1" | sed 's/^/     /'
+}
+
 expect_ok() {
 	local what="$1" out start=$SECONDS
 	shift
 	if out="$(call "$@")"; then
 		echo "ok - $what ($((SECONDS - start)) s)"
-		[ -z "$out" ] || printf '     %s\n' "$out"
+		indented "$out"
 	else
-		printf 'not ok - %s\n%s\n' "$what" "$out"
+		echo "not ok - $what"
+		indented "$out"
 		return 1
 	fi
 }
@@ -240,15 +245,17 @@ expect_death() {
 	local what="$1" message="$2" out start=$SECONDS
 	shift 2
 	if out="$(call "$@")"; then
-		printf 'not ok - %s: it passed\n%s\n' "$what" "$out"
+		echo "not ok - $what: it passed"
+		indented "$out"
 		return 1
 	fi
 	if [[ "$out" != *"$message"* ]]; then
-		printf 'not ok - %s: died, but not saying "%s":\n%s\n' "$what" "$message" "$out"
+		echo "not ok - $what: died, but not saying \"$message\":"
+		indented "$out"
 		return 1
 	fi
 	echo "ok - $what ($((SECONDS - start)) s)"
-	printf '     %s\n' "$out"
+	indented "$out"
 }
 
 # The checks are independent (the customised image is a copy), so they run in two lanes side by

@@ -60,8 +60,14 @@ suite="$(. /etc/os-release && echo "${VERSION_CODENAME:-}")"
 }
 
 # Prints the URI of the first enabled apt source for "$suite" with component main, from the
-# one-line (.list) and deb822 (.sources) files.
+# one-line (.list) and deb822 (.sources) files; nothing when there is none.
 machine_mirror() {
+	local suite="$1" found
+	found="$(machine_sources "$suite")"
+	printf '%s\n' "${found%%$'\n'*}"
+}
+# Every such URI, in the order apt reads the files.
+machine_sources() {
 	local suite="$1" file
 	for file in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
 		[ -r "$file" ] || continue
@@ -94,7 +100,7 @@ machine_mirror() {
 			key != "" { field[key] = field[key] " " $0 }
 			END { flush() }
 		' "$file"
-	done | awk 'NF { print $1; exit }'
+	done
 }
 mirror="$(machine_mirror "$suite")"
 [ -n "$mirror" ] || {

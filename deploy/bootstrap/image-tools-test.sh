@@ -113,8 +113,9 @@ work="$(mktemp -d /var/tmp/clupilot-image-tools.XXXXXX)"
 jobs_running=()
 cleanup() {
 	local pid
-	# A check still running (this script failed or was interrupted) is its own process group
-	# (set -m below): the template.sh function, its virt-* tool and that tool's QEMU.
+	# A lane still running (this script failed or was interrupted) is its own process group
+	# (set -m below): the template.sh function, its virt-* tool and that tool's QEMU; so is the
+	# lanes' watchdog.
 	for pid in "${jobs_running[@]}"; do kill -TERM -- "-$pid" 2>/dev/null || true; done
 	wait 2>/dev/null || true
 	rm -rf "$work"
@@ -237,7 +238,9 @@ cp "$work/cloud.qcow2" "$work/custom.qcow2"
 phase "disk images (qcow2, $(du -m "$work/cloud.qcow2" | cut -f1) MiB)"
 
 # Runs a template.sh function in a subshell (die exits it); prints its output, returns its status.
+# While it runs, "$running" (the lane's file) names it: what a stopped lane was doing.
 call() {
+	[ -z "${running:-}" ] || printf '%s\n' "$*" >"$running"
 	(set +e; "$@") 2>&1
 }
 
@@ -279,6 +282,7 @@ expect_death() {
 # side: customising and verifying the result (the longest), and the three others one after the
 # other. Each lane is its own process group; the reports are printed once both have ended.
 lane_customised() {
+	running="$work/customised.running"
 	expect_ok "customise_cloud_image installs ${packages[*]} from the image's local repository (real virt-customize)" \
 		customise_cloud_image "$work/custom.qcow2" &&
 		expect_ok "verify_image_contents finds ${packages[*]} installed in the customised image" \
@@ -286,6 +290,7 @@ lane_customised() {
 }
 lane_others() {
 	local failed=0
+	running="$work/others.running"
 	expect_ok "verify_image_structure accepts the cloud layout (real virt-filesystems: sda1 ext4, sda15 vfat)" \
 		verify_image_structure "$work/cloud.qcow2" || failed=1
 	expect_death "verify_image_structure refuses the same disk without its EFI partition" \
@@ -299,27 +304,34 @@ lanes=(others customised)
 limit_seconds=900
 set -m
 for lane in "${lanes[@]}"; do
-	"lane_$lane" >"$work/$lane.out" 2>&1 &
+	(
+		status=0
+		"lane_$lane" || status=$?
+		rm -f "$work/$lane.running"
+		exit "$status"
+	) >"$work/$lane.out" 2>&1 &
 	jobs_running+=("$!")
 done
-set +m
 (
 	sleep "$limit_seconds"
 	touch "$work/timed-out"
 	for pid in "${jobs_running[@]}"; do kill -TERM -- "-$pid" 2>/dev/null || true; done
 ) &
 watchdog=$!
+jobs_running+=("$watchdog")
+set +m
 failed=0
 for i in "${!lanes[@]}"; do
 	wait "${jobs_running[$i]}" || failed=1
 	cat "$work/${lanes[$i]}.out"
 done
-jobs_running=()
-kill "$watchdog" 2>/dev/null || true
+kill -TERM -- "-$watchdog" 2>/dev/null || true
 wait "$watchdog" 2>/dev/null || true
+jobs_running=()
 phase "the checks, in two lanes (5 appliance launches)"
 if [ -e "$work/timed-out" ]; then
-	echo "test:image-tools: the checks did not end within $limit_seconds s and were stopped (see the last lines above: which tool hung)" >&2
+	echo "test:image-tools: the checks did not end within $limit_seconds s and were stopped; still running then:" >&2
+	cat "$work"/*.running >&2 2>/dev/null || true
 	exit 1
 fi
 [ "$failed" -eq 0 ] || {

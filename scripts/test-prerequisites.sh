@@ -12,19 +12,28 @@ root="${CLUPILOT_PREREQUISITES_ROOT:-}"
 # What the tests start → the Debian package that installs it, one line each. A bare name is
 # looked up in PATH (the tests run it by name); an absolute path is where the tests run it from.
 prerequisites="
-${CHROMIUM_PATH:-/usr/bin/chromium}  chromium        e2e tests and benches (test/chromium.ts)
-/usr/sbin/sshd                       openssh-server  OpenSSH parity tests (lab/openssh/sshd.ts)
-ssh-keygen                           openssh-client  host key fingerprints
-shellcheck                           shellcheck      the deploy scripts pass shellcheck
-openssl                              openssl         lab nodes run the deploy scripts
-curl                                 curl            lab nodes run the deploy scripts
-ps                                   procps          lab nodes run the deploy scripts
-gpg                                  gpg             lab nodes check the Proxmox keyring (gpg --show-keys)
-/usr/sbin/upsd                       nut-server      power: a real NUT server
-/usr/sbin/upsdrvctl                  nut-server      power: starts the UPS driver
-/usr/lib/nut/dummy-ups               nut-server      power: the simulated UPS driver
-/usr/sbin/upsmon                     nut-client      power: NUT's own monitor
-/usr/sbin/snmpd                      snmpd           power: a real SNMP agent
+${CHROMIUM_PATH:-/usr/bin/chromium}  chromium                 e2e tests and benches (test/chromium.ts)
+/usr/sbin/sshd                       openssh-server           OpenSSH parity tests (lab/openssh/sshd.ts)
+ssh-keygen                           openssh-client           host key fingerprints
+shellcheck                           shellcheck               the deploy scripts pass shellcheck
+openssl                              openssl                  lab nodes run the deploy scripts
+curl                                 curl                     lab nodes run the deploy scripts
+ps                                   procps                   lab nodes run the deploy scripts
+gpg                                  gpg                      lab nodes check the Proxmox keyring (gpg --show-keys)
+/usr/sbin/upsd                       nut-server               power: a real NUT server
+/usr/sbin/upsdrvctl                  nut-server               power: starts the UPS driver
+/usr/lib/nut/dummy-ups               nut-server               power: the simulated UPS driver
+/usr/sbin/upsmon                     nut-client               power: NUT's own monitor
+/usr/sbin/snmpd                      snmpd                    power: a real SNMP agent
+virt-customize                       libguestfs-tools         image tools: template.sh with the real libguestfs tools
+virt-cat                             libguestfs-tools         image tools: verify_image_contents
+virt-filesystems                     libguestfs-tools         image tools: verify_image_structure
+qemu-img                             qemu-utils               image tools: the test's disk images
+mmdebstrap                           mmdebstrap               image tools: the Debian root of the test's image
+/sbin/sgdisk                         gdisk                    image tools: the image's GPT
+/sbin/mkfs.vfat                      dosfstools               image tools: the image's EFI partition
+dpkg-scanpackages                    dpkg-dev                 image tools: the image's local repository
+/boot/vmlinuz-*                      linux-image-cloud-amd64  image tools: a kernel for the libguestfs appliance (any installed one will do)
 "
 
 if [ -n "${CHROMIUM_PATH:-}" ] && [ ! -x "$root$CHROMIUM_PATH" ]; then
@@ -34,6 +43,11 @@ fi
 
 present() {
   case "$1" in
+    # A file whose name holds a version: any that matches, executable or not. (The kernel: any
+    # installed one serves the libguestfs appliance. A machine without one, a container, gets
+    # Debian's cloud kernel, the fastest to boot the appliance; a machine that boots its own
+    # kernel is not given a second one its boot loader might start next time.)
+    /*'*'*) compgen -G "$root$1" >/dev/null ;;
     /*) [ -f "$root$1" ] && [ -x "$root$1" ] ;;
     *) command -v "$1" >/dev/null 2>&1 ;;
   esac

@@ -148,6 +148,27 @@ describe("npm test's prerequisites check (scripts/test-prerequisites.sh)", () =>
     );
   });
 
+  it("takes any kernel in /boot, executable or not, and names Debian's cloud kernel when there is none", () => {
+    const withKernel = machine(["/boot/vmlinuz-*"]);
+    fs.mkdirSync(path.join(withKernel.root, "boot"));
+    fs.writeFileSync(path.join(withKernel.root, "boot/vmlinuz-6.1.0-57-amd64"), "", {
+      mode: 0o644,
+    });
+    expect(
+      runScript({ PATH: withKernel.bin, CLUPILOT_PREREQUISITES_ROOT: withKernel.root }, "nobody"),
+    ).toEqual({ code: 0, stdout: "", stderr: "" });
+
+    const without = machine(["/boot/vmlinuz-*"]);
+    const result = runScript(
+      { PATH: without.bin, CLUPILOT_PREREQUISITES_ROOT: without.root },
+      "nobody",
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      "the tests run them: /boot/vmlinuz-*. On Debian, run:\n  sudo apt-get install -y --no-install-recommends linux-image-cloud-amd64\n",
+    );
+  });
+
   it("refuses a CHROMIUM_PATH that is not a program, saying what to do", () => {
     const { root, bin } = machine();
     const result = runScript(

@@ -52,6 +52,13 @@ describe("the template scripts", () => {
     execFileSync("shellcheck", ["-x", script], { cwd: here, encoding: "utf8" });
   });
 
+  it("the image-tools test (npm run test:image-tools) passes shellcheck", () => {
+    execFileSync("shellcheck", ["-x", path.join(here, "../image-tools-test.sh")], {
+      cwd: here,
+      encoding: "utf8",
+    });
+  });
+
   it.each(scripts)("%s passes sh -n", (script) => {
     execFileSync("sh", ["-n", script]);
     execFileSync("bash", ["-n", script]);

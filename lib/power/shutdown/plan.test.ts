@@ -53,7 +53,12 @@ describe("the plan with a cluster", () => {
   const group: ClusterGroup = {
     id: "c1",
     name: "prod",
+    label: "prod",
     policy: "cluster",
+    chosenPolicy: "cluster",
+    policyNote: null,
+    membership: null,
+    ambiguity: null,
     hyperConverged: true,
     quorate: true,
     nodes: [clusterNode("pve1", true), clusterNode("pve2", false)],

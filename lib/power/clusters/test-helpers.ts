@@ -36,11 +36,15 @@ export async function pointHostAt(db: Database, hostId: string, api: LabApi): Pr
 }
 
 /** An active host (its onboarding run succeeded) whose API is the given lab node's. */
-export async function seedActiveLabHost(db: Database, api: LabApi): Promise<string> {
+export async function seedActiveLabHost(
+  db: Database,
+  api: LabApi,
+  name = `${api.nodeName}-${crypto.randomBytes(3).toString("hex")}`,
+): Promise<string> {
   const [host] = await db
     .insert(hosts)
     .values({
-      name: `${api.nodeName}-${crypto.randomBytes(3).toString("hex")}`,
+      name,
       address: "127.0.0.1",
       sshUser: "root",
       credentialId: await sealed(db, "password", JSON.stringify({ password: "unused" })),

@@ -1,6 +1,6 @@
 "use client";
 
-import { useEffect, useRef, type ReactNode } from "react";
+import { useEffect, useId, useRef, type ReactNode } from "react";
 
 /**
  * A modal confirmation on the native `<dialog>` (`showModal()` makes the page behind it inert).
@@ -59,8 +59,10 @@ export function ConfirmDialog({
     return () => dialog.removeEventListener("close", onClose);
   }, []);
 
-  const titleId = `${testId}-title`;
-  const bodyId = `${testId}-body`;
+  // Ids of its own: a page may hold one such dialog per cluster or per UPS, all with one testId.
+  const id = useId();
+  const titleId = `${id}-title`;
+  const bodyId = `${id}-body`;
 
   return (
     <dialog

@@ -77,44 +77,60 @@ type ControlProps = {
   "aria-describedby": string | undefined;
 };
 
+/**
+ * A labelled control. Its id is its name unless `id` says otherwise: a page that shows the same
+ * form more than once (one per cluster) gives each its own ids, so every label, hint and error
+ * stays tied to its own control.
+ */
 export function Field({
   name,
+  id = name,
   label,
   error,
   hint,
   children,
 }: {
   name: string;
+  id?: string;
   label: string;
   error: string | undefined;
   hint?: string;
   children: (props: ControlProps) => ReactNode;
 }) {
-  const describedBy = [hint && `${name}-hint`, error && `${name}-error`].filter(Boolean).join(" ");
+  const describedBy = [hint && `${id}-hint`, error && `${id}-error`].filter(Boolean).join(" ");
   return (
     <div className={`field${error ? " field-invalid" : ""}`}>
-      <label htmlFor={name}>{label}</label>
+      <label htmlFor={id}>{label}</label>
       {children({
-        id: name,
+        id,
         name,
         "aria-invalid": error ? true : undefined,
         "aria-describedby": describedBy || undefined,
       })}
       {hint && (
-        <p id={`${name}-hint`} className="field-hint">
+        <p id={`${id}-hint`} className="field-hint">
           {hint}
         </p>
       )}
-      <FieldError field={name} error={error} />
+      <FieldError field={name} id={id} error={error} />
     </div>
   );
 }
 
 /** A field's error, for controls that are not a single labelled input (radio groups). */
-export function FieldError({ field, error }: { field: string; error: string | undefined }) {
+export function FieldError({
+  field,
+  id = field,
+  error,
+}: {
+  field: string;
+  /** The control's id, where it is not the field's name. */
+  id?: string;
+  error: string | undefined;
+}) {
   if (!error) return null;
   return (
-    <p id={`${field}-error`} className="field-error" data-testid={`error-${field}`}>
+    <p id={`${id}-error`} className="field-error" data-testid={`error-${field}`}>
       <span aria-hidden="true">✕ </span>
       {error}
     </p>
@@ -139,18 +155,20 @@ export function submitKeepingInput(
 
 export function TextField({
   name,
+  id,
   label,
   error,
   hint,
   ...input
 }: {
   name: string;
+  id?: string;
   label: string;
   error: string | undefined;
   hint?: string;
 } & Omit<InputHTMLAttributes<HTMLInputElement>, "name" | "id">) {
   return (
-    <Field name={name} label={label} error={error} hint={hint}>
+    <Field name={name} id={id} label={label} error={error} hint={hint}>
       {(props) => <input type="text" {...input} {...props} />}
     </Field>
   );

@@ -226,7 +226,16 @@ describe("npm run lab (lab/cli.ts as a real child process)", () => {
   });
 
   it("--cluster 3 --ceph --pbs: three nodes (SSH and API) sharing one cluster, guests, HA, Ceph and a backup server, all on the control page", async () => {
-    const cli = startCli(["--cluster", "3", "--ceph", "--pbs", "--time-scale", "0.01"]);
+    const cli = startCli([
+      "--cluster",
+      "3",
+      "--cluster-name",
+      "pve-cluster",
+      "--ceph",
+      "--pbs",
+      "--time-scale",
+      "0.01",
+    ]);
     try {
       const printed = JSON.parse(await cli.firstLine) as Printed & {
         cluster: {
@@ -248,7 +257,7 @@ describe("npm run lab (lab/cli.ts as a real child process)", () => {
         };
       };
       expect(printed.nodes).toEqual([]);
-      expect(printed.cluster).toMatchObject({ name: "lab", ceph: true });
+      expect(printed.cluster).toMatchObject({ name: "pve-cluster", ceph: true });
       expect(printed.cluster.nodes.map((n) => n.name)).toEqual(["pve1", "pve2", "pve3"]);
       const { token } = printed.cluster;
       // The console's own pinned client reaches every node with the printed token.
@@ -263,6 +272,9 @@ describe("npm run lab (lab/cli.ts as a real child process)", () => {
         const rows = (await ask(node, "/cluster/status")) as { type: string; quorate?: number }[];
         expect(rows.filter((r) => r.type === "node")).toHaveLength(3);
         expect(rows.find((r) => r.type === "cluster")?.quorate).toBe(1);
+        expect((rows.find((r) => r.type === "cluster") as { name?: string })?.name).toBe(
+          "pve-cluster",
+        );
       }
       // Each node has an SSH side to onboard it through Add host, on its own root.
       for (const node of printed.cluster.nodes) {
@@ -303,7 +315,7 @@ describe("npm run lab (lab/cli.ts as a real child process)", () => {
       expect(state.guests.filter((g) => g.storage === "ceph").length).toBe(6);
       expect(state.guests.every((g) => g.status === "running")).toBe(true);
       const page = await (await fetch(printed.control)).text();
-      expect(page).toContain("Cluster lab");
+      expect(page).toContain("Cluster pve-cluster");
       expect(page).toContain("cluster.hangOnShutdown");
       expect(page).toContain("Proxmox Backup Server pbs1");
 
@@ -365,6 +377,14 @@ describe("npm run lab (lab/cli.ts as a real child process)", () => {
     const cephAlone = startCli(["--ceph"]);
     expect((await cephAlone.exited).code).toBe(2);
     expect(cephAlone.stderr()).toContain("--ceph needs --cluster N");
+
+    const nameAlone = startCli(["--cluster-name", "pve-cluster"]);
+    expect((await nameAlone.exited).code).toBe(2);
+    expect(nameAlone.stderr()).toContain("--cluster-name needs --cluster N");
+
+    const badName = startCli(["--cluster", "3", "--cluster-name", "a name"]);
+    expect((await badName.exited).code).toBe(2);
+    expect(badName.stderr()).toContain("--cluster-name must be 1 to 15 letters, digits or dashes");
 
     const mixed = startCli(["--cluster", "3", "--nodes", "2"]);
     expect((await mixed.exited).code).toBe(2);

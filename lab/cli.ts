@@ -43,6 +43,8 @@ export const USAGE = `Usage: npm run lab -- [options]
                             HA resources and one VM that hangs on shutdown unless forced
   --ceph                    the cluster is hyper-converged Ceph (OSDs on every node, monitors
                             on the first three, pool vm-pool size 3 min_size 2)
+  --cluster-name NAME       the cluster's name (default lab); two labs started with one name
+                            are two sites that named theirs alike (same nodes and addresses)
   --pbs                     also start a lab Proxmox Backup Server to protect
   -h, --help                show this help
 
@@ -75,7 +77,7 @@ export type CliOptions = {
   /** Start a lab UPS; its face ports (default: free ports). */
   ups: false | { nutPort?: number; snmpPort?: number };
   /** A lab cluster instead of standalone nodes. */
-  cluster?: { nodes: number; ceph: boolean };
+  cluster?: { nodes: number; ceph: boolean; name?: string };
   pbs: boolean;
   help: boolean;
 };
@@ -104,6 +106,7 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
         "ups-snmp-port": { type: "string" },
         cluster: { type: "string" },
         ceph: { type: "boolean" },
+        "cluster-name": { type: "string" },
         pbs: { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
@@ -180,9 +183,16 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
         `--cluster starts the cluster's nodes instead of standalone ones; drop --${standalone.join(", --")}`,
       );
     }
-    options.cluster = { nodes, ceph: values.ceph === true };
+    const name = values["cluster-name"];
+    if (name !== undefined && !/^[A-Za-z0-9][A-Za-z0-9-]{0,14}$/.test(name)) {
+      // corosync's cluster_name as pvecm create accepts it.
+      throw new UsageError("--cluster-name must be 1 to 15 letters, digits or dashes");
+    }
+    options.cluster = { nodes, ceph: values.ceph === true, ...(name ? { name } : {}) };
   } else if (values.ceph === true) {
     throw new UsageError("--ceph needs --cluster N");
+  } else if (values["cluster-name"] !== undefined) {
+    throw new UsageError("--cluster-name needs --cluster N");
   }
   return options;
 }
@@ -389,6 +399,7 @@ export async function main(argv: readonly string[]): Promise<void> {
       });
       cluster = await startLabCluster({
         nodes: names,
+        ...(options.cluster.name ? { name: options.cluster.name } : {}),
         guests,
         ceph: options.cluster.ceph,
         timeScale: scale,

@@ -56,11 +56,11 @@ function PolicySelect({ group }: { group: ClusterGroupView }) {
       <label htmlFor={id}>Goes down</label>{" "}
       <select
         id={id}
-        value={group.policy}
+        value={group.chosenPolicy}
         disabled={!canSet || pending}
         onChange={(event) => change(event.target.value)}
         aria-describedby={`${id}-why`}
-        data-testid={`cluster-policy-${group.name}`}
+        data-testid={`cluster-policy-${group.label}`}
       >
         {(Object.keys(POLICY_LABEL) as ClusterPolicy[]).map((policy) => (
           <option
@@ -78,6 +78,11 @@ function PolicySelect({ group }: { group: ClusterGroupView }) {
           Consolidate: {CONSOLIDATE_ON_CEPH}
         </p>
       )}
+      {group.policyNote && (
+        <p className="small notice-warning" data-testid="cluster-policy-note">
+          In effect: cluster as one unit — {group.policyNote}.
+        </p>
+      )}
       {!canSet && <p className="muted small">Only an admin changes the policy.</p>}
       {error && (
         <p role="alert" className="small notice-error" data-testid="cluster-policy-error">
@@ -88,14 +93,69 @@ function PolicySelect({ group }: { group: ClusterGroupView }) {
   );
 }
 
+const MEMBERSHIP_TEXT = {
+  confirmed: "✓ its hosts are one cluster: their certificates say so",
+  single: "one onboarded host answers for it",
+  ambiguous: "? the console cannot tell which hosts are this cluster's",
+} as const;
+
+/**
+ * How the console knows which hosts are this cluster's: clusters are told apart by their
+ * certificates, never by the name (two sites may share it). An ambiguity is said first, with
+ * what the shutdown does about it.
+ */
+function Membership({ group }: { group: ClusterGroupView }) {
+  const membership = group.membership;
+  if (!membership) {
+    return (
+      <p className="muted small" data-testid="cluster-membership" data-verdict="none">
+        Which hosts are this cluster&apos;s is judged at the next refresh.
+      </p>
+    );
+  }
+  const apart = membership.sameName.filter((s) => s.kind === "apart");
+  return (
+    <div className="small" data-testid="cluster-membership" data-verdict={membership.verdict}>
+      {group.ambiguity && (
+        <div className="notice notice-error" role="alert" data-testid="cluster-ambiguous">
+          <p>
+            <strong>Ambiguous:</strong> {group.ambiguity}.
+          </p>
+          <p>
+            So it goes down fail-safe: as one unit through its own hosts — HA disarmed and every
+            guest stopped before any node of any cluster goes down — and the nodes of every cluster
+            in one order. Make each node&apos;s certificate readable and its own (the findings below
+            say what is missing), then Refresh.
+          </p>
+        </div>
+      )}
+      {apart.map((other) => (
+        <p key={other.clusterId} data-testid="cluster-apart">
+          Another cluster is also named {group.name} ({other.hosts.join(", ")}): a different cluster
+          — {other.why}.
+        </p>
+      ))}
+      <details>
+        <summary>{MEMBERSHIP_TEXT[membership.verdict]}</summary>
+        <ul>
+          {membership.findings.map((line) => (
+            <li key={line}>{line}</li>
+          ))}
+        </ul>
+      </details>
+    </div>
+  );
+}
+
 function ClusterCard({ group }: { group: ClusterGroupView }) {
   return (
     <section
       className="panel"
       aria-labelledby={`cluster-${group.id}`}
-      data-testid={`cluster-${group.name}`}
+      data-testid={`cluster-${group.label}`}
+      data-cluster-id={group.id}
     >
-      <h2 id={`cluster-${group.id}`}>{group.name}</h2>
+      <h2 id={`cluster-${group.id}`}>{group.label}</h2>
       <p>
         {yesNo(group.quorate, "✓ quorate", "✕ no quorum")}
         {" · "}
@@ -104,10 +164,11 @@ function ClusterCard({ group }: { group: ClusterGroupView }) {
         {group.nodes.length} nodes
       </p>
       <Freshness group={group} />
+      <Membership group={group} />
       <PolicySelect group={group} />
       {/* Also on a cluster that became hyper-converged since: its check says why it cannot. */}
-      {group.policy === "consolidate" && <ConsolidatePanel group={group} />}
-      <table className={styles.table} data-testid={`cluster-nodes-${group.name}`}>
+      {group.chosenPolicy === "consolidate" && <ConsolidatePanel group={group} />}
+      <table className={styles.table} data-testid={`cluster-nodes-${group.label}`}>
         <thead>
           <tr>
             <th scope="col">Node</th>

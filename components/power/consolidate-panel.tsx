@@ -88,8 +88,10 @@ export function ConsolidatePanel({ group }: { group: ClusterGroupView }) {
     if (state?.ok) void queryClient.invalidateQueries({ queryKey: powerKeys.clusters });
   }, [state, queryClient]);
   const settings = group.consolidate;
+  // Several clusters may consolidate: each form's controls get ids of their own.
+  const idOf = (field: (typeof FIELDS)[number]) => `cluster-${group.id}-${field}`;
   return (
-    <div data-testid={`consolidate-${group.name}`}>
+    <div data-testid={`consolidate-${group.label}`}>
       <h3>Consolidate</h3>
       <p className="small">
         At the first threshold the guests of every node but one{" "}
@@ -99,12 +101,13 @@ export function ConsolidatePanel({ group }: { group: ClusterGroupView }) {
       </p>
       <ConsolidateCheckView check={group.consolidateCheck} />
       {canSet ? (
-        <form {...formProps} data-testid={`consolidate-form-${group.name}`}>
+        <form {...formProps} data-testid={`consolidate-form-${group.label}`}>
           {formError}
           <input type="hidden" name="id" value={group.id} />
           <input type="hidden" name="policy" value="consolidate" />
           <Field
             name="consolidate.mode"
+            id={idOf("consolidate.mode")}
             label="At the first threshold, the guests of the nodes that go down are"
             error={errorOf("consolidate.mode")}
           >
@@ -117,6 +120,7 @@ export function ConsolidatePanel({ group }: { group: ClusterGroupView }) {
           </Field>
           <Field
             name="consolidate.remainingNode"
+            id={idOf("consolidate.remainingNode")}
             label="The node that stays up"
             hint="Where the console runs on this cluster, its node stays whatever is chosen here."
             error={errorOf("consolidate.remainingNode")}
@@ -136,6 +140,7 @@ export function ConsolidatePanel({ group }: { group: ClusterGroupView }) {
             <legend>First threshold (the first that fires; empty: off)</legend>
             <TextField
               name="consolidate.firstThreshold.runtimeBelowSeconds"
+              id={idOf("consolidate.firstThreshold.runtimeBelowSeconds")}
               label="Runtime left below (seconds)"
               hint="E.g. half the runtime a full battery gives."
               inputMode="numeric"
@@ -144,6 +149,7 @@ export function ConsolidatePanel({ group }: { group: ClusterGroupView }) {
             />
             <TextField
               name="consolidate.firstThreshold.chargeBelowPercent"
+              id={idOf("consolidate.firstThreshold.chargeBelowPercent")}
               label="Charge below (%)"
               inputMode="numeric"
               defaultValue={text(settings.firstThreshold.chargeBelowPercent)}
@@ -151,6 +157,7 @@ export function ConsolidatePanel({ group }: { group: ClusterGroupView }) {
             />
             <TextField
               name="consolidate.firstThreshold.onBatteryForSeconds"
+              id={idOf("consolidate.firstThreshold.onBatteryForSeconds")}
               label="On battery for (seconds, by the console's clock)"
               inputMode="numeric"
               defaultValue={text(settings.firstThreshold.onBatteryForSeconds)}
@@ -169,7 +176,7 @@ export function ConsolidatePanel({ group }: { group: ClusterGroupView }) {
             pending={pending}
             label="Save consolidate settings"
             pendingLabel="Saving…"
-            testId={`consolidate-save-${group.name}`}
+            testId={`consolidate-save-${group.label}`}
           />
         </form>
       ) : (

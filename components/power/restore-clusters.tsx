@@ -4,7 +4,7 @@ import { RestoreClusterButton } from "./restore-cluster-button";
 export function RestoreClusters({
   clusters,
 }: {
-  clusters: { id: string; name: string; hyperConverged: boolean }[];
+  clusters: { id: string; label: string; hyperConverged: boolean }[];
 }) {
   if (clusters.length === 0) return null;
   return (
@@ -17,7 +17,7 @@ export function RestoreClusters({
         <RestoreClusterButton
           key={cluster.id}
           clusterId={cluster.id}
-          clusterName={cluster.name}
+          clusterName={cluster.label}
           hyperConverged={cluster.hyperConverged}
         />
       ))}

@@ -4,7 +4,7 @@ import type net from "node:net";
 
 import { isInstalled } from "../debian/dpkg-status";
 import { USERID_RE, TOKENID_RE, readTokenSecrets, readUserCfg } from "./access";
-import { installNodeCert, loadOrCreateNodeCert } from "./cert";
+import { loadOrCreateNodeCert, servedCert } from "./cert";
 import { ApiError, dispatch, type Route } from "./routes";
 import { createPmxcfs } from "./seed";
 import { nodeName, pveInstalled } from "./state";
@@ -67,7 +67,10 @@ export type PveApi = {
   readonly requests: readonly PveApiRequest[];
   /** The node lost power: nothing listens any more (connections refused), open ones are cut. */
   powerOff(): Promise<void>;
-  /** The node booted: the API listens again on the same port with the same certificate. */
+  /**
+   * The node booted: the API listens again on the same port, with the certificate /etc/pve
+   * holds now (the same one unless an operator installed their own meanwhile).
+   */
   powerOn(): Promise<void>;
   stop(): Promise<void>;
 };
@@ -112,8 +115,11 @@ function authenticate(root: string, header: string | undefined): string | null {
 export async function startPveApi(options: StartPveApiOptions): Promise<PveApi> {
   const { root } = options;
   const node = options.node ?? nodeName(root);
-  // A root seeded before the certificate lived in /etc/pve gets it there now (same bytes).
-  const cert = pveInstalled(root) ? installNodeCert(root, node) : loadOrCreateNodeCert(root, node);
+  // A root seeded before the certificate lived in /etc/pve gets it there now (same bytes); an
+  // operator's own certificate (`pveproxy-ssl.pem`) is served instead, as pveproxy does.
+  const certOf = () =>
+    pveInstalled(root) ? servedCert(root, node) : loadOrCreateNodeCert(root, node);
+  let cert = certOf();
   const faults: PveApiFaults = { ...defaultPveApiFaults(), ...options.faults };
   const requests: PveApiRequest[] = [];
   const sockets = new Set<net.Socket>();
@@ -275,7 +281,13 @@ export async function startPveApi(options: StartPveApiOptions): Promise<PveApi> 
   api.url = `https://127.0.0.1:${address.port}`;
   api.powerOff = close;
   api.powerOn = async () => {
-    if (!server.listening) await listen(api.port);
+    if (server.listening) return;
+    // pveproxy starts again: it serves the certificate /etc/pve holds now.
+    cert = certOf();
+    server.setSecureContext({ key: cert.key, cert: cert.cert });
+    api.certSha256 = cert.sha256;
+    api.certPem = cert.cert;
+    await listen(api.port);
   };
   api.stop = close;
   return api;

@@ -33,32 +33,46 @@ export function loadOrCreateNodeCert(root: string, node: string): NodeCert {
   const certFile = path.join(dir, "pve-ssl.pem");
   if (!fs.existsSync(keyFile) || !fs.existsSync(certFile)) {
     fs.mkdirSync(dir, { recursive: true });
-    const tmpKey = `${keyFile}.tmp.${process.pid}`;
-    const tmpCert = `${certFile}.tmp.${process.pid}`;
-    fs.writeFileSync(tmpKey, processKey(), { mode: 0o600 });
-    execFileSync(
-      "openssl",
-      [
-        "req",
-        "-x509",
-        "-key",
-        tmpKey,
-        "-sha256",
-        "-days",
-        "3650",
-        "-out",
-        tmpCert,
-        "-subj",
-        `/OU=PVE Cluster Node/O=Proxmox Virtual Environment/CN=${node}.lab.internal`,
-        "-addext",
-        `subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:${node},DNS:${node}.lab.internal`,
-      ],
-      { stdio: ["ignore", "ignore", "pipe"] },
+    issueCert(
+      keyFile,
+      certFile,
+      `/OU=PVE Cluster Node/O=Proxmox Virtual Environment/CN=${node}.lab.internal`,
+      node,
     );
-    fs.chmodSync(tmpKey, 0o600);
-    fs.renameSync(tmpKey, keyFile);
-    fs.renameSync(tmpCert, certFile);
   }
+  return readCert(keyFile, certFile);
+}
+
+/** A self-signed certificate for `node` over the process's RSA key, written atomically. */
+function issueCert(keyFile: string, certFile: string, subject: string, node: string): void {
+  const tmpKey = `${keyFile}.tmp.${process.pid}`;
+  const tmpCert = `${certFile}.tmp.${process.pid}`;
+  fs.writeFileSync(tmpKey, processKey(), { mode: 0o600 });
+  execFileSync(
+    "openssl",
+    [
+      "req",
+      "-x509",
+      "-key",
+      tmpKey,
+      "-sha256",
+      "-days",
+      "3650",
+      "-out",
+      tmpCert,
+      "-subj",
+      subject,
+      "-addext",
+      `subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:${node},DNS:${node}.lab.internal`,
+    ],
+    { stdio: ["ignore", "ignore", "pipe"] },
+  );
+  fs.chmodSync(tmpKey, 0o600);
+  fs.renameSync(tmpKey, keyFile);
+  fs.renameSync(tmpCert, certFile);
+}
+
+function readCert(keyFile: string, certFile: string): NodeCert {
   const key = fs.readFileSync(keyFile, "utf8");
   const cert = fs.readFileSync(certFile, "utf8");
   // `AB:CD:…` over the DER bytes, as `openssl x509 -fingerprint -sha256` and Proxmox show it.
@@ -89,4 +103,30 @@ export function installNodeCert(root: string, node: string): NodeCert {
     cert: installed,
     sha256: new X509Certificate(installed).fingerprint256,
   };
+}
+
+const nodeFile = (root: string, node: string, name: string) =>
+  path.join(root, "etc/pve/nodes", node, name);
+
+/**
+ * An operator's own certificate for the API (uploaded, or ACME's): `pveproxy-ssl.pem` and
+ * `pveproxy-ssl.key` beside the node certificate in `/etc/pve/nodes/<node>`. pveproxy serves it
+ * from its next start on (`servedCert`); until it is restarted it keeps serving the old one.
+ */
+export function installCustomCert(root: string, node: string): NodeCert {
+  const keyFile = nodeFile(root, node, "pveproxy-ssl.key");
+  const certFile = nodeFile(root, node, "pveproxy-ssl.pem");
+  fs.mkdirSync(path.dirname(certFile), { recursive: true });
+  issueCert(keyFile, certFile, `/CN=${node}.example.internal`, node);
+  return readCert(keyFile, certFile);
+}
+
+/**
+ * What pveproxy serves when it starts: `pveproxy-ssl.pem` where an operator installed one, else
+ * the node certificate `pve-ssl.pem` (Proxmox's `get_node_fingerprint` reads the same pair).
+ */
+export function servedCert(root: string, node: string): NodeCert {
+  const custom = nodeFile(root, node, "pveproxy-ssl.pem");
+  if (fs.existsSync(custom)) return readCert(nodeFile(root, node, "pveproxy-ssl.key"), custom);
+  return installNodeCert(root, node);
 }

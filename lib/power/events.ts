@@ -17,6 +17,7 @@ export type PowerEventKind =
   | "mode.disarmed"
   | "self-test.failed"
   | "config.changed"
+  | "cluster.membership"
   | "drill.started"
   | "console.crash_loop"
   | "console.crash_loop_over"

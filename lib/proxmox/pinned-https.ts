@@ -35,7 +35,8 @@ export type PinnedRequest = {
   form?: Record<string, string | readonly string[]>;
 };
 
-function normalizeFingerprint(value: string): string {
+/** A SHA-256 fingerprint as bare upper-case hex: `ab:cd…` and `ABCD…` compare equal. */
+export function normalizeFingerprint(value: string): string {
   return value.replace(/[^0-9a-f]/gi, "").toUpperCase();
 }
 

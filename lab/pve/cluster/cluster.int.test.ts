@@ -71,6 +71,58 @@ describe("lab cluster", () => {
     expect([disarm.status, disarm.message]).toEqual([500, "cluster not ready - no quorum?"]);
   });
 
+  it("answers /cluster/config/join from corosync.conf: each node with the fingerprint of the certificate its pveproxy serves, or will serve once restarted", async () => {
+    const { c, ops, pve1, pve2, pve3 } = await start();
+    type Join = {
+      nodelist: Row[];
+      preferred_node: string;
+      config_digest: string;
+      totem: Row;
+    };
+    const join = async (node: typeof pve1) =>
+      (await clusterCall(node, "GET", "/cluster/config/join", ops)).data as Join;
+    const first = await join(pve1);
+    expect(first.preferred_node).toBe("pve1");
+    expect(first.totem).toMatchObject({ cluster_name: "lab" });
+    expect(first.config_digest).toMatch(/^[0-9a-f]{40}$/);
+    const byName = (answer: Join) =>
+      Object.fromEntries(answer.nodelist.map((n) => [n.name as string, n]));
+    for (const [i, node] of [pve1, pve2, pve3].entries()) {
+      expect(byName(first)[node.name]).toEqual({
+        name: node.name,
+        nodeid: i + 1,
+        quorum_votes: 1,
+        ring0_addr: node.ip,
+        pve_addr: node.ip,
+        pve_fp: node.api.certSha256,
+      });
+    }
+    // Every member reads the same pmxcfs: the same list, the same digest.
+    const second = await join(pve2);
+    expect(second.preferred_node).toBe("pve2");
+    expect(second.config_digest).toBe(first.config_digest);
+    expect(byName(second)).toEqual(byName(first));
+
+    // An operator's own certificate: named at once, served once pveproxy restarted.
+    const served = pve3.api.certSha256;
+    const custom = await c.installCustomCertificate("pve3", { restart: false });
+    expect(custom).not.toBe(served);
+    expect(byName(await join(pve1)).pve3!.pve_fp).toBe(custom);
+    expect(pve3.api.certSha256).toBe(served);
+    await c.installCustomCertificate("pve3", { restart: true });
+    expect(pve3.api.certSha256).toBe(byName(await join(pve2)).pve3!.pve_fp);
+    expect((await clusterCall(pve3, "GET", "/cluster/status", ops)).status).toBe(200);
+
+    c.faults.joinInfoFails = ["pve2"];
+    const failed = await clusterCall(pve2, "GET", "/cluster/config/join", ops);
+    expect([failed.status, failed.message]).toEqual([
+      500,
+      "node is not in a cluster, no join info available!",
+    ]);
+    const audit = c.addToken("noaudit", ["VM.Audit"]);
+    expect((await clusterCall(pve1, "GET", "/cluster/config/join", audit)).status).toBe(403);
+  });
+
   it("lists guests with hastate for a token with VM.Audit and an empty list (200) for one without", async () => {
     const { c, ops, pve2 } = await start({
       guests: [

@@ -79,6 +79,11 @@ export type LabClusterFaults = {
   singleFlagIgnored: boolean;
   /** VMIDs whose migration task fails: the target cannot be reached over SSH. */
   migrationFails: number[];
+  /**
+   * Nodes whose `GET /cluster/config/join` fails as when pmxcfs does not give corosync.conf
+   * back (Proxmox then answers "node is not in a cluster, no join info available!").
+   */
+  joinInfoFails: string[];
 };
 
 export type ClusterNode = {
@@ -177,6 +182,7 @@ export class LabClusterModel {
     bulkFlagsIgnored: false,
     singleFlagIgnored: false,
     migrationFails: [],
+    joinInfoFails: [],
   };
   readonly tasks = new Map<string, LabTask>();
   /** Nodes told to shut down whose guests are still being stopped. */

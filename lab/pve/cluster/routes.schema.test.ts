@@ -36,6 +36,7 @@ describe("lab cluster route table against Proxmox's schema", () => {
     expect(new Set(keys).size).toBe(keys.length);
     for (const key of [
       "GET /cluster/status",
+      "GET /cluster/config/join",
       "GET /cluster/resources",
       "POST /nodes/{node}/qemu/{vmid}/status/shutdown",
       "POST /nodes/{node}/lxc/{vmid}/status/stop",

@@ -1,5 +1,6 @@
 import { effectivePrivs, hasPriv, readUserCfg } from "../access";
 import { ApiError, ROUTES, type Route, type RouteContext } from "../routes";
+import { joinInfo } from "./join-info";
 import { CEPH_FLAGS, type CephFlag, type ClusterGuest, type LabClusterModel } from "./model";
 
 /**
@@ -345,6 +346,18 @@ export function clusterRoutes(model: LabClusterModel): Route[] {
             level: "",
           })),
         ];
+      },
+    },
+    {
+      method: "GET",
+      path: "/cluster/config/join",
+      params: ["node"],
+      handler: (ctx) => {
+        requirePriv(ctx, "/", ["Sys.Audit"]);
+        const node = ctx.params.node;
+        if (node !== undefined && !NODE_RE.test(node))
+          invalid("node", "invalid format - value does not look like a valid node name");
+        return joinInfo(model, ctx.root, ctx.node, node);
       },
     },
     {

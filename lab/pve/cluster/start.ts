@@ -13,6 +13,7 @@ import {
 } from "../access";
 import { markInstalled } from "../../debian/dpkg-status";
 import { startPveApi, type PveApi } from "../api";
+import { installCustomCert } from "../cert";
 import { createConsoleToken, seedPveState } from "../seed";
 import { withPveLock } from "../state";
 import {
@@ -73,6 +74,12 @@ export type LabCluster = {
   faults: LabClusterFaults;
   /** A token of its own user with exactly these privileges on `path` (default /), privsep=1. */
   addToken(user: string, privs: string[], aclPath?: string): { id: string; secret: string };
+  /**
+   * An operator installs their own API certificate on the node (`pveproxy-ssl.pem` in its
+   * `/etc/pve/nodes/<node>`): the cluster's join info names it at once; the node's API serves it
+   * only once pveproxy restarted (`restart`), as on Proxmox. Returns its fingerprint.
+   */
+  installCustomCertificate(node: string, options: { restart: boolean }): Promise<string>;
   /** The node loses power at once: its guests die with it, HA may recover them elsewhere. */
   powerOff(node: string): Promise<void>;
   powerOn(node: string): Promise<void>;
@@ -192,6 +199,15 @@ export async function startLabCluster(options: StartLabClusterOptions): Promise<
         writeTokenSecrets(root, secrets);
         return { id, secret };
       });
+    },
+    installCustomCertificate: async (name, { restart }) => {
+      const n = nodeOf(name);
+      const cert = installCustomCert(n.root, name);
+      if (restart) {
+        await n.api.powerOff();
+        await n.api.powerOn();
+      }
+      return cert.sha256;
     },
     powerOff: async (name) => {
       const n = nodeOf(name);

@@ -36,6 +36,17 @@ export function registerClusterSwitches(
         cluster.faults.migrationFails = value;
       },
     })
+    .register({
+      name: "cluster.joinInfoFails",
+      description:
+        "On these nodes GET /cluster/config/join fails (pmxcfs gives no corosync.conf back): their cluster's node list and certificate fingerprints cannot be read.",
+      input: { type: "json" },
+      schema: z.array(z.string().regex(/^[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?$/)),
+      get: () => cluster.faults.joinInfoFails,
+      set: (value) => {
+        cluster.faults.joinInfoFails = value;
+      },
+    })
     .register(
       booleanSwitch({
         name: "cluster.bulkFlagsIgnored",

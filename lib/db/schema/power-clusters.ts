@@ -1,5 +1,6 @@
 import { boolean, jsonb, pgEnum, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
 import type { ConsolidateSettings } from "@/lib/power/clusters/schemas";
+import type { ClusterMembership } from "@/lib/power/clusters/membership-evidence";
 import type { ConsolidateCheck } from "@/lib/power/consolidate/check";
 import { hosts } from "./hosts";
 
@@ -22,16 +23,20 @@ export type ClusterNodeRecord = {
   online: boolean | null;
   nodeid: number | null;
   cephMon: boolean;
+  /** Its certificate as the cluster's configuration names it (`pve_fp`); absent: not read. */
+  fingerprint?: string | null;
 };
 
 /**
  * A Proxmox VE cluster some onboarded hosts belong to, as their APIs last reported it. A failed
- * read never changes what is known: it sets `refresh_error` and leaves the rest as it was.
+ * read never changes what is known: it sets `refresh_error` and leaves the rest as it was. Its
+ * name is no identity (two sites may share it): the row is the cluster its member hosts were
+ * found to be by their certificates (lib/power/clusters/membership-evidence.ts).
  */
 export const powerClusters = pgTable("power_clusters", {
   id: uuid("id").primaryKey().defaultRandom(),
-  /** The cluster's name (`GET /cluster/status`, type=cluster). */
-  name: text("name").notNull().unique(),
+  /** The cluster's name (`GET /cluster/status`, type=cluster); another cluster may share it. */
+  name: text("name").notNull(),
   policy: powerClusterPolicy("policy").notNull().default("cluster"),
   /** Ceph answered with monitors; kept as last known when Ceph could not be asked. */
   hyperConverged: boolean("hyper_converged").notNull().default(false),
@@ -45,6 +50,11 @@ export const powerClusters = pgTable("power_clusters", {
   /** The last check whether consolidating can work (lib/power/consolidate/check.ts); null: never. */
   consolidateCheck: jsonb("consolidate_check").$type<ConsolidateCheck>(),
   nodes: jsonb("nodes").$type<ClusterNodeRecord[]>().notNull().default([]),
+  /**
+   * How the last refresh knew which hosts are this cluster's, and the other clusters of the same
+   * name it told apart or could not; null: judged before this was kept.
+   */
+  membership: jsonb("membership").$type<ClusterMembership>(),
   /** When a member last answered `GET /cluster/status`. */
   refreshedAt: timestamp("refreshed_at", { withTimezone: true }),
   /** Why the last refresh could not ask (no member answered, or Ceph did not); null when it did. */

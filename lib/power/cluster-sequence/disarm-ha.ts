@@ -131,6 +131,17 @@ async function visitCluster(
       await api.disarmHa();
     } catch (error) {
       const unavailable = isNotImplemented(error);
+      // Refused because it is done already (another group of the same name, maybe the same
+      // cluster, disarmed it first): the read-back is what counts.
+      if (!unavailable && (await api.haArmedState().catch(() => null)) === "disarmed") {
+        entry.done = "disarmed";
+        await action.finish({
+          outcome: "ok",
+          detail: `read back: armed-state disarmed already (the call answered: ${errorMessage(error)})`,
+        });
+        ctx.log(`${cluster.name}: HA already disarmed (read back)`);
+        return;
+      }
       const detail = unavailable ? HA_NOT_AVAILABLE : errorMessage(error);
       entry.done = unavailable ? "unavailable" : "not-disarmed";
       await action.finish({ outcome: "failed", detail });

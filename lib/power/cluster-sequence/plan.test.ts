@@ -24,7 +24,12 @@ const node = (name: string, cephMon = false, targetId: string | null = `t-${name
 const group = (over: Partial<ClusterGroup> = {}): ClusterGroup => ({
   id: "c1",
   name: "prod",
+  label: "prod",
   policy: "cluster",
+  chosenPolicy: "cluster",
+  policyNote: null,
+  membership: null,
+  ambiguity: null,
   hyperConverged: true,
   quorate: true,
   nodes: [node("pve3", true), node("pve1", true), node("pve2"), node("pve4")],

@@ -151,6 +151,7 @@ export function planClusterSequence(
     .sort((a, b) => rank[a.role] - rank[b.role] || a.name.localeCompare(b.name));
 
   const warnings: string[] = [];
+  if (group.ambiguity) warnings.push(ambiguityWarning(group));
   const downAtFirst = group.policy === "consolidate" ? (consolidate?.downAtFirst ?? []) : [];
   if (group.policy === "consolidate") {
     warnings.push(
@@ -202,7 +203,7 @@ export function planClusterSequence(
   ];
   return {
     clusterId: group.id,
-    name: group.name,
+    name: group.label,
     hyperConverged: group.hyperConverged,
     // The nodes that go down last answer longest: the cluster-wide calls go there first.
     apiNodes: [...nodes].reverse().map((n) => n.name),
@@ -218,6 +219,19 @@ export function planClusterSequence(
         ? stageOf(group, "final", consolidate ?? null, null, downAtFirst)
         : null,
   };
+}
+
+/**
+ * A cluster the console cannot tell apart from another of the same name is planned so that
+ * either reading is safe: each group goes down as one unit through its own hosts, every group's
+ * HA is disarmed and its guests stopped before any node of any cluster goes down (on one
+ * cluster seen twice the second round finds it done), and the nodes of all clusters go down in
+ * one order (no monitor, monitors, the console's node last). Merging them would send the
+ * cluster-wide calls through one of them only; per host or consolidating would take nodes down
+ * before the others' HA is disarmed.
+ */
+function ambiguityWarning(group: ClusterGroup): string {
+  return `AMBIGUOUS: ${group.ambiguity}. Fail-safe: it goes down as one unit through its own hosts — HA disarmed and every guest stopped before any node of any cluster goes down — and the nodes of every cluster in one order${group.policyNote ? `; ${group.policyNote}` : ""}. Tell the console which hosts are one cluster: see the cluster card on /power/clusters.`;
 }
 
 function stageOf(
@@ -303,7 +317,7 @@ function planFirstStage(
   ];
   return {
     clusterId: group.id,
-    name: group.name,
+    name: group.label,
     hyperConverged: group.hyperConverged,
     apiNodes: [...(remaining ? [remaining] : []), ...[...nodes].reverse().map((n) => n.name)],
     nodes,

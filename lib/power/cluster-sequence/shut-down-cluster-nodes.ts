@@ -6,13 +6,7 @@ import type { PowerServices } from "@/lib/power/shutdown/services";
 import { callTarget, laneOf, wouldCall } from "@/lib/power/shutdown/shut-down-targets";
 import { probeTarget } from "@/lib/power/targets/shutdown-call";
 import { watchWithinVisit } from "./watch";
-import {
-  clusterStepRun,
-  nodeTargets,
-  report,
-  type Ctx,
-  type SequenceRun,
-} from "./sequence-context";
+import { clusterStepRun, report, type Ctx, type SequenceRun } from "./sequence-context";
 
 /**
  * Two silent probes this far apart before a node counts as no longer answering: one refused
@@ -37,8 +31,9 @@ type NodeWatch = {
 type NodesState = Record<string, NodeWatch>;
 
 /**
- * Last step of a cluster's sequence: its nodes one after another in the planned order (no Ceph
- * monitor, then monitors, the console's node last), each shutdown sent to the node's own API
+ * Last step of the cluster sequences: the nodes of every cluster one after another in the
+ * planned order (no Ceph monitor, then monitors, the console's node last, across all clusters:
+ * lib/power/shutdown/plan.ts), each shutdown sent to the node's own API
  * address through the same one-call-per-target claim as standalone targets. The next node waits
  * until the previous one stopped answering or its time to go down is over. A standalone console
  * host held back behind the clusters goes last.
@@ -50,10 +45,14 @@ export const shutDownClusterNodes: Step<PowerServices> = {
     const ready = await clusterStepRun<NodesState, PlannedTarget>(ctx, {
       stateKey: "cluster:nodes",
       none: "no cluster node in this run",
-      select: (run) => [
-        ...run.clusters.flatMap((c) => nodeTargets(run.plan, c)),
-        ...run.plan.targets.filter((t) => t.afterClusters && !dropped(ctx).has(t.id)),
-      ],
+      select: (run) => {
+        // The plan's order across every cluster (plan.targets is in it), not cluster by cluster.
+        const ids = new Set(run.clusters.flatMap((c) => c.nodes.map((n) => n.targetId)));
+        return [
+          ...run.plan.targets.filter((t) => ids.has(t.id)),
+          ...run.plan.targets.filter((t) => t.afterClusters && !dropped(ctx).has(t.id)),
+        ];
+      },
     });
     if (ready.outcome) return ready.outcome;
     const { run, items: sequence, state, armed } = ready;

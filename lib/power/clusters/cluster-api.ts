@@ -16,6 +16,7 @@ import { apiBaseUrl } from "../targets/shutdown-call";
 /** Every request discovery sends; a test checks them against Proxmox's published schema. */
 export const CLUSTER_DISCOVERY_REQUESTS = [
   "GET /cluster/status",
+  "GET /cluster/config/join",
   "GET /cluster/ceph/status",
 ] as const;
 
@@ -35,6 +36,27 @@ const ZClusterStatus = z.array(
     .loose(),
 );
 
+/**
+ * `GET /cluster/config/join`: corosync.conf's nodelist with each node's `pve_fp` (the
+ * fingerprint of the certificate its pveproxy serves from pmxcfs). Proxmox hands corosync.conf's
+ * values through as text, so the numbers may come as strings.
+ */
+const ZJoinInfo = z
+  .object({
+    nodelist: z.array(
+      z
+        .object({
+          name: z.string(),
+          nodeid: z.coerce.number().optional(),
+          pve_fp: z.string().optional(),
+          pve_addr: z.string().optional(),
+        })
+        .loose(),
+    ),
+    config_digest: z.string().optional(),
+  })
+  .loose();
+
 const ZCephStatus = z
   .object({ monmap: z.object({ mons: z.array(z.object({ name: z.string() }).loose()) }).loose() })
   .loose();
@@ -45,8 +67,22 @@ export type ClusterAnswer =
       kind: "cluster";
       name: string;
       quorate: boolean | null;
+      /** The node that answered (marked `local`); null when the answer did not say. */
+      local: string | null;
       nodes: { name: string; ip: string | null; online: boolean | null; nodeid: number | null }[];
     };
+
+/** The cluster's configuration as one member reads it from pmxcfs. */
+export type JoinAnswer = {
+  nodes: {
+    name: string;
+    nodeid: number | null;
+    /** `AB:CD:…`; null when Proxmox did not say. */
+    fingerprint: string | null;
+  }[];
+  /** SHA-1 of corosync.conf: equal on every member, and on two clusters set up alike. */
+  digest: string | null;
+};
 
 export type CephAnswer = { kind: "none"; reason: string } | { kind: "ceph"; monitors: string[] };
 
@@ -63,6 +99,8 @@ type HostApiRecord = Pick<
 
 export type HostApi = {
   clusterStatus(): Promise<ClusterAnswer>;
+  /** Only for a member of a cluster: a standalone node has no join info. */
+  joinInfo(): Promise<JoinAnswer>;
   ceph(): Promise<CephAnswer>;
 };
 
@@ -126,6 +164,7 @@ export async function hostApi(
         kind: "cluster",
         name: cluster.name,
         quorate: flag(cluster.quorate),
+        local: rows.find((row) => row.type === "node" && row.local === 1)?.name ?? null,
         nodes: rows
           .filter((row) => row.type === "node")
           .map((row) => ({
@@ -134,6 +173,17 @@ export async function hostApi(
             online: flag(row.online),
             nodeid: row.nodeid ?? null,
           })),
+      };
+    },
+    async joinInfo() {
+      const info = await get("/cluster/config/join", ZJoinInfo);
+      return {
+        nodes: info.nodelist.map((n) => ({
+          name: n.name,
+          nodeid: n.nodeid ?? null,
+          fingerprint: n.pve_fp ?? null,
+        })),
+        digest: info.config_digest ?? null,
       };
     },
     async ceph() {

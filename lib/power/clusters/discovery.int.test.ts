@@ -130,7 +130,11 @@ describe("cluster discovery", () => {
       connect: async (host) => {
         const real = await hostApi(database.db, host);
         const unreachable = await hostApi(database.db, { ...host, apiPort: dead });
-        return { clusterStatus: () => real.clusterStatus(), ceph: () => unreachable.ceph() };
+        return {
+          clusterStatus: () => real.clusterStatus(),
+          joinInfo: () => real.joinInfo(),
+          ceph: () => unreachable.ceph(),
+        };
       },
     });
     const ceph = await group("ceph-lab");
@@ -145,10 +149,16 @@ describe("cluster discovery", () => {
     expect((await group("plain-lab"))!.hyperConverged).toBe(false);
   });
 
-  it("a periodic refresh asks only the hosts not asked within five minutes", async () => {
+  it("a periodic refresh asks nobody while every host was asked within five minutes, and every host once one is due (membership is judged among all answers)", async () => {
     expect(await refreshClusterGroups(database.db)).toBe(0);
     const later = new Date(Date.now() + 6 * 60_000);
     expect(await refreshClusterGroups(database.db, { now: () => later })).toBe(3);
+    // One host asked long ago (a new one, or one the last round missed): all are asked again.
+    await database.db
+      .update(powerClusterMemberships)
+      .set({ askedAt: new Date(Date.now() - 6 * 60_000) })
+      .where(eq(powerClusterMemberships.hostId, hostIds.get("px1")!));
+    expect(await refreshClusterGroups(database.db)).toBe(3);
   });
 
   it("the Refresh button queues one job (pressing twice changes nothing) that the worker runs, asking every host", async () => {

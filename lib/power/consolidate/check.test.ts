@@ -194,7 +194,12 @@ describe("the node that stays", () => {
   const group = (remainingNode: string | null): ClusterGroup => ({
     id: "c1",
     name: "prod",
+    label: "prod",
     policy: "consolidate",
+    chosenPolicy: "consolidate",
+    policyNote: null,
+    membership: null,
+    ambiguity: null,
     hyperConverged: false,
     quorate: true,
     consolidate: { ...DEFAULT_CONSOLIDATE_SETTINGS, remainingNode },

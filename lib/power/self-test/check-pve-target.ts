@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
-import { powerClusters } from "@/lib/db/schema";
+import { powerClusterMemberships, powerClusters } from "@/lib/db/schema";
 import { safeErrorSummary } from "@/lib/errors";
 import { HostApiNotReadyError, proxmoxClientForHost } from "@/lib/host-access/proxmox-client";
 import type { ProxmoxClient } from "@/lib/proxmox/client";
@@ -81,7 +81,9 @@ export async function checkPveTarget(
 
   const cluster = membership.kind === "answered" ? membership.clusterName : null;
   const { ceph, migrate } =
-    cluster === null ? { ceph: false, migrate: false } : await clusterFeatures(db, cluster);
+    cluster === null
+      ? { ceph: false, migrate: false }
+      : await clusterFeatures(db, endpoint.hostId, cluster);
   const required = requiredPowerPrivileges(endpoint.nodeName, {
     cluster: cluster !== null,
     ceph,
@@ -190,19 +192,30 @@ function judgeIdentity(
   return checks;
 }
 
-/** What the cluster's policy needs of its members: Ceph flags, migrating (consolidate). */
+/**
+ * What the cluster's policy needs of its members: Ceph flags, migrating (consolidate). The
+ * cluster is the one the host was found a member of (two clusters may share a name); a host not
+ * judged yet goes by the name, where only one cluster has it.
+ */
 async function clusterFeatures(
   db: Database,
+  hostId: string,
   cluster: string,
 ): Promise<{ ceph: boolean; migrate: boolean }> {
-  const [row] = await db
-    .select({
-      hyperConverged: powerClusters.hyperConverged,
-      policy: powerClusters.policy,
-      consolidate: powerClusters.consolidate,
-    })
-    .from(powerClusters)
-    .where(eq(powerClusters.name, cluster));
+  const columns = {
+    hyperConverged: powerClusters.hyperConverged,
+    policy: powerClusters.policy,
+    consolidate: powerClusters.consolidate,
+  };
+  const [member] = await db
+    .select(columns)
+    .from(powerClusterMemberships)
+    .innerJoin(powerClusters, eq(powerClusters.id, powerClusterMemberships.clusterId))
+    .where(eq(powerClusterMemberships.hostId, hostId));
+  const named = member
+    ? []
+    : await db.select(columns).from(powerClusters).where(eq(powerClusters.name, cluster));
+  const row = member ?? (named.length === 1 ? named[0] : undefined);
   return {
     ceph: row?.hyperConverged ?? false,
     migrate:

@@ -53,7 +53,12 @@ describe("the plan with a cluster", () => {
   const group: ClusterGroup = {
     id: "c1",
     name: "prod",
+    label: "prod",
     policy: "cluster",
+    chosenPolicy: "cluster",
+    policyNote: null,
+    membership: null,
+    ambiguity: null,
     hyperConverged: true,
     quorate: true,
     nodes: [clusterNode("pve1", true), clusterNode("pve2", false)],
@@ -100,5 +105,48 @@ describe("the plan with a cluster", () => {
     expect(plan.clusters).toEqual([]);
     expect(plan.targets.map((t) => t.name)).toEqual(["pve1", "pve2", "solo", "console-host"]);
     expect(plan.targets.every((t) => t.cluster === null && !t.afterClusters)).toBe(true);
+  });
+
+  it("two clusters of the same name, told apart or not: their nodes in one order, monitors after the others', the console's node after every other cluster's", () => {
+    const twin: ClusterGroup = {
+      ...group,
+      id: "c2",
+      label: "prod (b1, b2)",
+      nodes: [
+        { ...clusterNode("pve1", true), hostId: "h-b1", targetId: "t-b1" },
+        { ...clusterNode("pve2", false), hostId: "h-b2", targetId: "t-b2" },
+      ],
+      ambiguity:
+        "the console cannot tell whether prod (b1, b2) is the same cluster as prod (a1, a2)",
+    };
+    const first: ClusterGroup = { ...group, label: "prod (a1, a2)" };
+    const all = [...records, record("t-b1", "b1"), record("t-b2", "b2")];
+    const dueAll = new Map(all.map((r) => [r.id, "2026-12-01T00:00:00.000Z"]));
+    const plan = buildPlan(
+      all,
+      dueAll,
+      {
+        ...settings,
+        shutdown: { ...settings.shutdown, consoleGuest: { node: "pve1", vmid: 100 } },
+      },
+      new Date(),
+      [first, twin],
+    );
+    // The console's guest runs on pve1 of both (the node name is all the setting says): both
+    // pve1 go last; every monitor after every plain node.
+    expect(plan.targets.filter((t) => t.cluster).map((t) => [t.name, t.cluster])).toEqual([
+      ["pve2", "c1"],
+      ["b2", "c2"],
+      ["pve1", "c1"],
+      ["b1", "c2"],
+    ]);
+    expect(plan.clusters.map((c) => c.name)).toEqual(["prod (a1, a2)", "prod (b1, b2)"]);
+    expect(plan.clusters[1]!.warnings[0]).toMatch(
+      /^AMBIGUOUS: the console cannot tell .* Fail-safe: it goes down as one unit through its own hosts/,
+    );
+    expect(plan.clusters[0]!.warnings.join("\n")).not.toMatch(/AMBIGUOUS/);
+    expect(plan.clusters[0]!.warnings.join("\n")).toMatch(
+      /the console's guest is set on node pve1, a node name prod \(a1, a2\) and prod \(b1, b2\) both have/,
+    );
   });
 });

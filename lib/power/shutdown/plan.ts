@@ -128,15 +128,34 @@ export function buildPlan(
       consolidate.get(g.id),
     ),
   );
+  // The console's guest is set by node name; clusters that share node names all have it.
+  const guestClusters = clusters.filter((c) => c.consoleGuest);
+  if (guestClusters.length > 1) {
+    for (const c of guestClusters) {
+      c.warnings.push(
+        `the console's guest is set on node ${c.consoleGuest!.node}, a node name ${guestClusters.map((g) => g.name).join(" and ")} both have: each one's ${c.consoleGuest!.node} goes down after every other node, as the console's node`,
+      );
+    }
+  }
   const standalone = orderTargets(dueRecords.filter((r) => !clusterOf.has(r.id)));
   const after = clusters.length > 0 ? standalone.filter((r) => r.runsConsole) : [];
   const first = standalone.filter((r) => !after.includes(r));
   const firstGroups = groupIndexes(first);
   const standaloneGroups = first.length === 0 ? 0 : firstGroups[firstGroups.length - 1]! + 1;
   const byId = new Map(dueRecords.map((r) => [r.id, r]));
-  const clusterNodes = clusters.flatMap((c) =>
-    c.nodes.map((n) => ({ record: byId.get(n.targetId!)!, cluster: c.clusterId })),
-  );
+  // One order across every cluster (each cluster's own order kept): nodes without a monitor,
+  // then monitors, the console's node last — after every other cluster's nodes too.
+  const rank = { plain: 0, monitor: 1, console: 2 } as const;
+  const clusterNodes = clusters
+    .flatMap((c) =>
+      c.nodes.map((n) => ({
+        record: byId.get(n.targetId!)!,
+        cluster: c.clusterId,
+        rank: rank[n.role],
+      })),
+    )
+    .sort((a, b) => a.rank - b.rank)
+    .map(({ record, cluster }) => ({ record, cluster }));
   const sequence = [
     ...first.map((record, i) => ({ record, group: firstGroups[i]!, cluster: null })),
     ...clusterNodes.map((n, i) => ({ ...n, group: standaloneGroups + i })),

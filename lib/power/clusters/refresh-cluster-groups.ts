@@ -10,6 +10,7 @@ import { safeErrorSummary } from "@/lib/errors";
 import { notifyLive } from "@/lib/live/notify";
 import { refreshConsolidateChecks } from "@/lib/power/consolidate/refresh-checks";
 import { recordPowerEvents, type PowerEventInput } from "@/lib/power/events";
+import { normalizeFingerprint } from "@/lib/proxmox/pinned-https";
 import { activeHosts } from "@/lib/hosts/active-hosts";
 import {
   hostApi,
@@ -139,28 +140,42 @@ const memberAnswer = (a: Answered): MemberAnswer => {
 
 /**
  * Which row each group of hosts is: the row of the same name most of its hosts were counted in
- * (its policy and consolidate settings stay with it), the older row on a tie; a group none is
- * left for is a new cluster. Returns the row id (or null: new) per part.
+ * (its policy and consolidate settings stay with it). On a tie — a row that held two clusters of
+ * one name, as before names stopped being identities — the group the row's recorded
+ * certificates name, else the one with the host onboarded first (the row was made for its
+ * cluster), else the older row. A group none is left for is a new cluster. Returns the row id
+ * (or null: new) per part.
  */
 function assignRows(
   parts: readonly EvidencePart[],
   previousOf: ReadonlyMap<string, string | null>,
   rows: ReadonlyMap<string, ClusterRow>,
+  onboardedAt: ReadonlyMap<string, Date>,
 ): (string | null)[] {
-  const pairs: { part: number; row: ClusterRow; count: number }[] = [];
+  const pairs: { part: number; row: ClusterRow; count: number; named: number; first: number }[] =
+    [];
   parts.forEach((part, i) => {
     const counts = new Map<string, number>();
     for (const m of part.members) {
       const row = previousOf.get(m.hostId);
       if (row && rows.get(row)?.name === part.name) counts.set(row, (counts.get(row) ?? 0) + 1);
     }
-    for (const [row, count] of counts) pairs.push({ part: i, row: rows.get(row)!, count });
+    const first = Math.min(...part.members.map((m) => onboardedAt.get(m.hostId)!.getTime()));
+    for (const [id, count] of counts) {
+      const row = rows.get(id)!;
+      const named = part.members.filter((m) => {
+        const recorded = row.nodes.find((n) => n.name === m.node)?.fingerprint;
+        return !!recorded && normalizeFingerprint(recorded) === normalizeFingerprint(m.pin);
+      }).length;
+      pairs.push({ part: i, row, count, named, first });
+    }
   });
   pairs.sort(
     (a, b) =>
       b.count - a.count ||
-      a.row.createdAt.getTime() - b.row.createdAt.getTime() ||
-      parts[b.part]!.members.length - parts[a.part]!.members.length,
+      b.named - a.named ||
+      a.first - b.first ||
+      a.row.createdAt.getTime() - b.row.createdAt.getTime(),
   );
   const assigned: (string | null)[] = parts.map(() => null);
   const taken = new Set<string>();
@@ -252,7 +267,12 @@ export async function refreshClusterGroups(
         : await tx.select().from(powerClusters).where(inArray(powerClusters.name, names))
       ).map((row) => [row.id, row]),
     );
-    const assigned = assignRows(judged.parts, previousOf, rows);
+    const assigned = assignRows(
+      judged.parts,
+      previousOf,
+      rows,
+      new Map(members.map((m) => [m.host.id, m.host.createdAt])),
+    );
 
     const ids: string[] = [];
     for (const [i, part] of judged.parts.entries()) {
@@ -298,17 +318,17 @@ export async function refreshClusterGroups(
         ids.push(created!.id);
       }
     }
+    const clusterOf = new Map(
+      judged.parts.flatMap((part, i) => part.members.map((m) => [m.hostId, ids[i]!] as const)),
+    );
     const events: PowerEventInput[] = [];
     for (const [i, part] of judged.parts.entries()) {
       const membership = membershipOf(judged, i, ids, at);
       await tx.update(powerClusters).set({ membership }).where(eq(powerClusters.id, ids[i]!));
-      events.push(...membershipEvents(part, membership, ids[i]!, rows, previousOf));
+      events.push(...membershipEvents(part, membership, ids[i]!, { rows, previousOf, clusterOf }));
     }
     await recordPowerEvents(tx, events);
 
-    const clusterOf = new Map(
-      judged.parts.flatMap((part, i) => part.members.map((m) => [m.hostId, ids[i]!] as const)),
-    );
     const failedByCluster = new Map<string, string[]>();
     for (const a of asked) {
       if ("answer" in a) {
@@ -378,9 +398,14 @@ function membershipEvents(
   part: EvidencePart,
   membership: ClusterMembership,
   id: string,
-  rows: ReadonlyMap<string, ClusterRow>,
-  previousOf: ReadonlyMap<string, string | null>,
+  known: {
+    rows: ReadonlyMap<string, ClusterRow>;
+    /** Each host's cluster before this refresh, and now. */
+    previousOf: ReadonlyMap<string, string | null>;
+    clusterOf: ReadonlyMap<string, string>;
+  },
 ): PowerEventInput[] {
+  const { rows, previousOf, clusterOf } = known;
   const events: PowerEventInput[] = [];
   const own = rows.get(id);
   const formerRows = [
@@ -398,6 +423,24 @@ function membershipEvents(
       severity: "warning",
       kind: "cluster.membership",
       message: `${hostList(part)} ${part.members.length === 1 ? "is" : "are"} a cluster ${part.name} of ${part.members.length === 1 ? "its" : "their"} own, not the one ${part.members.length === 1 ? "it was" : "they were"} counted with${apart[0] ? `: ${apart[0].why}` : ""}. It goes down as one unit until an admin sets its policy on /power/clusters.`,
+      data,
+    });
+  }
+  // The row kept its policy while hosts counted in it went to another group: say whose it is now.
+  const leftToOthers = own
+    ? [...previousOf].filter(
+        ([hostId, row]) => row === id && !part.members.some((m) => m.hostId === hostId),
+      )
+    : [];
+  if (
+    own &&
+    leftToOthers.some(([hostId]) => (clusterOf.get(hostId) ?? id) !== id) &&
+    (own.policy !== "cluster" || own.consolidate !== null)
+  ) {
+    events.push({
+      severity: "warning",
+      kind: "cluster.membership",
+      message: `${part.name} (${hostList(part)}) keeps the policy ${own.policy}${own.consolidate ? " and the consolidate settings" : ""} it had while counted together with hosts that are another cluster of the same name: check on /power/clusters that they are meant for this one`,
       data,
     });
   }

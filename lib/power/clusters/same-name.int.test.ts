@@ -1,6 +1,6 @@
-import { eq } from "drizzle-orm";
+import { and, eq, gte } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { powerEvents, powerTargets } from "@/lib/db/schema";
+import { powerClusterMemberships, powerClusters, powerEvents, powerTargets } from "@/lib/db/schema";
 import { startLab, startLabCluster, type LabCluster, type LabNode } from "@/lab";
 import type { LabGuestSpec } from "@/lab/pve/cluster/model";
 import { protectLabCluster } from "@/test/fixtures/protected-lab-cluster";
@@ -215,6 +215,41 @@ describe("two clusters with the same name", () => {
     expect(hostsOf(back!).pve3).toBe(hostId);
     const [e] = await groupsOf("east");
     expect(Object.values(hostsOf(e!))).not.toContain(hostId);
+  });
+
+  it("a row that held both (as before names stopped being identities) stays with the cluster its recorded certificates name; the other gets a row of its own, and the kept policy is said", async () => {
+    const [e] = await groupsOf("east");
+    const [w] = await groupsOf("west");
+    // The upgrade's starting point: one row of the name, east's, counted with all six hosts.
+    await database.db
+      .update(powerClusterMemberships)
+      .set({ clusterId: e!.id })
+      .where(eq(powerClusterMemberships.clusterId, w!.id));
+    await database.db.delete(powerClusters).where(eq(powerClusters.id, w!.id));
+    await database.db
+      .update(powerClusters)
+      .set({ policy: "per-host" })
+      .where(eq(powerClusters.id, e!.id));
+    const since = new Date();
+
+    await refreshClusterGroups(database.db, { all: true });
+    const [east2] = await groupsOf("east");
+    const [west2] = await groupsOf("west");
+    expect(east2!.id).toBe(e!.id);
+    expect(east2!.policy).toBe("per-host");
+    expect(west2!.id).not.toBe(e!.id);
+    expect(west2!.policy).toBe("cluster");
+    const said = await database.db
+      .select({ message: powerEvents.message })
+      .from(powerEvents)
+      .where(and(eq(powerEvents.kind, "cluster.membership"), gte(powerEvents.at, since)));
+    expect(said.map((x) => x.message).join("\n")).toMatch(
+      /pve-cluster \(.*\) keeps the policy per-host it had while counted together with hosts that are another cluster of the same name/,
+    );
+    await database.db
+      .update(powerClusters)
+      .set({ policy: "cluster" })
+      .where(eq(powerClusters.id, e!.id));
   });
 
   it("a shutdown of one takes down that cluster through its own nodes: the other keeps HA armed, its guests running and its nodes up", async () => {

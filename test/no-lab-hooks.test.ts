@@ -31,8 +31,6 @@ const INTERNAL: Record<string, string> = {
   CLUPILOT_VM_TAG: "a constant of deploy/bootstrap/lib/template.sh, never read from outside",
   CLUPILOT_VM_DESCRIPTION:
     "a constant of deploy/bootstrap/lib/template.sh, never read from outside",
-  CLUPILOT_IMAGE_TOOLS_SUITE: "a knob of `npm run test:image-tools`, a developer's machine only",
-  CLUPILOT_IMAGE_TOOLS_MIRROR: "a knob of `npm run test:image-tools`, a developer's machine only",
 };
 
 const NAME = /\bCLUPILOT_[A-Z0-9_]*[A-Z0-9]\b/g;

@@ -232,7 +232,11 @@ describe("the step engine", () => {
   });
 
   it("still fails a step that runs too long after the console was away, naming the time not counted", async () => {
-    const e = engine([step("Slow", async () => poll(1, "still going"), { maxDuration: () => 2 })]);
+    // Each poll waits 1 s, all of it counted: 1 s active at the second tick, 2 s at the third;
+    // a maximum of 1.5 s sits half a second from both, whatever a busy machine adds.
+    const e = engine([
+      step("Slow", async () => poll(1, "still going"), { maxDuration: () => 1.5 }),
+    ]);
     const runId = await e.start();
     await e.tick(runId);
     await new Promise((resolve) => setTimeout(resolve, 2500)); // due after 1 s: 1.5 s overdue
@@ -243,7 +247,7 @@ describe("the step engine", () => {
     const run = await loadRun(runId);
     expect(run.status).toBe("failed");
     expect(run.failureReason).toMatch(
-      /^Slow did not finish within its maximum duration of 2 s \(ran \d+ s; not counted: \d+ s while the console could not tick it\)$/,
+      /^Slow did not finish within its maximum duration of 1.5 s \(ran \d+ s; not counted: \d+ s while the console could not tick it\)$/,
     );
   });
 

@@ -23,6 +23,7 @@ describe("lab cluster switches", () => {
         "cluster.bulkFlagsIgnored": true,
         "cluster.singleFlagIgnored": true,
         "cluster.migrationFails": [100],
+        "cluster.joinInfoFails": ["pve3"],
       }),
     ).toEqual({ ok: true });
     expect(cluster.faults).toEqual({
@@ -30,6 +31,7 @@ describe("lab cluster switches", () => {
       bulkFlagsIgnored: true,
       singleFlagIgnored: true,
       migrationFails: [100],
+      joinInfoFails: ["pve3"],
     });
     const bad = await registry.apply({ "cluster.hangOnShutdown": [42] });
     expect(bad.ok).toBe(false);

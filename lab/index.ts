@@ -124,8 +124,11 @@ export type LabNode = {
   command(argv: readonly string[], cwd?: string): { file: string; args: string[] };
   /** The live processes of the node (everything in its namespace). */
   processes(): number[];
-  /** `mnt:[…]`, what `/proc/<pid>/ns/mnt` reads for every process of the node (until it reboots). */
-  readonly mountNamespace: string;
+  /**
+   * `mnt:[…]`, what `/proc/<pid>/ns/mnt` reads for every process of the node (until it reboots);
+   * null while the node is down (rebooting, powered off, stopped): nothing of it runs then.
+   */
+  readonly mountNamespace: string | null;
   stop(): Promise<void>;
   restart(): Promise<void>;
   /** The Proxmox API (HTTPS, self-signed): `url`, `certSha256`, `faults`, `requests`. */
@@ -230,7 +233,7 @@ export async function startLab(options: StartLabOptions = {}): Promise<LabNode> 
     command: (argv, cwd = paths.home) => server.namespace.command(argv, cwd),
     processes: () => server.namespace.processes(),
     get mountNamespace() {
-      return server.namespace.id;
+      return server.namespaceId;
     },
     api,
     pve,

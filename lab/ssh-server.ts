@@ -154,6 +154,11 @@ export class LabSshServer {
     return this.ns;
   }
 
+  /** The namespace's `mnt:[…]` while the host runs, else null. */
+  get namespaceId(): string | null {
+    return this.ns?.id ?? null;
+  }
+
   get port(): number {
     return this.currentPort;
   }

@@ -10,7 +10,7 @@ const process = (
   pgid: number,
   cmdline: string,
   state = "S",
-  mountNamespace = node.mountNamespace,
+  mountNamespace: string | null = node.mountNamespace,
 ): ProcessInfo => ({ pid, ppid: 1, pgid, state, cmdline, mountNamespace });
 
 describe("a template build in a lab node's process table", () => {
@@ -27,6 +27,20 @@ describe("a template build in a lab node's process table", () => {
     ).toBe(false);
     // Another node's driver (the same path, in its own namespace) is not this node's.
     expect(driver(`bash ${dir}/template-run.sh ${dir}/build.env`, other)).toBe(false);
+  });
+
+  it("is none on a node that is down (a reboot under way), not even a process whose namespace could not be read", () => {
+    const down = { mountNamespace: null };
+    const driver = (ns: string | null) =>
+      isDriverOf(down, {
+        cmdline: `bash ${dir}/template-run.sh ${dir}/build.env`,
+        mountNamespace: ns,
+      });
+    expect(driver(null)).toBe(false);
+    expect(driver(node.mountNamespace)).toBe(false);
+    expect(
+      buildGroupsOn(down, [process(101, 101, `bash ${dir}/template-run.sh x`, "S", null)]),
+    ).toEqual([]);
   });
 
   it("groups a driver with its process group, one build per group, zombies left out", () => {

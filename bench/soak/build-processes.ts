@@ -32,7 +32,7 @@ export function leftoversOf(
  * `bash /…/template-run.sh /…/build.env` among the node's processes: the driver itself (and its
  * subshells, which keep its arguments) — not the SSH command that started it, whose `bash -c`
  * script merely names the driver. Every node's driver has the same path: the node is told by
- * the mount namespace.
+ * the mount namespace. A node that is down (a reboot under way) has none, and runs nothing.
  */
 export function isDriverOf(
   node: Pick<LabNode, "mountNamespace">,
@@ -40,6 +40,7 @@ export function isDriverOf(
 ): boolean {
   const [shell, script] = process.cmdline.split(" ");
   return (
+    node.mountNamespace !== null &&
     process.mountNamespace === node.mountNamespace &&
     shell !== undefined &&
     /(^|\/)bash$/.test(shell) &&

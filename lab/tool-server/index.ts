@@ -80,13 +80,20 @@ export async function acquireToolServer(node: ToolServerNode): Promise<ToolServe
   const id = ++registrations;
   try {
     await new Promise<void>((resolve, reject) => {
+      // Both listeners go once answered: every node's boot registers, and a lab of many nodes
+      // rebooting for an hour would otherwise pile them up on the one thread.
+      const onExit = () => {
+        state.worker.off("message", onMessage);
+        reject(new Error("lab: the tool server ended"));
+      };
       const onMessage = (message: { registered?: number }) => {
         if (message.registered !== id) return;
         state.worker.off("message", onMessage);
+        state.worker.off("exit", onExit);
         resolve();
       };
       state.worker.on("message", onMessage);
-      state.worker.once("exit", () => reject(new Error("lab: the tool server ended")));
+      state.worker.once("exit", onExit);
       state.worker.postMessage({ register: id, token, binds: node.binds, entry: node.entry });
     });
   } catch (error) {
@@ -127,13 +134,18 @@ export async function toolServerStats(): Promise<ToolServerStats | null> {
   if (state === null) return null;
   const id = ++statsRequests;
   return new Promise((resolve) => {
+    const onExit = () => {
+      state.worker.off("message", onMessage);
+      resolve(null);
+    };
     const onMessage = (message: { stats?: number } & Partial<ToolServerStats>) => {
       if (message.stats !== id) return;
       state.worker.off("message", onMessage);
+      state.worker.off("exit", onExit);
       resolve({ calls: message.calls ?? {}, cpuSeconds: message.cpuSeconds ?? 0 });
     };
     state.worker.on("message", onMessage);
-    state.worker.once("exit", () => resolve(null));
+    state.worker.once("exit", onExit);
     state.worker.postMessage({ stats: id });
   });
 }

@@ -10,6 +10,7 @@ import { markInstalled } from "../debian/dpkg-status";
 import { debianCloudImage, readLabImage, writeLabImage } from "../image/format";
 import { startLab, waitUntil, type LabNode } from "../index";
 import { labExec } from "../test-helpers";
+import { acquireToolServer, toolServerStats } from "./index";
 
 /**
  * The tools on a lab node's PATH are clients of the lab's tool server: what a command sees of
@@ -146,6 +147,26 @@ describe("the simulated tools, served by the lab's tool server", () => {
       fs.writeFileSync(addressFile, address);
     }
     expect((await labExec(lab, "pveversion")).code).toBe(0);
+  });
+
+  it("keep nothing of a registration once it is answered: many node boots and stats reads add no listener", async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+    process.on("warning", onWarning);
+    try {
+      // A registration's namespace is only used when a tool runs; none runs for these.
+      const node = { binds: [], entry: { mount: "/proc/self/ns/mnt", user: null } };
+      const leases = [];
+      for (let i = 0; i < 15; i++) {
+        leases.push(await acquireToolServer(node));
+        expect(await toolServerStats()).not.toBeNull();
+      }
+      for (const lease of leases) await lease.release();
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off("warning", onWarning);
+    }
+    expect(warnings.filter((w) => w.startsWith("MaxListenersExceededWarning"))).toEqual([]);
   });
 
   it("come back with the node after a restart of its SSH server", async () => {

@@ -61,9 +61,9 @@ const reason = (error: unknown) =>
 
 /** Active Proxmox VE hosts with an API token: the ones that can tell their membership. */
 async function askableHosts(db: Database): Promise<HostRecord[]> {
-  return (await activeHosts(db)).filter(
-    (h) => h.nodeName && h.apiTokenId && h.apiTokenCredentialId,
-  );
+  return (await activeHosts(db))
+    .filter((h) => h.nodeName && h.apiTokenId && h.apiTokenCredentialId)
+    .sort((a, b) => a.name.localeCompare(b.name));
 }
 
 /** Whether some host was not asked within the interval (or never). */
@@ -89,7 +89,9 @@ async function askAll(
   connect: (h: HostRecord) => Promise<HostApi>,
 ): Promise<Asked[]> {
   const queue = [...hostsToAsk];
-  const asked: Asked[] = [];
+  // Kept in the hosts' order, not the order the answers came in: the judgement, and every list
+  // of hosts it writes to cards and events, reads the same however the requests raced.
+  const asked = new Map<string, Asked>();
   const worker = async () => {
     for (let host = queue.shift(); host; host = queue.shift()) {
       try {
@@ -101,14 +103,14 @@ async function askAll(
           answer.kind === "cluster"
             ? await api.joinInfo().catch((error: unknown) => ({ error: reason(error) }))
             : null;
-        asked.push({ host, api, answer, join });
+        asked.set(host.id, { host, api, answer, join });
       } catch (error) {
-        asked.push({ host, error: reason(error) });
+        asked.set(host.id, { host, error: reason(error) });
       }
     }
   };
   await Promise.all(Array.from({ length: PARALLEL_HOSTS }, worker));
-  return asked;
+  return hostsToAsk.map((host) => asked.get(host.id)!);
 }
 
 /** Ceph as the first member that gives a definite answer sees it. */

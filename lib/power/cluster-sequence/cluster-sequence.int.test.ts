@@ -8,16 +8,15 @@ import { setPowerMode } from "@/lib/power/set-power-mode";
 import { startShutdownRun } from "@/lib/power/shutdown/start-shutdown-run";
 import { loadClusterGroups } from "@/lib/power/clusters/load-cluster-groups";
 import { restoreCluster } from "@/lib/power/restore-cluster";
-import { updatePowerSettings } from "@/lib/power/update-power-settings";
 import { startLabCluster, waitUntil, type LabCluster } from "@/lab";
 import type { LabGuestSpec, PveRelease } from "@/lab/pve/cluster/model";
 import { registerTestDatabase } from "@/test/db";
 import { CONSOLE_PRIVILEGE_NAMES } from "@/lib/steps/host/create-api-token";
-import { ADMIN, persistReading, powerTestPipelines, shutdownInput } from "@/test/fixtures/power";
+import { ADMIN, persistReading, shutdownInput } from "@/test/fixtures/power";
 import { settled } from "@/test/runs";
-import { startWorker, type WorkerHandle } from "@/worker/runner";
+import type { WorkerHandle } from "@/worker/runner";
 import { HA_NOT_AVAILABLE } from "./disarm-ha";
-import { protectLabCluster } from "@/test/fixtures/protected-lab-cluster";
+import { protectLabCluster, startClusterTestWorker } from "@/test/fixtures/protected-lab-cluster";
 
 /**
  * The cluster sequence against lab clusters over real HTTPS: three nodes sharing one pmxcfs,
@@ -131,27 +130,7 @@ function post(lab: LabCluster, node: string, path: string, form: Record<string, 
 }
 
 beforeAll(async () => {
-  worker = await startWorker({
-    connectionString: database.url,
-    pipelines: powerTestPipelines,
-    concurrency: 2,
-    pollIntervalMs: 200,
-    periodicChecks: false,
-    log: () => {},
-  });
-  await updatePowerSettings(
-    database.db,
-    {
-      shutdown: {
-        callTimeoutSeconds: 3,
-        targetDownSeconds: 15,
-        guestTimeoutSeconds: 5,
-        guestParallelism: 4,
-        consoleGuest: CONSOLE_GUEST,
-      },
-    },
-    ADMIN,
-  );
+  worker = await startClusterTestWorker(database, CONSOLE_GUEST);
 }, 60_000);
 
 afterAll(async () => {

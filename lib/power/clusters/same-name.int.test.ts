@@ -3,18 +3,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { powerClusterMemberships, powerClusters, powerEvents, powerTargets } from "@/lib/db/schema";
 import { startLab, startLabCluster, type LabCluster, type LabNode } from "@/lab";
 import type { LabGuestSpec } from "@/lab/pve/cluster/model";
-import { protectLabCluster } from "@/test/fixtures/protected-lab-cluster";
+import { protectLabCluster, startClusterTestWorker } from "@/test/fixtures/protected-lab-cluster";
 import { buildPlan } from "@/lib/power/shutdown/plan";
 import { startShutdownRun } from "@/lib/power/shutdown/start-shutdown-run";
 import { setPowerMode } from "@/lib/power/set-power-mode";
 import { DEFAULT_POWER_SETTINGS } from "@/lib/power/settings";
 import { loadTargets } from "@/lib/power/targets/load-targets";
-import { updatePowerSettings } from "@/lib/power/update-power-settings";
 import { CONSOLE_PRIVILEGE_NAMES } from "@/lib/steps/host/create-api-token";
 import { registerTestDatabase } from "@/test/db";
-import { ADMIN, persistReading, powerTestPipelines, shutdownInput } from "@/test/fixtures/power";
+import { ADMIN, persistReading, shutdownInput } from "@/test/fixtures/power";
 import { settled } from "@/test/runs";
-import { startWorker, type WorkerHandle } from "@/worker/runner";
+import type { WorkerHandle } from "@/worker/runner";
 import { listClusterGroups, listLooseHosts } from "./cluster-groups-view";
 import { loadClusterGroups, type ClusterGroup } from "./load-cluster-groups";
 import { refreshClusterGroups } from "./refresh-cluster-groups";
@@ -100,27 +99,7 @@ const changes = (lab: LabCluster) =>
   );
 
 beforeAll(async () => {
-  worker = await startWorker({
-    connectionString: database.url,
-    pipelines: powerTestPipelines,
-    concurrency: 2,
-    pollIntervalMs: 200,
-    periodicChecks: false,
-    log: () => {},
-  });
-  await updatePowerSettings(
-    database.db,
-    {
-      shutdown: {
-        callTimeoutSeconds: 3,
-        targetDownSeconds: 15,
-        guestTimeoutSeconds: 5,
-        guestParallelism: 4,
-        consoleGuest: null,
-      },
-    },
-    ADMIN,
-  );
+  worker = await startClusterTestWorker(database, null);
   [east, west, solo] = await Promise.all([
     start(),
     start(),

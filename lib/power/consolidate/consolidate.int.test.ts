@@ -9,15 +9,14 @@ import { startDueShutdowns } from "@/lib/power/monitor/start-due-shutdowns";
 import { setPowerMode } from "@/lib/power/set-power-mode";
 import type { ShutdownInput } from "@/lib/power/shutdown/plan";
 import type { Latch, StageLatch } from "@/lib/power/triggers/state";
-import { updatePowerSettings } from "@/lib/power/update-power-settings";
 import { startLabCluster, type LabCluster } from "@/lab";
 import type { LabGuestSpec } from "@/lab/pve/cluster/model";
 import { registerTestDatabase } from "@/test/db";
-import { ADMIN, persistReading, powerTestPipelines } from "@/test/fixtures/power";
+import { ADMIN, persistReading } from "@/test/fixtures/power";
 import { runRow, settled } from "@/test/runs";
 import { SHUTDOWN_CANCELLED } from "@/lib/power/shutdown/shut-down-targets";
-import { startWorker, type WorkerHandle } from "@/worker/runner";
-import { protectLabCluster } from "@/test/fixtures/protected-lab-cluster";
+import type { WorkerHandle } from "@/worker/runner";
+import { protectLabCluster, startClusterTestWorker } from "@/test/fixtures/protected-lab-cluster";
 import { waitFor } from "@/test/worker-process";
 import { DEFAULT_CONSOLIDATE_SETTINGS } from "@/lib/power/clusters/schemas";
 import { mainsBackAfterFirstStage } from "./mains-back";
@@ -151,27 +150,7 @@ const sent = (lab: LabCluster) =>
   );
 
 beforeAll(async () => {
-  worker = await startWorker({
-    connectionString: database.url,
-    pipelines: powerTestPipelines,
-    concurrency: 2,
-    pollIntervalMs: 200,
-    periodicChecks: false,
-    log: () => {},
-  });
-  await updatePowerSettings(
-    database.db,
-    {
-      shutdown: {
-        callTimeoutSeconds: 3,
-        targetDownSeconds: 15,
-        guestTimeoutSeconds: 5,
-        guestParallelism: 4,
-        consoleGuest: CONSOLE_GUEST,
-      },
-    },
-    ADMIN,
-  );
+  worker = await startClusterTestWorker(database, CONSOLE_GUEST);
 }, 60_000);
 
 afterAll(async () => {

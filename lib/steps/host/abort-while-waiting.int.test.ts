@@ -12,7 +12,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { runs } from "@/lib/db/schema";
-import { createHost } from "@/lib/hosts/create-host";
 import { ABORT_REASON } from "@/lib/pipeline/engine";
 import { scheduleTick } from "@/lib/pipeline/schedule";
 import { advance, definePipeline, type Pipeline, type Step } from "@/lib/pipeline/step";
@@ -31,6 +30,7 @@ import { markInstalled } from "@/lab/debian/dpkg-status";
 import { writeNextKernel } from "@/lab/debian/lab-state";
 import { insertOnboardedHost, setCatalog } from "@/test/fixtures/build-vm-template";
 import { startStepHarness, type StepHarness } from "@/test/fixtures/step-harness";
+import { createLabHost } from "@/test/lab-host";
 import { settled as settledRun, startTestRun } from "@/test/runs";
 import { waitFor } from "@/test/worker-process";
 import { buildVmTemplate } from "./build-vm-template";
@@ -171,19 +171,7 @@ afterAll(async () => {
 
 let counter = 0;
 async function addHost(node: LabNode): Promise<string> {
-  const { hostId, runId } = await createHost(
-    db,
-    {
-      name: `abort-${++counter}`,
-      address: node.ssh.host,
-      sshPort: node.ssh.port,
-      apiPort: 8006,
-      sshUser: node.ssh.username,
-      authMethod: "password",
-      password: node.ssh.password,
-    },
-    "test",
-  );
+  const { hostId, runId } = await createLabHost(db, node, `abort-${++counter}`);
   await settledRun(db, runId);
   return hostId;
 }

@@ -11,7 +11,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { and, asc, eq } from "drizzle-orm";
 import { createDb, type Database } from "@/lib/db/client";
 import { runs, stepVisits } from "@/lib/db/schema";
-import { createHost } from "@/lib/hosts/create-host";
 import { definePipeline, type Pipeline, type Step } from "@/lib/pipeline/step";
 import { liveGroupMembers, startImageServer, type ImageServer, type LabNode } from "@/lab";
 import { PVE_KERNEL } from "@/lab/debian/catalog";
@@ -20,6 +19,7 @@ import { markInstalled } from "@/lab/debian/dpkg-status";
 import { writeNextKernel } from "@/lab/debian/lab-state";
 import { createTestDatabase } from "@/test/db";
 import { startStepHarness, type StepHarness } from "@/test/fixtures/step-harness";
+import { createLabHost } from "@/test/lab-host";
 import { settled as settledRun, startTestRun } from "@/test/runs";
 import { waitFor } from "@/test/worker-process";
 import { startWorker } from "@/worker/runner";
@@ -75,19 +75,7 @@ afterAll(async () => {
 
 let counter = 0;
 async function addHost(node: LabNode): Promise<string> {
-  const { hostId, runId } = await createHost(
-    db,
-    {
-      name: `waiters-${++counter}`,
-      address: node.ssh.host,
-      sshPort: node.ssh.port,
-      apiPort: 8006,
-      sshUser: node.ssh.username,
-      authMethod: "password",
-      password: node.ssh.password,
-    },
-    "test",
-  );
+  const { hostId, runId } = await createLabHost(db, node, `waiters-${++counter}`);
   await settledRun(db, runId);
   return hostId;
 }
@@ -183,19 +171,7 @@ describe("waiting steps are woken by the worker's waiters (poll interval 30 s)",
       log: () => {},
     };
     const first = await startWorker(workerOptions);
-    const { hostId, runId: onboard } = await createHost(
-      handle.db,
-      {
-        name: "waiters-restart",
-        address: node.ssh.host,
-        sshPort: node.ssh.port,
-        apiPort: 8006,
-        sshUser: node.ssh.username,
-        authMethod: "password",
-        password: node.ssh.password,
-      },
-      "test",
-    );
+    const { hostId, runId: onboard } = await createLabHost(handle.db, node, "waiters-restart");
     await settledRun(handle.db, onboard);
     const runId = await startTestRun(handle.db, own, hostId);
     await waitFor(

@@ -2,7 +2,7 @@ import { expect, test } from "@playwright/test";
 import { startLabCluster, type LabCluster } from "../lab";
 import { startLabUps, type LabUps } from "../lab/ups/lab-ups";
 import { E2E_STORAGE_STATE } from "./auth-state";
-import { addLabHost, expectNoReload, markNoReload, openDialog } from "./support/console";
+import { addLabHost, addLabUps, expectNoReload, markNoReload, openDialog } from "./support/console";
 
 /*
  * Issue 14's "done when", in the browser: the three nodes of a lab Ceph cluster are onboarded
@@ -57,22 +57,7 @@ test("set-up: the three nodes of a lab Ceph cluster, onboarded through Add host,
       timeout: 120_000,
     });
   }
-  const nut = ups.nut!;
-  const created = await page.request.post("/api/power/ups", {
-    data: {
-      name: UPS,
-      source: {
-        type: "nut",
-        host: nut.host,
-        port: nut.port,
-        upsName: nut.upsName,
-        username: nut.username,
-        password: nut.password,
-      },
-    },
-  });
-  expect(created.status(), await created.text()).toBe(201);
-  upsId = ((await created.json()) as { ups: { id: string } }).ups.id;
+  upsId = await addLabUps(page, UPS, ups);
   for (const hostId of hostIds) {
     const target = await page.request.post("/api/power/targets", {
       data: { kind: "pve-node", hostId, feeds: [upsId], feedPolicy: "any" },

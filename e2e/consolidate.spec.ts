@@ -2,6 +2,7 @@ import { expect, test, type Page } from "@playwright/test";
 import { startLabCluster, type LabCluster } from "../lab";
 import type { LabGuestSpec } from "../lab/pve/cluster/model";
 import { startLabUps, type LabUps } from "../lab/ups/lab-ups";
+import { addLabUps } from "./support/console";
 import { createDb } from "../lib/db/client";
 import { seedActiveLabHost } from "../test/fixtures/active-lab-host";
 import { CONSOLE_PRIVILEGE_NAMES } from "../lib/steps/host/create-api-token";
@@ -84,22 +85,7 @@ test("set-up: two lab clusters named alike, their nodes active hosts protected b
     startLabCluster({ nodes: 2, name: NAME, apiAuthFailureDelayMs: 50 }),
     startLabUps({ name: "consolidateups" }),
   ]);
-  const nut = ups.nut!;
-  const created = await page.request.post("/api/power/ups", {
-    data: {
-      name: UPS,
-      source: {
-        type: "nut",
-        host: nut.host,
-        port: nut.port,
-        upsName: nut.upsName,
-        username: nut.username,
-        password: nut.password,
-      },
-    },
-  });
-  expect(created.status(), await created.text()).toBe(201);
-  upsId = ((await created.json()) as { ups: { id: string } }).ups.id;
+  upsId = await addLabUps(page, UPS, ups);
   for (const [lab, names] of [
     [site, HOSTS.site],
     [other, HOSTS.other],

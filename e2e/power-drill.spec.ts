@@ -2,7 +2,7 @@ import { expect, test, type Page } from "@playwright/test";
 import { startLab, type LabNode } from "../lab";
 import { startLabUps, type LabUps } from "../lab/ups/lab-ups";
 import { E2E_STORAGE_STATE } from "./auth-state";
-import { addLabHost, expectNoReload, markNoReload, openDialog } from "./support/console";
+import { addLabHost, addLabUps, expectNoReload, markNoReload, openDialog } from "./support/console";
 
 /*
  * Issue 14's drill in the browser, against the console as `npm start` runs it: an admin starts a
@@ -67,22 +67,7 @@ test("set-up: an onboarded lab node protected by a lab UPS", async ({ page }) =>
   await expect(page.getByTestId("state-badge")).toHaveAttribute("data-state", "active", {
     timeout: 90_000,
   });
-  const nut = ups.nut!;
-  const created = await page.request.post("/api/power/ups", {
-    data: {
-      name: UPS,
-      source: {
-        type: "nut",
-        host: nut.host,
-        port: nut.port,
-        upsName: nut.upsName,
-        username: nut.username,
-        password: nut.password,
-      },
-    },
-  });
-  expect(created.status(), await created.text()).toBe(201);
-  upsId = ((await created.json()) as { ups: { id: string } }).ups.id;
+  upsId = await addLabUps(page, UPS, ups);
   const target = await page.request.post("/api/power/targets", {
     data: { kind: "pve-node", hostId, feeds: [upsId], feedPolicy: "any" },
   });

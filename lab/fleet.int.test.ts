@@ -22,9 +22,17 @@ describe("startFleet", () => {
             `${node.name}\n`,
           );
         }
+        // Each node its own mount namespace while up; none once it is down (nothing runs there).
+        expect(fleet.nodes.map((n) => n.mountNamespace)).toEqual([
+          expect.stringMatching(/^mnt:\[\d+\]$/),
+          expect.stringMatching(/^mnt:\[\d+\]$/),
+          expect.stringMatching(/^mnt:\[\d+\]$/),
+        ]);
+        expect(new Set(fleet.nodes.map((n) => n.mountNamespace)).size).toBe(3);
       } finally {
         await fleet.stop();
       }
+      expect(fleet.nodes.map((n) => n.mountNamespace)).toEqual([null, null, null]);
       expect(existsSync(path.join(root, "pve2/etc/hostname"))).toBe(true);
     } finally {
       await rm(root, { recursive: true, force: true });

@@ -50,6 +50,7 @@ import { runs, stepVisits } from "@/lib/db/schema";
 import { createHost } from "@/lib/hosts/create-host";
 import type { OnboardingConfig } from "@/lib/steps/host/config";
 import { setCatalog } from "@/test/fixtures/build-vm-template";
+import { openCpuAccount, type CpuAccount } from "./support/cpu-account";
 import { startBenchPostgres } from "./support/postgres";
 import { report } from "./support/report";
 import { exitOf, spawnUntilEnd, stopProcessGroup } from "./support/processes";
@@ -64,7 +65,10 @@ const TEMPLATE_VMID = 9000;
 
 type QueryCounts = Record<"engine" | "step" | "worker" | "graphile-worker", number>;
 type WorkerReport = {
+  /** From "ready" (its start-up, tsx compiling the product, not counted) to its stop. */
   cpuSeconds: number;
+  /** Its whole life, start-up included. */
+  lifeCpuSeconds: number;
   queries: QueryCounts;
   ticks: number;
   sshOpened: number;
@@ -130,8 +134,10 @@ async function workerMain() {
     if (!message.stop) return;
     void worker.stop().then(() => {
       const cpu = process.cpuUsage(cpu0);
+      const life = process.cpuUsage();
       const result: WorkerReport = {
         cpuSeconds: (cpu.user + cpu.system) / 1e6,
+        lifeCpuSeconds: (life.user + life.system) / 1e6,
         queries: {
           engine: queries.engine - queries0.engine,
           step: queries.step - queries0.step,
@@ -153,16 +159,18 @@ async function startWorkerProcess(
   url: string,
   config: OnboardingConfig,
   concurrency: number,
+  account: CpuAccount | null,
 ): Promise<WorkerChild> {
-  const child = spawnUntilEnd(
-    "worker process",
-    process.execPath,
-    ["--import", "tsx", fileURLToPath(import.meta.url), "--worker"],
-    {
-      env: { ...process.env, BENCH_WORKER: JSON.stringify({ url, config, concurrency }) },
-      stdio: ["ignore", "inherit", "inherit", "ipc"],
-    },
-  );
+  const node = [process.execPath, "--import", "tsx", fileURLToPath(import.meta.url), "--worker"];
+  // Into its own account before it runs a line of Node (the shell execs it: same PID).
+  const [command, ...args] =
+    account === null
+      ? node
+      : ["/bin/sh", "-c", `${account.joinLine()} && exec "$@"`, "sh", ...node];
+  const child = spawnUntilEnd("worker process", command!, args, {
+    env: { ...process.env, BENCH_WORKER: JSON.stringify({ url, config, concurrency }) },
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
   const exited = exitOf(child).then((code) => {
     throw new Error(`the worker process exited (${code})`);
   });
@@ -201,6 +209,11 @@ type Round = {
   sshConnections: number;
   sshAuthAttempts: number;
   hostCommands: number;
+  /**
+   * The kernel's counters (cgroups), where this machine lets the bench make them: the lab's
+   * processes (this one, the hosts' commands, their detached jobs) and the worker's whole life.
+   */
+  accounted: { labSeconds: number; workerSeconds: number } | null;
   /** Everything the round cost on this machine: lab, its tools, the worker, Postgres excluded. */
   treeCpuSeconds: number;
   /** Of which: this process (the lab's SSH/API servers and tool server, the bench itself). */
@@ -222,6 +235,11 @@ function processTreeCpuSeconds(): { tree: number; self: number } {
   const seconds = (indexes: number[]) =>
     indexes.reduce((sum, i) => sum + Number(fields[i]), 0) / 100;
   return { tree: seconds([11, 12, 13, 14]), self: seconds([11, 12]) };
+}
+
+function accountedSeconds(accounts: { lab: CpuAccount; worker: CpuAccount } | null) {
+  if (accounts === null) return null;
+  return { labSeconds: accounts.lab.seconds(), workerSeconds: accounts.worker.seconds() };
 }
 
 /** Tool calls and tool server CPU so far (zero while no tool server runs). */
@@ -256,6 +274,7 @@ async function round(options: {
   url: string;
   config: OnboardingConfig;
   concurrency: number;
+  accounts: { lab: CpuAccount; worker: CpuAccount } | null;
 }): Promise<Round> {
   const nodes: LabNode[] = await Promise.all(
     Array.from({ length: options.hosts }, (_, i) =>
@@ -267,8 +286,14 @@ async function round(options: {
     ),
   );
   const cpu0 = processTreeCpuSeconds();
+  const accounted0 = accountedSeconds(options.accounts);
   const tools0 = await toolServerTotals();
-  const worker = await startWorkerProcess(options.url, options.config, options.concurrency);
+  const worker = await startWorkerProcess(
+    options.url,
+    options.config,
+    options.concurrency,
+    options.accounts?.worker ?? null,
+  );
   const { db, pool } = createDb(options.url, 4);
   try {
     await setCatalog(db, [TEMPLATE_VMID]);
@@ -344,6 +369,14 @@ async function round(options: {
       ),
       sshAuthAttempts: nodes.reduce((n, node) => n + node.authAttempts.length, 0),
       hostCommands: nodes.reduce((n, node) => n + node.commands.length, 0),
+      accounted: (() => {
+        const now = accountedSeconds(options.accounts);
+        if (now === null || accounted0 === null) return null;
+        return {
+          labSeconds: now.labSeconds - accounted0.labSeconds,
+          workerSeconds: now.workerSeconds - accounted0.workerSeconds,
+        };
+      })(),
       ...(() => {
         const cpu = processTreeCpuSeconds();
         return { treeCpuSeconds: cpu.tree - cpu0.tree, selfCpuSeconds: cpu.self - cpu0.self };
@@ -389,7 +422,13 @@ async function main() {
     (server) => server.stop(),
   );
   const config = await labConfig(image);
-  const common = { timeScale, config, concurrency };
+  // From here on, this process and all it starts count as the lab (Postgres, started above, not);
+  // the worker processes join an account of their own.
+  const lab = openCpuAccount("lab");
+  const workerAccount = lab === null ? null : openCpuAccount("worker");
+  lab?.join(process.pid);
+  const accounts = lab !== null && workerAccount !== null ? { lab, worker: workerAccount } : null;
+  const common = { timeScale, config, concurrency, accounts };
 
   const baselineUrl = await pgServer.createDatabase("baseline");
   await migrateDatabase(baselineUrl);
@@ -411,16 +450,29 @@ async function main() {
   report("worker CPU, baseline (one host)", one.worker.cpuSeconds, "s");
   report(`worker CPU, ${hosts} hosts`, many.worker.cpuSeconds, "s");
   report("worker CPU per host", many.worker.cpuSeconds / hosts, "s");
+  // The kernel's counters where there are cgroups; else this process's own and its reaped
+  // children's (a detached job that left the tree is then missing from the hosts' share).
+  const labSeconds = many.accounted?.labSeconds ?? many.treeCpuSeconds - many.worker.lifeCpuSeconds;
+  const measure = many.accounted === null ? ", detached jobs not counted (no cgroup)" : "";
   report(
     "lab CPU per host (SSH/API servers and simulated tools; goal ≤ 1)",
-    (many.treeCpuSeconds - many.worker.cpuSeconds) / hosts,
+    labSeconds / hosts,
     "s",
   );
-  report("lab CPU per host in the lab's process", many.selfCpuSeconds / hosts, "s");
+  report(
+    "lab CPU per host in the lab's process (and this bench's)",
+    many.selfCpuSeconds / hosts,
+    "s",
+  );
   report("lab CPU per host in the tool server's thread", many.toolServerCpuSeconds / hosts, "s");
   report(
-    "lab CPU per host in the hosts' processes (bash, tool clients, jobs)",
-    (many.treeCpuSeconds - many.selfCpuSeconds - many.worker.cpuSeconds) / hosts,
+    `lab CPU per host in the hosts' processes (bash, tool clients, jobs${measure})`,
+    (labSeconds - many.selfCpuSeconds) / hosts,
+    "s",
+  );
+  report(
+    "worker start-up CPU (once per worker process, not per host)",
+    (many.accounted?.workerSeconds ?? many.worker.lifeCpuSeconds) - many.worker.cpuSeconds,
     "s",
   );
   report("simulated tool calls per host", many.toolCalls / hosts, "calls");

@@ -4,8 +4,9 @@ import { sh } from "@/lib/ssh";
  * Watching detached work on the host between visits (docs/pipeline.md, "Waiting"): a visit
  * that polls prints the **signature** of the status it decided on, and the worker's waiter then
  * runs a small shell loop over the host's kept SSH connection that exits as soon as the
- * signature differs from that one — no inotify-tools on a fresh Debian, and nothing but the
- * shell's own `read`, one `cksum` and one `sleep` per round.
+ * signature differs from that one — no inotify-tools on a fresh Debian. The checksum is taken
+ * once, against the console's baseline; after that each round compares the status text itself
+ * in a shell variable: a round costs the host one `sleep` and no other process.
  *
  * The signature covers the first line of each status file and whether the PID the pid files
  * name is a live, non-zombie process. It is a checksum (digits), so the baseline survives the
@@ -33,16 +34,21 @@ const FILE_NAME = /^[a-z][a-z0-9.-]*$/;
 /** Rounds of the loop per second: the change reaches the console within one round. */
 export const WATCH_ROUND_SECONDS = 0.5;
 
-/** Defines `clupilot_sig`, which prints the status as the signature counts it. */
+/**
+ * Defines `clupilot_sig`, which sets `sig` to the status as the signature counts it (a line per
+ * file, then the PID's); in a variable, not printed, so a round needs no subshell.
+ */
 function signatureFunction(watched: WatchedStatus): string[] {
   for (const name of [...watched.files, ...watched.pidFiles])
     if (!FILE_NAME.test(name)) throw new Error(`not a status file name: ${name}`);
   return [
     `wd=${watched.dir}`,
     "clupilot_sig() {",
+    "  sig=",
     `  for f in ${watched.files.join(" ")}; do`,
     `    v=; { IFS= read -r v < "$wd/$f"; } 2>/dev/null`,
-    `    printf '%s=%s\\n' "$f" "$v"`,
+    `    sig="$sig$f=$v`,
+    `"`,
     "  done",
     "  p=",
     `  for f in ${watched.pidFiles.join(" ")}; do`,
@@ -54,16 +60,21 @@ function signatureFunction(watched: WatchedStatus): string[] {
     `  if [ -n "$p" ] && { IFS= read -r st < "/proc/$p/stat"; } 2>/dev/null; then`,
     `    st=\${st##*) }; case "\${st%% *}" in Z|X|'') ;; *) s=alive ;; esac`,
     "  fi",
-    `  printf 'pid=%s %s\\n' "$p" "$s"`,
+    `  sig="\${sig}pid=$p $s`,
+    `"`,
     "}",
   ];
 }
+
+/** The checksum of `sig` (digits): what crosses to the console and back as the baseline. */
+const SIGNATURE_SUM = `"$(printf '%s' "$sig" | cksum)"`;
 
 /** Lines for a status read: the signature on a line of its own, the next watch's baseline. */
 export function printSignature(watched: WatchedStatus): string {
   return [
     ...signatureFunction(watched),
-    `printf '${SIGNATURE_MARK}%s\\n' "$(clupilot_sig | cksum)"`,
+    "clupilot_sig",
+    `printf '${SIGNATURE_MARK}%s\\n' ${SIGNATURE_SUM}`,
   ].join("\n");
 }
 
@@ -90,9 +101,13 @@ export function watchStatusCommand(
   return [
     ...signatureFunction(watched),
     sh`base=${baseline}`,
+    "clupilot_sig",
+    `if [ ${SIGNATURE_SUM} != "$base" ]; then echo '${CHANGED}'; exit 0; fi`,
+    "seen=$sig",
     "i=0",
     `while [ "$i" -lt ${rounds} ]; do`,
-    `  if [ "$(clupilot_sig | cksum)" != "$base" ]; then echo '${CHANGED}'; exit 0; fi`,
+    "  clupilot_sig",
+    `  if [ "$sig" != "$seen" ]; then echo '${CHANGED}'; exit 0; fi`,
     "  printf .",
     `  sleep ${WATCH_ROUND_SECONDS}`,
     "  i=$((i + 1))",

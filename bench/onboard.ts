@@ -1,5 +1,5 @@
 /**
- * `npm run bench:onboard -- --hosts 50 [--time-scale 0.02] [--concurrency 4]`: fresh Debian 13
+ * `npm run bench:onboard -- --hosts 50 [--time-scale 0.02] [--concurrency 8]`: fresh Debian 13
  * lab nodes onboarded at once, the whole order (createOnboardHostPipeline), by ONE worker.
  *
  * Default 10 hosts, not the issue's 50. Until the simulated tools had their server
@@ -50,6 +50,7 @@ import { runs, stepVisits } from "@/lib/db/schema";
 import { createHost } from "@/lib/hosts/create-host";
 import type { OnboardingConfig } from "@/lib/steps/host/config";
 import { setCatalog } from "@/test/fixtures/build-vm-template";
+import { DEFAULT_WORKER_CONCURRENCY } from "@/worker/concurrency";
 import { openCpuAccount, type CpuAccount } from "./support/cpu-account";
 import { startBenchPostgres } from "./support/postgres";
 import { report } from "./support/report";
@@ -59,7 +60,7 @@ import { BenchCannotRun, runBench, startUntilEnd } from "./support/run-bench";
 const USAGE = `Usage: npm run bench:onboard -- [--hosts N] [--time-scale S] [--concurrency C]
   --hosts N         fresh lab nodes onboarded at once (default 10; the issue's figure: 50)
   --time-scale S    lab time scale: 1 = realistic apt and reboot durations (default 0.02)
-  --concurrency C   worker ticks at once (default 4, the worker's production default)`;
+  --concurrency C   worker ticks at once (default: the worker's production default, ${DEFAULT_WORKER_CONCURRENCY})`;
 
 const TEMPLATE_VMID = 9000;
 
@@ -213,7 +214,7 @@ type Round = {
    * The kernel's counters (cgroups), where this machine lets the bench make them: the lab's
    * processes (this one, the hosts' commands, their detached jobs) and the worker's whole life.
    */
-  accounted: { labSeconds: number; workerSeconds: number } | null;
+  accounted: { labSeconds: number; workerSeconds: number; postgresSeconds: number } | null;
   /** Everything the round cost on this machine: lab, its tools, the worker, Postgres excluded. */
   treeCpuSeconds: number;
   /** Of which: this process (the lab's SSH/API servers and tool server, the bench itself). */
@@ -237,9 +238,30 @@ function processTreeCpuSeconds(): { tree: number; self: number } {
   return { tree: seconds([11, 12, 13, 14]), self: seconds([11, 12]) };
 }
 
-function accountedSeconds(accounts: { lab: CpuAccount; worker: CpuAccount } | null) {
+type Accounts = { lab: CpuAccount; worker: CpuAccount; postgres: CpuAccount };
+
+function accountedSeconds(accounts: Accounts | null) {
   if (accounts === null) return null;
-  return { labSeconds: accounts.lab.seconds(), workerSeconds: accounts.worker.seconds() };
+  return {
+    labSeconds: accounts.lab.seconds(),
+    workerSeconds: accounts.worker.seconds(),
+    postgresSeconds: accounts.postgres.seconds(),
+  };
+}
+
+/**
+ * Accounts for the lab (this process and all it starts), the worker processes (they join theirs
+ * as they start) and Postgres (its postmaster: the backends it forks from now on follow it).
+ */
+function openAccounts(postgresDataDir: string): Accounts | null {
+  const lab = openCpuAccount("lab");
+  const worker = lab === null ? null : openCpuAccount("worker");
+  const postgres = worker === null ? null : openCpuAccount("postgres");
+  if (lab === null || worker === null || postgres === null) return null;
+  lab.join(process.pid);
+  const postmaster = fs.readFileSync(`${postgresDataDir}/postmaster.pid`, "utf8").split("\n")[0]!;
+  postgres.join(Number(postmaster));
+  return { lab, worker, postgres };
 }
 
 /** Tool calls and tool server CPU so far (zero while no tool server runs). */
@@ -274,7 +296,7 @@ async function round(options: {
   url: string;
   config: OnboardingConfig;
   concurrency: number;
-  accounts: { lab: CpuAccount; worker: CpuAccount } | null;
+  accounts: Accounts | null;
 }): Promise<Round> {
   const nodes: LabNode[] = await Promise.all(
     Array.from({ length: options.hosts }, (_, i) =>
@@ -375,6 +397,7 @@ async function round(options: {
         return {
           labSeconds: now.labSeconds - accounted0.labSeconds,
           workerSeconds: now.workerSeconds - accounted0.workerSeconds,
+          postgresSeconds: now.postgresSeconds - accounted0.postgresSeconds,
         };
       })(),
       ...(() => {
@@ -397,7 +420,7 @@ async function main() {
     options: {
       hosts: { type: "string", default: "10" },
       "time-scale": { type: "string", default: "0.02" },
-      concurrency: { type: "string", default: "4" },
+      concurrency: { type: "string", default: String(DEFAULT_WORKER_CONCURRENCY) },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -422,12 +445,7 @@ async function main() {
     (server) => server.stop(),
   );
   const config = await labConfig(image);
-  // From here on, this process and all it starts count as the lab (Postgres, started above, not);
-  // the worker processes join an account of their own.
-  const lab = openCpuAccount("lab");
-  const workerAccount = lab === null ? null : openCpuAccount("worker");
-  lab?.join(process.pid);
-  const accounts = lab !== null && workerAccount !== null ? { lab, worker: workerAccount } : null;
+  const accounts = openAccounts(pgServer.dataDir);
   const common = { timeScale, config, concurrency, accounts };
 
   const baselineUrl = await pgServer.createDatabase("baseline");
@@ -475,6 +493,18 @@ async function main() {
     (many.accounted?.workerSeconds ?? many.worker.lifeCpuSeconds) - many.worker.cpuSeconds,
     "s",
   );
+  if (many.accounted !== null) {
+    const all =
+      many.accounted.labSeconds + many.accounted.workerSeconds + many.accounted.postgresSeconds;
+    report("Postgres CPU per host", many.accounted.postgresSeconds / hosts, "s");
+    // Lab, worker and Postgres share this machine's cores: no engine makes N hosts finish before
+    // their CPU has run, whatever the critical path.
+    report(
+      "the machine's floor: all CPU ÷ cores ÷ critical path",
+      all / os.availableParallelism() / one.wallSeconds,
+      "×",
+    );
+  }
   report("simulated tool calls per host", many.toolCalls / hosts, "calls");
   report("machine cores", os.availableParallelism(), "cores");
   report("SSH connections opened per host, baseline", one.sshConnections, "connections");

@@ -1,6 +1,7 @@
 import { databaseUrl } from "@/lib/db/client";
 import { startPowerMonitor } from "@/lib/power/monitor/power-monitor";
 import { pipelines } from "@/lib/registry/pipelines";
+import { concurrencyFromEnv } from "./concurrency";
 import { guardWorkerProcess } from "./process-guard";
 import { startWorkerThroughDatabaseRestarts } from "./runner";
 
@@ -9,7 +10,7 @@ async function main() {
   const worker = await startWorkerThroughDatabaseRestarts({
     connectionString: databaseUrl(),
     pipelines,
-    concurrency: Number(process.env.CLUPILOT_WORKER_CONCURRENCY ?? 4),
+    concurrency: concurrencyFromEnv(process.env.CLUPILOT_WORKER_CONCURRENCY),
     log: (line) => console.log(`[worker] ${line}`),
     onUnexpectedStop: (reason) => {
       console.error(`[worker] graphile-worker stopped by itself (${reason}); exiting`);

@@ -24,6 +24,7 @@ import {
   SELF_TEST_TASK,
 } from "@/lib/power/self-test/queue-self-test";
 import type { AnyPipeline } from "@/lib/pipeline/step";
+import { DEFAULT_WORKER_CONCURRENCY } from "./concurrency";
 import { createJobLedger, SETTLE_MS } from "./job-ledger";
 import { NOTIFY_DELIVER_TASK } from "@/lib/notify/enqueue";
 import type { DeliveryOptions } from "@/lib/notify/deliver";
@@ -95,7 +96,7 @@ export type WorkerHandle = {
  * lib/pipeline/recovery.ts).
  */
 export async function startWorker(options: WorkerOptions): Promise<WorkerHandle> {
-  const concurrency = options.concurrency ?? 4;
+  const concurrency = options.concurrency ?? DEFAULT_WORKER_CONCURRENCY;
   const log = options.log ?? ((line: string) => console.log(line));
   const reachability = trackReachability({
     log,

@@ -494,8 +494,8 @@ async function main() {
     "s",
   );
   if (many.accounted !== null) {
-    const all =
-      many.accounted.labSeconds + many.accounted.workerSeconds + many.accounted.postgresSeconds;
+    // The worker's start-up is over before the first host is added: not part of the round.
+    const all = many.accounted.labSeconds + many.worker.cpuSeconds + many.accounted.postgresSeconds;
     report("Postgres CPU per host", many.accounted.postgresSeconds / hosts, "s");
     // Lab, worker and Postgres share this machine's cores: no engine makes N hosts finish before
     // their CPU has run, whatever the critical path.

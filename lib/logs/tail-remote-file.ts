@@ -48,10 +48,16 @@ export function tailCommand(
     sh`f=${path}`,
     `[ -e "$f" ] || { echo missing >&2; exit ${MISSING_EXIT}; }`,
     `exec 3<"$f" || exit 4`,
-    `inode=$(stat -L -c %i /dev/fd/3) || exit 4`,
-    `size=$(stat -L -c %s /dev/fd/3) || exit 4`,
-    sh`old=$(head -c ${String(identity?.length ?? 0)} /dev/fd/3 | cksum)`,
+    `is=$(stat -L -c '%i %s' /dev/fd/3) || exit 4`,
+    `inode=\${is% *}; size=\${is#* }`,
     sh`new=$(head -c ${String(IDENTITY_BYTES)} /dev/fd/3 | cksum)`,
+    // The old identity's checksum over as many bytes as it covered: the new one's when that is
+    // the same length (every file past its first 256 bytes), none on a first read (no inode).
+    identity === null
+      ? "old="
+      : identity.length === IDENTITY_BYTES
+        ? "old=$new"
+        : sh`old=$(head -c ${String(identity.length)} /dev/fd/3 | cksum)`,
     sh`start=${offset}`,
     sh`if [ "$inode" != ${identity?.inode ?? ""} ] || [ "$size" -lt "$start" ] || [ "$old" != ${identity?.checksum ?? ""} ]; then start=0; fi`,
     `printf '%s\\n%s\\n%s\\n' "$inode" "$new" "$start" >&2`,

@@ -1,11 +1,12 @@
 import { EventEmitter } from "node:events";
-import { Logger, run, type Runner, type WorkerEvents } from "graphile-worker";
+import { Logger, run, type Runner, type Task, type WorkerEvents } from "graphile-worker";
 import { createDb } from "@/lib/db/client";
 import { trackReachability, type Reachability } from "@/lib/db/reachability";
 import { isDatabaseUnreachable } from "@/lib/db/unreachable";
 import { safeErrorSummary } from "@/lib/errors";
 import { createAbortNotices } from "@/lib/pipeline/abort-notices";
 import type { EngineOptions } from "@/lib/pipeline/engine";
+import { dueJobsWaiting } from "@/lib/pipeline/due-jobs";
 import { inQueryScope } from "@/lib/pipeline/query-scope";
 import { createWaitRegistry, type WaitRegistry } from "@/lib/pipeline/waits";
 import { createSshConnectionPool, type SshConnectionPool } from "@/lib/ssh/pool";
@@ -26,6 +27,7 @@ import {
 import type { AnyPipeline } from "@/lib/pipeline/step";
 import { DEFAULT_WORKER_CONCURRENCY } from "./concurrency";
 import { createJobLedger, SETTLE_MS } from "./job-ledger";
+import { createSlotWatch } from "./slot-watch";
 import { NOTIFY_DELIVER_TASK } from "@/lib/notify/enqueue";
 import type { DeliveryOptions } from "@/lib/notify/deliver";
 import { createNotifyDeliverTask } from "./tasks/notify-deliver";
@@ -129,6 +131,18 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
   const sshConnections = createSshConnectionPool();
   undo.push(async () => sshConnections.close());
   undo.push(() => waits.close());
+  const events: WorkerEvents = options.events ?? new EventEmitter();
+  const otherTasks: Record<string, Task> = {
+    [VM_TEMPLATE_CHECK_TASK]: createVmTemplateCheckTask(db),
+    [CLUSTER_REFRESH_TASK]: createClusterRefreshTask(db),
+    [SELF_TEST_TASK]: createPowerSelfTestTask(db),
+    [NOTIFY_DELIVER_TASK]: createNotifyDeliverTask(db, options.notify),
+  };
+  // A run that advances carries on in its job only while no due job waits for the slot: with
+  // every slot taken, ten onboardings share eight slots in turn instead of two waiting for all
+  // eight to reach their first wait.
+  const runnerTasks = [TICK_TASK, ...Object.keys(otherTasks)];
+  const slots = createSlotWatch(events, runnerTasks, concurrency);
   const engine: EngineOptions = {
     ...options.engine,
     db,
@@ -136,9 +150,9 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
     waits,
     abortNotices,
     resources: { sshConnections },
+    slotWanted: async () => slots.allTaken() && dueJobsWaiting(db, runnerTasks),
   };
   const workerIds = new Set<string>();
-  const events: WorkerEvents = options.events ?? new EventEmitter();
   // Jobs are locked in the name of the pool (or of a worker, depending on the queue mode):
   // both beat, so whichever name a job carries can be traced to a living process.
   events.on("pool:create", ({ workerPool }) => {
@@ -182,13 +196,7 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
       concurrency,
       noHandleSignals: true,
       pollInterval: options.pollIntervalMs ?? 1000,
-      taskList: {
-        [TICK_TASK]: createRunTickTask(engine),
-        [VM_TEMPLATE_CHECK_TASK]: createVmTemplateCheckTask(db),
-        [CLUSTER_REFRESH_TASK]: createClusterRefreshTask(db),
-        [SELF_TEST_TASK]: createPowerSelfTestTask(db),
-        [NOTIFY_DELIVER_TASK]: createNotifyDeliverTask(db, options.notify),
-      },
+      taskList: { [TICK_TASK]: createRunTickTask(engine), ...otherTasks },
       crontab:
         options.periodicChecks === false
           ? ""
@@ -209,6 +217,7 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
   // waits behind onboardings' visits or a full pool.
   const powerConcurrency = options.powerConcurrency ?? 2;
   const power = createDb(options.connectionString, powerConcurrency * 2 + 2, reachability);
+  const powerSlots = createSlotWatch(events, [POWER_TICK_TASK], powerConcurrency);
   undo.push(() => power.pool.end());
   const powerRunner = await orUndo(() =>
     run({
@@ -216,7 +225,14 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
       concurrency: powerConcurrency,
       noHandleSignals: true,
       pollInterval: options.pollIntervalMs ?? 1000,
-      taskList: { [POWER_TICK_TASK]: createRunTickTask({ ...engine, db: power.db }) },
+      taskList: {
+        [POWER_TICK_TASK]: createRunTickTask({
+          ...engine,
+          db: power.db,
+          slotWanted: async () =>
+            powerSlots.allTaken() && dueJobsWaiting(power.db, [POWER_TICK_TASK]),
+        }),
+      },
       events,
       logger,
     }),

@@ -30,6 +30,13 @@ export type EngineOptions = {
   abortNotices?: AbortNotices;
   /** Kept across ticks for the pipelines' services (the worker's SSH connections). */
   resources?: WorkerResources;
+  /**
+   * Asked before an advance carries on: does a due job wait for the slot this job holds (every
+   * slot of the worker taken, and the queue not empty)? Then the run yields its slot — its next
+   * tick is queued like any other, behind the ones already due — instead of running its next
+   * steps ahead of them. Absent: it carries on within the bound.
+   */
+  slotWanted?: () => Promise<boolean>;
 };
 
 /**
@@ -53,8 +60,8 @@ export type TickResult =
 
 /** What the job running this tick knows beyond the run id. */
 export type TickOptions = {
-  /** Asked once the visit is done: may an advance carry on in this job? Absent: it never does. */
-  mayCarryOn?: () => boolean;
+  /** Asked when a visit advances: may the next step run in this job? Absent: it never does. */
+  mayCarryOn?: () => boolean | Promise<boolean>;
 };
 
 export { ABORT_REASON };
@@ -218,7 +225,7 @@ export async function tickRun(
         now,
         pipeline,
         { stepPausedSeconds: pausedSeconds },
-        tick.mayCarryOn?.() ?? false,
+        tick.mayCarryOn,
       );
       const runStatus =
         decision.kind === "fail" || (decision.kind === "error" && decision.retryInSeconds === null)
@@ -266,11 +273,17 @@ export async function runTickJob(
   const bound = options.carryOn === undefined ? DEFAULT_CARRY_ON : options.carryOn;
   const until = now().getTime() + (bound ? bound.maxSeconds * 1000 : 0);
   const results: TickResult[] = [];
-  const mayCarryOn = () =>
+  const withinBound = () =>
     bound !== false &&
     results.length + 1 < bound.maxVisits &&
     now().getTime() < until &&
     !stopping?.aborted;
+  const mayCarryOn = async () => {
+    if (!withinBound()) return false;
+    // Not knowing whether anyone waits is no reason to stop: carrying on is what it did before.
+    const wanted = options.slotWanted ? await options.slotWanted().catch(() => false) : false;
+    return !wanted;
+  };
   for (;;) {
     const result = await tickRun(options, runId, { mayCarryOn });
     results.push(result);
@@ -421,7 +434,7 @@ async function persist(
   now: () => Date,
   pipeline?: AnyPipeline,
   chain: { stepPausedSeconds: number } = { stepPausedSeconds: 0 },
-  mayCarryOn = false,
+  mayCarryOn: TickOptions["mayCarryOn"] = undefined,
 ): Promise<true | null> {
   const visit = run.stepVisit + 1;
   await tx.insert(stepVisits).values({
@@ -475,7 +488,7 @@ async function persist(
   if (next.runAt) {
     if (updated[0]!.abortPending) {
       await scheduleTick(tx, run.id, now());
-    } else if (mayCarryOn && next.set.currentStep) {
+    } else if (next.set.currentStep && mayCarryOn !== undefined && (await mayCarryOn())) {
       // No new tick: the job running this one stays the run's tick while it carries on and keeps
       // the run's job key, so a crash hands it back (recovery sweep) or graphile retries a throw.
       carriesOn = true;

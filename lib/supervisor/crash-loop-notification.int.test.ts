@@ -166,15 +166,25 @@ describe("a crash loop of npm start's processes, told to webhook targets", () =>
       title: "Crash loop: database",
       at: began!.at.toISOString(),
     });
-    const deliveries = await db
-      .select({ state: notificationDeliveries.state })
-      .from(notificationDeliveries)
-      .where(
-        and(
-          eq(notificationDeliveries.powerEventId, began!.id),
-          inArray(notificationDeliveries.state, ["delivered"]),
-        ),
-      );
+    // Both targets' deliveries: the /critical message arriving says nothing of the other
+    // target's, which may still be on its way (its job runs beside, or retries after the
+    // database's restarts).
+    const deliveries = await waitFor(
+      "both targets' deliveries delivered",
+      async () => {
+        const rows = await db
+          .select({ state: notificationDeliveries.state })
+          .from(notificationDeliveries)
+          .where(
+            and(
+              eq(notificationDeliveries.powerEventId, began!.id),
+              inArray(notificationDeliveries.state, ["delivered"]),
+            ),
+          );
+        return rows.length === 2 ? rows : null;
+      },
+      60_000,
+    );
     expect(deliveries).toHaveLength(2);
   }, 180_000);
 });

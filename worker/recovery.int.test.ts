@@ -114,6 +114,13 @@ describe("worker crash recovery", () => {
 
 describe("two worker processes", () => {
   it("never run two ticks of one run at the same time, even with duplicate jobs", async () => {
+    // Both workers up before there is any work: the other one's start-up (tsx, seconds under
+    // load) must not decide whether it gets a job at all.
+    const [a, b] = await Promise.all([
+      spawnWorker({ DATABASE_URL: url, TEST_CONCURRENCY: "3" }),
+      spawnWorker({ DATABASE_URL: url, TEST_CONCURRENCY: "3" }),
+    ]);
+    workers.push(a, b);
     const pipeline = pipelines()["test-slow"]!;
     const runIds: string[] = [];
     for (let i = 0; i < 4; i++) {
@@ -129,9 +136,6 @@ describe("two worker processes", () => {
         );
       }
     }
-    const a = await spawnWorker({ DATABASE_URL: url, TEST_CONCURRENCY: "3" });
-    const b = await spawnWorker({ DATABASE_URL: url, TEST_CONCURRENCY: "3" });
-    workers.push(a, b);
     await waitFor(
       "all runs to finish",
       async () => {

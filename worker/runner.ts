@@ -6,7 +6,6 @@ import { isDatabaseUnreachable } from "@/lib/db/unreachable";
 import { safeErrorSummary } from "@/lib/errors";
 import { createAbortNotices } from "@/lib/pipeline/abort-notices";
 import type { EngineOptions } from "@/lib/pipeline/engine";
-import { dueJobsWaiting } from "@/lib/pipeline/due-jobs";
 import { inQueryScope } from "@/lib/pipeline/query-scope";
 import { createWaitRegistry, type WaitRegistry } from "@/lib/pipeline/waits";
 import { createSshConnectionPool, type SshConnectionPool } from "@/lib/ssh/pool";
@@ -27,7 +26,7 @@ import {
 import type { AnyPipeline } from "@/lib/pipeline/step";
 import { DEFAULT_WORKER_CONCURRENCY } from "./concurrency";
 import { createJobLedger, SETTLE_MS } from "./job-ledger";
-import { createSlotWatch } from "./slot-watch";
+import { slotWantedOf } from "./slot-watch";
 import { NOTIFY_DELIVER_TASK } from "@/lib/notify/enqueue";
 import type { DeliveryOptions } from "@/lib/notify/deliver";
 import { createNotifyDeliverTask } from "./tasks/notify-deliver";
@@ -141,8 +140,6 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
   // A run that advances carries on in its job only while no due job waits for the slot: with
   // every slot taken, ten onboardings share eight slots in turn instead of two waiting for all
   // eight to reach their first wait.
-  const runnerTasks = [TICK_TASK, ...Object.keys(otherTasks)];
-  const slots = createSlotWatch(events, runnerTasks, concurrency);
   const engine: EngineOptions = {
     ...options.engine,
     db,
@@ -150,7 +147,11 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
     waits,
     abortNotices,
     resources: { sshConnections },
-    slotWanted: async () => slots.allTaken() && dueJobsWaiting(db, runnerTasks),
+    slotWanted: slotWantedOf(events, {
+      db,
+      tasks: [TICK_TASK, ...Object.keys(otherTasks)],
+      concurrency,
+    }),
   };
   const workerIds = new Set<string>();
   // Jobs are locked in the name of the pool (or of a worker, depending on the queue mode):
@@ -217,7 +218,6 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
   // waits behind onboardings' visits or a full pool.
   const powerConcurrency = options.powerConcurrency ?? 2;
   const power = createDb(options.connectionString, powerConcurrency * 2 + 2, reachability);
-  const powerSlots = createSlotWatch(events, [POWER_TICK_TASK], powerConcurrency);
   undo.push(() => power.pool.end());
   const powerRunner = await orUndo(() =>
     run({
@@ -229,8 +229,11 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
         [POWER_TICK_TASK]: createRunTickTask({
           ...engine,
           db: power.db,
-          slotWanted: async () =>
-            powerSlots.allTaken() && dueJobsWaiting(power.db, [POWER_TICK_TASK]),
+          slotWanted: slotWantedOf(events, {
+            db: power.db,
+            tasks: [POWER_TICK_TASK],
+            concurrency: powerConcurrency,
+          }),
         }),
       },
       events,

@@ -11,6 +11,7 @@ import { TICK_TASK } from "@/lib/pipeline/schedule";
 import { advance, definePipeline, type Step } from "@/lib/pipeline/step";
 import { startRun } from "@/lib/runs/start-run";
 import { registerTestDatabase } from "@/test/db";
+import { waitFor } from "@/test/worker-process";
 import { startWorker, type WorkerHandle } from "./runner";
 
 const database = registerTestDatabase();
@@ -47,14 +48,11 @@ async function startRuns(count: number): Promise<string[]> {
   return ids;
 }
 
-async function untilSettled(ids: string[]) {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
+function untilSettled(ids: string[]) {
+  return waitFor("the runs to end", async () => {
     const rows = await database.db.select().from(runs).where(inArray(runs.id, ids));
-    if (rows.every((r) => r.status !== "running")) return rows;
-    if (Date.now() > deadline) throw new Error("runs still running after 30 s");
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+    return rows.every((r) => r.status !== "running") ? rows : null;
+  });
 }
 
 async function visitOrder(ids: string[]) {

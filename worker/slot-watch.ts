@@ -1,17 +1,17 @@
 import type { WorkerEvents } from "graphile-worker";
+import type { Database } from "@/lib/db/client";
+import { dueJobsWaiting } from "@/lib/pipeline/due-jobs";
 
 /**
- * How many of one runner's slots are taken, from graphile-worker's events (which every runner
- * of this process shares: a job counts here only if its task is this runner's).
+ * The engine's `slotWanted` for one runner: every one of its slots taken (from graphile-worker's
+ * events, which every runner of this process shares: a job counts only if its task is this
+ * runner's) and a due job of its tasks waiting. The query is made only when the slots are full.
  */
-export type SlotWatch = { allTaken(): boolean };
-
-export function createSlotWatch(
+export function slotWantedOf(
   events: WorkerEvents,
-  tasks: readonly string[],
-  concurrency: number,
-): SlotWatch {
-  const mine = new Set(tasks);
+  runner: { db: Database; tasks: readonly string[]; concurrency: number },
+): () => Promise<boolean> {
+  const mine = new Set(runner.tasks);
   const running = new Set<string>();
   events.on("job:start", ({ job }) => {
     if (mine.has(job.task_identifier)) running.add(job.id);
@@ -19,5 +19,5 @@ export function createSlotWatch(
   events.on("job:complete", ({ job }) => {
     running.delete(job.id);
   });
-  return { allTaken: () => running.size >= concurrency };
+  return async () => running.size >= runner.concurrency && dueJobsWaiting(runner.db, runner.tasks);
 }

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
+import { textArray } from "@/lib/db/text-array";
 
 /**
  * Whether graphile-worker holds a job of these tasks that is due and free to take: what a
@@ -9,15 +10,11 @@ import type { Database } from "@/lib/db/client";
  */
 export async function dueJobsWaiting(db: Database, tasks: readonly string[]): Promise<boolean> {
   if (tasks.length === 0) return false;
-  const identifiers = sql`array[${sql.join(
-    tasks.map((task) => sql`${task}`),
-    sql`, `,
-  )}]::text[]`;
   const result = await db.execute<{ waiting: boolean }>(sql`
     select exists (
       select 1 from graphile_worker._private_jobs j
       join graphile_worker._private_tasks t on t.id = j.task_id
-      where j.is_available and j.run_at <= now() and t.identifier = any(${identifiers})
+      where j.is_available and j.run_at <= now() and t.identifier = any(${textArray(tasks)})
         and (j.job_queue_id is null or j.job_queue_id in (
           select q.id from graphile_worker._private_job_queues q where q.is_available))
     ) as waiting`);

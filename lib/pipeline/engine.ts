@@ -434,7 +434,7 @@ async function persist(
   now: () => Date,
   pipeline?: AnyPipeline,
   chain: { stepPausedSeconds: number } = { stepPausedSeconds: 0 },
-  mayCarryOn: TickOptions["mayCarryOn"] = undefined,
+  mayCarryOn?: TickOptions["mayCarryOn"],
 ): Promise<true | null> {
   const visit = run.stepVisit + 1;
   await tx.insert(stepVisits).values({

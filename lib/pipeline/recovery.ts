@@ -2,6 +2,7 @@ import os from "node:os";
 import { inArray, notInArray, sql } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { workerHeartbeats } from "@/lib/db/schema";
+import { textArray } from "@/lib/db/text-array";
 import { scheduleTick } from "./schedule";
 
 /**
@@ -168,12 +169,4 @@ export async function releaseStrandedJobs(
       from j where q.id = j.job_queue_id and q.locked_by = any(${own})`);
   }
   return { completed, released };
-}
-
-/** A `text[]` of the values, one parameter each. */
-function textArray(values: readonly string[]) {
-  return sql`array[${sql.join(
-    values.map((value) => sql`${value}`),
-    sql`, `,
-  )}]::text[]`;
 }

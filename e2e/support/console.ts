@@ -1,6 +1,6 @@
 import { expect, type Page } from "@playwright/test";
 import type { LabNode } from "../../lab";
-import type { LabUps } from "../../lab/ups/lab-ups";
+import { labUpsSources, type LabUps } from "../../lab/ups/lab-ups";
 
 /** The console under test, started by the global setup (playwright.config.ts). */
 export const base = () => {
@@ -62,19 +62,8 @@ export async function addLabHost(page: Page, name: string, node: LabHostForm) {
 
 /** Adds a lab UPS, read through its NUT face, as an admin does through the API; its id. */
 export async function addLabUps(page: Page, name: string, ups: LabUps): Promise<string> {
-  const nut = ups.nut!;
   const created = await page.request.post("/api/power/ups", {
-    data: {
-      name,
-      source: {
-        type: "nut",
-        host: nut.host,
-        port: nut.port,
-        upsName: nut.upsName,
-        username: nut.username,
-        password: nut.password,
-      },
-    },
+    data: { name, source: labUpsSources(ups).nut },
   });
   expect(created.status(), await created.text()).toBe(201);
   return ((await created.json()) as { ups: { id: string } }).ups.id;

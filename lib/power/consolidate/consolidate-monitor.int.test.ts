@@ -11,10 +11,11 @@ import { updatePowerSettings } from "@/lib/power/update-power-settings";
 import { startLabCluster, type LabCluster } from "@/lab";
 import { startLabUps, type LabUps } from "@/lab/ups/lab-ups";
 import { registerTestDatabase } from "@/test/db";
-import { ADMIN, nutSourceOf, powerTestPipelines } from "@/test/fixtures/power";
+import { ADMIN, nutSourceOf } from "@/test/fixtures/power";
 import { settled } from "@/test/runs";
 import { waitFor } from "@/test/worker-process";
-import { startWorker, type WorkerHandle } from "@/worker/runner";
+import type { WorkerHandle } from "@/worker/runner";
+import { startPowerTestWorker } from "@/test/fixtures/protected-lab-cluster";
 
 /**
  * The two thresholds driven by the power monitor itself, against a lab UPS's NUT face and a
@@ -29,14 +30,7 @@ let lab: LabCluster | undefined;
 let ups: LabUps | undefined;
 
 beforeAll(async () => {
-  worker = await startWorker({
-    connectionString: database.url,
-    pipelines: powerTestPipelines,
-    concurrency: 2,
-    pollIntervalMs: 200,
-    periodicChecks: false,
-    log: () => {},
-  });
+  worker = await startPowerTestWorker(database);
 }, 60_000);
 
 afterAll(async () => {

@@ -4,9 +4,10 @@ import { runTimeline } from "@/lib/power/queries/timeline";
 import { setPowerMode } from "@/lib/power/set-power-mode";
 import { startLabCluster, type LabCluster } from "@/lab";
 import { registerTestDatabase } from "@/test/db";
-import { ADMIN, persistReading, powerTestPipelines } from "@/test/fixtures/power";
+import { ADMIN, persistReading } from "@/test/fixtures/power";
 import { settled } from "@/test/runs";
-import { startWorker, type WorkerHandle } from "@/worker/runner";
+import type { WorkerHandle } from "@/worker/runner";
+import { startPowerTestWorker } from "@/test/fixtures/protected-lab-cluster";
 import { startDrill } from "./start-drill";
 
 const database = registerTestDatabase(6);
@@ -17,14 +18,7 @@ let targetIds: string[];
 
 beforeAll(async () => {
   const { db } = database;
-  worker = await startWorker({
-    connectionString: database.url,
-    pipelines: powerTestPipelines,
-    concurrency: 2,
-    pollIntervalMs: 200,
-    periodicChecks: false,
-    log: () => {},
-  });
+  worker = await startPowerTestWorker(database);
   lab = await startLabCluster({
     nodes: 3,
     name: "drill",

@@ -16,12 +16,12 @@ import {
   ADMIN,
   onboardedLabNode,
   persistReading,
-  powerTestPipelines,
   protectHost,
 } from "@/test/fixtures/power";
 import { routeParams, registerProcessTestDatabase } from "@/test/process-database";
 import { hostRow, settled } from "@/test/runs";
-import { startWorker, type WorkerHandle } from "@/worker/runner";
+import type { WorkerHandle } from "@/worker/runner";
+import { startPowerTestWorker } from "@/test/fixtures/protected-lab-cluster";
 import { startDrill } from "./start-drill";
 
 const database = registerProcessTestDatabase();
@@ -37,14 +37,7 @@ let viewer: TestUser;
 
 beforeAll(async () => {
   const db = getDb();
-  worker = await startWorker({
-    connectionString: database.url,
-    pipelines: powerTestPipelines,
-    concurrency: 2,
-    pollIntervalMs: 200,
-    periodicChecks: false,
-    log: () => {},
-  });
+  worker = await startPowerTestWorker(database);
   [admin, operator, viewer] = await Promise.all([
     createTestUser(db, "admin"),
     createTestUser(db, "operator"),

@@ -20,6 +20,8 @@ export type CpuAccount = {
   join(pid: number): void;
   /** A shell line that puts the shell itself into the account; an exec after it stays in. */
   joinLine(): string;
+  /** Moves what is left in it back to the root and removes it (also done when the bench ends). */
+  close(): void;
 };
 
 type Hierarchy = { root: string; usage(dir: string): number };
@@ -63,7 +65,10 @@ export function openCpuAccount(name: string): CpuAccount | null {
       continue;
     }
     const procs = path.join(dir, "cgroup.procs");
-    stopAtEnd(`the cgroup ${dir}`, () => {
+    let closed = false;
+    const close = () => {
+      if (closed) return;
+      closed = true;
       // Whatever is left (this process, at the least) goes back to the root so rmdir can work.
       for (const pid of fs.readFileSync(procs, "utf8").split("\n").filter(Boolean)) {
         try {
@@ -73,12 +78,14 @@ export function openCpuAccount(name: string): CpuAccount | null {
         }
       }
       fs.rmdirSync(dir);
-    });
+    };
+    stopAtEnd(`the cgroup ${dir}`, close);
     return {
       path: dir,
       seconds: () => hierarchy.usage(dir),
       join: (pid) => fs.writeFileSync(procs, String(pid)),
       joinLine: () => `echo $$ > '${procs}'`,
+      close,
     };
   }
   return null;

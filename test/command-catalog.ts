@@ -20,6 +20,7 @@ import {
 } from "@/lib/steps/host/prepare-hostname";
 import {
   aptUpdateCommand,
+  aptUpdateJobBody,
   fetchKeyringCommand,
   removeSourceCommand,
   repositoryProbe,
@@ -259,6 +260,8 @@ export const commandCatalog: readonly CommandCatalogEntry[] = [
     name: "steps/host/InstallProxmoxRepository",
     samples: () => [
       aptUpdateCommand(30),
+      aptUpdateJobBody(600),
+      aptUpdateJobBody(3),
       ...HOSTILE_VALUES.flatMap((value) => [
         repositoryProbe(`http://example.test/${value}`),
         fetchKeyringCommand(

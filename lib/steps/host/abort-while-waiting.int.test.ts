@@ -110,6 +110,7 @@ function pipeline(name: string, steps: Step<HostServices>[]) {
   return p;
 }
 
+let repository: Pipeline<HostServices>;
 let kernel: Pipeline<HostServices>;
 let pve: Pipeline<HostServices>;
 let reboot: Pipeline<HostServices>;
@@ -146,6 +147,7 @@ beforeAll(async () => {
     templateBuildDeadlineSeconds: 300,
   };
   expect(config.pollSeconds).toBe(30);
+  repository = pipeline("test-abort-repository", [connectHost, installProxmoxRepository(config)]);
   kernel = pipeline("test-abort-kernel", [
     connectHost,
     installProxmoxRepository(config),
@@ -235,6 +237,7 @@ async function expectAbortedClean(runId: string, step: string, node: LabNode, gr
   expect(harness.worker.waits.watching()).not.toContain(runId);
 }
 
+const UPDATE_PID = "var/lib/clupilot/jobs/apt-update/pid";
 const KERNEL_PID = "var/lib/clupilot/jobs/install-proxmox-kernel/pid";
 const PVE_PID = "var/lib/clupilot/jobs/install-proxmox-ve/pid";
 const BUILD_PID = "var/lib/clupilot/template-build/pid";
@@ -253,6 +256,17 @@ describe("abort while a step waits for remote work", () => {
     await expectAbortedClean(runId, "LongCommand", node, running.pid);
     expect(sleeping.error).toMatch(/abort/i);
   }, 60_000);
+
+  it("InstallProxmoxRepository, between visits: the apt-get update job (behind a held dpkg lock) and the watch loop are gone within 10 s", async () => {
+    const node = await harness.lab({ timeScale: 0.3 });
+    const runId = await startTestRun(db, repository, await addHost(node));
+    node.setDebianFaults({ aptLocked: true });
+    await waitingAt(runId, "InstallProxmoxRepository", node);
+    const group = await pidOf(node, UPDATE_PID);
+    expect(isProcessAlive(group)).toBe(true);
+    await abortRun(db, { runId, actor: "test" });
+    await expectAbortedClean(runId, "InstallProxmoxRepository", node, group);
+  }, 120_000);
 
   it("InstallProxmoxKernel, between visits: the apt job's group and the watch loop are gone within 10 s", async () => {
     const node = await harness.lab({ timeScale: 0.3 });

@@ -197,7 +197,7 @@ describe.concurrent("Debian-side onboarding steps against a fresh lab node over 
     const failed = await settled(await run(repositoryOnly, hostId));
     expect(failed).toMatchObject({ status: "failed", failedStep: "InstallProxmoxRepository" });
     expect(failed.failureReason).toMatch(
-      /^apt-get update failed: Failed to fetch http:\/\/\S+ +Temporary failure resolving '[^']+'.*check the host's DNS/,
+      /^apt-get update failed \(exit 100\): .*Failed to fetch http:\/\/\S+ +Temporary failure resolving '[^']+'.*check the host's DNS/,
     );
   });
 

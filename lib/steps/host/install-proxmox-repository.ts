@@ -1,16 +1,19 @@
-import { advance, fail, poll, type Step } from "@/lib/pipeline/step";
+import { fail, type Step } from "@/lib/pipeline/step";
 import { sh, shQuote } from "@/lib/ssh";
 import type { OnboardingConfig } from "./config";
 import type { HostServices } from "./services";
 import { withPermanentSshFailures } from "./ssh-failure";
 import { visitShell } from "./visit-shell";
 import { alreadyInPlace } from "./already-in-place";
+import { aptLockOption, explainAptFailure, withAptAdvice } from "./apt-failure";
+import { jobLockSeconds } from "./install-proxmox-kernel";
 import {
-  aptLockOption,
-  classifyAptFailure,
-  describeHolder,
-  explainAptFailure,
-} from "./apt-failure";
+  abortRemoteJob,
+  contextKey,
+  visitRemoteJob,
+  type GoalCheck,
+  type RemoteJob,
+} from "./remote-job";
 
 /** Where the PVE 9 "Install on Debian 13" guide puts the repository and its key. */
 export const SOURCES_NAME = "pve-install-repo.sources";
@@ -265,17 +268,93 @@ export function aptUpdateCommand(lockSeconds: number): string {
   return `apt-get ${aptLockOption(lockSeconds)} update --error-on=any`;
 }
 
+/** One apt-get update waits at most this long for a lock; the job tries again until the bound. */
+const LOCK_WAIT_PER_ATTEMPT_SECONDS = 10;
+const LOCK_RETRY_SECONDS = 5;
+
 /**
- * One apt-get update waits at most this long (and at most half the bound) for the lock; the
- * rest of the wait is polled visits, so the phase line can name the holder meanwhile.
+ * The update job's body. apt waits for the dpkg lock itself (`DPkg::Lock::Timeout`), but some
+ * apt versions take the lists lock (`/var/lib/apt/lists/lock`) without waiting; so an update
+ * refused by a lock is tried again, naming the holder on its own line (the phase line), until
+ * `lockSeconds` have passed. Anything else ends the job with apt's exit status.
  */
-const LOCK_WAIT_PER_COMMAND_SECONDS = 10;
-const LOCK_WAIT_KEY = "aptLockWaitSince";
+export function aptUpdateJobBody(lockSeconds: number): string {
+  const bound = Math.max(0, Math.floor(lockSeconds));
+  const perAttempt = Math.min(LOCK_WAIT_PER_ATTEMPT_SECONDS, Math.floor(bound / 2));
+  return [
+    "t=$(mktemp) || exit 1",
+    "trap 'rm -f \"$t\"' EXIT",
+    "start=$SECONDS",
+    "while :; do",
+    `  ${aptUpdateCommand(perAttempt)} 2>&1 | tee "$t"`,
+    "  rc=${PIPESTATUS[0]}",
+    '  if [ "$rc" -eq 0 ]; then exit 0; fi',
+    `  held=$(sed -n 's/.*Could not get lock \\([^ ]*\\)\\. It is held by \\(process [0-9]* ([^)]*)\\).*/\\1 is held by \\2/p' "$t" | tail -n 1)`,
+    `  if [ -z "$held" ] && grep -q 'Could not get lock' "$t"; then held="another process holds it"; fi`,
+    `  if [ -z "$held" ] || [ $((SECONDS - start)) -ge ${bound} ]; then exit "$rc"; fi`,
+    `  echo "waiting for apt's lock: $held ($((SECONDS - start)) s of ${bound} s)"`,
+    `  sleep ${LOCK_RETRY_SECONDS}`,
+    "done",
+    "",
+  ].join("\n");
+}
+
+const UPDATE_JOB_NAME = "apt-update";
+/** apt-get update on a slow mirror; the dpkg lock's wait comes out of it (jobLockSeconds). */
+const UPDATE_DEADLINE_SECONDS = 600;
+const CONFIGURED = "Proxmox no-subscription repository configured; apt-get update succeeded";
+
+/** The goal as the facts show it: nothing left to fetch, write or update. */
+export function judgeRepository(
+  facts: RepositoryFacts,
+  repositoryUrl: string,
+  keyFingerprint: string,
+): GoalCheck {
+  const plan = planRepository(facts, repositoryUrl, keyFingerprint);
+  if (!plan.update) return { holds: true, detail: CONFIGURED };
+  const missing = [
+    ...(plan.fetchKeyring ? ["the Proxmox archive keyring is not installed"] : []),
+    ...plan.changes.map((c) => `apt source ${c.name} still needs changing`),
+    ...(facts.listsPresent
+      ? []
+      : [`apt fetched no index for ${repositoryUrl} trixie (check the repository URL)`]),
+  ];
+  return { holds: false, missing: missing.join("; ") };
+}
+
+/**
+ * `apt-get update` as a detached remote job (remote-job.ts): it takes seconds on a good mirror
+ * and minutes on a bad one, and waits for the dpkg lock on a fresh machine — none of it in a
+ * worker slot. `sourcesChanged`: this visit wrote the key or a source, so the index must be
+ * fetched again even where an old one is present.
+ */
+export function updateJob(
+  repositoryUrl: string,
+  keyFingerprint: string,
+  lockSeconds: number,
+  sourcesChanged: boolean,
+): RemoteJob<RepositoryFacts> {
+  return {
+    name: UPDATE_JOB_NAME,
+    what: "apt-get update",
+    deadlineSeconds: UPDATE_DEADLINE_SECONDS,
+    probe: repositoryProbe(repositoryUrl),
+    parse: parseRepositoryProbe,
+    goal: (facts) =>
+      sourcesChanged
+        ? { holds: false, missing: "the apt sources changed" }
+        : judgeRepository(facts, repositoryUrl, keyFingerprint),
+    body: () => ({ body: aptUpdateJobBody(lockSeconds) }),
+  };
+}
 
 /**
  * Goal: the Proxmox no-subscription repository for trixie configured (deb822, signed by the
  * Proxmox archive keyring), the enterprise repository disabled, and `apt-get update` succeeded
  * (the repository's index is present). When all of that holds, nothing is touched.
+ *
+ * The key and the source files are written in the visit (seconds, and their refusals have
+ * their own reasons); `apt-get update` then runs as a detached job the later visits watch.
  */
 export function installProxmoxRepository(
   config: Pick<
@@ -292,24 +371,28 @@ export function installProxmoxRepository(
     sha256: config.proxmoxKeyringSha256,
     fingerprint: config.proxmoxKeyringFingerprint,
   };
+  const url = config.proxmoxRepositoryUrl;
   const lockBound = config.aptLockTimeoutSeconds;
+  const updateLock = jobLockSeconds(lockBound, UPDATE_DEADLINE_SECONDS);
   return {
     name: "InstallProxmoxRepository",
-    // Key download (180 s), apt-get update (600 s), and the wait for the dpkg lock.
-    maxDuration: () => 780 + lockBound,
+    // Key download (180 s, with its own wait for the lock), then the update job and its wait.
+    maxDuration: () => 180 + lockBound + UPDATE_DEADLINE_SECONDS + 60,
     visit: (ctx) =>
       withPermanentSshFailures(async () => {
+        const job = (sourcesChanged: boolean) =>
+          updateJob(url, pin.fingerprint, updateLock, sourcesChanged);
+        // The update job this run started: only its status decides.
+        if (ctx.context.get(contextKey(UPDATE_JOB_NAME)) !== undefined)
+          return withAptAdvice(await visitRemoteJob(ctx, job(false)), updateLock);
+
         const exec = visitShell(ctx);
-        const probe = await exec(repositoryProbe(config.proxmoxRepositoryUrl));
+        const probe = await exec(repositoryProbe(url));
         if (probe.code !== 0)
           throw new Error(
             `reading the apt configuration failed (exit ${probe.code}): ${probe.stderr.trim()}`,
           );
-        const plan = planRepository(
-          parseRepositoryProbe(probe.stdout),
-          config.proxmoxRepositoryUrl,
-          pin.fingerprint,
-        );
+        const plan = planRepository(parseRepositoryProbe(probe.stdout), url, pin.fingerprint);
         if (!plan.update)
           return alreadyInPlace(ctx, "Proxmox no-subscription repository and its key configured");
 
@@ -339,37 +422,11 @@ export function installProxmoxRepository(
               : `removed /etc/apt/sources.list.d/${change.name} (${change.reason})`,
           );
         }
-
-        // The dpkg lock: wait in short apt waits and polled visits, so the phase line names
-        // the holder meanwhile, until the bound counted from the first refusal.
-        const startedAt = Date.now();
-        const since = ctx.context.get<number>(LOCK_WAIT_KEY) ?? null;
-        const remaining = since === null ? lockBound : lockBound - (startedAt - since) / 1000;
-        const wait = Math.max(0, Math.min(LOCK_WAIT_PER_COMMAND_SECONDS, lockBound / 2, remaining));
-        const update = await exec(aptUpdateCommand(wait), undefined, (600 + wait) * 1000);
-        if (update.code !== 0) {
-          const cause = classifyAptFailure(`${update.stdout}\n${update.stderr}`);
-          if (cause.kind === "lock" && remaining > wait) {
-            const first = since ?? startedAt;
-            ctx.context.set(LOCK_WAIT_KEY, first);
-            const waited = Math.round((Date.now() - first) / 1000);
-            return poll(
-              ctx.services.config.pollSeconds,
-              `waiting for the dpkg lock, held by ${describeHolder(cause.holder)} (${waited} s of ${lockBound} s)`,
-            );
-          }
-          ctx.context.delete(LOCK_WAIT_KEY);
-          return fail(explainAptFailure("apt-get update", update, lockBound));
-        }
-        ctx.context.delete(LOCK_WAIT_KEY);
-        const after = parseRepositoryProbe(
-          (await exec(repositoryProbe(config.proxmoxRepositoryUrl))).stdout,
-        );
-        if (!after.listsPresent)
-          return fail(
-            `apt-get update succeeded but fetched no index for ${config.proxmoxRepositoryUrl} trixie; check the repository URL`,
-          );
-        return advance("Proxmox no-subscription repository configured; apt-get update succeeded");
+        const changed = plan.fetchKeyring || plan.changes.length > 0;
+        return withAptAdvice(await visitRemoteJob(ctx, job(changed)), updateLock);
       }),
+    abort: async (ctx) => {
+      ctx.log(`abort: the apt-get update job was ${await abortRemoteJob(ctx, UPDATE_JOB_NAME)}`);
+    },
   };
 }

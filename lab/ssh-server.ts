@@ -247,7 +247,13 @@ export class LabSshServer {
   }
 
   private async listen(): Promise<void> {
-    const listener = net.createServer((socket) => this.onSocket(socket));
+    const listener = net.createServer((socket) => {
+      // As sshd: OpenSSH sets TCP_NODELAY on every session's connection (packet.c,
+      // ssh_packet_set_interactive → set_nodelay). Without it each command's small replies
+      // (exit status, EOF, close) wait out the client's delayed ACK: ~170 ms per command here.
+      socket.setNoDelay(true);
+      this.onSocket(socket);
+    });
     await new Promise<void>((resolve, reject) => {
       listener.once("error", reject);
       listener.listen(this.currentPort, this.host, () => {

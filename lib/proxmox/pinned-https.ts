@@ -85,6 +85,8 @@ export function pinnedHttpsRequest(
       servername: net.isIP(host) ? undefined : host,
       rejectUnauthorized: false,
     });
+    // Headers and body go out as separate writes: without this the body waits for an ACK.
+    socket.setNoDelay(true);
     socket.once("error", (error) =>
       done(
         new ProxmoxUnavailableError(

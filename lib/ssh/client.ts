@@ -161,6 +161,9 @@ export async function connectSsh(target: SshTarget): Promise<SshSession> {
     client.on("close", onClose);
     try {
       client.connect(config);
+      // As OpenSSH's client: TCP_NODELAY. A command is a handful of small packets each way
+      // (channel open, exec, EOF); Nagle would hold each behind the host's delayed ACK.
+      client.setNoDelay(true);
     } catch (error) {
       // ssh2 parses the private key synchronously; its message never contains the key.
       settle(

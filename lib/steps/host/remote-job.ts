@@ -81,6 +81,7 @@ export type JobDecision =
 const NAME = /^[a-z0-9][a-z0-9-]*$/;
 const HEADER = "clupilot-job";
 const SEPARATOR = "--clupilot-job-status--";
+const ENDED_AT_START = "clupilot-job: ended-at-start";
 
 /** The job's directory on the host, as a shell word (the name is checked: no quoting needed). */
 export function jobDir(name: string): string {
@@ -145,8 +146,16 @@ export function startJobCommand(name: string): string {
     'i=0; while [ ! -s "$d/pid" ] && [ $i -lt 150 ]; do sleep 0.1; i=$((i + 1)); done',
     'cat "$d/pid" 2>/dev/null; rc=$?',
     printSignature(watchedJob(name)),
+    // A short job may be over already: its end is then in the baseline, and a watch on it
+    // would wait for a change that never comes (the whole poll interval).
+    `case "$sig" in *"state=running"*" alive"*) ;; *) echo ${ENDED_AT_START} ;; esac`,
     "exit $rc",
   ].join("\n");
+}
+
+/** What the start command printed when the job had ended before it took the baseline. */
+export function endedAtStart(stdout: string): boolean {
+  return stdout.split("\n").includes(ENDED_AT_START);
 }
 
 /**
@@ -391,9 +400,12 @@ export async function visitRemoteJob<Facts>(
   if (started.code !== 0) {
     throw new Error(`starting ${job.what} failed (exit ${started.code}): ${started.stderr.trim()}`);
   }
-  const { signature, rest: pid } = takeSignature(started.stdout);
-  ctx.log(`started ${job.what} as a detached job (PID ${pid.trim() || "unknown"})`);
+  const { signature, rest } = takeSignature(started.stdout);
+  const pid = rest.split("\n")[0]!.trim();
+  ctx.log(`started ${job.what} as a detached job (PID ${pid || "unknown"})`);
   ctx.context.set(key, newRecord(0, null));
+  // Ended already: the next visit reads its result now.
+  if (endedAtStart(rest)) return poll(0, job.what);
   return pollWatching(job.what, signature);
 }
 

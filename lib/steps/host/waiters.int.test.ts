@@ -176,8 +176,15 @@ describe("waiting steps are woken by the worker's waiters (poll interval 30 s)",
     const runId = await startTestRun(handle.db, own, hostId);
     await waitFor(
       "the kernel job to be watched",
-      async () =>
-        first.waits.watching().includes(runId) && watchLoopsOn(node).length > 0 ? true : null,
+      async () => {
+        // apt-get update before it is a watched job too.
+        const [row] = await handle.db.select().from(runs).where(eq(runs.id, runId));
+        return row?.currentStep === "InstallProxmoxKernel" &&
+          first.waits.watching().includes(runId) &&
+          watchLoopsOn(node).length > 0
+          ? true
+          : null;
+      },
       90_000,
       50,
     );

@@ -8,6 +8,7 @@ import {
 } from "@/lib/pipeline/step";
 import { sh } from "@/lib/ssh";
 import type { HostServices } from "./services";
+import { readFirstLine } from "./shell-read";
 import { alreadyInPlace } from "./already-in-place";
 import {
   describeKill,
@@ -169,13 +170,13 @@ export function readJobCommand(name: string, offset: number): string {
     printSignature(watchedJob(name)),
     `d=${jobDir(name)}`,
     `off=${offset}`,
-    'pid=$(cat "$d/pid" 2>/dev/null)',
+    readFirstLine("pid", '"$d/pid"'),
     ownedLeaderSnippet(WRAPPER_ARGV),
     'if [ "$leader" = 1 ]; then alive=yes; else alive=no; fi',
     // Liveness first, the state after: a job that writes its result and exits between the two
     // reads must read as finished, not as "running but dead".
-    'state=$(cat "$d/state" 2>/dev/null)',
-    'ex=$(cat "$d/exit" 2>/dev/null)',
+    readFirstLine("state", '"$d/state"'),
+    readFirstLine("ex", '"$d/exit"'),
     'lines=$(wc -l < "$d/log" 2>/dev/null || echo 0)',
     'if [ "$lines" -lt "$off" ]; then off=0; fi',
     `echo "${HEADER} state=\${state:-none} alive=$alive exit=\${ex:-none} lines=$lines"`,

@@ -6,6 +6,7 @@ import {
   watchStatusCommand,
   type WatchedStatus,
 } from "../remote-watch";
+import { readFirstLine, SHOW_FUNCTION } from "../shell-read";
 
 /**
  * Commands BuildVmTemplate sends; every one is in test/command-catalog.ts and passes `sh -n`.
@@ -35,8 +36,8 @@ const DRIVER_ARGV = `bash "$d/${DRIVER_NAME}" "$d/build.env"`;
  * lock file is never removed, so a deleted pid file does not hide a live driver).
  */
 const DRIVER_PID = [
-  `pid=$(cat "$d/pid" 2>/dev/null)`,
-  `case "$pid" in ''|*[!0-9]*) pid=$(cat "$d/lock" 2>/dev/null) ;; esac`,
+  readFirstLine("pid", '"$d/pid"'),
+  `case "$pid" in ''|*[!0-9]*) ${readFirstLine("pid", '"$d/lock"')} ;; esac`,
 ];
 
 /**
@@ -58,9 +59,10 @@ const STATUS_BODY = [
   printSignature(BUILD_STATUS),
   ...DRIVER_PID,
   ownedLeaderSnippet(DRIVER_ARGV),
-  `cat "$d/state" 2>/dev/null; echo ${SEPARATOR}`,
-  `cat "$d/phase" 2>/dev/null; echo ${SEPARATOR}`,
-  `cat "$d/note" 2>/dev/null; echo ${SEPARATOR}`,
+  SHOW_FUNCTION,
+  `show "$d/state"; echo ${SEPARATOR}`,
+  `show "$d/phase"; echo ${SEPARATOR}`,
+  `show "$d/note"; echo ${SEPARATOR}`,
   `if [ "$leader" = 1 ]; then echo alive; else echo dead; fi`,
   `echo ${SEPARATOR}`,
   LOCK_STATE,

@@ -17,7 +17,8 @@ const CONTENTS: Record<string, string> = {
 };
 for (const [name, text] of Object.entries(CONTENTS)) fs.writeFileSync(path.join(dir, name), text);
 
-const run = (shell: string, script: string) => execFileSync(shell, ["-c", script], { encoding: "utf8" });
+const run = (shell: string, script: string) =>
+  execFileSync(shell, ["-c", script], { encoding: "utf8" });
 
 describe.each(["/bin/sh", "/bin/bash"])("reading status files with %s's own read", (shell) => {
   it("show prints what cat prints, a missing last newline added; a missing file prints nothing", () => {

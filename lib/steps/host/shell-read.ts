@@ -9,7 +9,7 @@
  * one); a missing or unreadable file prints nothing.
  */
 export const SHOW_FUNCTION =
-  "show() { { while IFS= read -r l || [ -n \"$l\" ]; do printf '%s\\n' \"$l\"; l=; done < \"$1\"; } 2>/dev/null; }";
+  'show() { { while IFS= read -r l || [ -n "$l" ]; do printf \'%s\\n\' "$l"; l=; done < "$1"; } 2>/dev/null; }';
 
 /** Sets the variable `name` to the file's first line, or '' when it is missing. */
 export function readFirstLine(name: string, file: string): string {

@@ -6,7 +6,7 @@ import { sh } from "@/lib/ssh";
  * runs a small shell loop over the host's kept SSH connection that exits as soon as the
  * signature differs from that one — no inotify-tools on a fresh Debian. The checksum is taken
  * once, against the console's baseline; after that each round compares the status text itself
- * in a shell variable: a round costs the host one `sleep` and no other process.
+ * in a shell variable: in bash a round costs the host no process at all (see `nap`).
  *
  * The signature covers the first line of each status file and whether the PID the pid files
  * name is a live, non-zombie process. It is a checksum (digits), so the baseline survives the
@@ -89,6 +89,21 @@ export function takeSignature(stdout: string): { signature: string | null; rest:
 }
 
 /**
+ * `nap`: one round's pause. In bash (root's login shell on Debian, what sshd runs a command
+ * with) a `read -t` on a FIFO only this shell holds open, which never has data: the pause costs
+ * no process. In another shell (dash, for a non-root user's `sudo -n sh -c`), or when no FIFO
+ * can be made, `sleep`. The FIFO is unlinked as soon as it is open.
+ */
+const NAP_FUNCTION = [
+  `if [ -n "\${BASH_VERSION:-}" ] && f=$(mktemp -u /tmp/clupilot-watch.XXXXXXXX) && mkfifo -m 600 "$f" 2>/dev/null; then`,
+  `  exec 3<>"$f"; rm -f "$f"`,
+  `  nap() { read -r -t ${WATCH_ROUND_SECONDS} -u 3 _; [ $? -gt 128 ] || sleep ${WATCH_ROUND_SECONDS}; }`,
+  "else",
+  `  nap() { sleep ${WATCH_ROUND_SECONDS}; }`,
+  "fi",
+];
+
+/**
  * Waits on the host until the status's signature differs from `baseline` (prints `changed`),
  * or about `seconds` less one have passed (prints `unchanged`: the poll's tick follows).
  */
@@ -104,12 +119,13 @@ export function watchStatusCommand(
     "clupilot_sig",
     `if [ ${SIGNATURE_SUM} != "$base" ]; then echo '${CHANGED}'; exit 0; fi`,
     "seen=$sig",
+    ...NAP_FUNCTION,
     "i=0",
     `while [ "$i" -lt ${rounds} ]; do`,
     "  clupilot_sig",
     `  if [ "$sig" != "$seen" ]; then echo '${CHANGED}'; exit 0; fi`,
     "  printf .",
-    `  sleep ${WATCH_ROUND_SECONDS}`,
+    "  nap",
     "  i=$((i + 1))",
     "done",
     `echo '${UNCHANGED}'`,

@@ -40,6 +40,9 @@ async function startServer(): Promise<Running> {
   const worker = new Worker(code, { eval: true, workerData: { tools } });
   // The lab's own servers decide when the process ends, not this thread.
   worker.unref();
+  // One "message" and one "exit" listener per answer still awaited, each removed once answered:
+  // as many as nodes register at once (a bench starts 50), not a leak.
+  worker.setMaxListeners(0);
   const port = await new Promise<number>((resolve, reject) => {
     worker.once("message", (message: { port?: number; error?: string }) =>
       message.port

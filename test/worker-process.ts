@@ -18,6 +18,8 @@ export async function spawnWorker(
   env: Record<string, string>,
   /** The worker's entry point (it prints `ready <pid>`); default: the test pipelines' worker. */
   script = "test/fixtures/worker-process.ts",
+  /** Told all output so far on every chunk, also before the worker is ready. */
+  onOutput?: (output: string) => void,
 ): Promise<WorkerProcess> {
   const child = spawn(process.execPath, ["--import", "tsx", script], {
     cwd: root,
@@ -25,8 +27,12 @@ export async function spawnWorker(
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
-  child.stdout!.on("data", (chunk) => (output += chunk));
-  child.stderr!.on("data", (chunk) => (output += chunk));
+  const take = (chunk: Buffer) => {
+    output += chunk;
+    onOutput?.(output);
+  };
+  child.stdout!.on("data", take);
+  child.stderr!.on("data", take);
   const pid = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`worker did not start:\n${output}`)), 30_000);
     child.stdout!.on("data", () => {

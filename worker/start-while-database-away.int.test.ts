@@ -28,12 +28,27 @@ afterAll(async () => {
 
 it("a worker process started while its database is down waits for it, then runs ticks", async () => {
   await postgres.stop("fast");
-  worker = spawnWorker({ DATABASE_URL: postgres.url, TEST_CONCURRENCY: "2" });
+  let triedAt: number | null = null;
+  worker = spawnWorker(
+    { DATABASE_URL: postgres.url, TEST_CONCURRENCY: "2" },
+    undefined,
+    (output) => {
+      if (triedAt === null && /database unreachable/.test(output)) triedAt = Date.now();
+    },
+  );
   let exited: Error | null = null;
   worker.catch((error: Error) => (exited = error));
 
-  // Well past a start-up's worth of time with the database away: still there, not ready.
-  await new Promise((resolve) => setTimeout(resolve, 6_000));
+  // It has tried the database (however long its start-up took on this machine) and, seconds
+  // later, is still there, not ready: it waits instead of exiting.
+  await waitFor(
+    "the worker to find its database away",
+    async () => triedAt !== null || exited,
+    60_000,
+    50,
+  );
+  expect(exited).toBeNull();
+  await new Promise((resolve) => setTimeout(resolve, 3_000));
   expect(exited).toBeNull();
 
   await postgres.start();

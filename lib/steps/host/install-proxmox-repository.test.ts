@@ -1,5 +1,7 @@
+import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import {
+  aptUpdateJobBody,
   desiredSources,
   disableDeb822,
   disableOneLine,
@@ -139,4 +141,17 @@ describe("InstallProxmoxRepository", () => {
       "holds key(s) (none: not an OpenPGP keyring)",
     );
   });
+});
+
+describe("the apt-get update job's body", () => {
+  it.each([600, 3])(
+    "passes shellcheck as the bash script the job runs (lock bound %i s)",
+    (bound) => {
+      // shellcheck is installed by .ci/run; a missing binary must fail, not skip.
+      execFileSync("shellcheck", ["-s", "bash", "-"], {
+        input: aptUpdateJobBody(bound),
+        encoding: "utf8",
+      });
+    },
+  );
 });

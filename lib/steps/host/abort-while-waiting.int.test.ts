@@ -237,6 +237,15 @@ async function expectAbortedClean(runId: string, step: string, node: LabNode, gr
   expect(harness.worker.waits.watching()).not.toContain(runId);
 }
 
+/** Aborts a run waiting on a detached job: its group (the job's pid file) lives, then is gone. */
+async function abortWaitingJob(runId: string, step: string, node: LabNode, pidFile: string) {
+  await waitingAt(runId, step, node);
+  const group = await pidOf(node, pidFile);
+  expect(isProcessAlive(group)).toBe(true);
+  await abortRun(db, { runId, actor: "test" });
+  await expectAbortedClean(runId, step, node, group);
+}
+
 const UPDATE_PID = "var/lib/clupilot/jobs/apt-update/pid";
 const KERNEL_PID = "var/lib/clupilot/jobs/install-proxmox-kernel/pid";
 const PVE_PID = "var/lib/clupilot/jobs/install-proxmox-ve/pid";
@@ -261,21 +270,13 @@ describe("abort while a step waits for remote work", () => {
     const node = await harness.lab({ timeScale: 0.3 });
     const runId = await startTestRun(db, repository, await addHost(node));
     node.setDebianFaults({ aptLocked: true });
-    await waitingAt(runId, "InstallProxmoxRepository", node);
-    const group = await pidOf(node, UPDATE_PID);
-    expect(isProcessAlive(group)).toBe(true);
-    await abortRun(db, { runId, actor: "test" });
-    await expectAbortedClean(runId, "InstallProxmoxRepository", node, group);
+    await abortWaitingJob(runId, "InstallProxmoxRepository", node, UPDATE_PID);
   }, 120_000);
 
   it("InstallProxmoxKernel, between visits: the apt job's group and the watch loop are gone within 10 s", async () => {
     const node = await harness.lab({ timeScale: 0.3 });
     const runId = await startTestRun(db, kernel, await addHost(node));
-    await waitingAt(runId, "InstallProxmoxKernel", node);
-    const group = await pidOf(node, KERNEL_PID);
-    expect(isProcessAlive(group)).toBe(true);
-    await abortRun(db, { runId, actor: "test" });
-    await expectAbortedClean(runId, "InstallProxmoxKernel", node, group);
+    await abortWaitingJob(runId, "InstallProxmoxKernel", node, KERNEL_PID);
   }, 120_000);
 
   it("InstallProxmoxKernel, a visit in flight: its signal fires and the abort runs in that tick", async () => {
@@ -305,11 +306,7 @@ describe("abort while a step waits for remote work", () => {
       20,
     );
     node.setTiming({ timeScale: 0.3, rebootMs: 1000 });
-    await waitingAt(runId, "InstallProxmoxVe", node);
-    const group = await pidOf(node, PVE_PID);
-    expect(isProcessAlive(group)).toBe(true);
-    await abortRun(db, { runId, actor: "test" });
-    await expectAbortedClean(runId, "InstallProxmoxVe", node, group);
+    await abortWaitingJob(runId, "InstallProxmoxVe", node, PVE_PID);
   }, 180_000);
 
   it("RebootIntoPveKernel, while the host is down: the run ends at once and nothing keeps looking for the host", async () => {

@@ -47,6 +47,7 @@ function pipeline(name: string, steps: Step<HostServices>[]) {
 }
 
 let kernel: Pipeline<HostServices>;
+let repository: Pipeline<HostServices>;
 let reboot: Pipeline<HostServices>;
 
 beforeAll(async () => {
@@ -64,6 +65,7 @@ beforeAll(async () => {
     installProxmoxRepository(config),
     installProxmoxKernel(),
   ]);
+  repository = pipeline("test-waiters-repository", [connectHost, installProxmoxRepository(config)]);
   reboot = pipeline("test-waiters-reboot", [connectHost, rebootIntoPveKernel(config)]);
   harness = await startStepHarness({ pipelines, lab: { timeScale: 0.01 } });
   db = harness.db;
@@ -98,6 +100,23 @@ const watchLoopsOn = (node: LabNode) =>
 const JOB_DIR = "var/lib/clupilot/jobs/install-proxmox-kernel";
 
 describe("waiting steps are woken by the worker's waiters (poll interval 30 s)", () => {
+  it("a job over before its start took the watch baseline (a fast apt-get update) is read at once, not after the poll interval", async () => {
+    const node = await harness.lab({ timeScale: 0.001 });
+    const runId = await startTestRun(db, repository, await addHost(node));
+    const ended = await settledRun(db, runId, 60_000);
+    expect(ended.status, ended.failureReason ?? "").toBe("succeeded");
+    const visits = await db
+      .select()
+      .from(stepVisits)
+      .where(and(eq(stepVisits.runId, runId), eq(stepVisits.step, "InstallProxmoxRepository")))
+      .orderBy(asc(stepVisits.id));
+    expect(visits.map((v) => v.outcome)).toEqual(["poll", "advance"]);
+    // A watch on a baseline that already held the end would have waited out the 30 s.
+    expect((visits[1]!.startedAt.getTime() - visits[0]!.finishedAt.getTime()) / 1000).toBeLessThan(
+      10,
+    );
+  }, 90_000);
+
   it("an apt job's end reaches the run within 1.5 s; the whole chain holds one SSH login", async () => {
     const node = await harness.lab({ timeScale: 0.2 });
     const hostId = await addHost(node);

@@ -1,6 +1,6 @@
-import { eq } from "drizzle-orm";
+import { asc, eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
-import { hosts, runs } from "@/lib/db/schema";
+import { hosts, runLogChunks, runs } from "@/lib/db/schema";
 import { startRun } from "@/lib/runs/start-run";
 import type { AnyPipeline } from "@/lib/pipeline/step";
 import { waitFor } from "./worker-process";
@@ -32,4 +32,14 @@ export async function settled(db: Database, runId: string, timeoutMs = 60_000) {
     timeoutMs,
     50,
   );
+}
+
+/** A run's whole log as the operator sees it, in order. */
+export async function runLogText(db: Database, runId: string): Promise<string> {
+  const rows = await db
+    .select({ text: runLogChunks.text })
+    .from(runLogChunks)
+    .where(eq(runLogChunks.runId, runId))
+    .orderBy(asc(runLogChunks.seq));
+  return rows.map((r) => r.text).join("");
 }

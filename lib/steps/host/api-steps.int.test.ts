@@ -1,8 +1,9 @@
 import fs from "node:fs";
+import { runLogText } from "@/test/runs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eq, sql } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { credentials, hosts } from "@/lib/db/schema";
 import { unseal } from "@/lib/secrets/seal";
@@ -65,13 +66,6 @@ async function storedSecret(hostId: string) {
   return unseal(credential!.sealed);
 }
 
-async function runLog(runId: string) {
-  const result = await db.execute<{ text: string }>(
-    sql`select text from run_log_chunks where run_id = ${runId} order by seq`,
-  );
-  return result.rows.map((r) => r.text).join("");
-}
-
 describe("CreateApiToken → VerifyProxmoxApi → VerifyVmTemplate → RegisterCapacity on a 'proxmox' node", () => {
   let node: LabNode;
   let hostId: string;
@@ -111,7 +105,7 @@ describe("CreateApiToken → VerifyProxmoxApi → VerifyVmTemplate → RegisterC
     // The stored (sealed) secret is the one Proxmox holds, and it is nowhere in the run log.
     const secret = await storedSecret(hostId);
     expect(tokenCfg(node)).toContain(`${CONSOLE_TOKEN_ID} ${secret}`);
-    expect(await runLog(run.id)).not.toContain(secret);
+    expect(await runLogText(db, run.id)).not.toContain(secret);
 
     // Capacity as the lab's API reports it: its machine's CPUs and memory, `local`'s filesystem.
     const st = fs.statfsSync(node.root);

@@ -1,7 +1,8 @@
 import fs from "node:fs";
+import { runLogText } from "@/test/runs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eq, sql } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { credentials } from "@/lib/db/schema";
 import { unseal } from "@/lib/secrets/seal";
@@ -42,13 +43,6 @@ async function storedSecret(hostId: string) {
   return unseal(credential!.sealed);
 }
 
-async function runLog(runId: string) {
-  const result = await db.execute<{ text: string }>(
-    sql`select text from run_log_chunks where run_id = ${runId} order by seq`,
-  );
-  return result.rows.map((r) => r.text).join("");
-}
-
 describe("onboarding every node of a Proxmox cluster, one after the other", () => {
   it("adopts the cluster's one console token on each member instead of rotating it, so every member onboarded before still opens its API", async () => {
     const tokenCfg = path.join(lab.nodes[0]!.root, "etc/pve/priv/token.cfg");
@@ -59,9 +53,9 @@ describe("onboarding every node of a Proxmox cluster, one after the other", () =
       hostIds.push(hostId);
       const run = await runToEnd(db, onboard, hostId);
       if (run.status !== "succeeded")
-        throw new Error(`${run.failureReason}\n${await runLog(run.id)}`);
+        throw new Error(`${run.failureReason}\n${await runLogText(db, run.id)}`);
       expect(run).toMatchObject({ status: "succeeded", currentStep: "VerifyProxmoxApi" });
-      const log = await runLog(run.id);
+      const log = await runLogText(db, run.id);
       expect(log).toContain(`adopted the secret of token ${CONSOLE_TOKEN_ID}`);
       expect(log).not.toContain(lab.token.secret);
       expect(await hostRow(db, hostId)).toMatchObject({

@@ -4,6 +4,7 @@
  * "beyond"; the tables in docs/build-vm-template.md).
  * Lab nodes are shared: each test requires its own VMIDs, so one node carries many builds.
  */
+import { runLogText } from "@/test/runs";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
@@ -13,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startImageServer, startLab, type ImageServer, type LabNode } from "@/lab";
 import { labSession } from "@/lab/test-helpers";
 import { createDb, type Database } from "@/lib/db/client";
-import { runLogChunks, stepVisits } from "@/lib/db/schema";
+import { stepVisits } from "@/lib/db/schema";
 import { retryRun } from "@/lib/runs/retry-run";
 import { sh } from "@/lib/ssh";
 import { createTestDatabase } from "@/test/db";
@@ -131,15 +132,6 @@ async function visits(runId: string) {
     .orderBy(asc(stepVisits.id));
 }
 
-async function runLog(runId: string): Promise<string> {
-  const rows = await db
-    .select()
-    .from(runLogChunks)
-    .where(eq(runLogChunks.runId, runId))
-    .orderBy(asc(runLogChunks.seq));
-  return rows.map((r) => r.text).join("");
-}
-
 /** `qm create` options carrying the marker template.sh writes (read from the script itself). */
 function consoleMarker(): string {
   const script = fs.readFileSync(path.join(DEFAULT_SCRIPTS_DIR, "template.sh"), "utf8");
@@ -235,7 +227,7 @@ describe("BuildVmTemplate (the original design's list)", () => {
     expect(vmConf(nodeA, 9000)).toMatch(/^template: 1$/m);
     expect(vmConf(nodeA, 9000)).toMatch(/^scsi0: local:9000\/base-9000-disk-0\.raw/m);
     // The build.log came into the run log, including the leftover's removal.
-    expect(await runLog(runId)).toContain(
+    expect(await runLogText(db, runId)).toContain(
       "VM 9000 is a leftover of an earlier build by the console",
     );
   });
@@ -266,7 +258,7 @@ describe("BuildVmTemplate (the original design's list)", () => {
     session.close();
     const done = await settled(db, runId);
     expect(done.status, done.failureReason ?? "").toBe("succeeded");
-    expect(await runLog(runId)).toMatch(/started \(driver pid \d+, detached\)/);
+    expect(await runLogText(db, runId)).toMatch(/started \(driver pid \d+, detached\)/);
     // The step advances once Proxmox reports the template; the driver ends on its own.
     await waitFor("the driver to end", async () => readHostFile(nodeA, "state").trim() === "ok");
   });
@@ -334,7 +326,7 @@ describe("BuildVmTemplate (the original design's list)", () => {
       );
       expect(statusFiles(nodeA)).toEqual([]);
       // The last lines of build.log are in the run's log.
-      expect(await runLog(runId)).toContain("FAILED: checksum mismatch");
+      expect(await runLogText(db, runId)).toContain("FAILED: checksum mismatch");
     } finally {
       image.faults.checksumMismatch = false;
     }
@@ -371,7 +363,9 @@ describe("BuildVmTemplate (the original design's list)", () => {
       expect(done.failureReason).toMatch(
         /^the template build did not finish within 2 s \(last phase: customise image\); it was stopped\. Retry/,
       );
-      expect(await runLog(runId)).toContain("template build processes on the host: terminated");
+      expect(await runLogText(db, runId)).toContain(
+        "template build processes on the host: terminated",
+      );
       expect(groupAlive(pid)).toBe(false);
       expect(statusFiles(nodeA)).toEqual([]);
     } finally {
@@ -419,7 +413,7 @@ describe("BuildVmTemplate (the original design's list)", () => {
       const adopted = await settled(db, runId);
       expect(adopted.status, adopted.failureReason ?? "").toBe("succeeded");
       expect(starts(nodeA, since)).toEqual([]);
-      expect(await runLog(runId)).toContain("adopting it instead of starting a second one");
+      expect(await runLogText(db, runId)).toContain("adopting it instead of starting a second one");
       expect(readHostFile(nodeA, "pid").trim()).toBe(String(pid));
       expect(vmConf(nodeA, 9012)).toMatch(/^template: 1$/m);
     } finally {

@@ -4,6 +4,7 @@
  * never destroyed, never two drivers, every failure kills the build's processes, space is sized
  * to the build, and the phase line is never older than the log.
  */
+import { runLogText } from "@/test/runs";
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
@@ -12,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startImageServer, startLab, type ImageServer, type LabNode } from "@/lab";
 import { labSession } from "@/lab/test-helpers";
 import { createDb, type Database } from "@/lib/db/client";
-import { runLogChunks, stepVisits } from "@/lib/db/schema";
+import { stepVisits } from "@/lib/db/schema";
 import { definePipeline } from "@/lib/pipeline/step";
 import { abortRun } from "@/lib/runs/abort-run";
 import { retryRun } from "@/lib/runs/retry-run";
@@ -159,15 +160,6 @@ async function run(vmids: number[], pipeline = plain) {
   return startBuildRun(db, pipeline, hostId);
 }
 
-async function runLog(runId: string): Promise<string> {
-  const rows = await db
-    .select()
-    .from(runLogChunks)
-    .where(eq(runLogChunks.runId, runId))
-    .orderBy(asc(runLogChunks.seq));
-  return rows.map((r) => r.text).join("");
-}
-
 async function pollDetails(runId: string): Promise<string[]> {
   const rows = await db
     .select()
@@ -271,7 +263,7 @@ describe("BuildVmTemplate never destroys what it did not make", () => {
       /^template build failed: VMID 9000 holds a VM the console did not create \(name customer-db\): move it or choose another VMID\./,
     );
     const lookalike = await settled(db, await run([9001]));
-    expect(lookalike.failureReason, await runLog(lookalike.id)).toMatch(
+    expect(lookalike.failureReason, await runLogText(db, lookalike.id)).toMatch(
       /^template build failed: VMID 9001 holds a VM the console did not create \(name clupilot-debian-13-9001\): move it or choose another VMID\./,
     );
     expect([vmConf(9000), vmConf(9001)]).toEqual(before);
@@ -317,7 +309,7 @@ describe("BuildVmTemplate never runs two drivers", () => {
       const done = await settled(db, runId, 90_000);
       expect(done.status, done.failureReason ?? "").toBe("succeeded");
       expect(starts(since)).toEqual([]);
-      expect(await runLog(runId)).toContain("state file: missing); adopting it");
+      expect(await runLogText(db, runId)).toContain("state file: missing); adopting it");
       expect(vmConf(9010)).toMatch(/^template: 1$/m);
       expect(most).toBe(1);
       const log = fs.readFileSync(path.join(buildDir(), "build.log"), "utf8");
@@ -346,7 +338,9 @@ describe("BuildVmTemplate cleans up every failure", () => {
       );
       expect(sessionMembers(pid)).toEqual([]);
       expect(drivers()).toEqual([]);
-      expect(await runLog(runId)).toContain("template build processes on the host: terminated");
+      expect(await runLogText(db, runId)).toContain(
+        "template build processes on the host: terminated",
+      );
       expect(statusFiles()).toEqual([]);
       expect(vmConf(9020)).toBeNull();
     } finally {

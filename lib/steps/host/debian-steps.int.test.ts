@@ -19,6 +19,7 @@ import {
 import { PVE_KERNEL } from "@/lab/debian/catalog";
 import { labProxmoxKeyring } from "@/lab/debian/apt-sources";
 import { markInstalled } from "@/lab/debian/dpkg-status";
+import { labSession } from "@/lab/test-helpers";
 import { writeNextKernel } from "@/lab/debian/lab-state";
 import { startStepHarness, type StepHarness } from "@/test/fixtures/step-harness";
 import { waitFor } from "@/test/worker-process";
@@ -27,12 +28,13 @@ import { onboardingConfigFromEnv, type OnboardingConfig } from "./config";
 import { configureProxmox } from "./configure-proxmox";
 import { connectHost } from "./connect-host";
 import { installProxmoxKernel } from "./install-proxmox-kernel";
-import { installProxmoxRepository } from "./install-proxmox-repository";
+import { installProxmoxRepository, SOURCES_NAME } from "./install-proxmox-repository";
+import { startJobCommand } from "./remote-job";
 import { installProxmoxVe } from "./install-proxmox-ve";
 import { prepareHostname } from "./prepare-hostname";
 import { rebootIntoPveKernel } from "./reboot-into-pve-kernel";
 import { createHostServices, type HostServices } from "./services";
-import { settled as settledRun, startTestRun } from "@/test/runs";
+import { runLogText, settled as settledRun, startTestRun } from "@/test/runs";
 import { snapshotLabFiles } from "@/test/lab-file-snapshot";
 
 let db: Database;
@@ -278,5 +280,41 @@ describe.concurrent("Debian-side onboarding steps against a fresh lab node over 
     ).toBe(pid);
     expect(await read(node, "var/lib/clupilot/jobs/install-proxmox-kernel/state")).toBe("ok\n");
     expect(await read(node, "var/lib/dpkg/status")).toContain("Package: proxmox-default-kernel\n");
+  }, 120_000);
+
+  it("an apt-get update job left by an earlier run is adopted before any apt source is rewritten", async () => {
+    const node = await lab();
+    // As an earlier run left it: its update job still running (here one that ends after a
+    // few seconds), while the sources this run would write are not there yet.
+    const session = await labSession(node, { pinnedHostKey: node.ssh.hostKeySha256 });
+    try {
+      const started = await session.exec(startJobCommand("apt-update"), {
+        stdin: "sleep 4\n",
+        timeoutMs: 30_000,
+      });
+      expect(started.code).toBe(0);
+    } finally {
+      session.close();
+    }
+    const hostId = await addHost(node);
+    const runId = await run(repositoryOnly, hostId);
+    const sources = `etc/apt/sources.list.d/${SOURCES_NAME}`;
+    await waitFor(
+      "the run to adopt the job",
+      async () => (await runLogText(db, runId)).includes("adopting apt-get update") || null,
+      30_000,
+    );
+    // Adopted, and the job still runs: nothing of this run's is written beside it.
+    expect(await read(node, "var/lib/clupilot/jobs/apt-update/state")).toBe("running\n");
+    await expect(read(node, sources)).rejects.toThrow(/ENOENT/);
+    // The adopted job's "ok" is not proof: the goal is judged, and it does not hold.
+    const ended = await settled(runId, 60_000);
+    expect(ended.status).toBe("failed");
+    expect(ended.failureReason).toContain("apt-get update reported success, but");
+    await expect(read(node, sources)).rejects.toThrow(/ENOENT/);
+    // Retry (a new run) writes the sources and runs its own update.
+    const again = await settled(await run(repositoryOnly, hostId), 60_000);
+    expect(again.failureReason ?? "").toBe("");
+    expect(await read(node, sources)).toContain("Suites: trixie");
   }, 120_000);
 });

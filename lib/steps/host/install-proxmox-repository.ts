@@ -1,19 +1,12 @@
-import { fail, type Step } from "@/lib/pipeline/step";
+import { fail, type Outcome, type Step, type StepContext } from "@/lib/pipeline/step";
 import { sh, shQuote } from "@/lib/ssh";
 import type { OnboardingConfig } from "./config";
 import type { HostServices } from "./services";
 import { withPermanentSshFailures } from "./ssh-failure";
 import { visitShell } from "./visit-shell";
-import { alreadyInPlace } from "./already-in-place";
 import { aptLockOption, explainAptFailure, withAptAdvice } from "./apt-failure";
 import { jobLockSeconds } from "./install-proxmox-kernel";
-import {
-  abortRemoteJob,
-  contextKey,
-  visitRemoteJob,
-  type GoalCheck,
-  type RemoteJob,
-} from "./remote-job";
+import { abortRemoteJob, visitRemoteJob, type GoalCheck, type RemoteJob } from "./remote-job";
 
 /** Where the PVE 9 "Install on Debian 13" guide puts the repository and its key. */
 export const SOURCES_NAME = "pve-install-repo.sources";
@@ -325,14 +318,14 @@ export function judgeRepository(
 /**
  * `apt-get update` as a detached remote job (remote-job.ts): it takes seconds on a good mirror
  * and minutes on a bad one, and waits for the dpkg lock on a fresh machine — none of it in a
- * worker slot. `sourcesChanged`: this visit wrote the key or a source, so the index must be
- * fetched again even where an old one is present.
+ * worker slot. Its `prepare` writes the key and the source files first (seconds, and their
+ * refusals have their own reasons), from the same probe the goal was judged on.
  */
 export function updateJob(
+  pin: KeyringPin,
   repositoryUrl: string,
-  keyFingerprint: string,
-  lockSeconds: number,
-  sourcesChanged: boolean,
+  keyLockSeconds: number,
+  updateLockSeconds: number,
 ): RemoteJob<RepositoryFacts> {
   return {
     name: UPDATE_JOB_NAME,
@@ -340,12 +333,52 @@ export function updateJob(
     deadlineSeconds: UPDATE_DEADLINE_SECONDS,
     probe: repositoryProbe(repositoryUrl),
     parse: parseRepositoryProbe,
-    goal: (facts) =>
-      sourcesChanged
-        ? { holds: false, missing: "the apt sources changed" }
-        : judgeRepository(facts, repositoryUrl, keyFingerprint),
-    body: () => ({ body: aptUpdateJobBody(lockSeconds) }),
+    goal: (facts) => judgeRepository(facts, repositoryUrl, pin.fingerprint),
+    prepare: (ctx, facts) =>
+      writeKeyAndSources(
+        ctx,
+        planRepository(facts, repositoryUrl, pin.fingerprint),
+        pin,
+        keyLockSeconds,
+      ),
+    body: () => ({ body: aptUpdateJobBody(updateLockSeconds) }),
   };
+}
+
+async function writeKeyAndSources(
+  ctx: StepContext<HostServices>,
+  plan: RepositoryPlan,
+  pin: KeyringPin,
+  lockBound: number,
+): Promise<Outcome | null> {
+  const exec = visitShell(ctx);
+  if (plan.fetchKeyring) {
+    const key = await exec(
+      fetchKeyringCommand(pin, lockBound),
+      undefined,
+      (180 + lockBound) * 1000,
+    );
+    if (key.code !== 0) return fail(keyringRefusal(pin, key, lockBound));
+    ctx.log(
+      `installed the Proxmox archive keyring from ${pin.url} (SHA-256 ${pin.sha256.toLowerCase()}, key ${pin.fingerprint.toUpperCase()})`,
+    );
+  }
+  for (const change of plan.changes) {
+    const result =
+      change.kind === "write"
+        ? await exec(writeSourceCommand(change.name), change.content)
+        : await exec(removeSourceCommand(change.name));
+    if (result.code !== 0)
+      throw new Error(
+        `updating apt source ${change.name} failed (exit ${result.code}): ${result.stderr.trim()}`,
+      );
+    ctx.log(
+      change.kind === "write"
+        ? `wrote /etc/apt/${change.name === "sources.list" ? "" : "sources.list.d/"}${change.name}`
+        : `removed /etc/apt/sources.list.d/${change.name} (${change.reason})`,
+    );
+  }
+  return null;
 }
 
 /**
@@ -353,8 +386,8 @@ export function updateJob(
  * Proxmox archive keyring), the enterprise repository disabled, and `apt-get update` succeeded
  * (the repository's index is present). When all of that holds, nothing is touched.
  *
- * The key and the source files are written in the visit (seconds, and their refusals have
- * their own reasons); `apt-get update` then runs as a detached job the later visits watch.
+ * The key and the source files are written in the visit (the job's `prepare`); `apt-get
+ * update` then runs as a detached job the later visits watch.
  */
 export function installProxmoxRepository(
   config: Pick<
@@ -379,52 +412,12 @@ export function installProxmoxRepository(
     // Key download (180 s, with its own wait for the lock), then the update job and its wait.
     maxDuration: () => 180 + lockBound + UPDATE_DEADLINE_SECONDS + 60,
     visit: (ctx) =>
-      withPermanentSshFailures(async () => {
-        const job = (sourcesChanged: boolean) =>
-          updateJob(url, pin.fingerprint, updateLock, sourcesChanged);
-        // The update job this run started: only its status decides.
-        if (ctx.context.get(contextKey(UPDATE_JOB_NAME)) !== undefined)
-          return withAptAdvice(await visitRemoteJob(ctx, job(false)), updateLock);
-
-        const exec = visitShell(ctx);
-        const probe = await exec(repositoryProbe(url));
-        if (probe.code !== 0)
-          throw new Error(
-            `reading the apt configuration failed (exit ${probe.code}): ${probe.stderr.trim()}`,
-          );
-        const plan = planRepository(parseRepositoryProbe(probe.stdout), url, pin.fingerprint);
-        if (!plan.update)
-          return alreadyInPlace(ctx, "Proxmox no-subscription repository and its key configured");
-
-        if (plan.fetchKeyring) {
-          const key = await exec(
-            fetchKeyringCommand(pin, lockBound),
-            undefined,
-            (180 + lockBound) * 1000,
-          );
-          if (key.code !== 0) return fail(keyringRefusal(pin, key, lockBound));
-          ctx.log(
-            `installed the Proxmox archive keyring from ${pin.url} (SHA-256 ${pin.sha256.toLowerCase()}, key ${pin.fingerprint.toUpperCase()})`,
-          );
-        }
-        for (const change of plan.changes) {
-          const result =
-            change.kind === "write"
-              ? await exec(writeSourceCommand(change.name), change.content)
-              : await exec(removeSourceCommand(change.name));
-          if (result.code !== 0)
-            throw new Error(
-              `updating apt source ${change.name} failed (exit ${result.code}): ${result.stderr.trim()}`,
-            );
-          ctx.log(
-            change.kind === "write"
-              ? `wrote /etc/apt/${change.name === "sources.list" ? "" : "sources.list.d/"}${change.name}`
-              : `removed /etc/apt/sources.list.d/${change.name} (${change.reason})`,
-          );
-        }
-        const changed = plan.fetchKeyring || plan.changes.length > 0;
-        return withAptAdvice(await visitRemoteJob(ctx, job(changed)), updateLock);
-      }),
+      withPermanentSshFailures(async () =>
+        withAptAdvice(
+          await visitRemoteJob(ctx, updateJob(pin, url, lockBound, updateLock)),
+          updateLock,
+        ),
+      ),
     abort: async (ctx) => {
       ctx.log(`abort: the apt-get update job was ${await abortRemoteJob(ctx, UPDATE_JOB_NAME)}`);
     },

@@ -289,6 +289,12 @@ export type RemoteJob<Facts> = {
   goal(facts: Facts): GoalCheck;
   /** The job's bash body, or a refusal (the step fails) when starting would do harm. */
   body(facts: Facts): { body: string } | { refuse: string };
+  /**
+   * Work the job needs done first, in the visit (writing its inputs): runs only when no job is
+   * adopted and the goal does not hold, so nothing is rewritten under a job still running.
+   * An outcome ends the visit there (a refusal); null goes on to the start.
+   */
+  prepare?(ctx: StepContext<HostServices>, facts: Facts): Promise<Outcome | null>;
 };
 
 export function contextKey(name: string): string {
@@ -301,7 +307,7 @@ const STATUS_MARK = `echo ${SEPARATOR}`;
  * One visit of a step whose work is a remote job. Order: read job status and goal facts in one
  * round trip; a job this run started is judged by its status first (a half-done apt can make
  * the goal look reached); without a record, a live job is adopted before the goal is trusted,
- * then the goal, then a start.
+ * then the goal, then the job's `prepare`, then a start.
  */
 export async function visitRemoteJob<Facts>(
   ctx: StepContext<HostServices>,
@@ -391,6 +397,8 @@ export async function visitRemoteJob<Facts>(
   }
   const goal = job.goal(facts);
   if (goal.holds) return alreadyInPlace(ctx, goal.detail);
+  const prepared = (await job.prepare?.(ctx, facts)) ?? null;
+  if (prepared !== null) return prepared;
   const plan = job.body(facts);
   if ("refuse" in plan) return fail(plan.refuse);
   const started = await ctx.services.exec(startJobCommand(job.name), {

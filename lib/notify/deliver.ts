@@ -1,4 +1,4 @@
-import { eq } from "drizzle-orm";
+import { and, eq, ne } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { notificationDeliveries, notificationTargets } from "@/lib/db/schema";
 import { notifyLive } from "@/lib/live/notify";
@@ -89,8 +89,8 @@ export async function attemptDelivery(
           at.getTime() + retryDelayMs(attempts, options.retryBaseMs ?? DEFAULT_RETRY_BASE_MS),
         )
       : null;
-  await db.transaction(async (tx) => {
-    await tx
+  const stored = await db.transaction(async (tx) => {
+    const updated = await tx
       .update(notificationDeliveries)
       .set({
         attempts,
@@ -101,11 +101,24 @@ export async function attemptDelivery(
           ? { state: "delivered" as const, deliveredAt: at, nextAttemptAt: null }
           : { state: "failed" as const, nextAttemptAt: retryAt }),
       })
-      .where(eq(notificationDeliveries.id, deliveryId));
+      .where(
+        // An operator who acknowledged while this attempt was sending stopped its retries: a
+        // failure must not bring it back. A success is still the truth, and is stored.
+        outcome.ok
+          ? eq(notificationDeliveries.id, deliveryId)
+          : and(
+              eq(notificationDeliveries.id, deliveryId),
+              ne(notificationDeliveries.state, "acknowledged"),
+            ),
+      )
+      .returning({ id: notificationDeliveries.id });
+    if (updated.length === 0) return false;
     if (retryAt) await scheduleDeliveryRetry(tx, deliveryId, target.id, retryAt);
     // Neither a UPS nor an event: every power query refreshes, the notification cards among them.
     await notifyLive(tx, { type: "power", upsId: null, eventId: null });
+    return true;
   });
+  if (!stored) return { kind: "skipped", reason: "acknowledged while it was being sent" };
   return outcome.ok
     ? { kind: "delivered", attempts }
     : { kind: "failed", attempts, retryAt, error: outcome.error };

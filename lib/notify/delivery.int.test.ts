@@ -154,6 +154,36 @@ describe("delivering a power event", () => {
     }
   });
 
+  it("acknowledged while an attempt is still sending: that attempt's failure does not bring the retries back", async () => {
+    const t = await target();
+    // The receiver takes each request and never answers: every attempt runs to its 500-ms timeout.
+    receiver.setMode("hang", t.path);
+    try {
+      await powerEvent({ kind: "ups.low_battery", message: "UPS lab-ups: battery low" });
+      // A later attempt in flight: the receiver holds more requests than the attempts stored.
+      await until(
+        () => deliveriesOf(t.id),
+        (rows) =>
+          rows[0]?.state === "failed" && receiver.received(t.path).length > rows[0].attempts,
+        "a retry to be sending",
+      );
+      const { acknowledged } = await acknowledgeFailedDeliveries(
+        database.db,
+        { targetId: t.id },
+        ADMIN,
+      );
+      expect(acknowledged).toBe(1);
+      const sent = receiver.received(t.path).length;
+      // Past the in-flight attempt's timeout and the next retry's delay, several times over.
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      const [after] = await deliveriesOf(t.id);
+      expect(after).toMatchObject({ state: "acknowledged", nextAttemptAt: null });
+      expect(receiver.received(t.path).length).toBe(sent);
+    } finally {
+      receiver.setMode("ok", t.path);
+    }
+  });
+
   it("to a receiver that comes back: a later attempt delivers and the failure leaves the dashboard", async () => {
     const t = await target();
     await receiver.down();

@@ -1,5 +1,4 @@
 import fs from "node:fs";
-import { runLogText } from "@/test/runs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -17,6 +16,7 @@ import {
   runToEnd,
 } from "@/test/fixtures/api-steps";
 import { startStepHarness, type StepHarness } from "@/test/fixtures/step-harness";
+import { runLogText } from "@/test/runs";
 import { connectHost } from "./connect-host";
 import { CONSOLE_PRIVILEGE_NAMES, CONSOLE_TOKEN_ID, createApiToken } from "./create-api-token";
 import { registerCapacity } from "./register-capacity";

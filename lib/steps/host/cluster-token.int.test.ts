@@ -1,5 +1,4 @@
 import fs from "node:fs";
-import { runLogText } from "@/test/runs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
@@ -10,6 +9,7 @@ import { startLabCluster, type LabCluster } from "@/lab";
 import { clusterCall } from "@/lab/pve/cluster/test-helpers";
 import { apiTestPipeline, hostRow, insertLabHost, runToEnd } from "@/test/fixtures/api-steps";
 import { startStepHarness, type StepHarness } from "@/test/fixtures/step-harness";
+import { runLogText } from "@/test/runs";
 import { connectHost } from "./connect-host";
 import { CONSOLE_TOKEN_ID, createApiToken } from "./create-api-token";
 import { verifyProxmoxApi } from "./verify-proxmox-api";

@@ -4,7 +4,6 @@
  * "beyond"; the tables in docs/build-vm-template.md).
  * Lab nodes are shared: each test requires its own VMIDs, so one node carries many builds.
  */
-import { runLogText } from "@/test/runs";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
@@ -27,6 +26,7 @@ import {
   settled,
   startBuildRun,
 } from "@/test/fixtures/build-vm-template";
+import { runLogText } from "@/test/runs";
 import { waitFor } from "@/test/worker-process";
 import { startWorker, type WorkerHandle } from "@/worker/runner";
 import { buildEnvFile, startBuildCommand } from "./commands";

@@ -4,7 +4,6 @@
  * never destroyed, never two drivers, every failure kills the build's processes, space is sized
  * to the build, and the phase line is never older than the log.
  */
-import { runLogText } from "@/test/runs";
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
@@ -29,6 +28,7 @@ import {
   settled,
   startBuildRun,
 } from "@/test/fixtures/build-vm-template";
+import { runLogText } from "@/test/runs";
 import { waitFor } from "@/test/worker-process";
 import { startWorker, type WorkerHandle } from "@/worker/runner";
 import { buildEnvFile, START_REFUSED_EXIT, startBuildCommand } from "./commands";

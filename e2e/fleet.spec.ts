@@ -5,6 +5,7 @@ import { notifyLive } from "../lib/live/notify";
 import { formatCount } from "../components/fleet-format";
 import { removeFleet, seedFleet } from "../test/fleet-seed";
 import { rowsPaintedAt } from "../test/paint-timing";
+import { E2E_STORAGE_STATE } from "./auth-state";
 import { expectNoReload, markNoReload } from "./support/console";
 
 /**
@@ -43,23 +44,54 @@ async function fleetCounts(
 
 const rows = (page: Page) => page.locator("[data-testid='hosts-table'] tbody tr");
 
-test("1000 hosts: the list opens in ≤ 1 s, search narrows it as you type, a state change appears within 1 s", async ({
-  page,
-}, testInfo) => {
-  // 1. Open: from navigation start to the first page's rows on screen. The server is warm, as a
-  // running console is (one request first); the browser tab is new.
-  expect((await page.request.get("/hosts")).status()).toBe(200);
+const COLD_OPENS = 3;
+
+/** Opens the hosts list in `page` and says when its rows were painted, with the page's timings. */
+async function openHostsList(page: Page): Promise<{ rowsPaintedMs: number; timing: string }> {
   await page.goto("/hosts", { waitUntil: "commit" });
   await expect(rows(page)).toHaveCount(50);
   const rowsPaintedMs = await rowsPaintedAt(page);
+  expect(rowsPaintedMs, "the browser recorded the rows' paint").not.toBeNaN();
   const timing = await page.evaluate(() => {
     const [nav] = performance.getEntriesByType("navigation") as PerformanceNavigationTiming[];
     const paint = performance.getEntriesByName("first-contentful-paint")[0]?.startTime ?? NaN;
     return `response ${nav!.responseStart.toFixed(0)}–${nav!.responseEnd.toFixed(0)} ms, first contentful paint ${paint.toFixed(0)} ms, DOM ready ${nav!.domContentLoadedEventEnd.toFixed(0)} ms`;
   });
-  console.log(`fleet e2e: rows painted ${rowsPaintedMs.toFixed(0)} ms after navigation start`);
-  console.log(`fleet e2e: ${timing}`);
-  expect(rowsPaintedMs).toBeLessThanOrEqual(1000);
+  return { rowsPaintedMs, timing };
+}
+
+test("1000 hosts: the list opens in ≤ 1 s, search narrows it as you type, a state change appears within 1 s", async ({
+  browser,
+  page,
+}, testInfo) => {
+  // 1. Open: from navigation start to the first page's rows on screen. The server is warm, as a
+  // running console is (one request first); each browser tab is new, with nothing cached. The
+  // median of three such opens is held to the bound, so one moment the machine is busy
+  // elsewhere does not decide it; every figure is printed.
+  expect((await page.request.get("/hosts")).status()).toBe(200);
+  const opens = [await openHostsList(page)];
+  for (let i = 1; i < COLD_OPENS; i++) {
+    const context = await browser.newContext({
+      baseURL: testInfo.project.use.baseURL,
+      storageState: E2E_STORAGE_STATE,
+    });
+    try {
+      opens.push(await openHostsList(await context.newPage()));
+    } finally {
+      await context.close();
+    }
+  }
+  const medianOpenMs = [...opens].sort((a, b) => a.rowsPaintedMs - b.rowsPaintedMs)[
+    Math.floor(COLD_OPENS / 2)
+  ]!.rowsPaintedMs;
+  for (const open of opens) {
+    console.log(
+      `fleet e2e: rows painted ${open.rowsPaintedMs.toFixed(0)} ms after navigation start`,
+    );
+    console.log(`fleet e2e: ${open.timing}`);
+  }
+  console.log(`fleet e2e: median of ${COLD_OPENS} cold opens ${medianOpenMs.toFixed(0)} ms`);
+  expect(medianOpenMs).toBeLessThanOrEqual(1000);
   // Other specs share this console and leave hosts of their own: the seeded fleet's figures come
   // from a search for it, and the page must show what the API counts for the whole fleet.
   const seeded = await fleetCounts(page, `?q=${PREFIX}-&limit=1`);

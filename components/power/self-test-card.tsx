@@ -4,7 +4,11 @@ import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, useTransition } from "react";
 import { runSelfTestAction } from "@/lib/actions/power/run-self-test";
 import type { SelfTestOverview } from "@/lib/power/self-test/latest-self-test";
-import { VERDICT_LABEL, type SelfTestVerdict } from "@/lib/power/self-test/verdict";
+import {
+  VERDICT_LABEL,
+  type SelfTestCheck,
+  type SelfTestVerdict,
+} from "@/lib/power/self-test/verdict";
 import { useCan } from "../actor-context";
 import { formatDateTime } from "../format";
 import { useFallbackRefetchInterval } from "../live-provider";
@@ -40,11 +44,9 @@ export function SelfTestCard({ initial }: { initial: SelfTestOverview }) {
     initialData: initial,
     refetchInterval,
   });
-  const { latest, skippedSince } = data;
+  const { latest, skippedSince, lastWebhookTest } = data;
   const tone = latest ? TONE[latest.verdict] : "unknown";
-  const checks = latest
-    ? [...latest.checks].sort((a, b) => ORDER.indexOf(a.verdict) - ORDER.indexOf(b.verdict))
-    : [];
+  const checks = latest ? worstFirst(latest.checks) : [];
   return (
     <section className="panel" aria-labelledby="self-test-heading" data-testid="self-test">
       <div className={styles.cardHead}>
@@ -70,28 +72,17 @@ export function SelfTestCard({ initial }: { initial: SelfTestOverview }) {
               {latest.requestedBy ? ` by ${latest.requestedBy}` : ""}
             </span>
           </p>
-          <table className={styles.table}>
-            <thead>
-              <tr>
-                <th scope="col">Verdict</th>
-                <th scope="col">Check</th>
-                <th scope="col">Found</th>
-                <th scope="col">What to do</th>
-              </tr>
-            </thead>
-            <tbody>
-              {checks.map((check) => (
-                <tr key={check.key} data-testid="self-test-check" data-verdict={check.verdict}>
-                  <td className={`${styles.severity} ${styles[`headline-${TONE[check.verdict]}`]}`}>
-                    {VERDICT_LABEL[check.verdict]}
-                  </td>
-                  <th scope="row">{check.title}</th>
-                  <td>{check.reason}</td>
-                  <td>{check.next ?? "—"}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <ChecksTable checks={checks} />
+          {lastWebhookTest && (
+            <div data-testid="self-test-last-webhook-test">
+              <p className="small">
+                Webhooks, as last tested by hand {formatDateTime(lastWebhookTest.finishedAt)}
+                {lastWebhookTest.requestedBy ? ` by ${lastWebhookTest.requestedBy}` : ""} — only a
+                run by hand sends test messages:
+              </p>
+              <ChecksTable checks={worstFirst(lastWebhookTest.checks)} />
+            </div>
+          )}
         </div>
       )}
       {skippedSince && (
@@ -100,6 +91,36 @@ export function SelfTestCard({ initial }: { initial: SelfTestOverview }) {
         </p>
       )}
     </section>
+  );
+}
+
+const worstFirst = (checks: readonly SelfTestCheck[]) =>
+  [...checks].sort((a, b) => ORDER.indexOf(a.verdict) - ORDER.indexOf(b.verdict));
+
+function ChecksTable({ checks }: { checks: readonly SelfTestCheck[] }) {
+  return (
+    <table className={styles.table}>
+      <thead>
+        <tr>
+          <th scope="col">Verdict</th>
+          <th scope="col">Check</th>
+          <th scope="col">Found</th>
+          <th scope="col">What to do</th>
+        </tr>
+      </thead>
+      <tbody>
+        {checks.map((check) => (
+          <tr key={check.key} data-testid="self-test-check" data-verdict={check.verdict}>
+            <td className={`${styles.severity} ${styles[`headline-${TONE[check.verdict]}`]}`}>
+              {VERDICT_LABEL[check.verdict]}
+            </td>
+            <th scope="row">{check.title}</th>
+            <td>{check.reason}</td>
+            <td>{check.next ?? "—"}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }
 

@@ -1,4 +1,4 @@
-import { desc, isNotNull } from "drizzle-orm";
+import { and, desc, eq, isNotNull } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { powerSelfTests } from "@/lib/db/schema";
 import type { SelfTestCheck, SelfTestVerdict } from "./verdict";
@@ -18,13 +18,26 @@ export type SelfTestOverview = {
   latest: SelfTestView | null;
   /** A self-test skipped after it (an outage), with why; null when none was. */
   skippedSince: { at: string; occasion: string; reason: string } | null;
+  /**
+   * The webhook checks of the last run that sent test messages (only the button does), when
+   * the latest run is another one: the hourly run must not hide a webhook that failed then.
+   * Null when the latest run is that run, or no run has tested a webhook yet.
+   */
+  lastWebhookTest: {
+    finishedAt: string;
+    requestedBy: string | null;
+    checks: SelfTestCheck[];
+  } | null;
 };
+
+/** The key prefix of check-webhooks.ts's checks. */
+const WEBHOOK_CHECK = "webhook:";
 
 /** What the dashboard's self-test card and `GET /api/power/self-test` show. */
 export async function readSelfTestOverview(
   db: Pick<Database, "select">,
 ): Promise<SelfTestOverview> {
-  const [[ran], [last]] = await Promise.all([
+  const [[ran], [last], [byHand]] = await Promise.all([
     db
       .select()
       .from(powerSelfTests)
@@ -32,8 +45,15 @@ export async function readSelfTestOverview(
       .orderBy(desc(powerSelfTests.finishedAt))
       .limit(1),
     db.select().from(powerSelfTests).orderBy(desc(powerSelfTests.finishedAt)).limit(1),
+    db
+      .select()
+      .from(powerSelfTests)
+      .where(and(isNotNull(powerSelfTests.verdict), eq(powerSelfTests.occasion, "button")))
+      .orderBy(desc(powerSelfTests.finishedAt))
+      .limit(1),
   ]);
   const skipped = last && last.verdict === null ? last : null;
+  const webhookChecks = byHand?.checks.filter((c) => c.key.startsWith(WEBHOOK_CHECK)) ?? [];
   return {
     latest: ran
       ? {
@@ -53,5 +73,13 @@ export async function readSelfTestOverview(
           reason: skipped.skippedReason ?? "",
         }
       : null,
+    lastWebhookTest:
+      byHand && byHand.id !== ran?.id && webhookChecks.length > 0
+        ? {
+            finishedAt: byHand.finishedAt.toISOString(),
+            requestedBy: byHand.requestedBy,
+            checks: webhookChecks,
+          }
+        : null,
   };
 }

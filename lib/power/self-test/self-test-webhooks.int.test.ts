@@ -3,6 +3,7 @@ import { createTarget } from "@/lib/notify/targets";
 import { startWebhookReceiver, type WebhookReceiver } from "@/lab/webhook-receiver/receiver";
 import { registerTestDatabase } from "@/test/db";
 import { ADMIN } from "@/test/fixtures/power";
+import { readSelfTestOverview } from "./latest-self-test";
 import { runSelfTest } from "./run-self-test";
 
 const database = registerTestDatabase();
@@ -45,5 +46,37 @@ describe("the self-test's webhook check", () => {
     const before = receiver.received("/hook").length;
     expect(await webhookCheck("schedule")).toBeUndefined();
     expect(receiver.received("/hook")).toHaveLength(before);
+  });
+});
+
+describe("the self-test card's webhook results", () => {
+  it("keep showing what the last run by hand found once a later run tested no webhook", async () => {
+    receiver.failNext(1, "/hook");
+    const byHand = await runSelfTest(database.db, { occasion: "button", timeoutMs: 2000 });
+    // The latest run is the one by hand: its own checks say it all.
+    expect((await readSelfTestOverview(database.db)).lastWebhookTest).toBeNull();
+
+    const hourly = await runSelfTest(database.db, { occasion: "schedule", timeoutMs: 2000 });
+    const overview = await readSelfTestOverview(database.db);
+    expect(overview.latest?.id).toBe(hourly.id);
+    expect(overview.latest?.checks.some((c) => c.key.startsWith("webhook:"))).toBe(false);
+    expect(overview.lastWebhookTest).toEqual({
+      finishedAt: byHand.finishedAt.toISOString(),
+      requestedBy: null,
+      checks: [
+        expect.objectContaining({
+          title: "ops-hook: the webhook delivers",
+          verdict: "failed",
+          reason: expect.stringContaining("did not take a test message") as string,
+        }),
+      ],
+    });
+    // Only the webhook checks come along: the run's other checks are the hourly run's to say.
+    expect(overview.lastWebhookTest?.checks).toHaveLength(
+      byHand.checks.filter((c) => c.key.startsWith("webhook:")).length,
+    );
+
+    await runSelfTest(database.db, { occasion: "button", timeoutMs: 2000 });
+    expect((await readSelfTestOverview(database.db)).lastWebhookTest).toBeNull();
   });
 });

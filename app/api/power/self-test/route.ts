@@ -10,7 +10,9 @@ export const runtime = "nodejs";
 
 /**
  * The last self-test of the shutdown path: `{ latest: { verdict, finishedAt, occasion, checks:
- * [{ key, title, subject, verdict, reason, next }] } | null, skippedSince: { at, reason } | null }`.
+ * [{ key, title, subject, verdict, reason, next }] } | null, skippedSince: { at, reason } | null,
+ * lastWebhookTest: { finishedAt, requestedBy, checks } | null }` — the webhook checks of the last
+ * run by hand (only it sends test messages) while the latest run is another one.
  * Verdicts: ok, warning, failed, could-not-check.
  */
 export async function GET(request: Request): Promise<Response> {

@@ -30,8 +30,8 @@ auto eno2
 iface eno2 inet dhcp
 `;
 
-const probe = (route: string, addr: string, link: string, interfaces = DEBIAN) =>
-  [route, addr, link, interfaces, "ifreload=yes\n", "", ""].join("--clupilot--\n");
+const probe = (route: string, addr: string, interfaces = DEBIAN) =>
+  [route, addr, interfaces, "ifreload=yes\n", "", ""].join("--clupilot--\n");
 
 describe("ConfigureProxmox", () => {
   it("moves the primary interface's stanzas onto vmbr0 and keeps every other line", () => {
@@ -80,17 +80,16 @@ iface eno2 inet dhcp
     const live = parseNetworkProbe(
       probe(
         '[{"dst":"default","gateway":"192.0.2.1","dev":"vmbr0"}]\n',
-        '[{"ifname":"vmbr0","addr_info":[{"family":"inet","local":"192.0.2.10","prefixlen":24,"scope":"global"}]}]\n',
-        '[{"ifname":"eno1","master":"vmbr0"},{"ifname":"vmbr0"}]\n',
+        '[{"ifname":"eno1","master":"vmbr0","addr_info":[]},{"ifname":"vmbr0","addr_info":[{"family":"inet","local":"192.0.2.10","prefixlen":24,"scope":"global"},{"family":"inet6","local":"2001:db8::10","prefixlen":64,"scope":"global"}]}]\n',
       ),
     );
     expect(live.addresses.get("vmbr0")).toEqual(["192.0.2.10/24"]);
+    expect(live.ports.get("vmbr0")).toEqual(["eno1"]);
     expect(bridgeApplied(live)).toBe(true);
     const notYet = parseNetworkProbe(
       probe(
         '[{"dst":"default","gateway":"192.0.2.1","dev":"eno1"}]\n',
         '[{"ifname":"eno1","addr_info":[{"family":"inet","local":"192.0.2.10","prefixlen":24,"scope":"global"}]}]\n',
-        '[{"ifname":"eno1"}]\n',
       ),
     );
     expect(notYet.defaultDev).toBe("eno1");
@@ -102,12 +101,11 @@ iface eno2 inet dhcp
       [
         '[{"dst":"default","gateway":"192.0.2.1","dev":"eno1"}]\n',
         '[{"ifname":"eno1","addr_info":[{"family":"inet","local":"192.0.2.10","prefixlen":24,"scope":"global"}]},{"ifname":"vmbr0","addr_info":[]}]\n',
-        '[{"ifname":"eno1"},{"ifname":"vmbr0"}]\n',
         DEBIAN,
         "ifreload=yes\nsystemd-run=yes\n",
         "",
         "",
-        "timer=active\nservice=inactive\nnow=1000\ndeadline=1042\n",
+        "units:\nactive\ninactive\nnow=1000\ndeadline=1042\n",
         "2026-12-01T15:00:00Z ifreload-exit=0\n",
         "",
       ].join("--clupilot--\n"),
@@ -127,13 +125,30 @@ iface eno2 inet dhcp
   });
 
   it("a probe without timer sections (no deadline written) reads as no timer and no rollback", () => {
-    const facts = parseNetworkProbe(probe("[]\n", "[]\n", "[]\n"));
+    const facts = parseNetworkProbe(probe("[]\n", "[]\n"));
     expect(facts.rollback).toEqual({
       timerActive: false,
       serviceActive: false,
       secondsLeft: null,
       ran: null,
       log: "",
+    });
+  });
+
+  it("reads no timer when systemctl printed nothing, and the service that runs the rollback as pending", () => {
+    const timer = (section: string) =>
+      parseNetworkProbe(
+        ["[]\n", "[]\n", DEBIAN, "ifreload=yes\n", "", "", section, "", ""].join("--clupilot--\n"),
+      ).rollback;
+    expect(timer("units:\nnow=1000\ndeadline=1042\n")).toMatchObject({
+      timerActive: false,
+      serviceActive: false,
+      secondsLeft: 42,
+    });
+    expect(timer("units:\ninactive\nactivating\nnow=1000\ndeadline=\n")).toMatchObject({
+      timerActive: false,
+      serviceActive: true,
+      secondsLeft: null,
     });
   });
 

@@ -7,6 +7,7 @@ import type { HostServices } from "./services";
 import { withPermanentSshFailures } from "./ssh-failure";
 import { visitShell } from "./visit-shell";
 import { alreadyInPlace } from "./already-in-place";
+import { readFirstLine, SHOW_FUNCTION } from "./shell-read";
 import {
   ENSURE_IMAGE_STORAGE,
   ensureImageStorageScript,
@@ -18,6 +19,8 @@ export const BRIDGE = "vmbr0";
 const INTERFACES = "/etc/network/interfaces";
 const APPLY_DIR = jobDir("configure-network");
 const SEPARATOR = "--clupilot--";
+/** Heads `systemctl is-active`'s two lines (timer, then service) in the probe's timer section. */
+const UNITS_MARK = "units:";
 
 /** The transient systemd unit (`.timer` and `.service`) that takes a network change back. */
 export const ROLLBACK_UNIT = "clupilot-net-rollback";
@@ -28,32 +31,40 @@ export const DEFAULT_ROLLBACK_SECONDS = 120;
  * The running network (`ip -j`, i.e. what ifupdown2 last applied), the configuration file,
  * whether ifupdown2 and systemd-run are there, the result of an apply a dropped visit left, and
  * the rollback timer: pending or not, its deadline on the host's clock, and what it did if it ran.
+ *
+ * Read up to four times a visit, so it starts few processes: one `ip addr` gives addresses and
+ * bridge ports both (it prints each link's attributes, `master` among them, with its
+ * addresses), one `systemctl is-active` answers for timer and service (a line each, in order),
+ * and the small state files are read by the shell itself (`show`). The interfaces file stays a
+ * `cat`: its exact bytes are what the change's checksum is taken over.
  */
 export const NETWORK_PROBE = [
+  SHOW_FUNCTION,
   "ip -j -4 route show default",
   `echo ${SEPARATOR}`,
-  "ip -j -4 addr show",
-  `echo ${SEPARATOR}`,
-  "ip -j link show",
+  "ip -j addr show",
   `echo ${SEPARATOR}`,
   `cat ${INTERFACES}`,
   `echo ${SEPARATOR}`,
   "command -v ifreload >/dev/null 2>&1 && echo ifreload=yes || echo ifreload=no",
   "command -v systemd-run >/dev/null 2>&1 && echo systemd-run=yes || echo systemd-run=no",
   `echo ${SEPARATOR}`,
-  `cat ${APPLY_DIR}/result 2>/dev/null; echo ${SEPARATOR}; cat ${APPLY_DIR}/ifreload.log 2>/dev/null`,
+  `show ${APPLY_DIR}/result; echo ${SEPARATOR}; show ${APPLY_DIR}/ifreload.log`,
   `echo ${SEPARATOR}`,
-  `printf 'timer=%s\nservice=%s\nnow=%s\ndeadline=%s\n' "$(systemctl is-active ${ROLLBACK_UNIT}.timer 2>/dev/null)" "$(systemctl is-active ${ROLLBACK_UNIT}.service 2>/dev/null)" "$(date +%s)" "$(cat ${APPLY_DIR}/rollback-deadline 2>/dev/null)"`,
+  `echo ${UNITS_MARK}; systemctl is-active ${ROLLBACK_UNIT}.timer ${ROLLBACK_UNIT}.service 2>/dev/null`,
+  "printf 'now='; date +%s",
+  `${readFirstLine("deadline", `${APPLY_DIR}/rollback-deadline`)}; printf 'deadline=%s\\n' "$deadline"`,
   `echo ${SEPARATOR}`,
-  `cat ${APPLY_DIR}/rollback 2>/dev/null; echo ${SEPARATOR}; cat ${APPLY_DIR}/rollback.log 2>/dev/null; true`,
+  `show ${APPLY_DIR}/rollback; echo ${SEPARATOR}; show ${APPLY_DIR}/rollback.log; true`,
 ].join("\n");
 
 type IpRoute = { dst?: string; dev?: string; gateway?: string };
 type IpAddr = {
   ifname?: string;
+  /** The bridge (or bond) this link is a port of. */
+  master?: string;
   addr_info?: { family?: string; local?: string; prefixlen?: number; scope?: string }[];
 };
-type IpLink = { ifname?: string; master?: string };
 
 /** The rollback timer as the host reports it. */
 export type RollbackFacts = {
@@ -86,7 +97,6 @@ export function parseNetworkProbe(stdout: string): NetworkFacts {
   const [
     route = "",
     addr = "",
-    link = "",
     interfaces = "",
     tool = "",
     result = "",
@@ -110,11 +120,19 @@ export function parseNetworkProbe(stdout: string): NetworkFacts {
     if (entry.ifname) addresses.set(entry.ifname, list);
   }
   const ports = new Map<string, string[]>();
-  for (const entry of json<IpLink>(link)) {
+  for (const entry of json<IpAddr>(addr)) {
     if (!entry.master || !entry.ifname) continue;
     ports.set(entry.master, [...(ports.get(entry.master) ?? []), entry.ifname]);
   }
   const field = (name: string) => new RegExp(`^${name}=(.*)$`, "m").exec(timer)?.[1]?.trim() ?? "";
+  // The lines systemctl printed, up to the first `name=value` one (none when it is missing).
+  const timerLines = timer.split("\n");
+  const unitsAt = timerLines.indexOf(UNITS_MARK);
+  const unitStates = unitsAt < 0 ? [] : timerLines.slice(unitsAt + 1);
+  const unitsEnd = unitStates.findIndex((line) => line.includes("="));
+  const [timerState = "", serviceState = ""] = (
+    unitsEnd < 0 ? unitStates : unitStates.slice(0, unitsEnd)
+  ).map((line) => line.trim());
   const now = Number(field("now"));
   const deadline = Number(field("deadline"));
   const defaultRoute = json<IpRoute>(route).find((r) => r.dst === "default" && r.dev);
@@ -129,8 +147,8 @@ export function parseNetworkProbe(stdout: string): NetworkFacts {
     leftoverResult: result.trim() || null,
     leftoverLog: log.trim(),
     rollback: {
-      timerActive: field("timer") === "active",
-      serviceActive: ["active", "activating", "reloading"].includes(field("service")),
+      timerActive: timerState === "active",
+      serviceActive: ["active", "activating", "reloading"].includes(serviceState),
       secondsLeft:
         field("deadline") !== "" && Number.isFinite(now) && Number.isFinite(deadline)
           ? deadline - now

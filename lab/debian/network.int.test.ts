@@ -61,6 +61,22 @@ describe("lab hostname and ifreload", () => {
     expect(applied.ifaces.find((i) => i.name === "vmbr0")?.bridgePorts).toEqual(["eno1"]);
   });
 
+  it("ip addr shows each link's master with its addresses; with -4 only links that carry IPv4", async () => {
+    type Entry = { ifname: string; master?: string; addr_info: { local: string }[] };
+    const list = async (command: string) => {
+      const r = await labExec(lab, command);
+      expect(r.code, r.stderr).toBe(0);
+      return JSON.parse(r.stdout) as Entry[];
+    };
+    const all = await list("ip -j addr show");
+    expect(all.find((e) => e.ifname === "eno1")).toMatchObject({ master: "vmbr0", addr_info: [] });
+    expect(all.find((e) => e.ifname === "vmbr0")?.addr_info.map((a) => a.local)).toEqual([
+      "192.0.2.10",
+    ]);
+    const inet = await list("ip -j -4 addr show");
+    expect(inet.map((e) => e.ifname)).toEqual(["lo", "vmbr0"]);
+  });
+
   it.each([
     [
       "a missing bridge-ports line",

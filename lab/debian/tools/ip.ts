@@ -68,17 +68,12 @@ function routes(applied: AppliedNetwork | null) {
 
 export function ip(root: string, argv: string[]): number {
   let json = false;
+  let inetOnly = false;
   const words: string[] = [];
   for (const arg of argv) {
     if (arg === "-j" || arg === "-json" || arg === "--json") json = true;
-    else if (
-      arg === "-4" ||
-      arg === "-p" ||
-      arg === "-pretty" ||
-      arg === "-d" ||
-      arg === "-details"
-    )
-      continue;
+    else if (arg === "-4") inetOnly = true;
+    else if (arg === "-p" || arg === "-pretty" || arg === "-d" || arg === "-details") continue;
     else if (arg === "-6") {
       // The lab's hosts have no IPv6 addresses or routes.
       process.stdout.write(json ? "[]\n" : "");
@@ -121,7 +116,10 @@ export function ip(root: string, argv: string[]): number {
     case "address": {
       const list = selected();
       if (list === null) return 1;
-      const value = list.map((l) => ({ ...l, addr_info: addrInfo(applied, l.ifname) }));
+      // As iproute2: with -4, a link without an IPv4 address is left out of the list.
+      const value = list
+        .map((l) => ({ ...l, addr_info: addrInfo(applied, l.ifname) }))
+        .filter((l) => !inetOnly || l.addr_info.length > 0);
       return print(
         value,
         value.flatMap((l) => [

@@ -2,7 +2,7 @@ import { expect, test, type Page } from "@playwright/test";
 import { startLabCluster, type LabCluster } from "../lab";
 import type { LabGuestSpec } from "../lab/pve/cluster/model";
 import { startLabUps, type LabUps } from "../lab/ups/lab-ups";
-import { addLabUps } from "./support/console";
+import { addLabUps, databaseUrl } from "./support/console";
 import { createDb } from "../lib/db/client";
 import { seedActiveLabHost } from "../test/fixtures/active-lab-host";
 import { CONSOLE_PRIVILEGE_NAMES } from "../lib/steps/host/create-api-token";
@@ -36,9 +36,7 @@ const label = (hosts: readonly string[]) => `${NAME} (${hosts.join(", ")})`;
 
 let handle: ReturnType<typeof createDb> | null = null;
 const db = () => {
-  const url = process.env.E2E_DATABASE_URL;
-  if (!url) throw new Error("E2E_DATABASE_URL is not set: run through playwright.config.ts");
-  handle ??= createDb(url, 2);
+  handle ??= createDb(databaseUrl(), 2);
   return handle;
 };
 

@@ -6,7 +6,7 @@ import { formatCount } from "../components/fleet-format";
 import { removeFleet, seedFleet } from "../test/fleet-seed";
 import { rowsPaintedAt } from "../test/paint-timing";
 import { E2E_STORAGE_STATE } from "./auth-state";
-import { expectNoReload, markNoReload } from "./support/console";
+import { databaseUrl, expectNoReload, markNoReload } from "./support/console";
 
 /**
  * Issue 8's fleet view in Chromium: 1000 hosts (with runs in mixed states) seeded into the e2e
@@ -17,12 +17,6 @@ import { expectNoReload, markNoReload } from "./support/console";
 
 const HOSTS = 1000;
 const PREFIX = "fleet";
-
-const databaseUrl = () => {
-  const url = process.env.E2E_DATABASE_URL;
-  if (!url) throw new Error("E2E_DATABASE_URL is not set: run through playwright.config.ts");
-  return url;
-};
 
 test.beforeAll(async () => {
   await seedFleet(databaseUrl(), { hosts: HOSTS, runsPerHost: 3, prefix: PREFIX });

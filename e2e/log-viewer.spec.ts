@@ -7,7 +7,7 @@ import { appendRunLog } from "../lib/logs/append";
 import type { LogEntry } from "../lib/logs/chunks";
 import { scheduleTick } from "../lib/pipeline/schedule";
 import { seal } from "../lib/secrets/seal";
-import { base, expectNoReload, markNoReload } from "./support/console";
+import { base, databaseUrl, expectNoReload, markNoReload } from "./support/console";
 
 /**
  * The build-log viewer on the host page, in Chromium, against the console started as `npm start`
@@ -18,9 +18,7 @@ import { base, expectNoReload, markNoReload } from "./support/console";
 
 let handle: ReturnType<typeof createDb> | null = null;
 const db = (): Database => {
-  const url = process.env.E2E_DATABASE_URL;
-  if (!url) throw new Error("E2E_DATABASE_URL is not set: run through playwright.config.ts");
-  handle ??= createDb(url, 2);
+  handle ??= createDb(databaseUrl(), 2);
   return handle.db;
 };
 const labs: LabNode[] = [];

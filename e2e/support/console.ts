@@ -10,6 +10,14 @@ export const base = () => {
   return url;
 };
 
+/** The database of the console under test, for a spec that commits what the engine would. */
+export const databaseUrl = () => {
+  const url = process.env.E2E_DATABASE_URL;
+  if (!url)
+    throw new Error("E2E_DATABASE_URL is not set: run through playwright.config.ts (global setup)");
+  return url;
+};
+
 /** Marks the window; if the page ever reloads or navigates away, the mark is gone. */
 export async function markNoReload(page: Page) {
   await page.evaluate(() => ((window as unknown as { __noReload: boolean }).__noReload = true));

@@ -1,8 +1,10 @@
 import crypto from "node:crypto";
 import { expect, test, type Locator, type Page } from "@playwright/test";
 import { startWebhookReceiver, type WebhookReceiver } from "../lab/webhook-receiver/receiver";
+import { createDb } from "../lib/db/client";
+import { queueSelfTest } from "../lib/power/self-test/queue-self-test";
 import { E2E_STORAGE_STATE } from "./auth-state";
-import { base } from "./support/console";
+import { base, databaseUrl } from "./support/console";
 
 /*
  * Issue 15's self-test card in the browser, against the console as `npm start` runs it (its
@@ -117,4 +119,29 @@ test("the self-test runs from its button; each check shows its verdict and reaso
   // Each target got exactly one real test message.
   expect(receiver.received("/ok")).toHaveLength(1);
   expect(receiver.received("/failing").length).toBeGreaterThanOrEqual(1);
+
+  // A later run that sends no test messages — the hourly one, queued here the way the worker's
+  // crontab queues it — becomes the latest: what the run by hand found about the webhooks stays
+  // on the card, with its time, the failing one still red.
+  const { db, pool } = createDb(databaseUrl(), 1);
+  try {
+    await queueSelfTest(db, "schedule");
+  } finally {
+    await pool.end();
+  }
+  await expect(card.getByTestId("self-test-when")).toContainText("hourly run", {
+    timeout: 60_000,
+  });
+  const kept = card.getByTestId("self-test-last-webhook-test");
+  await expect(kept).toContainText("Webhooks, as last tested by hand");
+  const keptFailing = kept
+    .getByTestId("self-test-check")
+    .filter({ hasText: `${FAILING_NAME}: the webhook delivers` });
+  await expect(keptFailing).toHaveAttribute("data-verdict", "failed");
+  await expect(keptFailing.locator("td").nth(0)).toHaveCSS("color", await dangerColour(page));
+  await expect(
+    kept.getByTestId("self-test-check").filter({ hasText: `${OK_NAME}: the webhook delivers` }),
+  ).toHaveAttribute("data-verdict", "ok");
+  // The hourly run itself sent nothing.
+  expect(receiver.received("/ok")).toHaveLength(1);
 });

@@ -67,7 +67,7 @@ export function SelfTestCard({ initial }: { initial: SelfTestOverview }) {
             >
               {VERDICT_LABEL[latest.verdict]}
             </span>{" "}
-            <span className="muted small">
+            <span className="muted small" data-testid="self-test-when">
               {formatDateTime(latest.finishedAt)} · {OCCASION[latest.occasion] ?? latest.occasion}
               {latest.requestedBy ? ` by ${latest.requestedBy}` : ""}
             </span>

@@ -2,7 +2,7 @@ import type { Database } from "@/lib/db/client";
 import { safeErrorSummary } from "@/lib/errors";
 import { listTargets } from "@/lib/notify/targets";
 import { testTarget } from "@/lib/notify/test-target";
-import type { SelfTestCheck } from "./verdict";
+import { webhookCheckKey, type SelfTestCheck } from "./verdict";
 
 const SELF_TEST_ACTOR = { userId: null, name: "self-test" };
 
@@ -20,7 +20,7 @@ export async function checkWebhooks(
   return Promise.all(
     targets.map(async (target): Promise<SelfTestCheck> => {
       const base = {
-        key: `webhook:${target.id}`,
+        key: webhookCheckKey(target.id),
         title: `${target.name}: the webhook delivers`,
         subject: target.name,
       };

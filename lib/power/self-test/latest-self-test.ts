@@ -1,7 +1,7 @@
 import { and, desc, eq, isNotNull } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
-import { powerSelfTests } from "@/lib/db/schema";
-import type { SelfTestCheck, SelfTestVerdict } from "./verdict";
+import { notificationTargets, powerSelfTests } from "@/lib/db/schema";
+import { webhookCheckKey, type SelfTestCheck, type SelfTestVerdict } from "./verdict";
 
 export type SelfTestView = {
   id: string;
@@ -21,7 +21,8 @@ export type SelfTestOverview = {
   /**
    * The webhook checks of the last run that sent test messages (only the button does), when
    * the latest run is another one: the hourly run must not hide a webhook that failed then.
-   * Null when the latest run is that run, or no run has tested a webhook yet.
+   * Only the targets that still exist and are enabled. Null when the latest run is that run, or
+   * no run by hand has tested one of them.
    */
   lastWebhookTest: {
     finishedAt: string;
@@ -30,14 +31,11 @@ export type SelfTestOverview = {
   } | null;
 };
 
-/** The key prefix of check-webhooks.ts's checks. */
-const WEBHOOK_CHECK = "webhook:";
-
 /** What the dashboard's self-test card and `GET /api/power/self-test` show. */
 export async function readSelfTestOverview(
   db: Pick<Database, "select">,
 ): Promise<SelfTestOverview> {
-  const [[ran], [last], [byHand]] = await Promise.all([
+  const [[ran], [last], [byHand], enabledTargets] = await Promise.all([
     db
       .select()
       .from(powerSelfTests)
@@ -51,9 +49,15 @@ export async function readSelfTestOverview(
       .where(and(isNotNull(powerSelfTests.verdict), eq(powerSelfTests.occasion, "button")))
       .orderBy(desc(powerSelfTests.finishedAt))
       .limit(1),
+    db
+      .select({ id: notificationTargets.id })
+      .from(notificationTargets)
+      .where(eq(notificationTargets.enabled, true)),
   ]);
   const skipped = last && last.verdict === null ? last : null;
-  const webhookChecks = byHand?.checks.filter((c) => c.key.startsWith(WEBHOOK_CHECK)) ?? [];
+  // Targets that still exist and are on: a deleted or disabled one's old verdict tells nothing.
+  const current = new Set(enabledTargets.map((t) => webhookCheckKey(t.id)));
+  const webhookChecks = byHand?.checks.filter((c) => current.has(c.key)) ?? [];
   return {
     latest: ran
       ? {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTarget } from "@/lib/notify/targets";
+import { createTarget, updateTarget } from "@/lib/notify/targets";
 import { startWebhookReceiver, type WebhookReceiver } from "@/lab/webhook-receiver/receiver";
 import { registerTestDatabase } from "@/test/db";
 import { ADMIN } from "@/test/fixtures/power";
@@ -9,13 +9,15 @@ import { runSelfTest } from "./run-self-test";
 const database = registerTestDatabase();
 let receiver: WebhookReceiver;
 
+let hookId: string;
+
 beforeAll(async () => {
   receiver = await startWebhookReceiver();
-  await createTarget(
+  ({ id: hookId } = await createTarget(
     database.db,
     { name: "ops-hook", format: "json", url: receiver.url("/hook"), minSeverity: "info" },
     ADMIN,
-  );
+  ));
 });
 
 afterAll(async () => {
@@ -75,6 +77,13 @@ describe("the self-test card's webhook results", () => {
     expect(overview.lastWebhookTest?.checks).toHaveLength(
       byHand.checks.filter((c) => c.key.startsWith("webhook:")).length,
     );
+
+    // A target switched off since: its old verdict is news of nothing.
+    await runSelfTest(database.db, { occasion: "schedule", timeoutMs: 2000 });
+    expect((await readSelfTestOverview(database.db)).lastWebhookTest).not.toBeNull();
+    await updateTarget(database.db, { id: hookId, enabled: false }, ADMIN);
+    expect((await readSelfTestOverview(database.db)).lastWebhookTest).toBeNull();
+    await updateTarget(database.db, { id: hookId, enabled: true }, ADMIN);
 
     await runSelfTest(database.db, { occasion: "button", timeoutMs: 2000 });
     expect((await readSelfTestOverview(database.db)).lastWebhookTest).toBeNull();

@@ -23,6 +23,9 @@ export const ZSelfTestCheck = z.object({
 });
 export type SelfTestCheck = z.infer<typeof ZSelfTestCheck>;
 
+/** The key of a webhook target's check (check-webhooks.ts): what the card finds them by. */
+export const webhookCheckKey = (targetId: string) => `webhook:${targetId}`;
+
 /** One check's verdict about one subject, ready to record. */
 export type SubjectCheck = (
   verdict: SelfTestVerdict,

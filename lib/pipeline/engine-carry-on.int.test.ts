@@ -159,8 +159,12 @@ describe("a tick job carrying a run on through steps that advance", () => {
     const run = await loadRun(runId);
     expect(run).toMatchObject({ status: "running", currentStep: "B", stepVisit: 0 });
     expect(await visitsOf(runId)).toEqual([{ step: "A", visit: 1, outcome: "advance" }]);
-    const [job] = await pendingJobs(runId);
-    expect(job).toMatchObject({ attempts: 1, lastError: expect.stringContaining("host agent") });
+    // graphile-worker records the failure a moment after runOnce returns (under load CI saw
+    // the job fetched, attempts 1, and no error yet): wait for it, or the retry's run_at set
+    // below could be overwritten by the late failure's backoff.
+    await expect
+      .poll(async () => (await pendingJobs(runId))[0], { timeout: 10_000 })
+      .toMatchObject({ attempts: 1, lastError: expect.stringContaining("host agent") });
     expect(bVisits).toBe(0);
 
     // Its retry (due at once here) decides from the committed row: B, then C, each once.

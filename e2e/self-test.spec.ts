@@ -56,8 +56,9 @@ function dangerColour(page: Page): Promise<string> {
   });
 }
 
-const checkRow = (page: Page, title: string): Locator =>
-  page.getByTestId("self-test-check").filter({ hasText: title });
+/** A check's row by its title, on the page or within one part of the card. */
+const checkRow = (scope: Page | Locator, title: string): Locator =>
+  scope.getByTestId("self-test-check").filter({ hasText: title });
 
 test("the self-test runs from its button; each check shows its verdict and reason, a failing one in red with what to do", async ({
   page,
@@ -134,14 +135,13 @@ test("the self-test runs from its button; each check shows its verdict and reaso
   });
   const kept = card.getByTestId("self-test-last-webhook-test");
   await expect(kept).toContainText("Webhooks, as last tested by hand");
-  const keptFailing = kept
-    .getByTestId("self-test-check")
-    .filter({ hasText: `${FAILING_NAME}: the webhook delivers` });
+  const keptFailing = checkRow(kept, `${FAILING_NAME}: the webhook delivers`);
   await expect(keptFailing).toHaveAttribute("data-verdict", "failed");
   await expect(keptFailing.locator("td").nth(0)).toHaveCSS("color", await dangerColour(page));
-  await expect(
-    kept.getByTestId("self-test-check").filter({ hasText: `${OK_NAME}: the webhook delivers` }),
-  ).toHaveAttribute("data-verdict", "ok");
+  await expect(checkRow(kept, `${OK_NAME}: the webhook delivers`)).toHaveAttribute(
+    "data-verdict",
+    "ok",
+  );
   // The hourly run itself sent nothing.
   expect(receiver.received("/ok")).toHaveLength(1);
 });

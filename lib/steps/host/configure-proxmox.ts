@@ -113,26 +113,24 @@ export function parseNetworkProbe(stdout: string): NetworkFacts {
     }
   };
   const addresses = new Map<string, string[]>();
-  for (const entry of json<IpAddr>(addr)) {
-    const list = (entry.addr_info ?? [])
-      .filter((a) => a.family === "inet" && a.scope === "global" && a.local)
-      .map((a) => `${a.local}/${a.prefixlen ?? 32}`);
-    if (entry.ifname) addresses.set(entry.ifname, list);
-  }
   const ports = new Map<string, string[]>();
   for (const entry of json<IpAddr>(addr)) {
-    if (!entry.master || !entry.ifname) continue;
-    ports.set(entry.master, [...(ports.get(entry.master) ?? []), entry.ifname]);
+    if (!entry.ifname) continue;
+    addresses.set(
+      entry.ifname,
+      (entry.addr_info ?? [])
+        .filter((a) => a.family === "inet" && a.scope === "global" && a.local)
+        .map((a) => `${a.local}/${a.prefixlen ?? 32}`),
+    );
+    if (entry.master) ports.set(entry.master, [...(ports.get(entry.master) ?? []), entry.ifname]);
   }
   const field = (name: string) => new RegExp(`^${name}=(.*)$`, "m").exec(timer)?.[1]?.trim() ?? "";
-  // The lines systemctl printed, up to the first `name=value` one (none when it is missing).
+  // After the mark, the lines that are not `name=value` are systemctl's (none when it is missing).
   const timerLines = timer.split("\n");
   const unitsAt = timerLines.indexOf(UNITS_MARK);
-  const unitStates = unitsAt < 0 ? [] : timerLines.slice(unitsAt + 1);
-  const unitsEnd = unitStates.findIndex((line) => line.includes("="));
-  const [timerState = "", serviceState = ""] = (
-    unitsEnd < 0 ? unitStates : unitStates.slice(0, unitsEnd)
-  ).map((line) => line.trim());
+  const [timerState = "", serviceState = ""] = (unitsAt < 0 ? [] : timerLines.slice(unitsAt + 1))
+    .filter((line) => line !== "" && !line.includes("="))
+    .map((line) => line.trim());
   const now = Number(field("now"));
   const deadline = Number(field("deadline"));
   const defaultRoute = json<IpRoute>(route).find((r) => r.dst === "default" && r.dev);

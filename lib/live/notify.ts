@@ -1,4 +1,4 @@
-import { sql } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 
 type Executor = Pick<Database, "execute">;
@@ -57,7 +57,7 @@ export const LIVE_REASON_MAX = 500;
  */
 export async function notifyLive(tx: Executor, message: LiveMessage): Promise<void> {
   if (message.type !== "run") {
-    await tx.execute(sql`select pg_notify(${LIVE_CHANNEL}, ${JSON.stringify(message)})`);
+    await tx.execute(liveNotifyQuery(message));
     return;
   }
   const bare = JSON.stringify({ type: "run", runId: message.runId, hostId: message.hostId });
@@ -73,4 +73,12 @@ export async function notifyLive(tx: Executor, message: LiveMessage): Promise<vo
       )::text
       from runs r where r.id = ${message.runId}::uuid
     ), ${bare}))`);
+}
+
+/**
+ * The NOTIFY of a message that carries all it says, as a query of its own: for a writer that
+ * sends it in the same statement as its writes (lib/logs/append.ts).
+ */
+export function liveNotifyQuery(message: Exclude<LiveMessage, { type: "run" }>): SQL {
+  return sql`select pg_notify(${LIVE_CHANNEL}, ${JSON.stringify(message)})`;
 }

@@ -1,15 +1,8 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { runLogChunks, runLogHeads, runLogSources } from "@/lib/db/schema";
-import { notifyLive } from "@/lib/live/notify";
-import {
-  DEFAULT_CHUNK_LIMITS,
-  EMPTY_HEAD,
-  planChunks,
-  type ChunkLimits,
-  type LogEntry,
-  type LogHead,
-} from "./chunks";
+import { liveNotifyQuery } from "@/lib/live/notify";
+import { DEFAULT_CHUNK_LIMITS, planChunks, type ChunkLimits, type LogEntry } from "./chunks";
 import { normalizeLine } from "./text";
 
 /** A database or an open transaction: appends nest (savepoint) inside the caller's transaction. */
@@ -54,43 +47,65 @@ export async function appendRunLog(
   }));
   const limits = { ...DEFAULT_CHUNK_LIMITS, ...options.limits };
   return db.transaction(async (tx) => {
-    await tx.insert(runLogHeads).values({ runId }).onConflictDoNothing();
-    const [row] = await tx
-      .select()
-      .from(runLogHeads)
-      .where(eq(runLogHeads.runId, runId))
-      .for("update");
-    const head: LogHead = row ?? EMPTY_HEAD;
+    // One statement creates the head or takes the existing one's row lock, and returns it: the
+    // lock holds until commit, so the sequence numbers planned from it are this append's alone.
+    const [head] = await tx
+      .insert(runLogHeads)
+      .values({ runId })
+      .onConflictDoUpdate({ target: runLogHeads.runId, set: { runId: sql`excluded.run_id` } })
+      .returning();
+    if (!head) throw new Error(`the run log head of run ${runId} was neither created nor found`);
     const planned = planChunks(head, normalized, limits);
+    const writes: SQLWrapper[] = [];
     if (planned.chunks.length > 0) {
-      await tx.insert(runLogChunks).values(planned.chunks.map((chunk) => ({ runId, ...chunk })));
+      writes.push(
+        tx.insert(runLogChunks).values(planned.chunks.map((chunk) => ({ runId, ...chunk }))),
+      );
     }
     if (planned.head !== head) {
       const { lastSeq, lines, bytes, outputBytes, truncated, droppedLines } = planned.head;
-      await tx
-        .update(runLogHeads)
-        .set({ lastSeq, lines, bytes, outputBytes, truncated, droppedLines })
-        .where(eq(runLogHeads.runId, runId));
+      writes.push(
+        tx
+          .update(runLogHeads)
+          .set({ lastSeq, lines, bytes, outputBytes, truncated, droppedLines })
+          .where(eq(runLogHeads.runId, runId)),
+      );
     }
     if (options.source) {
       const { path, offset, inode, pending } = options.source;
-      await tx
-        .insert(runLogSources)
-        .values({ runId, path, offset, inode, pending })
-        .onConflictDoUpdate({
-          target: [runLogSources.runId, runLogSources.path],
-          set: { offset, inode, pending, updatedAt: sql`now()` },
-        });
+      writes.push(
+        tx
+          .insert(runLogSources)
+          .values({ runId, path, offset, inode, pending })
+          .onConflictDoUpdate({
+            target: [runLogSources.runId, runLogSources.path],
+            set: { offset, inode, pending, updatedAt: sql`now()` },
+          }),
+      );
     }
-    if (planned.chunks.length > 0) {
-      await notifyLive(tx, { type: "log", runId, seq: planned.head.lastSeq });
-    }
+    const notify =
+      planned.chunks.length > 0
+        ? liveNotifyQuery({ type: "log", runId, seq: planned.head.lastSeq })
+        : null;
+    const statement = oneStatement(writes, notify);
+    if (statement) await tx.execute(statement);
     return {
       lastSeq: planned.head.lastSeq,
       lines: planned.head.lines,
       truncated: planned.head.truncated,
     };
   });
+}
+
+/**
+ * The writes (and the NOTIFY) as one statement, one round trip: data-modifying WITH parts
+ * all run, and on tables of their own here none needs to see another's rows.
+ */
+function oneStatement(writes: readonly SQLWrapper[], notify: SQL | null): SQL | null {
+  if (writes.length === 0) return notify;
+  if (writes.length === 1 && notify === null) return writes[0]!.getSQL();
+  const parts = writes.map((write, i) => sql`${sql.raw(`w${i}`)} as (${write.getSQL()})`);
+  return sql`with ${sql.join(parts, sql`, `)} ${notify ?? sql`select 1`}`;
 }
 
 /** Where the tail of `path` stands for this run (offset 0 when it was never read). */

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLab, type LabNode } from "@/lab";
 import { labSession } from "@/lab/test-helpers";
 
-import { runLogChunks, runs } from "@/lib/db/schema";
+import { runLogChunks, runLogHeads, runLogSources, runs } from "@/lib/db/schema";
 import { shQuote, type SshSession } from "@/lib/ssh";
 import { registerTestDatabase } from "@/test/db";
 import { readSourcePosition } from "./append";
@@ -124,6 +124,12 @@ describe("tailing a host file into the run log", () => {
     try {
       await session.exec("printf 'a\\nb\\n' > quiet.log");
       await tailIntoRunLog({ db: testDatabase.db, session, runId, step: "S", path: "quiet.log" });
+      const stored = () =>
+        Promise.all([
+          testDatabase.db.select().from(runLogSources).where(eq(runLogSources.runId, runId)),
+          testDatabase.db.select().from(runLogHeads).where(eq(runLogHeads.runId, runId)),
+        ]);
+      const rowsBefore = await stored();
       const before = lab.commands.length;
       const result = await tailIntoRunLog({
         db: testDatabase.db,
@@ -135,6 +141,8 @@ describe("tailing a host file into the run log", () => {
       expect(result.lines).toBe(0);
       expect(lab.commands.length).toBe(before + 1);
       expect(await storedFileLines(runId)).toEqual(["a", "b"]);
+      // Not even the position is written again (its updated_at would move).
+      expect(await stored()).toEqual(rowsBefore);
     } finally {
       session.close();
     }

@@ -186,12 +186,16 @@ export async function tailIntoRunLog(options: {
     if (finishing && result.position.pending.length > 0) {
       entries.push(entry("file", result.position.pending));
     }
-    await appendRunLog(options.db, options.runId, entries, {
-      secrets: options.secrets,
-      source: { ...result.position, pending: finishing ? "" : result.position.pending },
-    });
+    const source = { ...result.position, pending: finishing ? "" : result.position.pending };
+    // A poll that found nothing new has nothing to store: no transaction, no head lock.
+    if (entries.length === 0 && samePosition(source, position)) break;
+    await appendRunLog(options.db, options.runId, entries, { secrets: options.secrets, source });
     total += result.lines.length;
     if (!result.more) break;
   }
   return { lines: total, missing: false, recreated: recreatedAny };
+}
+
+function samePosition(a: SourcePosition, b: SourcePosition): boolean {
+  return a.offset === b.offset && a.inode === b.inode && a.pending === b.pending;
 }

@@ -133,7 +133,7 @@ export const JOB_WRAPPER = [
 
 /**
  * Starts the job detached. The body arrives on stdin. Waits up to 15 s for the job's own pid
- * file, so the first poll does not take a healthy job for dead; prints the PID, then the
+ * and state files, so the first poll does not take a healthy job for dead; prints the PID, then the
  * status's signature (the first watch's baseline). Fails when no pid file appeared.
  */
 export function startJobCommand(name: string): string {
@@ -144,7 +144,9 @@ export function startJobCommand(name: string): string {
     'cat > "$d/body.sh" || exit 1',
     sh`printf '%s' ${JOB_WRAPPER} > "$d/run.sh" || exit 1`,
     'nohup setsid bash "$d/run.sh" "$d" < /dev/null > /dev/null 2>&1 &',
-    'i=0; while [ ! -s "$d/pid" ] && [ $i -lt 150 ]; do sleep 0.1; i=$((i + 1)); done',
+    // The wrapper writes its pid, then its state: a baseline taken between the two would lack
+    // "running" and read as a job already over.
+    'i=0; while { [ ! -s "$d/pid" ] || [ ! -s "$d/state" ]; } && [ $i -lt 150 ]; do sleep 0.1; i=$((i + 1)); done',
     'cat "$d/pid" 2>/dev/null; rc=$?',
     printSignature(watchedJob(name)),
     // A short job may be over already: its end is then in the baseline, and a watch on it

@@ -201,8 +201,12 @@ test("the build log streams live: follow, scroll-up pause, jump to latest, searc
   await page.getByTestId("abort-button").click();
   await page.getByTestId("abort-dialog-confirm").click();
   await expect(page.getByTestId("log-stream-state")).toHaveText("Complete", { timeout: 20_000 });
+  // The stream can end before the abort action has answered; the dialog then closes and gives
+  // the focus back to the Abort button, so End must be pressed after that.
+  await expect(page.getByTestId("abort-dialog")).toBeHidden();
   // End (keyboard) jumps to the latest line: the run's end.
   await scroller.focus();
+  await expect(scroller).toBeFocused();
   await page.keyboard.press("End");
   await expect(viewer(page)).toHaveAttribute("data-follow", "true");
   await expect(row(page, 341)).toContainText("■ run aborted by operator during ConnectHost");

@@ -86,15 +86,29 @@ export function LogViewer({ run }: { run: RunDetail }) {
     overscan: 20,
   });
 
+  // Where this component last put the scroll box itself. Its own writes say nothing about
+  // following: a permalink revealed while the backlog still arrives lands near the bottom of
+  // what is loaded so far, and reading that as "the operator scrolled down" resumed follow and
+  // carried the line away.
+  const ownScrollTop = useRef<number | null>(null);
+  const scrollBoxTo = useCallback((top: number) => {
+    const box = scrollRef.current;
+    if (!box) return;
+    box.scrollTop = top;
+    ownScrollTop.current = box.scrollTop; // as the browser clamped it
+  }, []);
+
   // Follow: stay at the bottom as lines arrive.
   useLayoutEffect(() => {
     const box = scrollRef.current;
-    if (box && follow) box.scrollTop = box.scrollHeight;
-  }, [rows, follow]);
+    if (box && follow) scrollBoxTo(box.scrollHeight);
+  }, [rows, follow, scrollBoxTo]);
 
   const onScroll = useCallback(() => {
     const box = scrollRef.current;
     if (!box) return;
+    if (ownScrollTop.current !== null && Math.abs(box.scrollTop - ownScrollTop.current) < 1) return;
+    ownScrollTop.current = null;
     const atBottom = box.scrollHeight - box.scrollTop - box.clientHeight <= AT_BOTTOM_PX;
     setFollow((was) => {
       if (was && !atBottom) setLinesAtPause(model.lines.length);
@@ -105,8 +119,8 @@ export function LogViewer({ run }: { run: RunDetail }) {
   const jumpToLatest = useCallback(() => {
     setFollow(true);
     const box = scrollRef.current;
-    if (box) box.scrollTop = box.scrollHeight;
-  }, []);
+    if (box) scrollBoxTo(box.scrollHeight);
+  }, [scrollBoxTo]);
 
   /** Shows line `index` (of model.lines): opens its section, scrolls it to the middle. */
   const reveal = useCallback(
@@ -133,9 +147,9 @@ export function LogViewer({ run }: { run: RunDetail }) {
     const row = rows.indexOf(pendingJump);
     const box = scrollRef.current;
     if (row < 0 || !box) return;
-    box.scrollTop = Math.max(0, row * ROW_HEIGHT - (box.clientHeight - ROW_HEIGHT) / 2);
+    scrollBoxTo(Math.max(0, row * ROW_HEIGHT - (box.clientHeight - ROW_HEIGHT) / 2));
     setPendingJump(null);
-  }, [pendingJump, rows]);
+  }, [pendingJump, rows, scrollBoxTo]);
 
   // Permalinks: #L123 on load and on every hash change.
   useEffect(() => {
@@ -195,7 +209,7 @@ export function LogViewer({ run }: { run: RunDetail }) {
     } else if (event.key === "Home") {
       event.preventDefault();
       setFollow(false);
-      if (scrollRef.current) scrollRef.current.scrollTop = 0;
+      scrollBoxTo(0);
     }
   };
 

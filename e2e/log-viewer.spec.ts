@@ -214,6 +214,27 @@ test("the build log streams live: follow, scroll-up pause, jump to latest, searc
   await expectNoReload(page);
 });
 
+test("a permalink to the newest line keeps it on screen as more lines arrive: revealing it is not the operator scrolling down", async ({
+  page,
+}) => {
+  const { hostId, runId } = await seedRunningHost(`pve-log-link-${Date.now().toString(36)}`);
+  await appendRunLog(db(), runId, entries("ConnectHost", numbered("early line", 1, 200)));
+  await page.goto(`${base()}/hosts/${hostId}#L200`);
+  await markNoReload(page);
+  await expect(viewer(page)).toHaveAttribute("data-line-count", "200");
+  await expect(row(page, 200)).toHaveClass(/log-row-target/);
+  await expect(row(page, 200)).toBeVisible();
+  // The line sits at the bottom of the box, where follow would stay: the reveal paused it.
+  await expect(viewer(page)).toHaveAttribute("data-follow", "false");
+  await appendRunLog(db(), runId, entries("ConnectHost", numbered("later line", 201, 300)));
+  await expect(viewer(page)).toHaveAttribute("data-line-count", "300");
+  await expect(page.getByTestId("log-jump-latest")).toContainText("(100 new)");
+  await expect(row(page, 200)).toBeVisible();
+  await expect(row(page, 300)).toHaveCount(0); // virtualized away: the view did not move
+  await expect(viewer(page)).toHaveAttribute("data-follow", "false");
+  await expectNoReload(page);
+});
+
 test("a real onboarding writes every command, its output and exit code, live, and the run's end", async ({
   page,
 }) => {

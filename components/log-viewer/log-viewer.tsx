@@ -43,8 +43,9 @@ export function LogViewer({ run }: { run: RunDetail }) {
   const { model, version, state } = useRunLog(run.id, run.status === "running");
   const scrollRef = useRef<HTMLDivElement>(null);
   const searchRef = useRef<HTMLInputElement>(null);
-  const [follow, setFollow] = useState(true);
-  const [linesAtPause, setLinesAtPause] = useState(0);
+  // Following the newest line (null), or paused with this many lines on hand: "N new" counts from it.
+  const [pausedAt, setPausedAt] = useState<number | null>(null);
+  const follow = pausedAt === null;
   const [overrides, setOverrides] = useState<ReadonlyMap<number, boolean>>(new Map());
   const [showTime, setShowTime] = useState(false);
   const [queryInput, setQueryInput] = useState("");
@@ -104,20 +105,20 @@ export function LogViewer({ run }: { run: RunDetail }) {
     if (box && follow) scrollBoxTo(box.scrollHeight);
   }, [rows, follow, scrollBoxTo]);
 
+  const pauseFollow = useCallback(() => setPausedAt((at) => at ?? model.lines.length), [model]);
+
   const onScroll = useCallback(() => {
     const box = scrollRef.current;
     if (!box) return;
     if (ownScrollTop.current !== null && Math.abs(box.scrollTop - ownScrollTop.current) < 1) return;
     ownScrollTop.current = null;
     const atBottom = box.scrollHeight - box.scrollTop - box.clientHeight <= AT_BOTTOM_PX;
-    setFollow((was) => {
-      if (was && !atBottom) setLinesAtPause(model.lines.length);
-      return atBottom;
-    });
-  }, [model]);
+    if (atBottom) setPausedAt(null);
+    else pauseFollow();
+  }, [pauseFollow]);
 
   const jumpToLatest = useCallback(() => {
-    setFollow(true);
+    setPausedAt(null);
     const box = scrollRef.current;
     if (box) scrollBoxTo(box.scrollHeight);
   }, [scrollBoxTo]);
@@ -131,10 +132,10 @@ export function LogViewer({ run }: { run: RunDetail }) {
       if (section && !isOpen(section)) {
         setOverrides((current) => new Map(current).set(section.index, true));
       }
-      setFollow(false);
+      pauseFollow();
       setPendingJump(index);
     },
-    [model, isOpen],
+    [model, isOpen, pauseFollow],
   );
 
   // After a reveal, the rows include the line: scroll it to the middle. Rows have one fixed
@@ -208,12 +209,12 @@ export function LogViewer({ run }: { run: RunDetail }) {
       jumpToLatest();
     } else if (event.key === "Home") {
       event.preventDefault();
-      setFollow(false);
+      pauseFollow();
       scrollBoxTo(0);
     }
   };
 
-  const newLines = follow ? 0 : Math.max(0, lineCount - linesAtPause);
+  const newLines = pausedAt === null ? 0 : Math.max(0, lineCount - pausedAt);
 
   return (
     <div

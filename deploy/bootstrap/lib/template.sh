@@ -36,17 +36,25 @@ storages_with_images() {
 # The storage new templates go to: a local thin/ZFS/btrfs storage first, then a directory or
 # LVM storage, then anything else that accepts images. Prints nothing when none does.
 detect_vm_storage() {
-	local all preferred kind
+	local all kind id type
 	all="$(storages_with_images)"
 	[ -n "$all" ] || return 0
+	# The list is read by the shell itself: a fleet runs this on every build, and a process per
+	# kind was most of what this function cost.
 	for kind in lvmthin zfspool btrfs dir lvm; do
-		preferred="$(printf '%s\n' "$all" | awk -v t="$kind" '$2 == t { print $1; exit }')"
-		if [ -n "$preferred" ]; then
-			printf '%s\n' "$preferred"
-			return 0
-		fi
+		while read -r id type; do
+			if [ "$type" = "$kind" ]; then
+				printf '%s\n' "$id"
+				return 0
+			fi
+		done <<-LIST
+			$all
+		LIST
 	done
-	printf '%s\n' "$all" | awk 'NR == 1 { print $1 }'
+	read -r id type <<-LIST
+		$all
+	LIST
+	printf '%s\n' "$id"
 }
 
 # Prints the content list of an enabled storage; fails when it is absent, disabled, or has no

@@ -48,10 +48,11 @@ export function uploadCommand(input: UploadCommandInput): string {
   return [
     "set -eu",
     // The trap action is parsed again when it runs, so the path inside it is quoted twice.
-    sh`trap ${sh`rm -f -- ${tmp}`} EXIT`,
+    // rm only when the file is still there: after the move, one process less per upload.
+    sh`trap ${sh`[ ! -e ${tmp} ] || rm -f -- ${tmp}`} EXIT`,
     "trap 'exit 129' HUP; trap 'exit 130' INT; trap 'exit 143' TERM",
     "umask 022",
-    sh`mkdir -p -- ${dir}`,
+    sh`[ -d ${dir} ] || mkdir -p -- ${dir}`,
     "umask 077",
     sh`cat > ${tmp}`,
     sh`chmod ${mode} -- ${tmp}`,

@@ -73,9 +73,9 @@ function signatureFunction(watched: WatchedStatus): string[] {
  */
 const SUM_FUNCTION = [
   "clupilot_sum() {",
-  "  sum=$(cksum <<CLUPILOT_SIG",
+  "  sum=$(cksum <<SIGNATURE_END",
   "$sig",
-  "CLUPILOT_SIG",
+  "SIGNATURE_END",
   ")",
   "}",
 ];

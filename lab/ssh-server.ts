@@ -15,6 +15,7 @@ import type {
 } from "ssh2";
 
 import { ChannelOutput } from "./channel-output";
+import { listenKeepingPort } from "./listen-port";
 import { hostReachable } from "./debian/network";
 import { generateEd25519KeyPair } from "./keys";
 import { startNodeNamespace, type NodeNamespace } from "./namespace/namespace";
@@ -123,6 +124,8 @@ export class LabSshServer {
   private readonly running = new Set<RunningCommand>();
   private readonly timers = new Set<NodeJS.Timeout>();
   private currentPort: number;
+  /** Listened before: a reboot comes back to the same port. */
+  private listened = false;
   /** The simulated tools' server, held while this host answers (lab/tool-server). */
   private tools: ToolServerLease | null = null;
   /** The host's mount namespace: every command runs in it; made anew at every (re)start. */
@@ -254,17 +257,11 @@ export class LabSshServer {
       socket.setNoDelay(true);
       this.onSocket(socket);
     });
-    await new Promise<void>((resolve, reject) => {
-      listener.once("error", reject);
-      listener.listen(this.currentPort, this.host, () => {
-        listener.removeListener("error", reject);
-        resolve();
-      });
+    this.currentPort = await listenKeepingPort(listener, this.currentPort, this.host, {
+      returns: this.listened,
     });
+    this.listened = true;
     listener.on("error", () => {});
-    const address = listener.address();
-    if (address === null || typeof address === "string") throw new Error("lab: no TCP address");
-    this.currentPort = address.port;
     this.listener = listener;
   }
 

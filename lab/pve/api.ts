@@ -3,6 +3,7 @@ import https from "node:https";
 import type net from "node:net";
 
 import { isInstalled } from "../debian/dpkg-status";
+import { listenKeepingPort } from "../listen-port";
 import { USERID_RE, TOKENID_RE, readTokenSecrets, readUserCfg } from "./access";
 import { loadOrCreateNodeCert, servedCert } from "./cert";
 import { ApiError, dispatch, type Route } from "./routes";
@@ -260,14 +261,6 @@ export async function startPveApi(options: StartPveApiOptions): Promise<PveApi> 
   });
   server.on("tlsClientError", () => {});
 
-  const listen = (port: number) =>
-    new Promise<void>((resolve, reject) => {
-      server.once("error", reject);
-      server.listen(port, "127.0.0.1", () => {
-        server.off("error", reject);
-        resolve();
-      });
-    });
   const close = async () => {
     for (const t of timers) clearTimeout(t);
     timers.clear();
@@ -275,10 +268,8 @@ export async function startPveApi(options: StartPveApiOptions): Promise<PveApi> 
     sockets.clear();
     if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
   };
-  await listen(options.port ?? 0);
-  const address = server.address() as net.AddressInfo;
-  api.port = address.port;
-  api.url = `https://127.0.0.1:${address.port}`;
+  api.port = await listenKeepingPort(server, options.port ?? 0, "127.0.0.1");
+  api.url = `https://127.0.0.1:${api.port}`;
   api.powerOff = close;
   api.powerOn = async () => {
     if (server.listening) return;
@@ -287,7 +278,7 @@ export async function startPveApi(options: StartPveApiOptions): Promise<PveApi> 
     server.setSecureContext({ key: cert.key, cert: cert.cert });
     api.certSha256 = cert.sha256;
     api.certPem = cert.cert;
-    await listen(api.port);
+    await listenKeepingPort(server, api.port, "127.0.0.1", { returns: true });
   };
   api.stop = close;
   return api;

@@ -1,6 +1,7 @@
 import net from "node:net";
 
 import { NutGrammarError, quoteNutWord, splitNutWords } from "@/lib/power/ups/nut/protocol";
+import { listenKeepingPort } from "../listen-port";
 
 /**
  * The lab's NUT server face: NUT's network protocol (upsd, protocol 1.3) on 127.0.0.1 for the
@@ -57,6 +58,8 @@ export class LabNutServer {
   private readonly logins = new Map<string, number>();
   /** Every command line received, passwords masked. */
   readonly commands: LabNutCommand[] = [];
+  /** Listened before: a return from "refused" comes back to the same port. */
+  private listened = false;
 
   private constructor(
     private readonly options: LabNutServerOptions,
@@ -99,16 +102,10 @@ export class LabNutServer {
 
   private async listen(): Promise<void> {
     const server = net.createServer((socket) => this.accept(socket));
-    await new Promise<void>((resolve, reject) => {
-      server.once("error", reject);
-      server.listen(this.boundPort, "127.0.0.1", () => {
-        server.removeListener("error", reject);
-        resolve();
-      });
+    this.boundPort = await listenKeepingPort(server, this.boundPort, "127.0.0.1", {
+      returns: this.listened,
     });
-    const address = server.address();
-    if (address === null || typeof address === "string") throw new Error("lab: no TCP address");
-    this.boundPort = address.port;
+    this.listened = true;
     this.server = server;
   }
 

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import net from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { listenKeepingPort } from "./listen-port";
 
 const servers: net.Server[] = [];
@@ -13,6 +13,7 @@ const close = (s: net.Server) =>
   new Promise<void>((resolve) => (s.listening ? s.close(() => resolve()) : resolve()));
 
 afterEach(async () => {
+  vi.restoreAllMocks();
   await Promise.all(servers.splice(0).map(close));
 });
 
@@ -24,6 +25,20 @@ describe("listenKeepingPort", () => {
     const port = await listenKeepingPort(server(), 0, "127.0.0.1");
     expect(port).toBeGreaterThanOrEqual(20_000);
     expect(port).toBeLessThan(low);
+  });
+
+  it("a first listen whose pick is taken picks again", async () => {
+    const taken = await listenKeepingPort(server(), 0, "127.0.0.1");
+    const high =
+      Number(
+        readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0],
+      ) - 1;
+    // The first pick is the taken port, the next any other.
+    const picks = [(taken - 20_000 + 0.5) / (high - 20_000 + 1), 0.5];
+    vi.spyOn(Math, "random").mockImplementation(() => picks.shift() ?? 0.25);
+    const port = await listenKeepingPort(server(), 0, "127.0.0.1");
+    expect(picks).toEqual([]);
+    expect(port).not.toBe(taken);
   });
 
   it("a service returning to its port waits out whoever holds it meanwhile", async () => {

@@ -65,7 +65,7 @@ export async function listenKeepingPort(
           await listenOnce(server, candidate, host);
           return candidate;
         } catch (error) {
-          if (!inUse(error) || !options.returns) throw error;
+          if (!inUse(error)) throw error;
         }
       }
     }

@@ -5,8 +5,8 @@
  * prints the lab's message on stderr and exits 1, as `npm run lab` does.
  */
 import { spawn } from "node:child_process";
-import { readlinkSync } from "node:fs";
 
+import { waitUntil } from "../processes";
 import { startNodeNamespace } from "./namespace";
 
 const root = process.argv[2];
@@ -20,18 +20,10 @@ try {
   child.unref();
   // nsenter opens the namespace through this process's descriptor: until it has entered, a kill
   // of this process would leave it nothing to enter (a rehearsal's killed fixture did that).
-  const entered = () => {
-    try {
-      return readlinkSync(`/proc/${child.pid}/ns/mnt`) === ns.id;
-    } catch {
-      return false;
-    }
-  };
-  const deadline = Date.now() + 15_000;
-  while (!entered()) {
-    if (Date.now() > deadline) throw new Error(`the sleeper ${child.pid} never entered ${ns.id}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  await waitUntil(() => ns.processes().includes(child.pid!), {
+    timeoutMs: 15_000,
+    what: `the sleeper ${child.pid} to enter ${ns.id}`,
+  });
   process.stdout.write(`${JSON.stringify({ id: ns.id, sleeper: child.pid })}\n`);
   setInterval(() => {}, 60_000);
 } catch (error) {

@@ -5,6 +5,8 @@ import { processReachability, type Reachability } from "./reachability";
 import * as schema from "./schema";
 
 export type Database = NodePgDatabase<typeof schema>;
+/** An open transaction of `Database` (what `db.transaction`'s callback receives). */
+export type Transaction = Parameters<Parameters<Database["transaction"]>[0]>[0];
 
 type DbHandle = { pool: pg.Pool; db: Database };
 

@@ -1,9 +1,9 @@
 import { and, desc, eq, inArray } from "drizzle-orm";
-import type { Database } from "@/lib/db/client";
+import type { Database, Transaction } from "@/lib/db/client";
 import { events, hosts } from "@/lib/db/schema";
 import { enqueueNotifications } from "./enqueue";
 
-type Tx = Parameters<Parameters<Database["transaction"]>[0]>[0];
+type Tx = Transaction;
 
 /** The periodic template check's two event kinds: a finding, and its end. */
 export const TEMPLATE_CHECK_KINDS = {

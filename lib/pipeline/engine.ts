@@ -1,5 +1,5 @@
 import { and, eq, sql } from "drizzle-orm";
-import type { Database } from "@/lib/db/client";
+import type { Database, Transaction } from "@/lib/db/client";
 import { events, runAbortRequests, runs, stepVisits } from "@/lib/db/schema";
 import { appendRunLog } from "@/lib/logs/append";
 import { createRunLogWriter } from "@/lib/logs/writer";
@@ -71,7 +71,7 @@ export function defaultBackoffSeconds(n: number): number {
 }
 
 type RunRow = typeof runs.$inferSelect;
-type Tx = Parameters<Parameters<Database["transaction"]>[0]>[0];
+type Tx = Transaction;
 
 /** What the engine decided for this visit, before it is written. */
 type Decision =

@@ -1,7 +1,7 @@
 import { and, eq, inArray, ne } from "drizzle-orm";
 import type { z } from "zod";
 import { audited, type AuditActor } from "@/lib/audit/record-audit";
-import type { Database } from "@/lib/db/client";
+import type { Database, Transaction } from "@/lib/db/client";
 import { credentials, hosts, powerTargetFeeds, powerTargets, upsDevices } from "@/lib/db/schema";
 import { AppError, isUniqueViolation } from "@/lib/errors";
 import { seal } from "@/lib/secrets/seal";
@@ -46,7 +46,7 @@ export async function listPowerTargets(db: Pick<Database, "select">): Promise<Po
   return (await loadTargets(db)).map(view);
 }
 
-type Tx = Parameters<Parameters<Database["transaction"]>[0]>[0];
+type Tx = Transaction;
 
 async function checkFeeds(tx: Tx, feeds: readonly string[]): Promise<void> {
   const found = await tx

@@ -1,7 +1,7 @@
 import { asc, eq } from "drizzle-orm";
 import type { z } from "zod";
 import { audited, type AuditActor } from "@/lib/audit/record-audit";
-import type { Database } from "@/lib/db/client";
+import type { Database, Transaction } from "@/lib/db/client";
 import { credentials, powerTargetFeeds, powerTargets, upsDevices, hosts } from "@/lib/db/schema";
 import { AppError, isUniqueViolation } from "@/lib/errors";
 import { seal, unseal } from "@/lib/secrets/seal";
@@ -31,7 +31,7 @@ export type UpsDeviceView = {
 };
 
 type Row = typeof upsDevices.$inferSelect;
-type Tx = Parameters<Parameters<Database["transaction"]>[0]>[0];
+type Tx = Transaction;
 
 function view(row: Row): UpsDeviceView {
   return {

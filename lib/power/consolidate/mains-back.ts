@@ -1,11 +1,11 @@
 import { and, inArray } from "drizzle-orm";
-import type { Database } from "@/lib/db/client";
+import type { Database, Transaction } from "@/lib/db/client";
 import { powerShutdownCalls } from "@/lib/db/schema";
 import { loadClusterGroups } from "@/lib/power/clusters/load-cluster-groups";
 import type { PowerEventInput } from "@/lib/power/events";
 import type { StageLatch } from "@/lib/power/triggers/state";
 
-type Tx = Parameters<Parameters<Database["transaction"]>[0]>[0];
+type Tx = Transaction;
 
 /**
  * Mains back while first stages hold: for each consolidating cluster whose first stage shut

@@ -1,5 +1,5 @@
 import { and, eq, gte, inArray, isNull, sql } from "drizzle-orm";
-import type { Database } from "@/lib/db/client";
+import type { Database, Transaction } from "@/lib/db/client";
 import { powerShutdownCalls, runs, upsMonitorState } from "@/lib/db/schema";
 import { runOutcome } from "@/lib/pipeline/abort-reason";
 import { loadClusterGroups } from "@/lib/power/clusters/load-cluster-groups";
@@ -13,7 +13,7 @@ import { dueTargets } from "@/lib/power/targets/due-targets";
 import { loadTargets, type TargetRecord } from "@/lib/power/targets/load-targets";
 import { fromStoredLatches, type Latch, type StageLatch } from "@/lib/power/triggers/state";
 
-type Tx = Parameters<Parameters<Database["transaction"]>[0]>[0];
+type Tx = Transaction;
 
 /** Run starts are serialised: two monitors latching at once must not both start one. */
 const START_LOCK = sql`select pg_advisory_xact_lock(hashtext('clupilot power-shutdown start'))`;

@@ -67,8 +67,11 @@ function waitingInTheVisit(step: Step<HostServices>): Step<HostServices> {
     async visit(ctx) {
       const first = await step.visit(ctx);
       if (first.kind !== "poll" || !first.watch) return first;
+      // Nothing is shown while it waits: the visit that follows copies the log and the phase.
       await first.watch
-        .wait(AbortSignal.any([ctx.signal, AbortSignal.timeout(first.seconds * 1000)]))
+        .wait(AbortSignal.any([ctx.signal, AbortSignal.timeout(first.seconds * 1000)]), {
+          report: async () => true,
+        })
         .catch(() => false);
       const again = await step.visit(ctx);
       return again.kind === "poll" ? poll(0, again.phase) : again;

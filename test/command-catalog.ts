@@ -189,6 +189,28 @@ export const commandCatalog: readonly CommandCatalogEntry[] = [
       watchBuildCommand("2781591655 50", 30),
       watchBuildCommand("2781591655 50", 0.2),
       ...HOSTILE_VALUES.map((value) => asRoot("admin", watchBuildCommand(value, 30))),
+      // The waiter that shows the phase and streams build.log: a phase and a log path as odd as
+      // a host may give them, a first read and a resumed one.
+      ...HOSTILE_VALUES.map((value) =>
+        asRoot("admin", watchBuildCommand("2781591655 50", 30, { phase: value })),
+      ),
+      ...HOSTILE_PATHS.flatMap((dir) => [
+        watchBuildCommand("2781591655 50", 30, {
+          phase: "",
+          log: { path: `/var/lib/clupilot/${dir}/build.log`, offset: 0, identity: null },
+        }),
+        asRoot(
+          "admin",
+          watchBuildCommand("2781591655 50", 30, {
+            phase: "customise image",
+            log: {
+              path: `/var/lib/clupilot/${dir}/build.log`,
+              offset: 4096,
+              identity: "131074|1234567 256",
+            },
+          }),
+        ),
+      ]),
       ...HOSTILE_PATHS.map((dir) => startBuildCommand(`/var/lib/clupilot/${dir}`)),
       // The build.log tail, root-wrapped as the step sends it (first read, then a resumed one).
       ...HOSTILE_PATHS.flatMap((dir) => [

@@ -156,15 +156,21 @@ export async function tailIntoRunLog(options: {
   finish?: boolean;
   maxReads?: number;
   maxBytes?: number;
-}): Promise<{ lines: number; missing: boolean; recreated: boolean }> {
+}): Promise<{
+  lines: number;
+  missing: boolean;
+  recreated: boolean;
+  /** Where the run log's copy of the file ends now (what a waiter streams on from). */
+  position: SourcePosition;
+}> {
   let total = 0;
   let recreatedAny = false;
+  let position = await readSourcePosition(options.db, options.runId, options.path);
   for (let read = 0; read < (options.maxReads ?? 8); read++) {
-    const position = await readSourcePosition(options.db, options.runId, options.path);
     const result = await tailRemoteFile(options.session, options.path, position, {
       maxBytes: options.maxBytes,
     });
-    if (result.missing) return { lines: total, missing: true, recreated: recreatedAny };
+    if (result.missing) return { lines: total, missing: true, recreated: recreatedAny, position };
     const at = new Date();
     const entry = (kind: LogEntry["kind"], text: string): LogEntry => ({
       step: options.step,
@@ -190,10 +196,11 @@ export async function tailIntoRunLog(options: {
     // A poll that found nothing new has nothing to store: no transaction, no head lock.
     if (entries.length === 0 && samePosition(source, position)) break;
     await appendRunLog(options.db, options.runId, entries, { secrets: options.secrets, source });
+    position = source;
     total += result.lines.length;
     if (!result.more) break;
   }
-  return { lines: total, missing: false, recreated: recreatedAny };
+  return { lines: total, missing: false, recreated: recreatedAny, position };
 }
 
 function samePosition(a: SourcePosition, b: SourcePosition): boolean {

@@ -6,7 +6,8 @@
  * - visit chain: the consecutive visits of one step since it was entered (or retried).
  * - run context: a small JSON document in Postgres that steps read and write.
  */
-import type { LogLineKind } from "@/lib/logs/chunks";
+import type { SourcePosition } from "@/lib/logs/append";
+import type { LogEntry, LogLineKind } from "@/lib/logs/chunks";
 import type { SshConnectionPool } from "@/lib/ssh/pool";
 import type { RunContext } from "./context";
 
@@ -22,11 +23,28 @@ export type Outcome =
  * watching without seeing a change, and ends soon after `signal` aborts. It decides nothing:
  * the tick it wakes reads and decides, and the poll's own tick stays the fallback. Built during
  * the visit, run after it: it must not use the tick's services, which are disposed by then.
+ *
+ * While it waits it may show what it sees (`progress`): the phase line, and the lines of a host
+ * file it follows. What it shows decides nothing either; it is written only while the run still
+ * waits where the visit polled, so the next visit finds it and goes on from there.
  */
 export type Waiter = {
   /** For the worker's log: "the template build's status files". */
   what: string;
-  wait(signal: AbortSignal): Promise<boolean>;
+  wait(signal: AbortSignal, progress: WaitProgress): Promise<boolean>;
+};
+
+/** What a waiter may show while the run waits (lib/pipeline/waits.ts writes it). */
+export type WaitProgress = {
+  /**
+   * Shows the phase line and/or appends run-log lines with the followed file's position, in one
+   * transaction. False when the run no longer waits where the visit polled: nothing was written,
+   * and the waiter has nobody left to show anything to.
+   */
+  report(progress: {
+    phase?: string;
+    log?: { entries: readonly LogEntry[]; source: SourcePosition };
+  }): Promise<boolean>;
 };
 
 /** The step's goal holds (or was just established): visit the next step at once. */

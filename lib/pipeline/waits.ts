@@ -1,9 +1,11 @@
 import { eq, sql } from "drizzle-orm";
-import type { Database } from "@/lib/db/client";
+import type { Database, Transaction } from "@/lib/db/client";
 import { runs } from "@/lib/db/schema";
+import { notifyLive } from "@/lib/live/notify";
+import { appendRunLog } from "@/lib/logs/append";
 import { inQueryScope } from "./query-scope";
 import { scheduleTick } from "./schedule";
-import type { Waiter } from "./step";
+import type { WaitProgress, Waiter } from "./step";
 
 /**
  * Waiting outside the worker's job slots (docs/pipeline.md, "Waiting"). A visit that polls with
@@ -26,7 +28,15 @@ export type WaitRegistry = {
   close(): Promise<void>;
   /** Runs watched now. */
   watching(): string[];
-  readonly stats: { started: number; changed: number; woke: number; failed: number };
+  readonly stats: {
+    started: number;
+    changed: number;
+    woke: number;
+    failed: number;
+    /** Progress reports written (phase lines, log lines), and those the run had moved past. */
+    reported: number;
+    stale: number;
+  };
 };
 
 /** The poll that asked: its run, step and visit number as committed, and its delay. */
@@ -50,7 +60,7 @@ export function createWaitRegistry(options: WaitRegistryOptions): WaitRegistry {
   const minWakeIntervalMs = options.minWakeIntervalMs ?? 500;
   const active = new Map<string, { controller: AbortController; done: Promise<void> }>();
   const lastWake = new Map<string, number>();
-  const stats = { started: 0, changed: 0, woke: 0, failed: 0 };
+  const stats = { started: 0, changed: 0, woke: 0, failed: 0, reported: 0, stale: 0 };
   let closed = false;
 
   const spacing = async (runId: string, signal: AbortSignal) => {
@@ -61,9 +71,18 @@ export function createWaitRegistry(options: WaitRegistryOptions): WaitRegistry {
   };
 
   const follow = async (run: WaitingRun, waiter: Waiter, signal: AbortSignal) => {
+    const progress: WaitProgress = {
+      async report(shown) {
+        if (signal.aborted) return false;
+        const written = await inQueryScope("worker", () => reportProgress(options.db, run, shown));
+        if (written) stats.reported += 1;
+        else stats.stale += 1;
+        return written;
+      },
+    };
     let changed: boolean;
     try {
-      changed = await waiter.wait(signal);
+      changed = await waiter.wait(signal, progress);
     } catch (error) {
       if (signal.aborted) return;
       stats.failed += 1;
@@ -131,15 +150,49 @@ export function createWaitRegistry(options: WaitRegistryOptions): WaitRegistry {
  */
 export async function wakeRun(db: Database, run: WaitingRun): Promise<boolean> {
   return db.transaction(async (tx) => {
-    const waiting = await tx.execute(sql`
-      select id from runs
-      where id = ${run.runId}::uuid and status = 'running'
-        and current_step = ${run.step} and step_visit = ${run.visit}
-      for no key update skip locked`);
-    if (waiting.rows.length !== 1) return false;
+    if ((await lockWaitingRun(tx, run)) === null) return false;
     const now = new Date();
     await tx.update(runs).set({ nextTickAt: now }).where(eq(runs.id, run.runId));
     await scheduleTick(tx, run.runId, now);
+    return true;
+  });
+}
+
+/**
+ * The run still waits where the waiter watches (as `wakeRun` asks): its row locked `skip
+ * locked`, so a tick that holds it decides for itself and nothing is written beside it.
+ */
+async function lockWaitingRun(tx: Transaction, run: WaitingRun) {
+  const waiting = await tx.execute<{ host_id: string | null }>(sql`
+    select host_id from runs
+    where id = ${run.runId}::uuid and status = 'running'
+      and current_step = ${run.step} and step_visit = ${run.visit}
+    for no key update skip locked`);
+  return waiting.rows[0] ?? null;
+}
+
+/**
+ * A waiter's progress, written while the run still waits where it polled: the phase line (and
+ * the live notification the fleet view patches its row from), and log lines with the followed
+ * file's position, in one transaction. The next visit reads both as the waiter left them.
+ */
+export async function reportProgress(
+  db: Database,
+  run: WaitingRun,
+  progress: Parameters<WaitProgress["report"]>[0],
+): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    const waiting = await lockWaitingRun(tx, run);
+    if (waiting === null) return false;
+    if (progress.log !== undefined)
+      await appendRunLog(tx, run.runId, progress.log.entries, { source: progress.log.source });
+    if (progress.phase !== undefined) {
+      await tx
+        .update(runs)
+        .set({ phase: progress.phase, updatedAt: new Date() })
+        .where(eq(runs.id, run.runId));
+      await notifyLive(tx, { type: "run", runId: run.runId, hostId: waiting.host_id });
+    }
     return true;
   });
 }

@@ -151,7 +151,7 @@ export function startJobCommand(name: string): string {
     printSignature(watchedJob(name)),
     // A short job may be over already: its end is then in the baseline, and a watch on it
     // would wait for a change that never comes (the whole poll interval).
-    `case "$sig" in *"state=running"*" alive"*) ;; *) echo ${ENDED_AT_START} ;; esac`,
+    `case "$key" in *"state=running"*" alive"*) ;; *) echo ${ENDED_AT_START} ;; esac`,
     "exit $rc",
   ].join("\n");
 }

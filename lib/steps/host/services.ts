@@ -23,7 +23,7 @@ import {
 } from "@/lib/catalog/required-template-vmids";
 import { seal } from "@/lib/secrets/seal";
 import type { OnboardingConfig } from "./config";
-import { watchSawChange } from "./remote-watch";
+import { runWatch, type WatchShows } from "./watch-waiter";
 
 export type HostRecord = typeof hosts.$inferSelect;
 
@@ -51,9 +51,10 @@ export type HostServices = {
   /**
    * A waiter for `pollUntil` that runs `command` as root on the host over the kept connection
    * and ends when it exits: a watch loop (remote-watch.ts) that exits printing `changed` on a
-   * change, `unchanged` when its time is up. Not logged.
+   * change, `unchanged` when its time is up, and shows what it reports meanwhile as `shows`
+   * says (the phase line, the followed file's lines: watch-waiter.ts). Not logged.
    */
-  watchCommand(what: string, command: string, timeoutSeconds: number): Waiter;
+  watchCommand(what: string, command: string, timeoutSeconds: number, shows?: WatchShows): Waiter;
   /**
    * A waiter whose watching is the step's own: `until` connects (the kept connection while it
    * lives, else a new one with the pinned key) as often as it needs and resolves true on a
@@ -216,25 +217,33 @@ export function createHostServices(
     until: (connect: Connect, signal: AbortSignal) => Promise<boolean>,
   ): Waiter => ({ what, wait: (signal) => until(connect, signal) });
 
-  const watchCommand = (what: string, command: string, timeoutSeconds: number): Waiter =>
-    waiter(what, async (connectNow, signal) => {
+  const watchCommand = (
+    what: string,
+    command: string,
+    timeoutSeconds: number,
+    shows: WatchShows = {},
+  ): Waiter => ({
+    what,
+    async wait(signal, progress) {
       const record = await host();
-      const session = await connectNow();
+      const session = await connect();
       try {
-        const result = await session.exec(asRoot(record.sshUser, command), {
+        const result = await runWatch(session, asRoot(record.sshUser, command), {
           signal,
           timeoutMs: timeoutSeconds * 1000,
-          maxOutputBytes: 64 * 1024,
+          progress,
+          shows,
         });
-        if (result.code !== 0)
+        if (result.code !== null && result.code !== 0)
           throw new Error(
             `watching ${what} failed (exit ${result.code}): ${result.stderr.trim() || "no error output"}`,
           );
-        return watchSawChange(result.stdout);
+        return result.changed;
       } finally {
         session.close();
       }
-    });
+    },
+  });
 
   const proxmox = async () =>
     proxmoxClientForHost(db, await host(), { onSecret: (secret) => run.maskSecret(secret) });

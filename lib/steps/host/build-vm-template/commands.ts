@@ -4,6 +4,7 @@ import {
   printSignature,
   takeSignature,
   watchStatusCommand,
+  type FollowedFile,
   type WatchedStatus,
 } from "../remote-watch";
 import { readFirstLine, SHOW_FUNCTION } from "../shell-read";
@@ -16,10 +17,14 @@ import { readFirstLine, SHOW_FUNCTION } from "../shell-read";
 export const BUILD_DIR = "/var/lib/clupilot/template-build";
 export const DRIVER_NAME = "template-run.sh";
 
-/** What a waiting visit decides on: state, phase, and whether the driver (pid, else lock) lives. */
+/**
+ * What a waiting visit decides on: state, and whether the driver (pid, else lock) lives; the
+ * phase is only shown, so a new one reaches the phase line without a visit.
+ */
 const BUILD_STATUS: WatchedStatus = {
   dir: BUILD_DIR,
-  files: ["state", "phase"],
+  files: ["state"],
+  shown: "phase",
   pidFiles: ["pid", "lock"],
 };
 
@@ -78,13 +83,22 @@ export const READ_STATUS = [`d=${BUILD_DIR}`, ...STATUS_BODY].join("\n");
 export const BUILD_SIGNATURE = printSignature(BUILD_STATUS);
 
 /**
- * Waits on the host, between visits and outside the worker's slots, until the build's state,
- * phase or driver liveness differs from what the visit that polled read (`baseline`, its
- * status read's signature), for at most about `seconds`: a finished build reaches the console
- * within a round of the loop (remote-watch.ts).
+ * Waits on the host, between visits and outside the worker's slots, until the build's state or
+ * driver liveness differs from what the visit that polled read (`baseline`, its status read's
+ * signature), for at most about `seconds`: a finished build reaches the console within a round
+ * of the loop (remote-watch.ts). Meanwhile it reports each phase other than the one the visit
+ * showed (`phase`: the phase file's first line as read) and streams `build.log` on from where
+ * the run log's copy ends (`log`), so both stay live without a visit.
  */
-export function watchBuildCommand(baseline: string, seconds: number): string {
-  return watchStatusCommand(BUILD_STATUS, baseline, seconds);
+export function watchBuildCommand(
+  baseline: string,
+  seconds: number,
+  shown: { phase?: string; log?: FollowedFile } = {},
+): string {
+  return watchStatusCommand(BUILD_STATUS, baseline, seconds, {
+    shownSeen: shown.phase,
+    followed: shown.log,
+  });
 }
 
 export type ParsedStatus = {

@@ -3,6 +3,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { requiredTemplateVmids } from "@/lib/catalog/required-template-vmids";
+import { readSourcePosition, type SourcePosition } from "@/lib/logs/append";
 import { tailIntoRunLog, type RemoteExec } from "@/lib/logs/tail-remote-file";
 import {
   advance,
@@ -120,34 +121,62 @@ export function buildVmTemplate(
 
   /**
    * Polls, and has the worker watch the status files meanwhile (docs/pipeline.md, "Waiting"):
-   * the next visit comes as soon as state, phase or the driver's liveness differ from what this
-   * one read, and after the poll interval at the latest.
+   * the next visit comes as soon as the state or the driver's liveness differ from what this
+   * one read, and after the poll interval at the latest. Until then the watch shows each new
+   * phase and streams build.log into the run log from `log` (where this visit's copy ended; read
+   * from the run log's position when the visit made none).
    */
-  const pollWatching = (ctx: Ctx, signature: string | null, phase: string): Outcome => {
+  const pollWatching = async (
+    ctx: Ctx,
+    signature: string | null,
+    phase: string,
+    { shownPhase, log }: { shownPhase?: string; log?: SourcePosition } = {},
+  ): Promise<Outcome> => {
     if (signature === null) return poll(config.pollSeconds, phase);
+    const buildDir = ctx.context.get<string>(BUILD_DIR_KEY);
+    const from =
+      log ??
+      (buildDir === undefined
+        ? undefined
+        : await readSourcePosition(database(ctx), ctx.runId, buildLogPath(buildDir)));
     const waiter = ctx.services.watchCommand(
       "the template build's status",
-      watchBuildCommand(signature, config.pollSeconds),
+      watchBuildCommand(signature, config.pollSeconds, {
+        phase: shownPhase,
+        log: from && { path: from.path, offset: from.offset, identity: from.inode },
+      }),
       config.pollSeconds + COMMAND_SLACK_MS / 1000,
+      {
+        phase: (shown) => shown.trim() || RUNNING_PHASE,
+        ...(from === undefined ? {} : { log: { step: BUILD_VM_TEMPLATE, from } }),
+      },
     );
     return pollUntil(waiter, config.pollSeconds, phase);
   };
 
-  /** The host's build.log into the run log by byte offset. Never fails the visit. */
-  const tailLog = async (ctx: Ctx, remote: RemoteExec, buildDir: string, finish = false) => {
+  /**
+   * The host's build.log into the run log by byte offset: where the copy ends now, or null when
+   * it could not be read. Never fails the visit.
+   */
+  const tailLog = async (
+    ctx: Ctx,
+    remote: RemoteExec,
+    buildDir: string,
+    finish = false,
+  ): Promise<SourcePosition | null> => {
     try {
-      await tailIntoRunLog({
+      const tailed = await tailIntoRunLog({
         db: database(ctx),
         session: remote,
         runId: ctx.runId,
         step: BUILD_VM_TEMPLATE,
-        path: `${buildDir}/build.log`,
+        path: buildLogPath(buildDir),
         finish,
       });
-      return true;
+      return tailed.position;
     } catch (error) {
       ctx.log(`could not copy the host's build.log into this log now: ${message(error)}`);
-      return false;
+      return null;
     }
   };
 
@@ -202,7 +231,7 @@ export function buildVmTemplate(
   ): Promise<Outcome> => {
     const stopped = await stopBuild(ctx);
     const tailed = await tailLog(ctx, remote, buildDir, true);
-    if (!tailed) for (const line of status.logTail) ctx.log(`build.log: ${line}`);
+    if (tailed === null) for (const line of status.logTail) ctx.log(`build.log: ${line}`);
     await clearStatus(ctx);
     forget(ctx);
     const survivors = stopped.startsWith("NOT") ? ` Its processes were ${stopped}.` : "";
@@ -228,9 +257,12 @@ export function buildVmTemplate(
     ctx.log(
       `a template build is already running on the host (phase: ${status.phase ?? "unknown"}${status.state === "running" ? "" : `, state file: ${status.state ?? "missing"}`}); adopting it instead of starting a second one`,
     );
-    await tailLog(ctx, remote, buildDir);
+    const copied = await tailLog(ctx, remote, buildDir);
     const now = await readStatus(remote);
-    return pollWatching(ctx, now.signature, phaseLine(now));
+    return pollWatching(ctx, now.signature, phaseLine(now), {
+      shownPhase: now.phase ?? "",
+      log: copied ?? undefined,
+    });
   };
 
   const start = async (ctx: Ctx, remote: RemoteExec, missing: number[]): Promise<Outcome> => {
@@ -272,7 +304,8 @@ export function buildVmTemplate(
         ? `template build for VMID ${missing.join(", ")} started (driver pid ${pid}, detached)`
         : `template build for VMID ${missing.join(", ")} started, but no pid file appeared within 15 s`,
     );
-    return pollWatching(ctx, signature, "template build started");
+    // The driver's first phase is shown as soon as the watch sees it.
+    return pollWatching(ctx, signature, "template build started", { shownPhase: "" });
   };
 
   return {
@@ -304,7 +337,9 @@ export function buildVmTemplate(
             if (status.driverAlive && status.state !== "failed") {
               // The driver's end changes its liveness: the watch sees it within a round.
               if (Date.now() < ownDeadline)
-                return pollWatching(ctx, status.signature, phaseLine(status));
+                return pollWatching(ctx, status.signature, phaseLine(status), {
+                  shownPhase: status.phase ?? "",
+                });
               // The templates stand, but the driver would not end: it goes, they stay.
               ctx.log(
                 `Proxmox reports the templates, but the build's driver was still running after its deadline of ${deadlineText(ownDeadlineSeconds())}; stopping it`,
@@ -356,7 +391,7 @@ export function buildVmTemplate(
 
         // The log first, the status after it: the phase line this visit shows is never older
         // than the log's last line (the driver writes the phase file before the log line).
-        await tailLog(ctx, remote, buildDir);
+        const copied = await tailLog(ctx, remote, buildDir);
         const status = await readStatus(remote);
         if (status.state === "ok") {
           // The driver may have finished after step 2 asked: ask the API again.
@@ -370,7 +405,10 @@ export function buildVmTemplate(
         const decision = decideWithDeadline(status);
         if (decision.kind === "fail")
           return failBuild(ctx, remote, buildDir, status, decision.reason);
-        return pollWatching(ctx, status.signature, phaseLine(status));
+        return pollWatching(ctx, status.signature, phaseLine(status), {
+          shownPhase: status.phase ?? "",
+          log: copied ?? undefined,
+        });
       }),
 
     async abort(ctx) {
@@ -399,8 +437,14 @@ function deadlineText(seconds: number): string {
   return seconds >= 120 && seconds % 60 === 0 ? `${seconds / 60} minutes` : `${seconds} s`;
 }
 
+const RUNNING_PHASE = "template build running";
+
 function phaseLine(status: ParsedStatus): string {
-  return status.phase ?? "template build running";
+  return status.phase ?? RUNNING_PHASE;
+}
+
+function buildLogPath(buildDir: string): string {
+  return `${buildDir}/build.log`;
 }
 
 /**

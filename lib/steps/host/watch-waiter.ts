@@ -19,15 +19,15 @@ export type WatchShows = {
  * Progress is written at most this often: a chatty log costs a transaction per interval, not
  * per line, and still reads as live.
  */
-export const PROGRESS_INTERVAL_MS = 500;
+export const PROGRESS_INTERVAL_MS = 1000;
 
 /**
  * Runs a watch loop (remote-watch.ts) over `session` and shows what it reports while it waits:
  * the phase line and the followed file's lines, through `progress` (written only while the run
  * still waits where it polled). Resolves with the loop's verdict — `true`: what the next visit
- * decides on changed — or `false` once the run has moved on (nobody left to wait for).
- * Everything reported before the loop ended is written before this resolves, so the visit it
- * wakes finds the log where the watch left it.
+ * decides on changed — or `false` once the run has moved on (nobody left to wait for). A write
+ * in flight is over before it resolves; lines not written by then are the next visit's to read
+ * (its tail goes on from the position written last).
  */
 export async function runWatch(
   session: SshSession,
@@ -110,10 +110,9 @@ export async function runWatch(
   }
   if (failure !== null) throw failure;
   if (movedOn.signal.aborted || result === null) return { changed: false, code: null, stderr: "" };
-  // What came with the loop's end (its last lines, the verdict's round) is written before the
-  // wake-up, so the visit it wakes finds the log where the watch left it.
-  await write();
-  if (movedOn.signal.aborted) return { changed: false, code: result.code, stderr: result.stderr };
+  // What came with the loop's end and was not written yet is left to the visit that follows
+  // (woken now, or the poll's own): its tail reads on from the position written last. Writing
+  // it first would only delay that visit.
   return {
     changed: result.code === 0 ? output.changed() : false,
     code: result.code,

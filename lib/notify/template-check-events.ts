@@ -1,5 +1,5 @@
 import { and, desc, eq, inArray } from "drizzle-orm";
-import type { Database, Transaction } from "@/lib/db/client";
+import type { Transaction } from "@/lib/db/client";
 import { events, hosts } from "@/lib/db/schema";
 import { enqueueNotifications } from "./enqueue";
 

@@ -1,5 +1,5 @@
 import { and, inArray } from "drizzle-orm";
-import type { Database, Transaction } from "@/lib/db/client";
+import type { Transaction } from "@/lib/db/client";
 import { powerShutdownCalls } from "@/lib/db/schema";
 import { loadClusterGroups } from "@/lib/power/clusters/load-cluster-groups";
 import type { PowerEventInput } from "@/lib/power/events";

@@ -1,5 +1,5 @@
 import { and, eq, gte, inArray, isNull, sql } from "drizzle-orm";
-import type { Database, Transaction } from "@/lib/db/client";
+import type { Transaction } from "@/lib/db/client";
 import { powerShutdownCalls, runs, upsMonitorState } from "@/lib/db/schema";
 import { runOutcome } from "@/lib/pipeline/abort-reason";
 import { loadClusterGroups } from "@/lib/power/clusters/load-cluster-groups";

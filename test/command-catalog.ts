@@ -257,13 +257,21 @@ export const commandCatalog: readonly CommandCatalogEntry[] = [
     samples: () => [
       JOB_WRAPPER,
       startJobCommand("install-proxmox-kernel"),
-      readJobCommand("install-proxmox-ve", 0),
-      readJobCommand("install-proxmox-ve", 1234),
+      readJobCommand("install-proxmox-ve"),
       killJobCommand("install-proxmox-kernel"),
       killJobCommand("install-proxmox-kernel", 0.5),
       watchJobCommand("install-proxmox-kernel", "1 2", 30),
       ...HOSTILE_VALUES.map((value) =>
         asRoot("admin", watchJobCommand("install-proxmox-ve", value, 0.5)),
+      ),
+      // Streaming the job's log: its first read, and on from a stored position.
+      watchJobCommand("install-proxmox-kernel", "1 2", 30, { offset: 0, inode: null }),
+      asRoot(
+        "admin",
+        watchJobCommand("install-proxmox-ve", "1 2", 30, {
+          offset: 52_113,
+          inode: "131074|1234567 256",
+        }),
       ),
       clearJobCommand("install-proxmox-ve"),
     ],

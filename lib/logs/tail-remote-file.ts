@@ -162,15 +162,19 @@ export async function tailIntoRunLog(options: {
   recreated: boolean;
   /** Where the run log's copy of the file ends now (what a waiter streams on from). */
   position: SourcePosition;
+  /** The last line this copy wrote (raw), null when it wrote none. */
+  lastLine: string | null;
 }> {
   let total = 0;
   let recreatedAny = false;
+  let lastLine: string | null = null;
   let position = await readSourcePosition(options.db, options.runId, options.path);
   for (let read = 0; read < (options.maxReads ?? 8); read++) {
     const result = await tailRemoteFile(options.session, options.path, position, {
       maxBytes: options.maxBytes,
     });
-    if (result.missing) return { lines: total, missing: true, recreated: recreatedAny, position };
+    if (result.missing)
+      return { lines: total, missing: true, recreated: recreatedAny, position, lastLine };
     const at = new Date();
     const entry = (kind: LogEntry["kind"], text: string): LogEntry => ({
       step: options.step,
@@ -198,9 +202,11 @@ export async function tailIntoRunLog(options: {
     await appendRunLog(options.db, options.runId, entries, { secrets: options.secrets, source });
     position = source;
     total += result.lines.length;
+    const last = entries.findLast((entry) => entry.kind === "file");
+    if (last !== undefined) lastLine = last.text;
     if (!result.more) break;
   }
-  return { lines: total, missing: false, recreated: recreatedAny, position };
+  return { lines: total, missing: false, recreated: recreatedAny, position, lastLine };
 }
 
 function samePosition(a: SourcePosition, b: SourcePosition): boolean {

@@ -288,12 +288,13 @@ describe.concurrent("Debian-side onboarding steps against a fresh lab node over 
 
   it("an apt-get update job left by an earlier run is adopted before any apt source is rewritten", async () => {
     const node = await lab();
-    // As an earlier run left it: its update job still running (here one that ends after a
-    // few seconds), while the sources this run would write are not there yet.
+    // As an earlier run left it: its update job still running (here one that ends after ten
+    // seconds: time for the run to connect and adopt it on a busy machine), while the sources
+    // this run would write are not there yet.
     const session = await labSession(node, { pinnedHostKey: node.ssh.hostKeySha256 });
     try {
       const started = await session.exec(startJobCommand("apt-update"), {
-        stdin: "sleep 4\n",
+        stdin: "sleep 10\n",
         timeoutMs: 30_000,
       });
       expect(started.code).toBe(0);

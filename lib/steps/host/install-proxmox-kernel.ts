@@ -10,6 +10,8 @@ import { withPermanentSshFailures } from "./ssh-failure";
  * `half-installed`, …). Patterns (`linux-image-6.12*`) list every matching package dpkg has
  * heard of, also removed ones, so the status, not the presence of a line, says "installed".
  */
+
+export const INSTALL_PROXMOX_KERNEL = "InstallProxmoxKernel";
 export function packageStatesCommand(patterns: readonly string[]): string {
   return sh`dpkg-query -W -f='\${Package}\\t\${db:Status-Status}\\n' ${patterns} 2>/dev/null; true`;
 }
@@ -69,6 +71,7 @@ export const kernelJob = (
   lockSeconds: number,
 ): RemoteJob<Map<string, string>> => ({
   name: KERNEL_JOB_NAME,
+  step: INSTALL_PROXMOX_KERNEL,
   what: `installing ${KERNEL_PACKAGE}`,
   deadlineSeconds,
   probe: KERNEL_PROBE,
@@ -88,7 +91,7 @@ export function installProxmoxKernel(
   const deadlineSeconds = options.deadlineSeconds ?? 20 * 60;
   const name = KERNEL_JOB_NAME;
   return {
-    name: "InstallProxmoxKernel",
+    name: INSTALL_PROXMOX_KERNEL,
     maxDuration: () => deadlineSeconds + 600,
     visit: (ctx) =>
       withPermanentSshFailures(async () => {

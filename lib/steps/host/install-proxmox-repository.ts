@@ -9,6 +9,8 @@ import { jobLockSeconds } from "./install-proxmox-kernel";
 import { abortRemoteJob, visitRemoteJob, type GoalCheck, type RemoteJob } from "./remote-job";
 
 /** Where the PVE 9 "Install on Debian 13" guide puts the repository and its key. */
+
+export const INSTALL_PROXMOX_REPOSITORY = "InstallProxmoxRepository";
 export const SOURCES_NAME = "pve-install-repo.sources";
 export const KEYRING_PATH = "/usr/share/keyrings/proxmox-archive-keyring.gpg";
 const SOURCES_DIR = "/etc/apt/sources.list.d";
@@ -329,6 +331,7 @@ export function updateJob(
 ): RemoteJob<RepositoryFacts> {
   return {
     name: UPDATE_JOB_NAME,
+    step: INSTALL_PROXMOX_REPOSITORY,
     what: "apt-get update",
     deadlineSeconds: UPDATE_DEADLINE_SECONDS,
     probe: repositoryProbe(repositoryUrl),
@@ -408,7 +411,7 @@ export function installProxmoxRepository(
   const lockBound = config.aptLockTimeoutSeconds;
   const updateLock = jobLockSeconds(lockBound, UPDATE_DEADLINE_SECONDS);
   return {
-    name: "InstallProxmoxRepository",
+    name: INSTALL_PROXMOX_REPOSITORY,
     // Key download (180 s, with its own wait for the lock), then the update job and its wait.
     maxDuration: () => 180 + lockBound + UPDATE_DEADLINE_SECONDS + 60,
     visit: (ctx) =>

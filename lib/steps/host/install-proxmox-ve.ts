@@ -14,6 +14,8 @@ import type { HostServices } from "./services";
 import { withPermanentSshFailures } from "./ssh-failure";
 
 /** What the Proxmox VE 9 "Install on Debian 13" guide installs. */
+
+export const INSTALL_PROXMOX_VE = "InstallProxmoxVe";
 export const PVE_PACKAGES = ["proxmox-ve", "postfix", "open-iscsi", "chrony"] as const;
 
 /**
@@ -117,6 +119,7 @@ const PVE_JOB_NAME = "install-proxmox-ve";
 
 export const pveJob = (deadlineSeconds: number, lockSeconds: number): RemoteJob<PveFacts> => ({
   name: PVE_JOB_NAME,
+  step: INSTALL_PROXMOX_VE,
   what: "installing Proxmox VE",
   deadlineSeconds,
   probe: PVE_PROBE,
@@ -133,7 +136,7 @@ export const pveJob = (deadlineSeconds: number, lockSeconds: number): RemoteJob<
 export function installProxmoxVe(options: { deadlineSeconds?: number } = {}): Step<HostServices> {
   const deadlineSeconds = options.deadlineSeconds ?? 40 * 60;
   return {
-    name: "InstallProxmoxVe",
+    name: INSTALL_PROXMOX_VE,
     maxDuration: () => deadlineSeconds + 600,
     visit: (ctx) =>
       withPermanentSshFailures(async () => {

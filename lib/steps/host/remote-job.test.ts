@@ -12,40 +12,34 @@ const status = (over: Partial<JobStatus>): JobStatus => ({
   state: null,
   alive: false,
   exitCode: null,
-  logLines: 0,
-  newLines: [],
   signature: null,
   ...over,
 });
 const record: JobRecord = {
   startedAt: "2026-01-01T10:00:00.000Z",
   deadlineAt: "2026-01-01T10:20:00.000Z",
-  logOffset: 0,
   phase: "Unpacking pve-qemu-kvm (10.1.2-1) ...",
 };
 const before = new Date("2026-01-01T10:05:00.000Z");
 const after = new Date("2026-01-01T10:21:00.000Z");
 
 describe("remote job status", () => {
-  it("parses the watch signature, the status line and the log lines after the offset", () => {
+  it("parses the watch signature and the status line", () => {
     expect(
       parseJobStatus(
-        "clupilot-watch-signature:2781591655 50\nclupilot-job state=running alive=yes exit=none lines=42\nGet:1 http://x a\nUnpacking a ...\n",
+        "clupilot-watch-signature:2781591655 50\nclupilot-job state=running alive=yes exit=none\n",
       ),
     ).toEqual<JobStatus>({
       state: "running",
       alive: true,
       exitCode: null,
-      logLines: 42,
-      newLines: ["Get:1 http://x a", "Unpacking a ..."],
       signature: "2781591655 50",
     });
-    expect(parseJobStatus("clupilot-job state=failed alive=no exit=100 lines=3\n")).toMatchObject({
+    expect(parseJobStatus("clupilot-job state=failed alive=no exit=100\n")).toMatchObject({
       state: "failed",
       exitCode: 100,
-      newLines: [],
     });
-    expect(parseJobStatus("clupilot-job state=none alive=no exit=none lines=0\n").state).toBeNull();
+    expect(parseJobStatus("clupilot-job state=none alive=no exit=none\n").state).toBeNull();
   });
 
   it("a status read that printed no status line is an error, not 'no job'", () => {
@@ -56,6 +50,9 @@ describe("remote job status", () => {
     expect(phaseFromLines(["Setting up a (1) ...", "  ", ""], null)).toBe("Setting up a (1) ...");
     expect(phaseFromLines([], "old")).toBe("old");
     expect(phaseFromLines(["x".repeat(300)], null)).toHaveLength(120);
+    // As a terminal shows it: a progress line's last redraw, not every step of it.
+    expect(phaseFromLines(["Progress: [ 10%]\rProgress: [ 60%]\r"], null)).toBe("Progress: [ 60%]");
+    expect(phaseFromLines([null], "old")).toBe("old");
   });
 });
 

@@ -6,7 +6,11 @@ import {
   type Outcome,
   type StepContext,
 } from "@/lib/pipeline/step";
+import type { SourcePosition } from "@/lib/logs/append";
+import { readSourcePosition } from "@/lib/logs/append";
+import { foldCarriageReturns } from "@/lib/logs/text";
 import { sh } from "@/lib/ssh";
+import { copyHostFile, type HostFileCopy } from "./host-file-log";
 import type { HostServices } from "./services";
 import { readFirstLine } from "./shell-read";
 import { alreadyInPlace } from "./already-in-place";
@@ -29,7 +33,9 @@ import {
  * (it survives the channel closing and leads its own process group), writes its own status
  * files, and each visit reads them in one round trip — the same decision shape as
  * BuildVmTemplate's tables (docs/build-vm-template.md; this one: docs/pipeline.md, "Detached
- * remote jobs").
+ * remote jobs"). What the job prints goes into the run log as it comes: a visit copies its `log`
+ * by byte offset, and the waiter streams it between visits, with its last line on the phase
+ * line (remote-watch.ts).
  *
  * Files in `/var/lib/clupilot/jobs/<name>/` on the host:
  *
@@ -53,10 +59,6 @@ export type JobStatus = {
   /** The pid file names a live process whose command line is this job's wrapper. */
   alive: boolean;
   exitCode: number | null;
-  /** Lines in the log now (the next read starts after them). */
-  logLines: number;
-  /** Log lines after the offset the read was asked for (at most the last 200). */
-  newLines: string[];
   /** The status's signature, read before the rest: the baseline of the next watch. */
   signature: string | null;
 };
@@ -66,8 +68,7 @@ export type JobRecord = {
   startedAt: string;
   /** The job's own deadline (ISO), under the step's maxDuration. */
   deadlineAt: string;
-  /** Log lines already shown. */
-  logOffset: number;
+  /** The phase line last shown: the job's last output line. */
   phase: string | null;
 };
 
@@ -98,12 +99,28 @@ function watchedJob(name: string): WatchedStatus {
   return { dir: jobDir(name), files: ["state"], pidFiles: ["pid"] };
 }
 
+/** The job's output on the host: what the run log copies and the phase line shows. */
+export function jobLogPath(name: string): string {
+  return `${jobDir(name)}/log`;
+}
+
 /**
  * Waits on the host, between visits, until the job's state, exit or liveness differ from what
- * the visit that polled read (`baseline`), for at most about `seconds` (remote-watch.ts).
+ * the visit that polled read (`baseline`), for at most about `seconds` (remote-watch.ts); streams
+ * the job's log on from `log` (where the run log's copy ends) meanwhile.
  */
-export function watchJobCommand(name: string, baseline: string, seconds: number): string {
-  return watchStatusCommand(watchedJob(name), baseline, seconds);
+export function watchJobCommand(
+  name: string,
+  baseline: string,
+  seconds: number,
+  log?: Pick<SourcePosition, "offset" | "inode">,
+): string {
+  return watchStatusCommand(watchedJob(name), baseline, seconds, {
+    followed:
+      log === undefined
+        ? undefined
+        : { path: jobLogPath(name), offset: log.offset, identity: log.inode },
+  });
 }
 
 /** Exactly what `/proc/$PID/cmdline` of the job's shell holds, as shell words (`$d` = its dir). */
@@ -162,16 +179,15 @@ export function endedAtStart(stdout: string): boolean {
 }
 
 /**
- * One round trip: the state files, whether the PID is alive AND is our wrapper (a PID reused
- * by an unrelated process reads as dead and is never signalled), and the log after `offset`.
+ * One round trip: the state files, and whether the PID is alive AND is our wrapper (a PID reused
+ * by an unrelated process reads as dead and is never signalled). The log is copied apart from it,
+ * by byte offset (`copyHostFile`).
  */
-export function readJobCommand(name: string, offset: number): string {
-  if (!Number.isInteger(offset) || offset < 0) throw new Error(`bad log offset ${offset}`);
+export function readJobCommand(name: string): string {
   return [
     // The next watch's baseline first: a change after it makes the watch return at once.
     printSignature(watchedJob(name)),
     `d=${jobDir(name)}`,
-    `off=${offset}`,
     readFirstLine("pid", '"$d/pid"'),
     ownedLeaderSnippet(WRAPPER_ARGV),
     'if [ "$leader" = 1 ]; then alive=yes; else alive=no; fi',
@@ -179,10 +195,7 @@ export function readJobCommand(name: string, offset: number): string {
     // reads must read as finished, not as "running but dead".
     readFirstLine("state", '"$d/state"'),
     readFirstLine("ex", '"$d/exit"'),
-    'lines=$(wc -l < "$d/log" 2>/dev/null || echo 0)',
-    'if [ "$lines" -lt "$off" ]; then off=0; fi',
-    `echo "${HEADER} state=\${state:-none} alive=$alive exit=\${ex:-none} lines=$lines"`,
-    'tail -n "+$((off + 1))" "$d/log" 2>/dev/null | tail -n 200',
+    `echo "${HEADER} state=\${state:-none} alive=$alive exit=\${ex:-none}"`,
   ].join("\n");
 }
 
@@ -198,14 +211,10 @@ export function parseJobStatus(stdout: string): JobStatus {
   }
   const state = fields.get("state");
   const exit = fields.get("exit") ?? "none";
-  const newLines = lines.slice(headerIndex + 1);
-  if (newLines[newLines.length - 1] === "") newLines.pop();
   return {
     state: state === "running" || state === "ok" || state === "failed" ? state : null,
     alive: fields.get("alive") === "yes",
     exitCode: /^\d+$/.test(exit) ? Number(exit) : null,
-    logLines: Number(fields.get("lines") ?? "0") || 0,
-    newLines,
     signature,
   };
 }
@@ -267,10 +276,15 @@ export function decideWithRecord(
   }
 }
 
-/** The phase line: the job's last meaningful output line, short. */
-export function phaseFromLines(lines: readonly string[], previous: string | null): string | null {
+/** The phase line: the job's last meaningful output line (as a terminal shows it), short. */
+export function phaseFromLines(
+  lines: readonly (string | null)[],
+  previous: string | null,
+): string | null {
   for (let i = lines.length - 1; i >= 0; i--) {
-    const line = lines[i]!.replace(/\s+/g, " ").trim();
+    const line = foldCarriageReturns(lines[i] ?? "")
+      .replace(/\s+/g, " ")
+      .trim();
     if (line) return line.length > 120 ? `${line.slice(0, 119)}…` : line;
   }
   return previous;
@@ -282,6 +296,8 @@ export type GoalCheck = { holds: true; detail: string } | { holds: false; missin
 export type RemoteJob<Facts> = {
   /** `jobs/<name>` on the host, and the run-context key. */
   name: string;
+  /** The step whose run log the job's output is filed under. */
+  step: string;
   /** For reasons: "installing proxmox-default-kernel". */
   what: string;
   deadlineSeconds: number;
@@ -306,10 +322,11 @@ export function contextKey(name: string): string {
 const STATUS_MARK = `echo ${SEPARATOR}`;
 
 /**
- * One visit of a step whose work is a remote job. Order: read job status and goal facts in one
- * round trip; a job this run started is judged by its status first (a half-done apt can make
- * the goal look reached); without a record, a live job is adopted before the goal is trusted,
- * then the goal, then the job's `prepare`, then a start.
+ * One visit of a step whose work is a remote job. Order: for a job this run started, its log
+ * copied first (the phase line it shows is never older than the log); then job status and goal
+ * facts in one round trip; a job this run started is judged by its status first (a half-done
+ * apt can make the goal look reached); without a record, a live job is adopted before the goal
+ * is trusted, then the goal, then the job's `prepare`, then a start.
  */
 export async function visitRemoteJob<Facts>(
   ctx: StepContext<HostServices>,
@@ -318,11 +335,17 @@ export async function visitRemoteJob<Facts>(
 ): Promise<Outcome> {
   const key = contextKey(job.name);
   const record = ctx.context.get<JobRecord>(key) ?? null;
+  const log = { step: job.step, path: jobLogPath(job.name) };
+  // Only this run's job's output: an earlier job's log left on the host is not this run's story.
+  const copied = record === null ? null : await copyHostFile(ctx, log);
   // Status first, goal facts after it: a job that ended before the status read has also
   // ended before the probe, so "ok" is never judged on facts from before its last action.
   const result = await ctx.services.exec(
-    `${readJobCommand(job.name, record?.logOffset ?? 0)}\n${STATUS_MARK}\n${job.probe}`,
-    { timeoutMs: 60_000, signal: ctx.signal },
+    `${readJobCommand(job.name)}\n${STATUS_MARK}\n${job.probe}`,
+    {
+      timeoutMs: 60_000,
+      signal: ctx.signal,
+    },
   );
   const cut = result.stdout.lastIndexOf(`\n${SEPARATOR}\n`);
   if (cut < 0) {
@@ -333,29 +356,45 @@ export async function visitRemoteJob<Facts>(
   const status = parseJobStatus(result.stdout.slice(0, cut + 1));
   const facts = job.parse(result.stdout.slice(cut + SEPARATOR.length + 2));
   const pollSeconds = ctx.services.config.pollSeconds;
-  /** Polls, with the worker watching the job's status meanwhile (docs/pipeline.md, "Waiting"). */
-  const pollWatching = (phase: string, baseline = status.signature): Outcome =>
-    baseline === null
-      ? poll(pollSeconds, phase)
-      : pollUntil(
-          ctx.services.watchCommand(
-            job.what,
-            watchJobCommand(job.name, baseline, pollSeconds),
-            pollSeconds + 30,
-          ),
-          pollSeconds,
-          phase,
-        );
+  /**
+   * Polls, with the worker watching the job's status meanwhile (docs/pipeline.md, "Waiting") and
+   * streaming its log on from where the run log's copy ends, its last line on the phase line.
+   */
+  const pollWatching = async (
+    phase: string,
+    from: HostFileCopy | null,
+    baseline = status.signature,
+  ): Promise<Outcome> => {
+    if (baseline === null) return poll(pollSeconds, phase);
+    const position =
+      from?.position ?? (await readSourcePosition(ctx.services.db, ctx.runId, log.path));
+    return pollUntil(
+      ctx.services.watchCommand(
+        job.what,
+        watchJobCommand(job.name, baseline, pollSeconds, position),
+        pollSeconds + 30,
+        {
+          log: { step: job.step, from: position },
+          phaseOfLine: (line) => phaseFromLines([line], null),
+        },
+      ),
+      pollSeconds,
+      phase,
+    );
+  };
+  /** The rest of the job's output, its unterminated last line too: the job is over. */
+  const copyTheRest = () => copyHostFile(ctx, { ...log, finish: true });
 
   if (record !== null) {
-    const phase = phaseFromLines(status.newLines, record.phase);
+    const phase = phaseFromLines([copied?.lastLine ?? null], record.phase);
     const decision = decideWithRecord(status, record, now(), job.what);
     switch (decision.kind) {
       case "poll":
-        ctx.context.set(key, { ...record, logOffset: status.logLines, phase });
-        return pollWatching(phase ?? job.what);
+        ctx.context.set(key, { ...record, phase });
+        return pollWatching(phase ?? job.what, copied);
       case "give-up": {
         const kill = await killJob(ctx, job.name);
+        await copyTheRest();
         ctx.context.delete(key);
         const waited = Math.round((now().getTime() - Date.parse(record.startedAt)) / 1000);
         return fail(
@@ -364,6 +403,7 @@ export async function visitRemoteJob<Facts>(
         );
       }
       case "ended-ok": {
+        await copyTheRest();
         ctx.context.delete(key);
         const goal = job.goal(facts);
         if (goal.holds) return advance(goal.detail);
@@ -371,6 +411,7 @@ export async function visitRemoteJob<Facts>(
         return fail(`${job.what} reported success, but ${goal.missing}`);
       }
       case "fail": {
+        await copyTheRest();
         ctx.context.delete(key);
         const tail = await lastLogLines(ctx, job.name);
         await clearJob(ctx, job.name);
@@ -385,17 +426,18 @@ export async function visitRemoteJob<Facts>(
   }
 
   const startedAt = now();
-  const newRecord = (logOffset: number, phase: string | null): JobRecord => ({
+  const newRecord = (phase: string | null): JobRecord => ({
     startedAt: startedAt.toISOString(),
     deadlineAt: new Date(startedAt.getTime() + job.deadlineSeconds * 1000).toISOString(),
-    logOffset,
     phase,
   });
   if (decideWithoutRecord(status).kind === "adopt") {
-    const phase = phaseFromLines(status.newLines, null);
     ctx.log(`adopting ${job.what}, still running on the host from an earlier run`);
-    ctx.context.set(key, newRecord(status.logLines, phase));
-    return pollWatching(phase ?? job.what);
+    // Its output so far is the work this run now follows.
+    const sofar = await copyHostFile(ctx, log);
+    const phase = phaseFromLines([sofar?.lastLine ?? null], null);
+    ctx.context.set(key, newRecord(phase));
+    return pollWatching(phase ?? job.what, sofar);
   }
   const goal = job.goal(facts);
   if (goal.holds) return alreadyInPlace(ctx, goal.detail);
@@ -414,10 +456,11 @@ export async function visitRemoteJob<Facts>(
   const { signature, rest } = takeSignature(started.stdout);
   const pid = rest.split("\n")[0]!.trim();
   ctx.log(`started ${job.what} as a detached job (PID ${pid || "unknown"})`);
-  ctx.context.set(key, newRecord(0, null));
+  ctx.context.set(key, newRecord(null));
   // Ended already: the next visit reads its result now.
   if (endedAtStart(rest)) return poll(0, job.what);
-  return pollWatching(job.what, signature);
+  // A new log (the start removed the old one): the watch streams it from its first byte.
+  return pollWatching(job.what, null, signature);
 }
 
 /** Operator abort: kill the job's process group (after the cmdline check), forget it. */

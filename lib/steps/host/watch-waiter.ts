@@ -9,6 +9,11 @@ export type WatchShows = {
   /** The phase line for the shown file's new first line. */
   phase?: (shown: string) => string;
   /**
+   * The phase line for a line of the followed file (an apt job's last output line), null for
+   * one that says nothing (blank). Applied to the lines as they are written.
+   */
+  phaseOfLine?: (line: string) => string | null;
+  /**
    * The followed file's lines go into the run log under `step`, going on from `from`: where
    * the visit that polled left the file's run-log position.
    */
@@ -50,6 +55,13 @@ export async function runWatch(
 
   const write = async () => {
     const log = tail?.take() ?? null;
+    if (log !== null && shows.phaseOfLine !== undefined)
+      for (const entry of log.entries.toReversed()) {
+        const said = entry.kind === "file" ? shows.phaseOfLine(entry.text) : null;
+        if (said === null) continue;
+        phase = said;
+        break;
+      }
     const shown = phase;
     phase = undefined;
     if (log === null && shown === undefined) return;

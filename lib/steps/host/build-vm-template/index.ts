@@ -4,7 +4,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { requiredTemplateVmids } from "@/lib/catalog/required-template-vmids";
 import { readSourcePosition, type SourcePosition } from "@/lib/logs/append";
-import { tailIntoRunLog, type RemoteExec } from "@/lib/logs/tail-remote-file";
+import type { RemoteExec } from "@/lib/logs/tail-remote-file";
 import {
   advance,
   fail,
@@ -16,7 +16,7 @@ import {
 } from "@/lib/pipeline/step";
 import type { ProxmoxClient } from "@/lib/proxmox/client";
 import type { OnboardingConfig } from "../config";
-import { asRoot, type HostServices } from "../services";
+import type { HostServices } from "../services";
 import { withPermanentSshFailures } from "../ssh-failure";
 import {
   BUILD_SIGNATURE,
@@ -35,6 +35,7 @@ import {
 } from "./commands";
 import { decideWithDeadline, decideWithoutDeadline } from "./decide";
 import { alreadyInPlace } from "../already-in-place";
+import { copyHostFile, quietRemote } from "../host-file-log";
 import { takeSignature } from "../remote-watch";
 import { describeKill } from "../detached-process";
 
@@ -105,13 +106,6 @@ export function buildVmTemplate(
       config.pollSeconds,
     );
 
-  /** Root-wrapped and unlogged: poll-rate reads would drown the run log in identical lines. */
-  const quietRemote = async (ctx: Ctx): Promise<RemoteExec> => {
-    const host = await ctx.services.host();
-    const session = await ctx.services.ssh();
-    return { exec: (command, opts) => session.exec(asRoot(host.sshUser, command), opts) };
-  };
-
   const readStatus = async (remote: RemoteExec): Promise<ParsedStatus> => {
     const result = await remote.exec(READ_STATUS, { timeoutMs: COMMAND_SLACK_MS });
     if (result.code !== 0)
@@ -154,31 +148,9 @@ export function buildVmTemplate(
     return pollUntil(waiter, config.pollSeconds, phase);
   };
 
-  /**
-   * The host's build.log into the run log by byte offset: where the copy ends now, or null when
-   * it could not be read. Never fails the visit.
-   */
-  const tailLog = async (
-    ctx: Ctx,
-    remote: RemoteExec,
-    buildDir: string,
-    finish = false,
-  ): Promise<SourcePosition | null> => {
-    try {
-      const tailed = await tailIntoRunLog({
-        db: database(ctx),
-        session: remote,
-        runId: ctx.runId,
-        step: BUILD_VM_TEMPLATE,
-        path: buildLogPath(buildDir),
-        finish,
-      });
-      return tailed.position;
-    } catch (error) {
-      ctx.log(`could not copy the host's build.log into this log now: ${message(error)}`);
-      return null;
-    }
-  };
+  /** The host's build.log into the run log by byte offset (host-file-log.ts). */
+  const tailLog = (ctx: Ctx, remote: RemoteExec, buildDir: string, finish = false) =>
+    copyHostFile(ctx, { step: BUILD_VM_TEMPLATE, path: buildLogPath(buildDir), finish }, remote);
 
   const resolveBuildDir = async (remote: RemoteExec): Promise<string> => {
     const result = await remote.exec(RESOLVE_BUILD_DIR, { timeoutMs: COMMAND_SLACK_MS });
@@ -244,7 +216,7 @@ export function buildVmTemplate(
   const cleanUp = async (ctx: Ctx) => {
     await stopBuild(ctx);
     const buildDir = ctx.context.get<string>(BUILD_DIR_KEY);
-    if (buildDir) await tailLog(ctx, await quietRemote(ctx), buildDir, true);
+    if (buildDir) await tailLog(ctx, await quietRemote(ctx.services), buildDir, true);
     await clearStatus(ctx);
     forget(ctx);
   };
@@ -261,7 +233,7 @@ export function buildVmTemplate(
     const now = await readStatus(remote);
     return pollWatching(ctx, now.signature, phaseLine(now), {
       shownPhase: now.phase ?? "",
-      log: copied ?? undefined,
+      log: copied?.position,
     });
   };
 
@@ -332,7 +304,7 @@ export function buildVmTemplate(
           // beside it (two drivers would share the status files).
           const ownDeadline = ctx.context.get<number>(DEADLINE_KEY);
           if (ownDeadline !== undefined && ctx.visit > 1) {
-            const remote = await quietRemote(ctx);
+            const remote = await quietRemote(ctx.services);
             const status = await readStatus(remote);
             if (status.driverAlive && status.state !== "failed") {
               // The driver's end changes its liveness: the watch sees it within a round.
@@ -360,7 +332,7 @@ export function buildVmTemplate(
           return ctx.visit > 1 ? advance(found) : alreadyInPlace(ctx, found);
         }
 
-        const remote = await quietRemote(ctx);
+        const remote = await quietRemote(ctx.services);
         // 4. Did THIS chain start anything? A deadline from an earlier chain (a failure the
         //    engine declared, or a crash before our own clean-up) answers no question of this one.
         let deadline = ctx.context.get<number>(DEADLINE_KEY);
@@ -407,7 +379,7 @@ export function buildVmTemplate(
           return failBuild(ctx, remote, buildDir, status, decision.reason);
         return pollWatching(ctx, status.signature, phaseLine(status), {
           shownPhase: status.phase ?? "",
-          log: copied ?? undefined,
+          log: copied?.position,
         });
       }),
 
@@ -471,8 +443,4 @@ async function upload(
   ctx.log(
     `uploaded ${remotePath} (${bytes.length} bytes, sha256 ${createHash("sha256").update(bytes).digest("hex")}, verified on the host)`,
   );
-}
-
-function message(error: unknown): string {
-  return (error instanceof Error ? error.message : String(error)).split("\n")[0] ?? "";
 }

@@ -1,4 +1,4 @@
-import { asc, eq } from "drizzle-orm";
+import { and, asc, eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { hosts, runLogChunks, runs } from "@/lib/db/schema";
 import { startRun } from "@/lib/runs/start-run";
@@ -42,4 +42,30 @@ export async function runLogText(db: Database, runId: string): Promise<string> {
     .where(eq(runLogChunks.runId, runId))
     .orderBy(asc(runLogChunks.seq));
   return rows.map((r) => r.text).join("");
+}
+
+/**
+ * The lines a run log holds of host files (tailed or streamed: kind `file`), in order; with
+ * `markers`, the "file was recreated" markers among them; with `step`, that step's only.
+ */
+export async function runLogFileLines(
+  db: Database,
+  runId: string,
+  options: { step?: string; markers?: boolean } = {},
+): Promise<string[]> {
+  const rows = await db
+    .select({ kind: runLogChunks.kind, text: runLogChunks.text })
+    .from(runLogChunks)
+    .where(
+      and(
+        eq(runLogChunks.runId, runId),
+        options.step === undefined ? undefined : eq(runLogChunks.step, options.step),
+      ),
+    )
+    .orderBy(asc(runLogChunks.seq));
+  return rows.flatMap((row) =>
+    row.kind === "file" || (options.markers === true && row.kind === "marker")
+      ? row.text.slice(0, -1).split("\n")
+      : [],
+  );
 }

@@ -1,13 +1,14 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { and, asc, eq } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLab, type LabNode } from "@/lab";
 import { labSession } from "@/lab/test-helpers";
 
-import { runLogChunks, runLogHeads, runLogSources, runs } from "@/lib/db/schema";
+import { runLogHeads, runLogSources, runs } from "@/lib/db/schema";
 import { shQuote, type SshSession } from "@/lib/ssh";
 import { registerTestDatabase } from "@/test/db";
+import { runLogFileLines } from "@/test/runs";
 import { readSourcePosition } from "./append";
 import { RECREATED_MARKER, tailIntoRunLog } from "./tail-remote-file";
 import { foldCarriageReturns } from "./text";
@@ -44,17 +45,6 @@ done >> ${file}
 printf 'pending %d: 5%%\\r' ${to} >> ${file}`;
   const result = await session.exec(`bash -c ${shQuote(script)}`);
   expect(result.code, result.stderr).toBe(0);
-}
-
-async function storedFileLines(runId: string): Promise<string[]> {
-  const rows = await testDatabase.db
-    .select()
-    .from(runLogChunks)
-    .where(and(eq(runLogChunks.runId, runId)))
-    .orderBy(asc(runLogChunks.seq));
-  return rows.flatMap((row) =>
-    row.kind === "file" || row.kind === "marker" ? row.text.slice(0, -1).split("\n") : [],
-  );
 }
 
 /** The documented folding applied to the host's bytes: what the stored log must equal. */
@@ -109,7 +99,7 @@ describe("tailing a host file into the run log", () => {
     }
     // Written in root's home, /root: the lab root folder's root/.
     const host = await readFile(path.join(lab.root, "root", file), "utf8");
-    const stored = await storedFileLines(runId);
+    const stored = await runLogFileLines(testDatabase.db, runId, { markers: true });
     expect(stored.length).toBe(10_001);
     expect(stored).toEqual(expectedLines(host));
     expect(stored[49]).toBe("\u001b[33m\u001b[33m\u001b[32mdownload 50: 100%\u001b[0m");
@@ -140,7 +130,7 @@ describe("tailing a host file into the run log", () => {
       });
       expect(result.lines).toBe(0);
       expect(lab.commands.length).toBe(before + 1);
-      expect(await storedFileLines(runId)).toEqual(["a", "b"]);
+      expect(await runLogFileLines(testDatabase.db, runId, { markers: true })).toEqual(["a", "b"]);
       // Not even the position is written again (its updated_at would move).
       expect(await stored()).toEqual(rowsBefore);
     } finally {
@@ -162,7 +152,7 @@ describe("tailing a host file into the run log", () => {
       expect(result).toMatchObject({ missing: true, lines: 0 });
       await session.exec("printf 'first\\n' > later.log");
       await tailIntoRunLog({ db: testDatabase.db, session, runId, step: "S", path: "later.log" });
-      expect(await storedFileLines(runId)).toEqual(["first"]);
+      expect(await runLogFileLines(testDatabase.db, runId, { markers: true })).toEqual(["first"]);
     } finally {
       session.close();
     }
@@ -185,7 +175,7 @@ describe("tailing a host file into the run log", () => {
         `: > ${file}; printf 'third build, a longer first line\\nthird 2\\n' >> ${file}`,
       );
       await tail();
-      expect(await storedFileLines(runId)).toEqual([
+      expect(await runLogFileLines(testDatabase.db, runId, { markers: true })).toEqual([
         "old 1",
         "old 2",
         "old partial",

@@ -6,11 +6,11 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { and, asc, eq } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLab, type LabNode } from "@/lab";
 import { labSession } from "@/lab/test-helpers";
-import { runLogChunks, runs } from "@/lib/db/schema";
+import { runs } from "@/lib/db/schema";
 import { readSourcePosition } from "@/lib/logs/append";
 import { tailIntoRunLog } from "@/lib/logs/tail-remote-file";
 import { foldCarriageReturns } from "@/lib/logs/text";
@@ -18,6 +18,7 @@ import { reportProgress, type WaitingRun } from "@/lib/pipeline/waits";
 import type { WaitProgress } from "@/lib/pipeline/step";
 import { sh, type SshSession } from "@/lib/ssh";
 import { registerTestDatabase } from "@/test/db";
+import { runLogFileLines } from "@/test/runs";
 import { printSignature, takeSignature, watchStatusCommand } from "./remote-watch";
 import { runWatch } from "./watch-waiter";
 
@@ -84,17 +85,6 @@ async function wait(run: WaitingRun, during: () => Promise<void>, seconds = 20) 
   return watching;
 }
 
-async function storedFileLines(runId: string): Promise<string[]> {
-  const rows = await testDatabase.db
-    .select()
-    .from(runLogChunks)
-    .where(and(eq(runLogChunks.runId, runId)))
-    .orderBy(asc(runLogChunks.seq));
-  return rows.flatMap((row) =>
-    row.kind === "file" || row.kind === "marker" ? row.text.slice(0, -1).split("\n") : [],
-  );
-}
-
 /** Lines `from`..`to` with colours, UTF-8 and `\r` progress, then an unterminated line. */
 function burst(from: number, to: number): string {
   let text = "";
@@ -142,7 +132,7 @@ describe("a waiter shows the build while the run waits", () => {
           await new Promise((resolve) => setTimeout(resolve, 100));
         }
         await until("the burst in the run log", async () =>
-          (await storedFileLines(run.runId)).some((line) =>
+          (await runLogFileLines(testDatabase.db, run.runId, { markers: true })).some((line) =>
             line.includes(`[${String(to - 1).padStart(5, "0")}]`),
           ),
         );
@@ -154,7 +144,7 @@ describe("a waiter shows the build while the run waits", () => {
     await tail(run.runId, true);
     const host = fs.readFileSync(local("build.log"), "utf8");
     const expected = host.split("\n").map(foldCarriageReturns);
-    expect(await storedFileLines(run.runId)).toEqual(expected);
+    expect(await runLogFileLines(testDatabase.db, run.runId, { markers: true })).toEqual(expected);
   }, 120_000);
 
   it("each new phase reaches the run's phase line during the wait, without a visit", async () => {
@@ -182,7 +172,7 @@ describe("a waiter shows the build while the run waits", () => {
     expect(result.changed).toBe(false);
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(await phaseOf(run.runId)).toBe("fetch image");
-    expect(await storedFileLines(run.runId)).toEqual([]);
+    expect(await runLogFileLines(testDatabase.db, run.runId, { markers: true })).toEqual([]);
     // The next visit's tail still finds the line: the waiter's position was never saved.
     expect((await readSourcePosition(testDatabase.db, run.runId, LOG)).offset).toBe(0);
   }, 60_000);

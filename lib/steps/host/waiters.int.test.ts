@@ -27,8 +27,31 @@ import { onboardingConfigFromEnv, type OnboardingConfig } from "./config";
 import { connectHost } from "./connect-host";
 import { installProxmoxKernel } from "./install-proxmox-kernel";
 import { installProxmoxRepository } from "./install-proxmox-repository";
+import { visitRemoteJob } from "./remote-job";
 import { rebootIntoPveKernel } from "./reboot-into-pve-kernel";
 import { createHostServices, type HostServices } from "./services";
+
+const QUIET_STEP = "QuietJob";
+const QUIET_WHAT = "running the quiet job";
+const QUIET_LINE = "Unpacking something large (1/1)";
+const quietJobStep: Step<HostServices> = {
+  name: QUIET_STEP,
+  maxDuration: () => 120,
+  visit: (ctx) =>
+    visitRemoteJob(ctx, {
+      name: "quiet",
+      step: QUIET_STEP,
+      what: QUIET_WHAT,
+      deadlineSeconds: 60,
+      probe: "test -e /tmp/quiet-done && echo done",
+      parse: (stdout) => stdout.trim() === "done",
+      goal: (done) =>
+        done
+          ? { holds: true, detail: "the quiet job is done" }
+          : { holds: false, missing: "no mark" },
+      body: () => ({ body: `echo '${QUIET_LINE}'\nsleep 7\ntouch /tmp/quiet-done\n` }),
+    }),
+};
 
 let db: Database;
 let harness: StepHarness;
@@ -36,17 +59,20 @@ let image: ImageServer;
 let config: OnboardingConfig;
 const pipelines: Record<string, Pipeline<HostServices>> = {};
 
-function pipeline(name: string, steps: Step<HostServices>[]) {
+function pipeline(name: string, steps: Step<HostServices>[], own?: () => OnboardingConfig) {
   const p = definePipeline<HostServices>({
     name,
     steps,
-    services: (run, database, resources) => createHostServices(database, run, config, resources),
+    services: (run, database, resources) =>
+      createHostServices(database, run, own?.() ?? config, resources),
   });
   pipelines[name] = p;
   return p;
 }
 
 let kernel: Pipeline<HostServices>;
+/** A job with a long silence, on a poll interval short enough for ticks to come during it. */
+let quietJob: Pipeline<HostServices>;
 let repository: Pipeline<HostServices>;
 let reboot: Pipeline<HostServices>;
 
@@ -65,6 +91,10 @@ beforeAll(async () => {
     installProxmoxRepository(config),
     installProxmoxKernel(),
   ]);
+  quietJob = pipeline("test-waiters-quiet-job", [connectHost, quietJobStep], () => ({
+    ...config,
+    pollSeconds: 2,
+  }));
   repository = pipeline("test-waiters-repository", [connectHost, installProxmoxRepository(config)]);
   reboot = pipeline("test-waiters-reboot", [connectHost, rebootIntoPveKernel(config)]);
   harness = await startStepHarness({ pipelines, lab: { timeScale: 0.01 } });
@@ -185,6 +215,25 @@ describe("waiting steps are woken by the worker's waiters (poll interval 30 s)",
     if (host.at(-1) === "") host.pop();
     expect(await runLogFileLines(db, runId, { step: "InstallProxmoxKernel" })).toEqual(host);
   }, 120_000);
+
+  it("a poll's own tick that finds nothing new (the waiter streamed it all) keeps the job's last line on the phase line", async () => {
+    const node = await harness.lab();
+    const runId = await startTestRun(db, quietJob, await addHost(node));
+    const ended = await settledRun(db, runId, 60_000);
+    expect(ended.status, ended.failureReason ?? "").toBe("succeeded");
+    const polls = (
+      await db
+        .select()
+        .from(stepVisits)
+        .where(and(eq(stepVisits.runId, runId), eq(stepVisits.step, QUIET_STEP)))
+        .orderBy(asc(stepVisits.id))
+    ).filter((v) => v.outcome === "poll");
+    // The start, then the poll's own ticks every 2 s through the job's silence: the waiter
+    // streamed its one line before the first tick, so each tick's copy finds nothing new.
+    expect(polls.length, polls.map((v) => v.detail).join(" | ")).toBeGreaterThan(2);
+    expect(polls[0]!.detail).toBe(QUIET_WHAT);
+    expect(polls.slice(1).map((v) => v.detail)).toEqual(polls.slice(1).map(() => QUIET_LINE));
+  }, 90_000);
 
   it("a rebooted host reaches the run within a few seconds of answering again, on the waiter's login", async () => {
     const node = await harness.lab();

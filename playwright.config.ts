@@ -29,8 +29,8 @@ export default defineConfig({
   globalSetup: "./e2e/global-setup.ts",
   projects: [
     { name: "console", testIgnore: /fleet\.spec\.ts$/ },
-    // The fleet spec times the hosts list against its bounds (1 s, the median of five cold
-    // opens): it runs once every other spec is done, with the machine to itself. Alone:
+    // The fleet spec times the hosts list against its bounds (1 s, the median of five opens
+    // in new tabs): it runs once every other spec is done, with the machine to itself. Alone:
     // `npx playwright test --no-deps fleet`.
     { name: "timed", testMatch: /fleet\.spec\.ts$/, dependencies: ["console"] },
   ],

@@ -296,24 +296,43 @@ describe("lab v0: host key and lifecycle", () => {
     "stop() leaves alone a process that got the number of a finished command's group",
     async () => {
       const lab = await startLab();
-      const session = await connect(lab);
-      const finished = Number((await session.exec("echo $$")).stdout.trim());
-      session.close();
       let stranger: ReturnType<typeof spawn> | undefined;
-      for (let attempt = 0; attempt < 200 && stranger?.pid !== finished; attempt++) {
-        stranger?.kill("SIGKILL");
-        writeFileSync("/proc/sys/kernel/ns_last_pid", String(finished - 1));
-        stranger = spawn("sleep", ["300"], { detached: true, stdio: "ignore" });
-      }
       try {
-        expect(stranger?.pid, "the kernel handed out the finished group's number again").toBe(
-          finished,
-        );
+        const session = await connect(lab);
+        const finished = Number((await session.exec("echo $$")).stdout.trim());
+        session.close();
+        // The number can be handed out again only once nothing holds it any more.
+        await waitUntil(() => !existsSync(`/proc/${finished}`), {
+          what: `the finished command's process ${finished} to be gone`,
+          timeoutMs: 10_000,
+        });
+        // Any process or thread the machine starts between the write and the spawn takes the
+        // number first (the rest of the suite runs beside this test; CI lost 200 tries in a row
+        // that never yielded): tries go on for a while, each missed stranger reaped first.
+        let tries = 0;
+        await waitUntil(
+          async () => {
+            if (stranger !== undefined) {
+              const missed = stranger;
+              const gone = new Promise((resolve) => missed.once("exit", resolve));
+              missed.kill("SIGKILL");
+              await gone;
+            }
+            tries++;
+            writeFileSync("/proc/sys/kernel/ns_last_pid", String(finished - 1));
+            stranger = spawn("sleep", ["300"], { detached: true, stdio: "ignore" });
+            return stranger.pid === finished;
+          },
+          { what: `a process numbered ${finished} again`, timeoutMs: 30_000 },
+        ).catch((error: Error) => {
+          throw new Error(`${error.message} (${tries} tries)`);
+        });
         await lab.stop();
         await new Promise((resolve) => setTimeout(resolve, 300));
         expect(isProcessAlive(finished)).toBe(true);
       } finally {
         stranger?.kill("SIGKILL");
+        await lab.stop();
       }
     },
   );

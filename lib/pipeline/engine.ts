@@ -165,6 +165,7 @@ export async function tickRun(
         hostId: run.hostId,
         visit,
         elapsedSeconds,
+        phase: run.phase,
         context,
         signal: controller.signal,
         log,

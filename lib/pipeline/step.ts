@@ -88,6 +88,8 @@ export type StepContext<Services> = RunRef & {
   visit: number;
   /** Wall-clock seconds since the chain began (time the console was away included). */
   elapsedSeconds: number;
+  /** The run's phase line as the tick found it: the last visit's, or what a waiter showed since. */
+  phase: string | null;
   context: RunContext;
   /**
    * Aborted when the visit outlives the step's remaining maxDuration, or when the operator's

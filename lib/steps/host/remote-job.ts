@@ -6,8 +6,6 @@ import {
   type Outcome,
   type StepContext,
 } from "@/lib/pipeline/step";
-import { eq } from "drizzle-orm";
-import { runs } from "@/lib/db/schema";
 import type { SourcePosition } from "@/lib/logs/append";
 import { readSourcePosition } from "@/lib/logs/append";
 import { foldCarriageReturns } from "@/lib/logs/text";
@@ -389,10 +387,7 @@ export async function visitRemoteJob<Facts>(
 
   if (record !== null) {
     // Nothing new since the waiter streamed it: the phase line it left is the job's last line.
-    const phase = phaseFromLines(
-      [copied?.lastLine ?? null],
-      copied?.lastLine ? null : ((await phaseShown(ctx)) ?? record.phase),
-    );
+    const phase = phaseFromLines([copied?.lastLine ?? null], null) ?? ctx.phase ?? record.phase;
     const decision = decideWithRecord(status, record, now(), job.what);
     switch (decision.kind) {
       case "poll":
@@ -467,15 +462,6 @@ export async function visitRemoteJob<Facts>(
   if (endedAtStart(rest)) return poll(0, job.what);
   // A new log (the start removed the old one): the watch streams it from its first byte.
   return pollWatching(job.what, null, signature);
-}
-
-/** The run's phase line as it stands: the waiter's last, or the last visit's. */
-async function phaseShown(ctx: StepContext<HostServices>): Promise<string | null> {
-  const [row] = await ctx.services.db
-    .select({ phase: runs.phase })
-    .from(runs)
-    .where(eq(runs.id, ctx.runId));
-  return row?.phase ?? null;
 }
 
 /** Operator abort: kill the job's process group (after the cmdline check), forget it. */

@@ -59,12 +59,12 @@ let image: ImageServer;
 let config: OnboardingConfig;
 const pipelines: Record<string, Pipeline<HostServices>> = {};
 
-function pipeline(name: string, steps: Step<HostServices>[], own?: () => OnboardingConfig) {
+function pipeline(name: string, steps: Step<HostServices>[], own?: OnboardingConfig) {
   const p = definePipeline<HostServices>({
     name,
     steps,
     services: (run, database, resources) =>
-      createHostServices(database, run, own?.() ?? config, resources),
+      createHostServices(database, run, own ?? config, resources),
   });
   pipelines[name] = p;
   return p;
@@ -91,10 +91,10 @@ beforeAll(async () => {
     installProxmoxRepository(config),
     installProxmoxKernel(),
   ]);
-  quietJob = pipeline("test-waiters-quiet-job", [connectHost, quietJobStep], () => ({
+  quietJob = pipeline("test-waiters-quiet-job", [connectHost, quietJobStep], {
     ...config,
     pollSeconds: 2,
-  }));
+  });
   repository = pipeline("test-waiters-repository", [connectHost, installProxmoxRepository(config)]);
   reboot = pipeline("test-waiters-reboot", [connectHost, rebootIntoPveKernel(config)]);
   harness = await startStepHarness({ pipelines, lab: { timeScale: 0.01 } });

@@ -386,8 +386,10 @@ export async function visitRemoteJob<Facts>(
   const copyTheRest = () => copyHostFile(ctx, { ...log, finish: true });
 
   if (record !== null) {
-    // Nothing new since the waiter streamed it: the phase line it left is the job's last line.
-    const phase = phaseFromLines([copied?.lastLine ?? null], null) ?? ctx.phase ?? record.phase;
+    // Nothing new since the waiter streamed it: the phase line it left is the job's last line —
+    // unless it is still the start's own words, which are no output of the job.
+    const streamed = ctx.phase === job.what ? null : ctx.phase;
+    const phase = phaseFromLines([copied?.lastLine ?? null], null) ?? streamed ?? record.phase;
     const decision = decideWithRecord(status, record, now(), job.what);
     switch (decision.kind) {
       case "poll":

@@ -53,6 +53,24 @@ const quietJobStep: Step<HostServices> = {
     }),
 };
 
+const SILENT_STEP = "SilentJob";
+/** Prints nothing and outlives its 4-s deadline: the step gives up on it. */
+const silentJobStep: Step<HostServices> = {
+  name: SILENT_STEP,
+  maxDuration: () => 120,
+  visit: (ctx) =>
+    visitRemoteJob(ctx, {
+      name: "silent",
+      step: SILENT_STEP,
+      what: "running the silent job",
+      deadlineSeconds: 4,
+      probe: "true",
+      parse: () => null,
+      goal: () => ({ holds: false, missing: "nothing to check" }),
+      body: () => ({ body: "sleep 60\n" }),
+    }),
+};
+
 let db: Database;
 let harness: StepHarness;
 let image: ImageServer;
@@ -73,6 +91,7 @@ function pipeline(name: string, steps: Step<HostServices>[], own?: OnboardingCon
 let kernel: Pipeline<HostServices>;
 /** A job with a long silence, on a poll interval short enough for ticks to come during it. */
 let quietJob: Pipeline<HostServices>;
+let silentJob: Pipeline<HostServices>;
 let repository: Pipeline<HostServices>;
 let reboot: Pipeline<HostServices>;
 
@@ -92,6 +111,10 @@ beforeAll(async () => {
     installProxmoxKernel(),
   ]);
   quietJob = pipeline("test-waiters-quiet-job", [connectHost, quietJobStep], {
+    ...config,
+    pollSeconds: 2,
+  });
+  silentJob = pipeline("test-waiters-silent-job", [connectHost, silentJobStep], {
     ...config,
     pollSeconds: 2,
   });
@@ -233,6 +256,15 @@ describe("waiting steps are woken by the worker's waiters (poll interval 30 s)",
     expect(polls.length, polls.map((v) => v.detail).join(" | ")).toBeGreaterThan(2);
     expect(polls[0]!.detail).toBe(QUIET_WHAT);
     expect(polls.slice(1).map((v) => v.detail)).toEqual(polls.slice(1).map(() => QUIET_LINE));
+  }, 90_000);
+
+  it("a job that printed nothing has no last output, though ticks came while it ran (the start's words are not output)", async () => {
+    const node = await harness.lab();
+    const runId = await startTestRun(db, silentJob, await addHost(node));
+    const ended = await settledRun(db, runId, 60_000);
+    expect(ended.status).toBe("failed");
+    expect(ended.failureReason).toMatch(/^gave up on running the silent job after \d+ s/);
+    expect(ended.failureReason).toContain("last output: none");
   }, 90_000);
 
   it("a rebooted host reaches the run within a few seconds of answering again, on the waiter's login", async () => {

@@ -31,45 +31,36 @@ import { visitRemoteJob } from "./remote-job";
 import { rebootIntoPveKernel } from "./reboot-into-pve-kernel";
 import { createHostServices, type HostServices } from "./services";
 
+/**
+ * A step whose work is a remote job of the test's own: `body`, then a mark file that makes the
+ * goal hold.
+ */
+function markedJobStep(step: string, what: string, deadlineSeconds: number, body: string) {
+  const mark = `/tmp/${step}-done`;
+  return {
+    name: step,
+    maxDuration: () => 120,
+    visit: (ctx) =>
+      visitRemoteJob(ctx, {
+        name: step.toLowerCase(),
+        step,
+        what,
+        deadlineSeconds,
+        probe: `test -e ${mark} && echo done`,
+        parse: (stdout) => stdout.trim() === "done",
+        goal: (done) =>
+          done ? { holds: true, detail: `${what}: done` } : { holds: false, missing: `no ${mark}` },
+        body: () => ({ body: `${body}touch ${mark}\n` }),
+      }),
+  } satisfies Step<HostServices>;
+}
+
 const QUIET_STEP = "QuietJob";
 const QUIET_WHAT = "running the quiet job";
 const QUIET_LINE = "Unpacking something large (1/1)";
-const quietJobStep: Step<HostServices> = {
-  name: QUIET_STEP,
-  maxDuration: () => 120,
-  visit: (ctx) =>
-    visitRemoteJob(ctx, {
-      name: "quiet",
-      step: QUIET_STEP,
-      what: QUIET_WHAT,
-      deadlineSeconds: 60,
-      probe: "test -e /tmp/quiet-done && echo done",
-      parse: (stdout) => stdout.trim() === "done",
-      goal: (done) =>
-        done
-          ? { holds: true, detail: "the quiet job is done" }
-          : { holds: false, missing: "no mark" },
-      body: () => ({ body: `echo '${QUIET_LINE}'\nsleep 7\ntouch /tmp/quiet-done\n` }),
-    }),
-};
-
-const SILENT_STEP = "SilentJob";
+const quietJobStep = markedJobStep(QUIET_STEP, QUIET_WHAT, 60, `echo '${QUIET_LINE}'\nsleep 7\n`);
 /** Prints nothing and outlives its 4-s deadline: the step gives up on it. */
-const silentJobStep: Step<HostServices> = {
-  name: SILENT_STEP,
-  maxDuration: () => 120,
-  visit: (ctx) =>
-    visitRemoteJob(ctx, {
-      name: "silent",
-      step: SILENT_STEP,
-      what: "running the silent job",
-      deadlineSeconds: 4,
-      probe: "true",
-      parse: () => null,
-      goal: () => ({ holds: false, missing: "nothing to check" }),
-      body: () => ({ body: "sleep 60\n" }),
-    }),
-};
+const silentJobStep = markedJobStep("SilentJob", "running the silent job", 4, "sleep 60\n");
 
 let db: Database;
 let harness: StepHarness;

@@ -13,6 +13,8 @@ const FIELDS = [
   "triggers.onBatteryForSeconds",
   "triggers.latchReleaseAfterStableMainsSeconds",
   "triggers.unreachableShutdownAfterSeconds",
+  "triggers.confirmSeconds",
+  "triggers.forcedShutdownAlone",
   "pollIntervalMs",
   "shutdown.callTimeoutSeconds",
   "shutdown.targetDownSeconds",
@@ -41,7 +43,7 @@ export function PowerSettingsForm({ settings }: { settings: PowerSettings }) {
         <legend>Triggers (only while on battery; the first that fires shuts down)</legend>
         <Field
           name="triggers.lowBattery"
-          label="The UPS reports low battery (NUT LB/FSD, SNMP batteryLow/Depleted)"
+          label="The UPS reports low battery (NUT LB, or FSD on battery; SNMP batteryLow/Depleted)"
           error={errorOf("triggers.lowBattery")}
         >
           {(props) => (
@@ -90,6 +92,30 @@ export function PowerSettingsForm({ settings }: { settings: PowerSettings }) {
           defaultValue={text(triggers.unreachableShutdownAfterSeconds)}
           error={errorOf("triggers.unreachableShutdownAfterSeconds")}
         />
+        <TextField
+          name="triggers.confirmSeconds"
+          label="A trigger must hold for (seconds) before it fires"
+          hint="A blip is not an outage: the row must go on firing this long (the UPS's own low battery: two readings in a row), also again after mains came back. 0: fire on the first reading."
+          inputMode="numeric"
+          defaultValue={String(triggers.confirmSeconds)}
+          error={errorOf("triggers.confirmSeconds")}
+        />
+        <Field
+          name="triggers.forcedShutdownAlone"
+          label="NUT's FSD while the UPS is on line"
+          error={errorOf("triggers.forcedShutdownAlone")}
+        >
+          {(props) => (
+            <select
+              {...props}
+              className="control"
+              defaultValue={String(triggers.forcedShutdownAlone)}
+            >
+              <option value="false">ignored (FSD counts only with on battery)</option>
+              <option value="true">fires (an upsmon -c fsd shuts the fleet down)</option>
+            </select>
+          )}
+        </Field>
       </fieldset>
       <fieldset>
         <legend>Monitor and shutdown</legend>

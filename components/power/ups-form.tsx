@@ -32,10 +32,12 @@ const FIELDS = [
   "triggerOverrides.onBatteryForSeconds",
   "triggerOverrides.latchReleaseAfterStableMainsSeconds",
   "triggerOverrides.unreachableShutdownAfterSeconds",
+  "triggerOverrides.confirmSeconds",
+  "triggerOverrides.forcedShutdownAlone",
   "source",
 ] as const;
 
-type Threshold = Exclude<keyof TriggerOverrides, "lowBattery">;
+type Threshold = Exclude<keyof TriggerOverrides, "lowBattery" | "forcedShutdownAlone">;
 const seconds = (value: number) => `${value} (${formatElapsed(value)})`;
 const THRESHOLDS: [Threshold, string, (value: number) => string][] = [
   ["runtimeBelowSeconds", "Runtime left below (seconds)", seconds],
@@ -47,6 +49,7 @@ const THRESHOLDS: [Threshold, string, (value: number) => string][] = [
     "Opt-in: shut down after lost contact on battery (seconds)",
     seconds,
   ],
+  ["confirmSeconds", "A trigger must hold for (seconds) before it fires", seconds],
 ];
 
 const overrideText = (value: number | null | undefined) =>
@@ -270,6 +273,29 @@ export function UpsForm({
               <option value="">default ({defaults.lowBattery ? "fires" : "off"})</option>
               <option value="true">fires</option>
               <option value="false">off</option>
+            </select>
+          )}
+        </Field>
+        <Field
+          name="triggerOverrides.forcedShutdownAlone"
+          label="NUT's FSD while the UPS is on line"
+          error={errorOf("triggerOverrides.forcedShutdownAlone")}
+        >
+          {(props) => (
+            <select
+              {...props}
+              className="control"
+              defaultValue={
+                ups?.triggerOverrides.forcedShutdownAlone === undefined
+                  ? ""
+                  : String(ups.triggerOverrides.forcedShutdownAlone)
+              }
+            >
+              <option value="">
+                default ({defaults.forcedShutdownAlone ? "fires" : "ignored unless on battery"})
+              </option>
+              <option value="true">fires</option>
+              <option value="false">ignored unless on battery</option>
             </select>
           )}
         </Field>

@@ -32,6 +32,17 @@ const triggerFields = {
    * battery. Off (null) by default: a UPS that stops answering raises an alarm, nothing more.
    */
   unreachableShutdownAfterSeconds: seconds(86_400).nullable(),
+  /**
+   * How long a row must go on firing, by the console's monotonic clock, before it latches (the
+   * UPS's own low battery also latches after two readings in a row). A blip is not an outage.
+   */
+  confirmSeconds: z.number().int().min(0).max(600),
+  /**
+   * Opt-in: NUT's FSD fires even while the UPS says it is on line (NUT's own clients' reading).
+   * Off by default: FSD counts only together with on battery, so an `upsmon -c fsd` during NUT
+   * maintenance shuts nothing down.
+   */
+  forcedShutdownAlone: z.boolean(),
 };
 
 /**
@@ -53,6 +64,8 @@ export const ZTriggerSettings = z.object({
   latchReleaseAfterStableMainsSeconds:
     triggerFields.latchReleaseAfterStableMainsSeconds.default(300),
   unreachableShutdownAfterSeconds: triggerFields.unreachableShutdownAfterSeconds.default(null),
+  confirmSeconds: triggerFields.confirmSeconds.default(3),
+  forcedShutdownAlone: triggerFields.forcedShutdownAlone.default(false),
 });
 export type TriggerSettings = z.infer<typeof ZTriggerSettings>;
 

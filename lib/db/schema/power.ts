@@ -17,7 +17,12 @@ import {
 } from "drizzle-orm/pg-core";
 import type { PowerPlanSnapshot } from "@/lib/power/plan-snapshot";
 import type { PublicUpsSource } from "@/lib/power/ups-source-config";
-import type { ReadingRecord, StoredLatch } from "@/lib/power/triggers/state";
+import type {
+  MonotonicDurations,
+  ReadingRecord,
+  StoredLatch,
+  StoredPending,
+} from "@/lib/power/triggers/state";
 import type { ShutdownSettings, TriggerOverrides, TriggerSettings } from "@/lib/power/settings";
 import { credentials } from "./credentials";
 import { hosts } from "./hosts";
@@ -159,6 +164,21 @@ export const upsMonitorState = pgTable("ups_monitor_state", {
   latchedReason: text("latched_reason"),
   /** The reading that fired the trigger (null for the lost-contact trigger). */
   latchedReading: jsonb("latched_reading").$type<ReadingRecord>(),
+  /** Mains came back since the latch fired: it demands nothing until a trigger holds afresh. */
+  latchDormant: boolean("latch_dormant").notNull().default(false),
+  /**
+   * What the decisions count with, by the console's monotonic clock (on battery for, stable
+   * mains for, without contact for); the `…_since` columns are the wall clock, for display.
+   */
+  durations: jsonb("durations")
+    .$type<MonotonicDurations>()
+    .notNull()
+    .default({ onBatteryMs: null, mainsMs: null, alarmMs: null }),
+  /** Trigger rows firing but not confirmed yet, by "trigger" or a consolidating cluster's id. */
+  pendingTriggers: jsonb("pending_triggers")
+    .$type<Record<string, StoredPending>>()
+    .notNull()
+    .default({}),
   /**
    * The first thresholds of consolidating clusters this UPS feeds that fired in this outage,
    * by cluster id: latched and released like the trigger (lib/power/triggers/decide.ts).

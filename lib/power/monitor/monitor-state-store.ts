@@ -4,8 +4,10 @@ import { upsDevices, upsMonitorState } from "@/lib/db/schema";
 import {
   fromReadingRecord,
   fromStoredLatches,
+  fromStoredPending,
   toReadingRecord,
   toStoredLatches,
+  toStoredPending,
   UNKNOWN_STATE,
   type TriggerKind,
   type UpsMonitorState,
@@ -28,10 +30,13 @@ export function stateOfRow(row: StateRow | null | undefined): UpsMonitorState {
             at: row.latchedAt,
             reason: row.latchedReason ?? "",
             reading: row.latchedReading ? fromReadingRecord(row.latchedReading) : null,
+            ...(row.latchDormant ? { dormant: true } : {}),
           }
         : null,
     stages: fromStoredLatches(row.consolidateLatches),
     alarm: row.alarmSince ? { since: row.alarmSince, reason: row.alarmReason ?? "" } : null,
+    durations: row.durations,
+    pending: fromStoredPending(row.pendingTriggers),
   };
 }
 
@@ -47,6 +52,9 @@ export function columnsOfState(state: UpsMonitorState) {
     latchedAt: state.latch?.at ?? null,
     latchedReason: state.latch?.reason ?? null,
     latchedReading: state.latch?.reading ? toReadingRecord(state.latch.reading) : null,
+    latchDormant: state.latch?.dormant === true,
+    durations: state.durations,
+    pendingTriggers: toStoredPending(state.pending),
     consolidateLatches: toStoredLatches(state.stages),
     alarmSince: state.alarm?.since ?? null,
     alarmReason: state.alarm?.reason ?? null,

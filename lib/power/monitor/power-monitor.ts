@@ -146,6 +146,7 @@ export async function startPowerMonitor(options: PowerMonitorOptions): Promise<P
         ups: { id: device.id, name: device.name },
         source,
         state: stateOfRow(row),
+        stateWrittenAt: row.updatedAt,
         settings: loopSettings,
         log,
         onEnd: (reason) => {

@@ -40,6 +40,10 @@ export type UpsLoopOptions = {
   source: UpsSource;
   /** The state as persisted when the lease was taken. */
   state: UpsMonitorState;
+  /** When that state was written (the wall clock): the gap to this process's first reading. */
+  stateWrittenAt?: Date | null;
+  /** The monotonic clock every duration is measured with (default: performance.now). */
+  monotonicMs?: () => number;
   settings: UpsLoopSettings;
   log(line: string): void;
   /** Called once the loop has ended (stopped, or its lease was lost). */
@@ -70,6 +74,9 @@ export class UpsLoop {
   private lastPruneAt = 0;
   private stopped = false;
   private wake: (() => void) | null = null;
+  /** The monotonic time of the last reading decided by this process (null: none yet). */
+  private lastDecidedMono: number | null = null;
+  private readonly monotonicMs: () => number;
   readonly done: Promise<void>;
 
   constructor(private readonly options: UpsLoopOptions) {
@@ -77,6 +84,7 @@ export class UpsLoop {
     this.persistedLatch = options.state.latch;
     this.persistedStages = options.state.stages;
     this.settings = options.settings;
+    this.monotonicMs = options.monotonicMs ?? (() => performance.now());
     this.done = this.run();
   }
 
@@ -99,11 +107,12 @@ export class UpsLoop {
     let reason = "stopped";
     try {
       while (!this.stopped) {
-        const started = Date.now();
+        const started = this.monotonicMs();
         const reading = await source.read();
+        const readAt = this.monotonicMs();
         if (this.stopped) break;
         try {
-          await this.process(reading);
+          await this.process(reading, readAt);
         } catch (error) {
           if (error instanceof LeaseLost) {
             reason = "its lease was taken over by another worker";
@@ -111,7 +120,7 @@ export class UpsLoop {
           }
           throw error;
         }
-        await this.sleep(this.settings.pollIntervalMs - (Date.now() - started));
+        await this.sleep(this.settings.pollIntervalMs - (this.monotonicMs() - started));
       }
     } catch (error) {
       reason = `failed: ${safeErrorSummary(error)}`;
@@ -137,7 +146,7 @@ export class UpsLoop {
     });
   }
 
-  private decideOn(previous: UpsMonitorState, reading: UpsReading): Decision {
+  private decideOn(previous: UpsMonitorState, reading: UpsReading, elapsedMs: number): Decision {
     return decide({
       ups: { name: this.options.ups.name },
       previous,
@@ -145,11 +154,24 @@ export class UpsLoop {
       triggers: this.settings.triggers,
       stages: this.settings.stages ?? [],
       now: reading.at,
+      elapsedMs,
     });
   }
 
-  private async process(reading: UpsReading): Promise<void> {
+  /**
+   * Monotonic time since the last reading this process decided. The first reading after the
+   * lease was taken has none: the gap since the state was written is the only duration the
+   * wall clock measures (no monotonic clock spans two processes), never negative.
+   */
+  private elapsedSince(readAt: number, reading: UpsReading): number {
+    if (this.lastDecidedMono !== null) return Math.max(0, readAt - this.lastDecidedMono);
+    const written = this.options.stateWrittenAt;
+    return written ? Math.max(0, reading.at.getTime() - written.getTime()) : 0;
+  }
+
+  private async process(reading: UpsReading, readAt: number): Promise<void> {
     const { db, ownerId, ups, log } = this.options;
+    const elapsedMs = this.elapsedSince(readAt, reading);
     const point = historyPoint(reading);
     const keep = keepInHistory(this.lastHistory, point);
     let decision: Decision | null = null;
@@ -170,7 +192,7 @@ export class UpsLoop {
           sameStages(storedState.stages, this.persistedStages)
             ? this.state
             : { ...this.state, latch: stored, stages: storedState.stages };
-        decision = this.decideOn(previous, reading);
+        decision = this.decideOn(previous, reading, elapsedMs);
         await tx
           .update(upsMonitorState)
           .set({
@@ -203,7 +225,8 @@ export class UpsLoop {
     } catch (error) {
       if (error instanceof LeaseLost) throw error;
       // The database is away: decide in memory, keep what it should have recorded.
-      decision = this.decideOn(this.state, reading);
+      decision = this.decideOn(this.state, reading, elapsedMs);
+      this.lastDecidedMono = readAt;
       this.pendingEvents = [...this.pendingEvents, ...decision.events].slice(-MAX_PENDING);
       if (keep) this.pendingHistory = [...this.pendingHistory, point].slice(-MAX_PENDING);
       if (keep) this.lastHistory = point;
@@ -218,6 +241,7 @@ export class UpsLoop {
     }
     const committed = decision as Decision | null;
     if (!committed) return;
+    this.lastDecidedMono = readAt;
     // Said once it is committed: a transaction the database dropped started nothing.
     const run = started as StartedShutdown | null;
     if (run) {

@@ -6,7 +6,8 @@ import { UNKNOWN_STATE, type UpsMonitorState } from "./state";
 
 const T0 = new Date("2026-12-01T10:00:00Z");
 const at = (seconds: number) => new Date(T0.getTime() + seconds * 1000);
-const defaults = ZTriggerSettings.parse({});
+// The rows of the table, each on its own: no confirmation (its own tests below use the default).
+const defaults = ZTriggerSettings.parse({ confirmSeconds: 0 });
 
 function reading(seconds: number, values: Partial<Extract<UpsReading, { kind: "reading" }>> = {}) {
   return {
@@ -31,18 +32,25 @@ const unreliable = (seconds: number): UpsReading => ({
   reason: "upsd at 127.0.0.1:3493 answered ERR DATA-STALE",
 });
 
-/** Feeds readings through decide, one after another, as the monitor does. */
+/**
+ * Feeds readings through decide, one after another, as the monitor does. The monotonic time
+ * between two readings is the difference of their `at` unless `elapsedMs` says otherwise (a
+ * wall clock that steps while the monotonic one runs on).
+ */
 function feed(
   readings: UpsReading[],
   options: {
     triggers?: Partial<TriggerSettings>;
     from?: UpsMonitorState;
     stages?: StageThreshold[];
+    elapsedMs?: number[];
   } = {},
 ): Decision[] {
   const triggers = { ...defaults, ...options.triggers };
   let previous = options.from ?? UNKNOWN_STATE;
-  return readings.map((r) => {
+  // A state read back (a restart): the gap since its last reading, as the monitor counts it.
+  let before: Date | null = options.from?.lastReading?.at ?? null;
+  return readings.map((r, i) => {
     const decision = decide({
       ups: { name: "ups-a" },
       previous,
@@ -50,7 +58,9 @@ function feed(
       triggers,
       ...(options.stages ? { stages: options.stages } : {}),
       now: r.at,
+      elapsedMs: options.elapsedMs?.[i] ?? (before ? r.at.getTime() - before.getTime() : 0),
     });
+    before = r.at;
     previous = decision.state;
     return decision;
   });
@@ -190,16 +200,24 @@ describe("the trigger decision", () => {
     expect(kinds(decisions).filter((k) => k === "trigger.fired")).toHaveLength(1);
   });
 
-  it("reports mains back, keeps the latch, and stops demanding shutdown while on mains", () => {
+  it("reports mains back, keeps the latch dormant, and stops demanding shutdown while on mains", () => {
     const decisions = feed([reading(0), onBattery(1, { lowBattery: true }), reading(30)]);
     expect(last(decisions).events.map((e) => e.kind)).toEqual(["ups.mains_back"]);
     expect(last(decisions).events[0]!.message).toMatch(/mains back after 29\.0 s on battery/);
-    expect(last(decisions).state.latch).not.toBeNull();
+    expect(last(decisions).events[0]!.message).toMatch(/stays latched but demands nothing more/);
+    expect(last(decisions).state.latch).toMatchObject({ trigger: "low_battery", dormant: true });
     expect(last(decisions).demandsShutdown).toBe(false);
-    // Back on battery before the latch released: it demands shutdown again, without a new trigger.
+    // Back on battery before the latch released: nothing fires, nothing is demanded.
     const again = feed([onBattery(60)], { from: last(decisions).state });
     expect(kinds(again)).toEqual(["ups.on_battery"]);
-    expect(last(again).demandsShutdown).toBe(true);
+    expect(last(again).demandsShutdown).toBe(false);
+    // A row that fires again wakes it: the same outage (its time), demanded again.
+    const low = feed([onBattery(61, { lowBattery: true })], { from: last(again).state });
+    expect(last(low).state.latch).toMatchObject({ at: at(1), dormant: false });
+    expect(last(low).demandsShutdown).toBe(true);
+    expect(last(low).events.find((e) => e.kind === "trigger.fired")!.message).toMatch(
+      /trigger holds again on battery/,
+    );
   });
 
   it("releases the latch after N s of unbroken mains; a battery blip starts the count again", () => {
@@ -363,5 +381,216 @@ describe("a consolidating cluster's first threshold", () => {
     expect(back.map((d) => Object.keys(d.state.stages))).toEqual([["c1"], ["c1"], []]);
     expect(back.map((d) => d.demandsFirstStage)).toEqual([false, false, false]);
     expect(kinds(back)).toEqual(["ups.mains_back", "consolidate.released"]);
+  });
+});
+
+describe("a blip is not an outage: a trigger holds before it fires", () => {
+  const held = ZTriggerSettings.parse({});
+
+  it("by default a row must go on firing for 3 s, reading after reading, before it latches", () => {
+    const decisions = feed(
+      [0, 1, 2, 3, 4].map((s) => onBattery(s, { runtimeSeconds: 200 })),
+      { triggers: held },
+    );
+    expect(decisions.map((d) => d.fired?.trigger ?? null)).toEqual([
+      null,
+      null,
+      null,
+      "runtime",
+      null,
+    ]);
+    expect(decisions[2]!.state.pending.trigger).toMatchObject({
+      trigger: "runtime",
+      heldMs: 2000,
+      readings: 3,
+    });
+    expect(decisions[3]!.events.find((e) => e.kind === "trigger.fired")!.message).toMatch(
+      /runtime 3 min 20 s is below 5 min 0 s \(held 3\.0 s over 4 readings\)/,
+    );
+    expect(decisions[3]!.state.pending).toEqual({});
+  });
+
+  it("a row that stops firing before the confirmation starts over, and nothing is demanded", () => {
+    const decisions = feed(
+      [
+        onBattery(0, { runtimeSeconds: 200 }),
+        onBattery(1, { runtimeSeconds: 200 }),
+        onBattery(2, { runtimeSeconds: 900 }),
+        onBattery(3, { runtimeSeconds: 200 }),
+        onBattery(5, { runtimeSeconds: 200 }),
+      ],
+      { triggers: held },
+    );
+    expect(decisions.every((d) => d.fired === null && !d.demandsShutdown)).toBe(true);
+    expect(last(decisions).state.pending.trigger).toMatchObject({ heldMs: 2000, readings: 2 });
+  });
+
+  it("the UPS's own low battery latches on its second reading in a row, not its first", () => {
+    const decisions = feed(
+      [reading(0), onBattery(1, { lowBattery: true }), onBattery(2, { lowBattery: true })],
+      { triggers: held },
+    );
+    expect(decisions.map((d) => d.fired?.trigger ?? null)).toEqual([null, null, "low_battery"]);
+    // A row that fired before it (runtime) does not count as a low-battery reading.
+    const mixed = feed(
+      [
+        onBattery(0, { runtimeSeconds: 200 }),
+        onBattery(1, { runtimeSeconds: 200, lowBattery: true }),
+      ],
+      { triggers: held },
+    );
+    expect(mixed.map((d) => d.fired)).toEqual([null, null]);
+  });
+
+  it("a reading without a reliable value neither confirms nor cancels what is pending", () => {
+    const decisions = feed(
+      [
+        onBattery(0, { runtimeSeconds: 200 }),
+        unreliable(1),
+        unreliable(5),
+        onBattery(6, { runtimeSeconds: 200 }),
+      ],
+      { triggers: held },
+    );
+    expect(decisions[2]!.state.pending.trigger).toMatchObject({ heldMs: 0, readings: 1 });
+    // The reading after the gap adds its own interval only: held 1 s, not 6 s.
+    expect(last(decisions).state.pending.trigger).toMatchObject({ heldMs: 1000, readings: 2 });
+    expect(last(decisions).fired).toBeNull();
+  });
+
+  it("after mains came back (a cancelled run), a 1-s blip inside the latch's window demands nothing", () => {
+    const outage = feed(
+      [reading(0), onBattery(1, { lowBattery: true }), onBattery(2, { lowBattery: true })],
+      { triggers: held },
+    );
+    expect(last(outage).demandsShutdown).toBe(true);
+    const blip = feed(
+      [
+        reading(3),
+        reading(60),
+        onBattery(61, { lowBattery: true, runtimeSeconds: 100 }),
+        reading(62),
+        reading(63),
+      ],
+      { triggers: held, from: last(outage).state },
+    );
+    expect(blip.map((d) => d.demandsShutdown)).toEqual([false, false, false, false, false]);
+    expect(last(blip).state.latch).toMatchObject({ at: at(2), dormant: true });
+    expect(kinds(blip)).not.toContain("trigger.fired");
+  });
+
+  it("a consolidating cluster's first threshold holds the same way, and goes dormant on mains", () => {
+    const stage: StageThreshold = {
+      clusterId: "c1",
+      name: "prod",
+      firstThreshold: {
+        runtimeBelowSeconds: 1200,
+        chargeBelowPercent: null,
+        onBatteryForSeconds: null,
+      },
+    };
+    const decisions = feed(
+      [0, 1, 2, 3].map((s) => onBattery(s, { runtimeSeconds: 1000 })),
+      { triggers: held, stages: [stage] },
+    );
+    expect(decisions.map((d) => d.demandsFirstStage)).toEqual([false, false, false, true]);
+    const back = feed([reading(4), onBattery(5, { runtimeSeconds: 1000 })], {
+      triggers: held,
+      stages: [stage],
+      from: last(decisions).state,
+    });
+    expect(back.map((d) => d.demandsFirstStage)).toEqual([false, false]);
+    expect(last(back).state.stages.c1).toMatchObject({ at: at(3), dormant: true });
+  });
+});
+
+describe("time is monotonic: a wall-clock step neither fires nor delays a trigger", () => {
+  const onBatteryFor = { onBatteryForSeconds: 600, runtimeSeconds: null, chargeBelowPercent: null };
+
+  it("an NTP step forward of 10 min while on battery does not fire the time-on-battery trigger", () => {
+    const decisions = feed(
+      [reading(0), onBattery(1), onBattery(2), onBattery(603), onBattery(604)],
+      { triggers: onBatteryFor, elapsedMs: [0, 1000, 1000, 1000, 1000] },
+    );
+    expect(decisions.map((d) => d.fired)).toEqual([null, null, null, null, null]);
+    expect(last(decisions).state.durations.onBatteryMs).toBe(3000);
+  });
+
+  it("an NTP step back of 10 min does not delay it: it fires after 600 s of monotonic time", () => {
+    const steps = Array.from({ length: 600 }, (_, i) => i + 2);
+    const decisions = feed(
+      [
+        reading(0),
+        onBattery(1),
+        // The wall clock steps back by 10 min after the first second on battery.
+        ...steps.map((s) => onBattery(s - 600)),
+      ],
+      { triggers: onBatteryFor, elapsedMs: [0, 1000, ...steps.map(() => 1000)] },
+    );
+    const firedAt = decisions.findIndex((d) => d.fired !== null);
+    expect(decisions[firedAt]!.fired!.trigger).toBe("on_battery_for");
+    expect(decisions[firedAt]!.state.durations.onBatteryMs).toBe(600_000);
+    expect(firedAt).toBe(601);
+  });
+
+  it("a wall step forward on mains does not release the latch early", () => {
+    const outage = feed([reading(0), onBattery(1, { lowBattery: true }), reading(2)]);
+    const after = feed([reading(1000), reading(1001)], {
+      from: last(outage).state,
+      triggers: { latchReleaseAfterStableMainsSeconds: 300 },
+      elapsedMs: [1000, 1000],
+    });
+    expect(kinds(after)).not.toContain("latch.released");
+    expect(last(after).state.latch).not.toBeNull();
+  });
+
+  it("lost contact is counted by the monotonic clock too", () => {
+    const decisions = feed([reading(0), onBattery(1), unreliable(2), unreliable(900)], {
+      triggers: { unreachableShutdownAfterSeconds: 60 },
+      elapsedMs: [0, 1000, 1000, 1000],
+    });
+    expect(decisions.map((d) => d.fired)).toEqual([null, null, null, null]);
+    expect(last(decisions).state.durations.alarmMs).toBe(1000);
+  });
+});
+
+describe("NUT's FSD", () => {
+  const fsd = (seconds: number, values: Partial<Extract<UpsReading, { kind: "reading" }>> = {}) =>
+    reading(seconds, { forcedShutdown: true, rawStatus: "FSD OL", ...values });
+  const held = ZTriggerSettings.parse({});
+
+  it("FSD with OL (upsmon -c fsd during NUT maintenance) fires nothing and demands nothing", () => {
+    const decisions = feed([reading(0), fsd(1), fsd(2), fsd(10)], { triggers: held });
+    expect(decisions.every((d) => d.fired === null && !d.demandsShutdown)).toBe(true);
+    expect(kinds(decisions)).toEqual([]);
+  });
+
+  it("FSD together with on battery counts as low battery", () => {
+    const decisions = feed(
+      [
+        reading(0),
+        fsd(1, { onBattery: true, rawStatus: "FSD OB" }),
+        fsd(2, { onBattery: true, rawStatus: "FSD OB" }),
+      ],
+      { triggers: held },
+    );
+    expect(last(decisions).fired?.trigger).toBe("low_battery");
+    expect(last(decisions).demandsShutdown).toBe(true);
+  });
+
+  it("fires alone only when the admin turned that on knowingly", () => {
+    const decisions = feed([reading(0), fsd(1), fsd(2)], {
+      triggers: { ...held, forcedShutdownAlone: true },
+    });
+    expect(last(decisions).fired?.trigger).toBe("low_battery");
+    const alone = feed(
+      [
+        reading(0),
+        { kind: "unreliable", at: at(1), reason: "FSD WAIT", forcedShutdown: true },
+        { kind: "unreliable", at: at(2), reason: "FSD WAIT", forcedShutdown: true },
+      ],
+      { triggers: { ...held, forcedShutdownAlone: true } },
+    );
+    expect(last(alone).demandsShutdown).toBe(true);
   });
 });

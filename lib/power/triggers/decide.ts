@@ -1,7 +1,15 @@
 import type { UpsReading } from "@/lib/power/ups/reading";
 import type { Thresholds, TriggerSettings } from "@/lib/power/settings";
 import { formatDuration } from "@/lib/logs/text";
-import type { Latch, StageLatch, TriggerKind, UpsMonitorState, UpsValues } from "./state";
+import {
+  FINAL_TRIGGER,
+  type Latch,
+  type PendingTrigger,
+  type StageLatch,
+  type TriggerKind,
+  type UpsMonitorState,
+  type UpsValues,
+} from "./state";
 
 /**
  * THE trigger decision, shaped like the spec's table. Pure: the previous state, one new reading,
@@ -10,12 +18,32 @@ import type { Latch, StageLatch, TriggerKind, UpsMonitorState, UpsValues } from 
  *
  * | reading                    | what happens                                                    |
  * | -------------------------- | --------------------------------------------------------------- |
- * | on battery                 | first that fires triggers: LB/FSD · runtime < N · charge < N %  |
- * |                            | · on battery ≥ N s by the console's clock (set at mains→battery) |
- * | on mains                   | never triggers; a latch releases after N s of unbroken mains    |
+ * | on battery                 | first that fires triggers: LB (FSD with OB) · runtime < N ·     |
+ * |                            | charge < N % · on battery ≥ N s by the console's clock          |
+ * |                            | — once it has held for the confirmation (below)                 |
+ * | on mains                   | never triggers; a latch goes dormant, and releases after N s of |
+ * |                            | unbroken mains                                                  |
  * | unreliable                 | alarm only; opt-in: N s without contact, last seen on battery   |
  *
- * A latch holds until released: while it holds and the UPS is on battery, it demands shutdown.
+ * **A blip is not an outage.** A row that fires must go on firing, reading after reading, for
+ * `confirmSeconds` (default 3 s) before it latches; the UPS's own low battery also latches after
+ * two readings in a row (it may come with little time left). A reading without a reliable value
+ * neither confirms nor cancels what is pending.
+ *
+ * A latch holds until released: while it holds, is awake and the UPS is on battery, it demands
+ * shutdown. When mains comes back it goes **dormant**: it stays latched (its time still names
+ * the outage, so what was called is not called again), but demands nothing until a row fires
+ * and holds afresh on battery — after a cancelled run, a 1-s blip inside the latch's release
+ * window must not send anything.
+ *
+ * **Time is monotonic.** Every duration here (on battery for, stable mains for, without contact
+ * for, held for) grows by `elapsedMs`, the monotonic time between two readings that the monitor
+ * measures; the wall clock `now` is only written down for display. A step of the wall clock
+ * neither fires nor delays a trigger.
+ *
+ * **FSD** (NUT: upsmon's primary declared the end) counts as low battery only together with on
+ * battery; `upsmon -c fsd` during NUT maintenance says FSD OL and shuts nothing down, unless the
+ * admin turned on `forcedShutdownAlone` knowingly.
  *
  * Consolidating clusters this UPS feeds have a first stage of their own: on battery, before the
  * trigger fired, the first of the cluster's first thresholds that fires latches a stage latch
@@ -53,36 +81,67 @@ export type DecisionInput = {
   triggers: TriggerSettings;
   /** Consolidating clusters this UPS feeds (none: no first stage to decide). */
   stages?: readonly StageThreshold[];
+  /** The wall clock: written into the state and the events, never measured with. */
   now: Date;
+  /** Monotonic milliseconds since the previous reading was decided (0 for the very first). */
+  elapsedMs: number;
 };
 
 export type Decision = {
   state: UpsMonitorState;
   events: PowerEventDraft[];
-  /** The trigger that latched with this reading, if one did. */
+  /** The trigger that latched (or woke from dormant) with this reading, if one did. */
   fired: Latch | null;
-  /** The latch holds and the UPS is (last seen) on battery: its targets are due. */
+  /** The latch holds, is awake and the UPS is (last seen) on battery: its targets are due. */
   demandsShutdown: boolean;
-  /** A stage latch holds and the UPS is (last seen) on battery: those first stages are due. */
+  /** An awake stage latch holds and the UPS is (last seen) on battery: those first stages are due. */
   demandsFirstStage: boolean;
 };
 
 export function decide(input: DecisionInput): Decision {
-  const { reading } = input;
+  const reading = weighForcedShutdown(input.reading, input.triggers);
   const outcome =
     reading.kind === "reading" ? decideReliable(input, reading) : decideUnreliable(input, reading);
   const onBattery = outcome.state.lastReading?.onBattery === true;
+  const { latch, stages } = outcome.state;
   return {
     ...outcome,
-    demandsShutdown: outcome.state.latch !== null && onBattery,
-    demandsFirstStage: Object.keys(outcome.state.stages).length > 0 && onBattery,
+    demandsShutdown: latch !== null && !latch.dormant && onBattery,
+    demandsFirstStage: Object.values(stages).some((s) => !s.dormant) && onBattery,
   };
 }
 
 type Outcome = Omit<Decision, "demandsShutdown" | "demandsFirstStage">;
 
+/**
+ * What FSD counts as: together with on battery, low battery (upsmon's primary declared the
+ * end); alone, only a flag — unless the admin turned on `forcedShutdownAlone`, which makes it
+ * on battery and low battery whatever else the UPS says (NUT's own clients' reading).
+ */
+function weighForcedShutdown(reading: UpsReading, triggers: TriggerSettings): UpsReading {
+  if (!reading.forcedShutdown) return reading;
+  if (reading.kind === "reading") {
+    if (reading.onBattery) return { ...reading, lowBattery: true };
+    return triggers.forcedShutdownAlone
+      ? { ...reading, onBattery: true, lowBattery: true }
+      : reading;
+  }
+  if (!triggers.forcedShutdownAlone) return reading;
+  return {
+    kind: "reading",
+    at: reading.at,
+    onBattery: true,
+    lowBattery: true,
+    forcedShutdown: true,
+    chargePercent: null,
+    runtimeSeconds: null,
+    reportedSecondsOnBattery: null,
+    rawStatus: "FSD",
+  };
+}
+
 function decideReliable(input: DecisionInput, reading: UpsValues): Outcome {
-  const { previous, now, triggers, ups } = input;
+  const { previous, now, triggers, ups, elapsedMs } = input;
   const events: PowerEventDraft[] = [];
   const event = (
     severity: PowerEventDraft["severity"],
@@ -99,21 +158,28 @@ function decideReliable(input: DecisionInput, reading: UpsValues): Outcome {
     });
 
   if (previous.alarm) {
+    const without = (previous.durations.alarmMs ?? 0) + elapsedMs;
     event(
       "info",
       "ups.reachable",
-      `answering again after ${span(seconds(now, previous.alarm.since))} without a reliable reading`,
+      `answering again after ${span(without / 1000)} without a reliable reading`,
     );
   }
 
   const wasOnBattery = previous.lastReading?.onBattery ?? null;
   let { onBatterySince, mainsSince } = previous;
+  let { onBatteryMs, mainsMs } = previous.durations;
+  let latch = previous.latch;
+  let stages = previous.stages;
+  const pending = { ...previous.pending };
   if (reading.onBattery) {
     mainsSince = null;
-    if (wasOnBattery !== true || onBatterySince === null) {
+    mainsMs = null;
+    if (wasOnBattery !== true || onBatterySince === null || onBatteryMs === null) {
       // The console's clock starts now. The UPS's own counter (reportedSecondsOnBattery) is
       // never read here: a stale one once shut hosts down at the start of an outage.
       onBatterySince = now;
+      onBatteryMs = 0;
       event(
         "warning",
         "ups.on_battery",
@@ -122,21 +188,37 @@ function decideReliable(input: DecisionInput, reading: UpsValues): Outcome {
           : `on battery (${values(reading)})`,
         snapshot(reading),
       );
+    } else {
+      onBatteryMs += elapsedMs;
     }
   } else {
     if (wasOnBattery === true) {
-      const outage = onBatterySince
-        ? ` after ${span(seconds(now, onBatterySince))} on battery`
-        : "";
+      const outage =
+        onBatteryMs !== null ? ` after ${span((onBatteryMs + elapsedMs) / 1000)} on battery` : "";
+      const latched = [latch, ...Object.values(stages)].some((l) => l !== null && !l.dormant);
       event(
         "info",
         "ups.mains_back",
-        `mains back${outage} (${values(reading)})`,
+        `mains back${outage} (${values(reading)})` +
+          (latched
+            ? `; the trigger stays latched but demands nothing more unless one fires and holds for ${span(triggers.confirmSeconds)} on battery again`
+            : ""),
         snapshot(reading),
+      );
+      // Dormant: a blip of battery after this must hold afresh before anything is sent.
+      if (latch && !latch.dormant) latch = { ...latch, dormant: true };
+      stages = Object.fromEntries(
+        Object.entries(stages).map(([id, l]) => [id, l.dormant ? l : { ...l, dormant: true }]),
       );
     }
     onBatterySince = null;
-    if (wasOnBattery !== false || mainsSince === null) mainsSince = now;
+    onBatteryMs = null;
+    if (wasOnBattery !== false || mainsSince === null || mainsMs === null) {
+      mainsSince = now;
+      mainsMs = 0;
+    } else {
+      mainsMs += elapsedMs;
+    }
   }
   if (reading.lowBattery && previous.lastReading?.lowBattery !== true) {
     event(
@@ -147,67 +229,93 @@ function decideReliable(input: DecisionInput, reading: UpsValues): Outcome {
     );
   }
 
-  let latch = previous.latch;
   let fired: Latch | null = null;
-  if (reading.onBattery && latch === null) {
-    const firing = firstFiring(reading, onBatterySince!, triggers, now);
-    if (firing) {
-      latch = fired = { ...firing, at: now, reading };
-      event("critical", "trigger.fired", `trigger fired: ${firing.reason}`, {
-        trigger: firing.trigger,
+  if (reading.onBattery && (latch === null || latch.dormant)) {
+    const held = hold(
+      pending[FINAL_TRIGGER],
+      firstFiring(reading, onBatteryMs!, triggers),
+      elapsedMs,
+      now,
+    );
+    delete pending[FINAL_TRIGGER];
+    if (held && !confirmed(held, triggers)) pending[FINAL_TRIGGER] = held;
+    else if (held && latch === null) {
+      latch = fired = { trigger: held.trigger, reason: held.reason, at: now, reading };
+      event("critical", "trigger.fired", `trigger fired: ${held.reason}${heldFor(held)}`, {
+        trigger: held.trigger,
         ...snapshot(reading),
       });
+    } else if (held && latch) {
+      latch = fired = { ...latch, dormant: false };
+      event(
+        "critical",
+        "trigger.fired",
+        `trigger holds again on battery: ${held.reason}${heldFor(held)}; the shutdown of this outage (latched ${latch.at.toISOString()}) goes on for what is not down yet`,
+        { trigger: held.trigger, again: true, ...snapshot(reading) },
+      );
     }
+  } else if (!reading.onBattery) {
+    delete pending[FINAL_TRIGGER];
   }
-  if (
-    latch !== null &&
+  const stableMains =
     !reading.onBattery &&
-    mainsSince !== null &&
-    seconds(now, mainsSince) >= triggers.latchReleaseAfterStableMainsSeconds
-  ) {
+    mainsMs !== null &&
+    mainsMs >= triggers.latchReleaseAfterStableMainsSeconds * 1000;
+  if (latch !== null && stableMains) {
     event(
       "info",
       "latch.released",
-      `latch released after ${span(seconds(now, mainsSince))} of stable mains (it fired ${latch.at.toISOString()}: ${latch.reason})`,
+      `latch released after ${span(mainsMs! / 1000)} of stable mains (it fired ${latch.at.toISOString()}: ${latch.reason})`,
       { trigger: latch.trigger },
     );
     latch = null;
   }
 
-  let stages = previous.stages;
-  if (reading.onBattery && latch === null) {
-    for (const stage of input.stages ?? []) {
-      if (stages[stage.clusterId]) continue;
-      const firing = firstFiring(
-        reading,
-        onBatterySince!,
-        { lowBattery: false, ...stage.firstThreshold },
-        now,
-      );
-      if (!firing) continue;
-      const latched: StageLatch = { ...firing, at: now };
-      stages = { ...stages, [stage.clusterId]: latched };
-      event(
-        "critical",
-        "consolidate.fired",
-        `first threshold of cluster ${stage.name} fired: ${firing.reason}: its guests move to the node that stays and the other nodes go down`,
-        { clusterId: stage.clusterId, trigger: firing.trigger, ...snapshot(reading) },
-      );
+  for (const stage of input.stages ?? []) {
+    const existing = stages[stage.clusterId];
+    if (existing && !existing.dormant) continue;
+    // Once the trigger fired no first stage begins: the final threshold came first.
+    if (!existing && latch !== null) continue;
+    if (!reading.onBattery) {
+      delete pending[stage.clusterId];
+      continue;
     }
+    const held = hold(
+      pending[stage.clusterId],
+      firstFiring(reading, onBatteryMs!, {
+        lowBattery: false,
+        ...stage.firstThreshold,
+      }),
+      elapsedMs,
+      now,
+    );
+    delete pending[stage.clusterId];
+    if (!held) continue;
+    if (!confirmed(held, triggers)) {
+      pending[stage.clusterId] = held;
+      continue;
+    }
+    const latched: StageLatch = existing
+      ? { ...existing, dormant: false }
+      : { trigger: held.trigger, reason: held.reason, at: now };
+    stages = { ...stages, [stage.clusterId]: latched };
+    event(
+      "critical",
+      "consolidate.fired",
+      existing
+        ? `first threshold of cluster ${stage.name} holds again on battery: ${held.reason}${heldFor(held)}`
+        : `first threshold of cluster ${stage.name} fired: ${held.reason}${heldFor(held)}: its guests move to the node that stays and the other nodes go down`,
+      { clusterId: stage.clusterId, trigger: held.trigger, ...snapshot(reading) },
+    );
   }
   const held = Object.entries(stages);
-  if (
-    held.length > 0 &&
-    !reading.onBattery &&
-    mainsSince !== null &&
-    seconds(now, mainsSince) >= triggers.latchReleaseAfterStableMainsSeconds
-  ) {
+  if (held.length > 0 && stableMains) {
     for (const [clusterId, stage] of held) {
       const name = input.stages?.find((s) => s.clusterId === clusterId)?.name ?? clusterId;
       event(
         "info",
         "consolidate.released",
-        `first-stage latch of cluster ${name} released after ${span(seconds(now, mainsSince))} of stable mains (it fired ${stage.at.toISOString()}: ${stage.reason})`,
+        `first-stage latch of cluster ${name} released after ${span(mainsMs! / 1000)} of stable mains (it fired ${stage.at.toISOString()}: ${stage.reason})`,
         { clusterId, trigger: stage.trigger },
       );
     }
@@ -223,6 +331,8 @@ function decideReliable(input: DecisionInput, reading: UpsValues): Outcome {
       latch,
       stages,
       alarm: null,
+      durations: { onBatteryMs, mainsMs, alarmMs: null },
+      pending,
     },
     events,
     fired,
@@ -233,10 +343,13 @@ function decideUnreliable(
   input: DecisionInput,
   reading: Extract<UpsReading, { kind: "unreliable" }>,
 ): Outcome {
-  const { previous, now, triggers, ups } = input;
+  const { previous, now, triggers, ups, elapsedMs } = input;
   const events: PowerEventDraft[] = [];
   const lastSeenOnBattery = previous.lastReading?.onBattery === true;
   const alarm = previous.alarm ?? { since: now, reason: reading.reason };
+  // Counted from the first failed read the console saw, never from the last contact: a worker
+  // that was down for a while must not count its own absence as lost contact.
+  const alarmMs = previous.alarm ? (previous.durations.alarmMs ?? 0) + elapsedMs : 0;
   if (!previous.alarm) {
     events.push({
       at: now,
@@ -250,10 +363,8 @@ function decideUnreliable(
   let latch = previous.latch;
   let fired: Latch | null = null;
   const after = triggers.unreachableShutdownAfterSeconds;
-  // Counted from the first failed read the console saw, never from the last contact: a worker
-  // that was down for a while must not count its own absence as lost contact.
-  if (latch === null && lastSeenOnBattery && after !== null && seconds(now, alarm.since) >= after) {
-    const reason = `no reliable reading for ${span(seconds(now, alarm.since))} (opt-in after ${span(after)}) while last seen on battery: ${reading.reason}`;
+  if (latch === null && lastSeenOnBattery && after !== null && alarmMs >= after * 1000) {
+    const reason = `no reliable reading for ${span(alarmMs / 1000)} (opt-in after ${span(after)}) while last seen on battery: ${reading.reason}`;
     latch = fired = { trigger: "unreachable_on_battery", at: now, reason, reading: null };
     events.push({
       at: now,
@@ -263,22 +374,72 @@ function decideUnreliable(
       data: { trigger: "unreachable_on_battery", reason: reading.reason },
     });
   }
+  // The battery goes on draining while the UPS cannot be asked: last seen on battery, the time
+  // counts. Stable mains is only what a reliable reading says: that time does not count.
+  const { onBatteryMs } = previous.durations;
   return {
-    state: { ...previous, reachable: false, latch, alarm },
+    state: {
+      ...previous,
+      reachable: false,
+      latch,
+      alarm,
+      durations: {
+        ...previous.durations,
+        onBatteryMs:
+          onBatteryMs !== null && lastSeenOnBattery ? onBatteryMs + elapsedMs : onBatteryMs,
+        alarmMs,
+      },
+    },
     events,
     fired,
   };
 }
 
+type Firing = { trigger: TriggerKind; reason: string };
+
+/** A firing row carried one reading further: held longer, or begun now. */
+function hold(
+  previous: PendingTrigger | undefined,
+  firing: Firing | null,
+  elapsedMs: number,
+  now: Date,
+): PendingTrigger | null {
+  if (!firing) return null;
+  const lowBattery = firing.trigger === "low_battery";
+  if (!previous) {
+    return { ...firing, since: now, heldMs: 0, readings: 1, lowBatteryInARow: lowBattery ? 1 : 0 };
+  }
+  return {
+    ...firing,
+    since: previous.since,
+    heldMs: previous.heldMs + elapsedMs,
+    readings: previous.readings + 1,
+    lowBatteryInARow: lowBattery ? previous.lowBatteryInARow + 1 : 0,
+  };
+}
+
+/** Held for the confirmation: `confirmSeconds`, or the UPS's own low battery twice in a row. */
+function confirmed(held: PendingTrigger, triggers: TriggerSettings): boolean {
+  return held.heldMs >= triggers.confirmSeconds * 1000 || held.lowBatteryInARow >= 2;
+}
+
+function heldFor(held: PendingTrigger): string {
+  return held.readings > 1
+    ? ` (held ${span(held.heldMs / 1000)} over ${held.readings} readings)`
+    : "";
+}
+
 /** The first row of the table that fires, in the spec's order. */
 function firstFiring(
   reading: UpsValues,
-  onBatterySince: Date,
+  onBatteryMs: number,
   triggers: Pick<TriggerSettings, "lowBattery" | keyof Thresholds>,
-  now: Date,
-): { trigger: TriggerKind; reason: string } | null {
+): Firing | null {
   if (triggers.lowBattery && reading.lowBattery) {
-    return { trigger: "low_battery", reason: `the UPS reports low battery (${reading.rawStatus})` };
+    return {
+      trigger: "low_battery",
+      reason: `the UPS reports low battery (${reading.rawStatus})`,
+    };
   }
   const runtime = triggers.runtimeBelowSeconds;
   if (runtime !== null && reading.runtimeSeconds !== null && reading.runtimeSeconds < runtime) {
@@ -292,18 +453,13 @@ function firstFiring(
     return { trigger: "charge", reason: `charge ${reading.chargePercent} % is below ${charge} %` };
   }
   const onBatteryFor = triggers.onBatteryForSeconds;
-  const elapsed = seconds(now, onBatterySince);
-  if (onBatteryFor !== null && elapsed >= onBatteryFor) {
+  if (onBatteryFor !== null && onBatteryMs >= onBatteryFor * 1000) {
     return {
       trigger: "on_battery_for",
-      reason: `on battery for ${span(elapsed)} by the console's clock (limit ${span(onBatteryFor)})`,
+      reason: `on battery for ${span(onBatteryMs / 1000)} by the console's clock (limit ${span(onBatteryFor)})`,
     };
   }
   return null;
-}
-
-function seconds(now: Date, since: Date): number {
-  return Math.max(0, (now.getTime() - since.getTime()) / 1000);
 }
 
 function values(reading: UpsValues): string {

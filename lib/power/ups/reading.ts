@@ -12,10 +12,17 @@ export type UpsReading =
       kind: "reading";
       /** The console's clock when the answer arrived. */
       at: Date;
-      /** OB (NUT) or upsOutputSource = battery (SNMP). FSD counts as on battery. */
+      /** OB (NUT) or upsOutputSource = battery (SNMP). */
       onBattery: boolean;
-      /** LB or FSD (NUT), batteryLow / batteryDepleted (SNMP). */
+      /** LB (NUT), batteryLow / batteryDepleted (SNMP). */
       lowBattery: boolean;
+      /**
+       * NUT's FSD: upsmon's primary has declared the end (also `upsmon -c fsd` by hand, e.g.
+       * during NUT maintenance). Counts as low battery only together with on battery, unless
+       * the admin turned on `forcedShutdownAlone` (lib/power/triggers/decide.ts). Absent: the
+       * source has no such flag (SNMP).
+       */
+      forcedShutdown?: boolean;
       /** 0–100, or null when the UPS does not report it. */
       chargePercent: number | null;
       /** Estimated runtime left in seconds, or null when the UPS does not report it. */
@@ -34,6 +41,8 @@ export type UpsReading =
       at: Date;
       /** One line an operator can act on, e.g. `upsd at 10.0.0.9:3493 answered ERR DATA-STALE`. */
       reason: string;
+      /** NUT's FSD without OL or OB (a driver still starting): see `forcedShutdown` above. */
+      forcedShutdown?: boolean;
     };
 
 /** One UPS's source of readings. Holds one persistent connection; reconnects by itself. */

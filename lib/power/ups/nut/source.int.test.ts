@@ -186,15 +186,25 @@ describe.each([
     await readUntil("server back", (r) => r.kind === "reading" && !r.onBattery);
   });
 
-  it("reads forced shutdown (FSD from the primary upsmon) as on battery and low battery", async () => {
+  it("reads forced shutdown (FSD from the primary upsmon) on mains as on line, with the FSD flag", async () => {
     await peer.declareForcedShutdown();
+    // upsd puts FSD before the driver's own status: on mains that is FSD OL, which by itself
+    // is no outage (lib/power/triggers/decide.ts weighs the flag).
     expect(
       await readUntil("FSD", (r) => r.kind === "reading" && r.rawStatus.includes("FSD")),
-    ).toMatchObject({ onBattery: true, lowBattery: true, rawStatus: "FSD OL" });
+    ).toMatchObject({
+      onBattery: false,
+      lowBattery: false,
+      forcedShutdown: true,
+      rawStatus: "FSD OL",
+    });
     // upsd keeps FSD until it restarts.
     await peer.stopServer();
     await peer.startServer();
-    await readUntil("FSD gone", (r) => r.kind === "reading" && !r.onBattery);
+    await readUntil(
+      "FSD gone",
+      (r) => r.kind === "reading" && !r.onBattery && r.forcedShutdown === false,
+    );
   });
 
   it("reports a wrong password as ACCESS-DENIED, never as a reading", async () => {

@@ -23,21 +23,43 @@ describe("NUT ups.status", () => {
     ["OL CHRG LB", false, true],
     ["OB CAL", true, false],
   ])("%s reads as on battery %s, low battery %s", (status, onBattery, lowBattery) => {
-    expect(nutPowerStatus(status)).toEqual({ known: true, onBattery, lowBattery });
+    expect(nutPowerStatus(status)).toEqual({
+      known: true,
+      onBattery,
+      lowBattery,
+      forcedShutdown: false,
+    });
   });
 
-  it.each(["FSD OL", "FSD OB LB", "OL FSD"])(
-    "%s counts as on battery and low battery (forced shutdown)",
-    (status) => {
-      expect(nutPowerStatus(status)).toEqual({ known: true, onBattery: true, lowBattery: true });
+  // upsmon -c fsd during NUT maintenance says FSD OL: the power source is what OL/OB say, and
+  // FSD is a flag the trigger decision weighs (never "on battery" by itself).
+  it.each([
+    ["FSD OL", false, false],
+    ["OL FSD", false, false],
+    ["FSD OB LB", true, true],
+    ["FSD OB", true, false],
+  ])(
+    "%s reads as on battery %s, low battery %s, with the forced-shutdown flag",
+    (status, onBattery, lowBattery) => {
+      expect(nutPowerStatus(status)).toEqual({
+        known: true,
+        onBattery,
+        lowBattery,
+        forcedShutdown: true,
+      });
     },
   );
+
+  it("FSD with neither OL nor OB says nothing reliable about the power source, but keeps the flag", () => {
+    expect(nutPowerStatus("FSD WAIT")).toMatchObject({ known: false, forcedShutdown: true });
+  });
 
   it("tolerates tokens it does not know", () => {
     expect(nutPowerStatus("OB HB ECO SOMETHINGNEW")).toEqual({
       known: true,
       onBattery: true,
       lowBattery: false,
+      forcedShutdown: false,
     });
   });
 
@@ -62,6 +84,7 @@ describe("a reading from LIST VAR", () => {
       at,
       onBattery: true,
       lowBattery: false,
+      forcedShutdown: false,
       chargePercent: 57,
       runtimeSeconds: 1260,
       reportedSecondsOnBattery: null,

@@ -14,6 +14,10 @@ export type ControlNodeState = {
   root: string;
   ssh: { host: string; port: number; username: string; password: string; hostKeySha256: string };
   api?: { url: string; certSha256: string };
+  /** up, down, rebooting… (absent: the lab does not say). */
+  power?: string;
+  /** Every `POST …/status command=shutdown` the node received; status 0: not answered (yet). */
+  shutdownRequests: Array<{ at: string; status: number; authid: string | null }>;
   switches: SwitchState[];
   actions: Array<{ name: string; description: string }>;
 };
@@ -147,6 +151,7 @@ function renderNode(node: ControlNodeState): string {
 <h2>${e(node.name)}</h2>
 <div>SSH <code>${e(node.ssh.username)}@${e(node.ssh.host)}:${e(node.ssh.port)}</code> password <code>${e(node.ssh.password)}</code> host key <code>${e(node.ssh.hostKeySha256)}</code></div>
 ${api}
+<div>${node.power === undefined ? "" : `power <b>${e(node.power)}</b> · `}${e(node.shutdownRequests.length)} shutdown request(s) received</div>
 <div class="desc">root <code>${e(node.root)}</code></div>
 <table>
 ${renderRows(node.switches, node.actions)}

@@ -45,9 +45,21 @@ export type ControlNode = {
     password: string;
     hostKeySha256: string;
   };
-  /** Present once the node serves the Proxmox-shaped API. */
-  api?: { url: string; certSha256: string };
+  /** Present once the node serves the Proxmox-shaped API (with what it received). */
+  api?: { url: string; certSha256: string; requests?: readonly LabApiRequest[] };
+  /** The node's power as the lab sees it: what a black-box check counts against. */
+  power?: { readonly state: string };
   switches: SwitchRegistry;
+};
+
+/** One request the node's API received, as the control API reports it. */
+type LabApiRequest = {
+  method: string;
+  path: string;
+  body: Record<string, string>;
+  authid: string | null;
+  status: number;
+  at: Date;
 };
 
 /** A lab UPS on the control page: its endpoints, its power now and its switches. */
@@ -97,6 +109,17 @@ export function nodeState(node: ControlNode): ControlNodeState {
     ...(node.api === undefined
       ? {}
       : { api: { url: node.api.url, certSha256: node.api.certSha256 } }),
+    ...(node.power === undefined ? {} : { power: node.power.state }),
+    // The shutdowns the node itself received (tests count calls here, never in the console's
+    // own records): answered or not, in order.
+    shutdownRequests: (node.api?.requests ?? [])
+      .filter(
+        (r) =>
+          r.method === "POST" &&
+          /\/nodes\/[^/]+\/status$/.test(r.path) &&
+          r.body.command === "shutdown",
+      )
+      .map((r) => ({ at: r.at.toISOString(), status: r.status, authid: r.authid })),
     switches: node.switches.list(),
     actions: node.switches.listActions(),
   };

@@ -30,6 +30,13 @@ export type PveApiFaults = {
   delayMs: number;
   /** `POST /nodes/{node}/status` (shutdown, reboot) never answers and does nothing. */
   statusPostHang: boolean;
+  /**
+   * `POST /nodes/{node}/status` is acted on and answered this much later (0: at once). A client
+   * that gave up meanwhile does not stop it: the node received the request.
+   */
+  statusPostDelayMs: number;
+  /** The next this many `POST /nodes/{node}/status` answer 500 and do nothing. */
+  statusPostFailures: number;
 };
 
 export type PveApiRequest = {
@@ -84,6 +91,8 @@ export function defaultPveApiFaults(): PveApiFaults {
     config500Message: null,
     delayMs: 0,
     statusPostHang: false,
+    statusPostDelayMs: 0,
+    statusPostFailures: 0,
   };
 }
 
@@ -212,8 +221,17 @@ export async function startPveApi(options: StartPveApiOptions): Promise<PveApi> 
         return res.end(BAD_GATEWAY_HTML);
       }
     }
-    if (method === "POST" && /^\/nodes\/[^/]+\/status$/.test(apiPath) && faults.statusPostHang) {
-      return; // never answered; the socket is closed on stop() or power off
+    if (method === "POST" && /^\/nodes\/[^/]+\/status$/.test(apiPath)) {
+      if (faults.statusPostHang) return; // never answered; the socket is closed on power off
+      if (faults.statusPostFailures > 0) {
+        faults.statusPostFailures--;
+        finish(500);
+        const message = "unable to read tail (got 0 bytes)";
+        return send(res, 500, { data: null, message: `${message}\n` }, message);
+      }
+      // Acted on after the delay even if the client has gone (a timer cleared by power off
+      // never fires: a node that lost power does nothing more).
+      await sleep(faults.statusPostDelayMs);
     }
     const configMatch = /^\/nodes\/[^/]+\/qemu\/(\d+)\/config$/.exec(apiPath);
     if (method === "GET" && configMatch && faults.config500Vmids.includes(Number(configMatch[1]))) {

@@ -132,6 +132,34 @@ export function registerPveSwitches(
       }),
     )
     .register(
+      optionalNumberSwitch({
+        name: "api.statusPostDelayMs",
+        description:
+          "POST /nodes/{node}/status (shutdown, reboot) is acted on and answered this much later, even if the client gave up; empty = at once.",
+        min: 0,
+        max: 600_000,
+        unit: "ms",
+        get: () => (api.faults.statusPostDelayMs > 0 ? api.faults.statusPostDelayMs : null),
+        set: (value) => {
+          api.faults.statusPostDelayMs = value ?? 0;
+        },
+      }),
+    )
+    .register(
+      optionalNumberSwitch({
+        name: "api.statusPostFailures",
+        description:
+          "The next N POST /nodes/{node}/status answer 500 and do nothing (counts down); empty = none.",
+        min: 0,
+        max: 1000,
+        unit: "calls",
+        get: () => (api.faults.statusPostFailures > 0 ? api.faults.statusPostFailures : null),
+        set: (value) => {
+          api.faults.statusPostFailures = value ?? 0;
+        },
+      }),
+    )
+    .register(
       booleanSwitch({
         name: "pve.clusterFsDown",
         description:

@@ -53,7 +53,7 @@ describe("the power schema", () => {
     expect(await attempt).toMatch(/power_targets_kind_fields/);
   });
 
-  it("holds one real shutdown call per target per outage, however many runs try; dry-run rows do not count", async () => {
+  it("holds one call per target per outage in flight or accepted, however many runs try; failed and dry-run rows do not count", async () => {
     const { db } = database;
     const targetId = await pveTarget();
     const newRun = async () => {
@@ -64,13 +64,26 @@ describe("the power schema", () => {
       return run!.id;
     };
     const dueSince = new Date("2026-12-01T10:00:00Z");
-    const call = (runId: string, state: "would_send" | "sending") =>
-      db.insert(powerShutdownCalls).values({ runId, targetId, dueSince, state, request: "POST …" });
+    const call = (
+      runId: string,
+      state: "would_send" | "sending" | "sent" | "failed" | "unknown",
+      attempt = 1,
+    ) =>
+      db
+        .insert(powerShutdownCalls)
+        .values({ runId, targetId, dueSince, state, attempt, request: "POST …" })
+        .returning({ id: powerShutdownCalls.id });
 
     await call(await newRun(), "would_send");
     await call(await newRun(), "would_send");
-    await call(await newRun(), "sending");
+    const retrying = await newRun();
+    // A failed and an interrupted call do not stand in the way of the next attempt.
+    await call(retrying, "failed", 1);
+    await call(retrying, "unknown", 2);
+    await call(retrying, "sending", 3);
     const second = call(await newRun(), "sending").catch((error: unknown) => rootCause(error));
-    expect(await second).toMatch(/power_shutdown_calls_one_real_call/);
+    expect(await second).toMatch(/power_shutdown_calls_one_accepted_call/);
+    const sameAttempt = call(retrying, "failed", 3).catch((error: unknown) => rootCause(error));
+    expect(await sameAttempt).toMatch(/power_shutdown_calls_run_target_attempt/);
   });
 });

@@ -251,17 +251,28 @@ export const powerShutdownCalls = pgTable(
       .references(() => powerTargets.id, { onDelete: "cascade" }),
     /** When the target became due in this outage (its latch epoch). */
     dueSince: timestamp("due_since", { withTimezone: true }).notNull(),
+    /** 1 for the run's first call of the target; a failed or unanswered one is sent again. */
+    attempt: integer("attempt").notNull().default(1),
     state: powerCallState("state").notNull(),
     /** The exact request, secret masked: `POST https://…/api2/json/nodes/pve1/status command=shutdown`. */
     request: text("request").notNull(),
     detail: text("detail"),
     startedAt: timestamp("started_at", { withTimezone: true }).notNull().defaultNow(),
+    /**
+     * The call's own hard deadline. A claim still `sending` well after it was written by a
+     * worker that died: it is settled as `unknown` (it may have arrived) and sent again.
+     */
+    deadlineAt: timestamp("deadline_at", { withTimezone: true }),
     finishedAt: timestamp("finished_at", { withTimezone: true }),
+    /** The target was seen down after this call (its API stopped answering). */
+    seenDownAt: timestamp("seen_down_at", { withTimezone: true }),
   },
   (t) => [
-    uniqueIndex("power_shutdown_calls_run_target").on(t.runId, t.targetId),
-    uniqueIndex("power_shutdown_calls_one_real_call")
+    uniqueIndex("power_shutdown_calls_run_target_attempt").on(t.runId, t.targetId, t.attempt),
+    // At most one call per target per outage in flight or accepted, across runs: a failed or
+    // unanswered call is sent again, an accepted one never (docs/power.md, "Calls").
+    uniqueIndex("power_shutdown_calls_one_accepted_call")
       .on(t.targetId, t.dueSince)
-      .where(sql`${t.state} <> 'would_send'`),
+      .where(sql`${t.state} in ('sending', 'sent')`),
   ],
 );

@@ -1,9 +1,16 @@
 import { advance, poll, type Step } from "@/lib/pipeline/step";
 import { finishAction, startAction } from "@/lib/power/actions/record-action";
-import { callsOfRun } from "@/lib/power/shutdown/calls";
+import {
+  attemptDue,
+  attemptShutdown,
+  laneOf,
+  outageCalls,
+  recordSeenDown,
+  standingOf,
+} from "@/lib/power/shutdown/call-attempts";
 import type { PlannedTarget } from "@/lib/power/shutdown/plan";
 import type { PowerServices } from "@/lib/power/shutdown/services";
-import { callTarget, laneOf, wouldCall } from "@/lib/power/shutdown/shut-down-targets";
+import { sendDueRetries, unreachable, wouldCall } from "@/lib/power/shutdown/shut-down-targets";
 import { probeTarget } from "@/lib/power/targets/shutdown-call";
 import { watchWithinVisit } from "./watch";
 import { clusterStepRun, report, type Ctx, type SequenceRun } from "./sequence-context";
@@ -19,9 +26,14 @@ const PROBE_TIMEOUT_MS = 2000;
  * every moment it is seen later is battery the next node does not get.
  */
 const PROBE_INTERVAL_MS = 100;
+/** How often a node whose call failed is looked at for its next attempt (a query each). */
+const RETRY_CHECK_MS = 500;
 
 type NodeWatch = {
+  /** Its first attempt (or, called by another run, when this run began to watch it). */
   sentAt?: string;
+  /** Its call was accepted: nothing more is sent, only watched. */
+  accepted?: boolean;
   silentSince?: string;
   /** Why the probe says it no longer answers (refused, cut, silent). */
   why?: string;
@@ -34,9 +46,11 @@ type NodesState = Record<string, NodeWatch>;
  * Last step of the cluster sequences: the nodes of every cluster one after another in the
  * planned order (no Ceph monitor, then monitors, the console's node last, across all clusters:
  * lib/power/shutdown/plan.ts), each shutdown sent to the node's own API
- * address through the same one-call-per-target claim as standalone targets. The next node waits
- * until the previous one stopped answering or its time to go down is over. A standalone console
- * host held back behind the clusters goes last.
+ * address through the same claim as standalone targets (at most one accepted call per target per
+ * outage). A call that fails or goes unanswered is sent again with backoff while the node is
+ * watched; the next node waits until the previous one stopped answering or its time to go down
+ * is over. Standalone targets whose call failed are sent again beside the watch. A standalone
+ * console host held back behind the clusters goes last.
  */
 export const shutDownClusterNodes: Step<PowerServices> = {
   name: "ShutDownClusterNodes",
@@ -56,13 +70,21 @@ export const shutDownClusterNodes: Step<PowerServices> = {
     });
     if (ready.outcome) return ready.outcome;
     const { run, items: sequence, state, armed } = ready;
-    for (const target of sequence) {
-      const watch = (state[target.id] ??= {});
-      if (watch.done) continue;
-      const waiting = await step(ctx, run, target, watch, armed);
-      ctx.context.set("cluster:nodes", state);
-      // The watch within the visit is over: the engine visits again at once.
-      if (waiting) return poll(0, waiting);
+    // Standalone targets went first; a call of theirs that failed is sent again meanwhile.
+    const retries = armed
+      ? sendDueRetries(ctx, run.input.trigger.upsId, standaloneOf(run, ctx))
+      : Promise.resolve();
+    try {
+      for (const target of sequence) {
+        const watch = (state[target.id] ??= {});
+        if (watch.done) continue;
+        const waiting = await step(ctx, run, target, watch, armed, retries);
+        ctx.context.set("cluster:nodes", state);
+        // The watch within the visit is over: the engine visits again at once.
+        if (waiting) return poll(0, waiting);
+      }
+    } finally {
+      await retries;
     }
     const count = (done: NodeWatch["done"]) =>
       sequence.filter((t) => state[t.id]!.done === done).map((t) => t.name);
@@ -85,6 +107,12 @@ function dropped(ctx: Ctx): Set<string> {
   return new Set(ctx.context.get<string[]>("dropped") ?? []);
 }
 
+/** The run's standalone targets that went before the clusters. */
+function standaloneOf(run: SequenceRun, ctx: Ctx): PlannedTarget[] {
+  const out = dropped(ctx);
+  return run.plan.targets.filter((t) => !t.cluster && !t.afterClusters && !out.has(t.id));
+}
+
 /** Moves one node on; returns a phase line while it must be waited for, else null. */
 async function step(
   ctx: Ctx,
@@ -92,6 +120,7 @@ async function step(
   target: PlannedTarget,
   watch: NodeWatch,
   armed: boolean,
+  beside: Promise<unknown>,
 ): Promise<string | null> {
   const { db } = ctx.services;
   const upsId = run.input.trigger.upsId;
@@ -101,12 +130,19 @@ async function step(
       watch.done = "would-do";
       return null;
     }
-    const outcome = await callTarget(ctx, target, upsId);
-    const [call] = (await callsOfRun(db, ctx.runId)).filter((c) => c.targetId === target.id);
-    if (outcome === "skipped" || !call || !target.endpoint) {
+    const outcome = await attemptShutdown(ctx, target, upsId);
+    if (outcome.kind === "unreachable" || !target.endpoint) {
+      await unreachable(ctx, target, upsId);
       watch.done = "not-sent";
       return null;
     }
+    if (outcome.kind === "elsewhere") {
+      ctx.log(
+        `${target.name}: not sent from this run — run ${outcome.runId} holds its call for this outage; watched until it is down`,
+      );
+    }
+    watch.accepted =
+      outcome.kind === "accepted" || (outcome.kind === "elsewhere" && outcome.state === "sent");
     watch.sentAt = new Date().toISOString();
     const action = await startAction(db, {
       runId: ctx.runId,
@@ -116,29 +152,47 @@ async function step(
     });
     watch.downActionId = action.id;
   }
-  const outcome = await watchWithinVisit<"down" | "still-up">(ctx.signal, async () => {
-    const probe = await probeTarget(target.endpoint!, PROBE_TIMEOUT_MS);
-    const now = Date.now();
-    if (probe.answers) {
-      delete watch.silentSince;
-    } else {
-      watch.silentSince ??= new Date(now).toISOString();
-      const silentFor = now - Date.parse(watch.silentSince);
-      if (silentFor >= SILENT_CONFIRM_MS) {
-        watch.why = probe.why;
-        return { done: "down" };
+  let nextRetryCheck = 0;
+  const outcome = await watchWithinVisit<"down" | "still-up">(
+    ctx.signal,
+    async () => {
+      const probe = await probeTarget(target.endpoint!, PROBE_TIMEOUT_MS);
+      const now = Date.now();
+      if (probe.answers) {
+        delete watch.silentSince;
+        // Not accepted yet (failed, unanswered, or another run's call in flight): sent again.
+        if (armed && !watch.accepted && performance.now() >= nextRetryCheck) {
+          nextRetryCheck = performance.now() + RETRY_CHECK_MS;
+          const standing = standingOf(await outageCalls(db, [target]), target.id, ctx.runId);
+          if (standing.accepted) watch.accepted = true;
+          else if (attemptDue(standing, new Date())) {
+            const again = await attemptShutdown(ctx, target, upsId);
+            watch.accepted =
+              again.kind === "accepted" || (again.kind === "elsewhere" && again.state === "sent");
+          }
+        }
+      } else {
+        watch.silentSince ??= new Date(now).toISOString();
+        const silentFor = now - Date.parse(watch.silentSince);
+        if (silentFor >= SILENT_CONFIRM_MS) {
+          watch.why = probe.why;
+          return { done: "down" };
+        }
+        // The second probe of the pair, once the first has been silent long enough.
+        return { againInMs: SILENT_CONFIRM_MS - silentFor };
       }
-      // The second probe of the pair, once the first has been silent long enough.
-      return { againInMs: SILENT_CONFIRM_MS - silentFor };
-    }
-    if (now - Date.parse(watch.sentAt!) >= run.plan.targetDownSeconds * 1000) {
-      return { done: "still-up" };
-    }
-    return { againInMs: PROBE_INTERVAL_MS };
-  });
+      if (Date.now() - Date.parse(watch.sentAt!) >= run.plan.targetDownSeconds * 1000) {
+        return { done: "still-up" };
+      }
+      return { againInMs: PROBE_INTERVAL_MS };
+    },
+    undefined,
+    beside,
+  );
   if (outcome === null) return `waiting for ${target.name} to stop answering before the next node`;
   if (outcome === "down") {
     watch.done = "down";
+    await recordSeenDown(db, target, new Date(watch.silentSince!));
     await finishAction(db, watch.downActionId!, {
       outcome: "ok",
       detail: `stopped answering at ${watch.silentSince}: ${watch.why}`,
@@ -149,12 +203,12 @@ async function step(
   watch.done = "still-up";
   await finishAction(db, watch.downActionId!, {
     outcome: "timed-out",
-    detail: `still answering ${run.plan.targetDownSeconds} s after its shutdown`,
+    detail: `still answering ${run.plan.targetDownSeconds} s after its first shutdown call`,
   });
   await report(ctx, run, {
     severity: "critical",
     kind: "target.still_up",
-    message: `${target.name}: still answering ${run.plan.targetDownSeconds} s after its shutdown call; going on with the next node`,
+    message: `${target.name}: still answering ${run.plan.targetDownSeconds} s after its first shutdown call${watch.accepted ? "" : " (no call of it was accepted)"}; going on with the next node (VerifyTargetsDown looks at it once more)`,
     targetId: target.id,
   });
   return null;

@@ -1,6 +1,6 @@
 import { asc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { powerEvents, runs, upsMonitorState } from "@/lib/db/schema";
+import { powerEvents, powerShutdownCalls, runs, upsMonitorState } from "@/lib/db/schema";
 import { listPowerTargets } from "@/lib/power/power-targets";
 import { setPowerMode } from "@/lib/power/set-power-mode";
 import { POWER_SHUTDOWN } from "@/lib/power/shutdown/pipeline";
@@ -15,8 +15,10 @@ import { spawnWorker, waitFor, type WorkerProcess } from "@/test/worker-process"
 /**
  * Real worker processes, each with graphile-worker and the power monitor, against the lab UPS
  * (NUT) and lab nodes: a worker killed with SIGKILL while on battery loses nothing — the next
- * one takes the UPS's lease within 10 s, continues the console's on-battery clock and the latch
- * from the database, and every target receives exactly one shutdown call.
+ * one takes the UPS's lease once it expired, continues the console's on-battery clock and the
+ * latch from the database, and every target gets exactly one accepted shutdown call (the one
+ * interrupted by a kill is sent again unless its node is seen down). (How fast the
+ * lease moves is measured by `npm run bench:power`, not asserted here.)
  */
 
 const database = registerTestDatabase(4);
@@ -81,7 +83,7 @@ afterAll(async () => {
 });
 
 describe("the power monitor across worker crashes", () => {
-  it("a worker killed on battery: the next takes over within 10 s, keeps the clock and latch, and each target gets exactly one call", async () => {
+  it("a worker killed on battery: the next takes over, keeps the clock and latch, and each target gets exactly one accepted call", async () => {
     const { db } = database;
     const [a] = workers as [WorkerProcess];
     const b = await spawnPowerWorker();
@@ -92,19 +94,26 @@ describe("the power monitor across worker crashes", () => {
       return row?.onBatterySince && row;
     });
     const clockStart = onBattery.onBatterySince!.getTime();
+    // What A counted before it died (its monotonic clock): B must go on from there, not from 0.
+    const countedByA = await waitFor("A to count time on battery", async () => {
+      const ms = (await stateRow())?.durations.onBatteryMs ?? 0;
+      return ms >= 1000 && ms;
+    });
     await kill9(a);
-    const killedAt = Date.now();
     await waitFor(
       "worker B to take the lease",
       async () => (await stateRow())?.leaseOwner === b.ownerId,
       15_000,
       50,
     );
-    const takeoverMs = Date.now() - killedAt;
-    expect(takeoverMs).toBeLessThan(10_000);
+    const firstOfB = await waitFor("B's first reading", async () => {
+      const row = await stateRow();
+      return row?.leaseOwner === b.ownerId && row.durations.onBatteryMs !== countedByA && row;
+    });
+    expect(firstOfB.durations.onBatteryMs!).toBeGreaterThan(countedByA);
 
-    // B continues the console's clock from A's transition: the trigger fires 10 s after it,
-    // not 10 s after the takeover.
+    // B continues the console's clock from A's transition: the trigger fires once the time on
+    // battery A and B counted together reaches 10 s.
     const fired = await waitFor(
       "the on-battery trigger",
       async () => {
@@ -115,9 +124,7 @@ describe("the power monitor across worker crashes", () => {
     );
     expect(fired.latchedTrigger).toBe("on_battery_for");
     expect(fired.onBatterySince!.getTime()).toBe(clockStart);
-    const firedAfter = fired.latchedAt!.getTime() - clockStart;
-    expect(firedAfter).toBeGreaterThanOrEqual(10_000);
-    expect(firedAfter).toBeLessThan(10_000 + 3_000);
+    expect(fired.latchedAt!.getTime() - clockStart).toBeGreaterThanOrEqual(10_000);
 
     // Kill B as soon as the first call has reached its target; C finishes the run.
     await waitUntil(() => posts(nodes[0]!).length > 0, {
@@ -139,7 +146,10 @@ describe("the power monitor across worker crashes", () => {
       timeoutMs: 15_000,
       what: "both nodes down",
     });
-    // C read the latch from the database: no second trigger, no second run, one call each.
+    // C read the latch from the database: no second trigger, no second run; one accepted call
+    // each. The call B was killed in the middle of may have arrived: C sends it again unless the
+    // node is already seen down (a second shutdown to a node going down is harmless; a node
+    // left up loses power hard).
     await new Promise((resolve) => setTimeout(resolve, 2000));
     const fires = await db
       .select()
@@ -148,7 +158,15 @@ describe("the power monitor across worker crashes", () => {
       .orderBy(asc(powerEvents.id));
     expect(fires).toHaveLength(1);
     expect(await db.select().from(runs).where(eq(runs.pipeline, POWER_SHUTDOWN))).toHaveLength(1);
-    expect(nodes.map((node) => posts(node).length)).toEqual([1, 1]);
+    expect(posts(nodes[1]!)).toHaveLength(1);
+    const calls = await db.select().from(powerShutdownCalls).orderBy(asc(powerShutdownCalls.id));
+    const first = calls.filter((c) => c.targetId === calls[0]!.targetId);
+    // Whether C got there before the node went down decides whether it sent it again.
+    expect(first.filter((c) => c.state === "sent").length).toBeLessThanOrEqual(1);
+    expect(first.some((c) => c.seenDownAt !== null)).toBe(true);
+    expect(posts(nodes[0]!).length).toBe(first.length);
+    // Every call of it but the accepted one is the interrupted one (outcome unknown).
+    expect(first.filter((c) => c.state !== "sent").every((c) => c.state === "unknown")).toBe(true);
     // The console's host last.
     expect(posts(nodes[0]!)[0]!.at.getTime()).toBeLessThan(posts(nodes[1]!)[0]!.at.getTime());
   }, 150_000);

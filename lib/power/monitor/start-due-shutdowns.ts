@@ -281,21 +281,27 @@ async function coveredOutages(
   for (const [key, ids] of failedRuns) {
     if (ids.length > REPLACED_RUNS_PER_OUTAGE) covered.add(key);
   }
-  // Whatever became of its run, a target called for this outage is never called again; a
-  // rehearsal's would-send covers it only while the console is in dry-run itself.
+  // An accepted call covers its target for this outage whatever became of its run, and so does
+  // a target seen down; a failed, unanswered or interrupted call does not — its target is due
+  // until it is seen down. A rehearsal's would-send covers it only while the console is in
+  // dry-run itself.
   const calls = await tx
     .select({
       targetId: powerShutdownCalls.targetId,
       dueSince: powerShutdownCalls.dueSince,
       state: powerShutdownCalls.state,
+      seenDownAt: powerShutdownCalls.seenDownAt,
     })
     .from(powerShutdownCalls)
     .where(
       and(inArray(powerShutdownCalls.targetId, targetIds), gte(powerShutdownCalls.dueSince, since)),
     );
   for (const call of calls) {
-    if (call.state !== "would_send" || mode !== "armed")
-      covered.add(outageKey(call.targetId, call.dueSince));
+    const covers =
+      call.state === "would_send"
+        ? mode !== "armed"
+        : call.state === "sent" || call.state === "sending" || call.seenDownAt !== null;
+    if (covers) covered.add(outageKey(call.targetId, call.dueSince));
   }
   return { covered, failedRuns };
 }

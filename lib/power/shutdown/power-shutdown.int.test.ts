@@ -6,6 +6,7 @@ import { actionsOfRun } from "@/lib/power/actions/record-action";
 import { setPowerMode } from "@/lib/power/set-power-mode";
 import { updatePowerSettings } from "@/lib/power/update-power-settings";
 import { waitUntil, type LabNode } from "@/lab";
+import { startControlServer, type ControlServer } from "@/lab/control/server";
 import { startLabPbs, type LabPbs } from "@/lab/pbs/server";
 import { registerTestDatabase } from "@/test/db";
 import {
@@ -19,6 +20,7 @@ import {
   shutdownInput,
 } from "@/test/fixtures/power";
 import { settled } from "@/test/runs";
+import { callsOfRun } from "./calls";
 import { startWorker, type WorkerHandle } from "@/worker/runner";
 import { SHUTDOWN_CANCELLED } from "./shut-down-targets";
 import { startShutdownRun } from "./start-shutdown-run";
@@ -29,6 +31,7 @@ const nodes: Record<"a" | "b" | "c", LabNode> = {} as never;
 const targets: Record<"a" | "b" | "c" | "pbs", string> = {} as never;
 let pbs: LabPbs;
 let upsId: string;
+let control: ControlServer;
 
 beforeAll(async () => {
   const { db, url } = database;
@@ -62,14 +65,26 @@ beforeAll(async () => {
     { shutdown: { callTimeoutSeconds: 2, targetDownSeconds: 20 } },
     ADMIN,
   );
+  // The lab's own record of what reached each node (never the console's records).
+  control = await startControlServer({ nodes: () => Object.values(nodes) });
 }, 120_000);
 
 afterAll(async () => {
+  await control?.stop();
   await worker?.stop();
   await Promise.all([...Object.values(nodes).map((node) => node.stop()), pbs?.stop()]);
 });
 
 const posts = (node: LabNode) => node.api.requests.filter((r) => r.method === "POST");
+
+/** What the lab's control API says a node received and how it is now. */
+async function labSays(node: LabNode): Promise<{
+  power: string;
+  shutdownRequests: Array<{ at: string; status: number }>;
+}> {
+  const response = await fetch(`${control.url}/api/nodes/${node.name}`);
+  return (await response.json()) as never;
+}
 
 async function runShutdown(targetIds: string[], dueSince = new Date()) {
   const { db } = database;
@@ -189,22 +204,33 @@ describe("the power-shutdown pipeline", () => {
     await powerOnAll();
   });
 
-  it("a target that hangs is reported after its deadline and the sequence goes on", async () => {
+  it("a target that never answers is called again until its time is over, reported, and the sequence goes on", async () => {
     const { db } = database;
     await persistReading(db, upsId, true);
     await nodes.a.switches.apply({ "api.statusPostHang": true });
     const before = posts(nodes.b).length;
+    const heard = (await labSays(nodes.a)).shutdownRequests.length;
     try {
       const run = await runShutdown([targets.a, targets.b]);
       expect(run.status).toBe("failed");
-      expect(run.failureReason).toMatch(/call failed \(.*timed out after 2000 ms\)/);
-      expect(run.failureReason).toMatch(/1 target\(s\) stopped answering/);
+      expect(run.failureReason).toMatch(
+        /1 of 2 target\(s\) still answering after their time to go down: .*\(no call accepted; last: .*timed out after 2000 ms\)/,
+      );
+      expect(run.failureReason).toMatch(/seen down: /);
+      // The next group did not wait for the hanging one: its single call went out and it is down.
       expect(posts(nodes.b)).toHaveLength(before + 1);
       expect(nodes.b.power.state).toBe("down");
       expect(nodes.a.power.state).toBe("up");
+      // pve-a was asked again and again while its time lasted; the lab heard every one.
+      const attempts = (await callsOfRun(db, run.id)).filter((c) => c.targetId === targets.a);
+      expect(attempts.length).toBeGreaterThanOrEqual(3);
+      expect(attempts.map((c) => c.attempt)).toEqual(attempts.map((_, i) => i + 1));
+      expect(attempts.every((c) => c.state === "failed")).toBe(true);
+      expect((await labSays(nodes.a)).shutdownRequests.length - heard).toBe(attempts.length);
       const failed = (await eventsOf(run.id)).filter((e) => e.kind === "shutdown.failed");
-      expect(failed).toHaveLength(1);
-      expect(failed[0]!.targetId).toBe(targets.a);
+      expect(failed.length).toBe(attempts.length);
+      expect(failed.every((e) => e.targetId === targets.a)).toBe(true);
+      expect((await eventsOf(run.id)).filter((e) => e.kind === "target.still_up")).toHaveLength(1);
       const actions = await actionsOfRun(db, run.id);
       expect(actions.find((a) => a.lane === "pve-a")).toMatchObject({
         outcome: "failed",
@@ -212,6 +238,63 @@ describe("the power-shutdown pipeline", () => {
       });
     } finally {
       await nodes.a.switches.apply({ "api.statusPostHang": false });
+      await powerOnAll();
+    }
+  });
+
+  it("a shutdown POST that hangs past its deadline, then is acted on: called again meanwhile, and the node goes down", async () => {
+    const { db } = database;
+    await persistReading(db, upsId, true);
+    // The node receives the call and acts on it 5 s later; the console gave up after 2 s.
+    await nodes.a.switches.apply({ "api.statusPostDelayMs": 5000 });
+    const heard = (await labSays(nodes.a)).shutdownRequests.length;
+    try {
+      const run = await runShutdown([targets.a]);
+      expect(run.status).toBe("succeeded");
+      expect((await labSays(nodes.a)).power).toBe("down");
+      const attempts = (await callsOfRun(db, run.id)).filter((c) => c.targetId === targets.a);
+      expect(attempts.length).toBeGreaterThanOrEqual(2);
+      expect(attempts[0]).toMatchObject({
+        state: "failed",
+        detail: expect.stringMatching(/timed out/),
+      });
+      expect(attempts.some((c) => c.seenDownAt !== null)).toBe(true);
+      expect((await labSays(nodes.a)).shutdownRequests.length - heard).toBe(attempts.length);
+      const log = (await readLogTail(db, run.id, 200)).map((l) => l.text).join("\n");
+      expect(log).toMatch(
+        /FAILED: .*timed out after 2000 ms; sent again in 1 s unless it is seen down/,
+      );
+      expect(log).toMatch(/stopped answering at .*after its first call/);
+    } finally {
+      await nodes.a.switches.apply({ "api.statusPostDelayMs": null });
+      await powerOnAll();
+    }
+  });
+
+  it("two 5xx answers then success: three attempts recorded, the third accepted, the node down", async () => {
+    const { db } = database;
+    await persistReading(db, upsId, true);
+    await nodes.a.switches.apply({ "api.statusPostFailures": 2 });
+    const heard = (await labSays(nodes.a)).shutdownRequests.length;
+    try {
+      const run = await runShutdown([targets.a]);
+      expect(run.status).toBe("succeeded");
+      const attempts = (await callsOfRun(db, run.id)).filter((c) => c.targetId === targets.a);
+      expect(attempts.map((c) => [c.attempt, c.state])).toEqual([
+        [1, "failed"],
+        [2, "failed"],
+        [3, "sent"],
+      ]);
+      expect(attempts[0]!.detail).toMatch(/500/);
+      const lab = await labSays(nodes.a);
+      expect(lab.shutdownRequests.slice(heard).map((r) => r.status)).toEqual([500, 500, 200]);
+      expect(lab.power).toBe("down");
+      const kinds = (await eventsOf(run.id)).map((e) => e.kind);
+      expect(kinds.filter((k) => k === "shutdown.failed")).toHaveLength(2);
+      expect(kinds.filter((k) => k === "shutdown.sent")).toHaveLength(1);
+      expect(kinds.filter((k) => k === "target.down")).toHaveLength(1);
+    } finally {
+      await nodes.a.switches.apply({ "api.statusPostFailures": null });
       await powerOnAll();
     }
   });
@@ -243,7 +326,9 @@ describe("the power-shutdown pipeline", () => {
       ),
     );
     expect(
-      logs.filter((log) => /not sent again — run .* already called it for this outage/.test(log)),
+      logs.filter((log) =>
+        /not sent from this run — run .* holds its call for this outage/.test(log),
+      ),
     ).toHaveLength(1);
     await waitUntil(() => nodes.b.power.state === "down", { timeoutMs: 10_000 });
     await powerOnAll();

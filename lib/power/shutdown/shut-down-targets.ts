@@ -1,18 +1,20 @@
-import { and, eq, ne } from "drizzle-orm";
-import { powerShutdownCalls } from "@/lib/db/schema";
-import {
-  finishOpenActions,
-  recordInstantAction,
-  startAction,
-} from "@/lib/power/actions/record-action";
-import { errorMessage } from "@/lib/pipeline/engine";
 import { advance, fail, poll, type Step, type StepContext } from "@/lib/pipeline/step";
+import { recordInstantAction } from "@/lib/power/actions/record-action";
 import { cancelsOnMainsBack } from "@/lib/power/drill/drill-mark";
 import { recordPowerEvents } from "@/lib/power/events";
 import { readPowerSettings } from "@/lib/power/power-settings-store";
 import { mainsBackFor } from "@/lib/power/targets/due-targets";
 import { feedsOnMains } from "@/lib/power/targets/feed-status";
-import { sendShutdown } from "@/lib/power/targets/shutdown-call";
+import { powerShutdownCalls } from "@/lib/db/schema";
+import {
+  attemptDue,
+  attemptShutdown,
+  laneOf,
+  outageCalls,
+  settleAttempt,
+  standingOf,
+  type AttemptOutcome,
+} from "./call-attempts";
 import { callsOfRun, type ShutdownCall } from "./calls";
 import { NO_PLAN, type PlannedTarget, type ShutdownInput, type ShutdownPlan } from "./plan";
 import type { PowerServices } from "./services";
@@ -24,14 +26,13 @@ type Ctx = StepContext<PowerServices>;
 /**
  * Sends the plan's calls, one group per visit. Before the first call it asks the feeds once
  * more: power back on a target's feeds (by a reliable reading) drops it, all of them cancels the
- * run. After that the sequence goes to the end — a target that fails or hangs is reported and
- * the next one follows.
+ * run. After that the sequence goes on — a target that fails or hangs is reported, the next
+ * group follows, and the failed call is sent again (with backoff) alongside the later groups
+ * and in VerifyTargetsDown until the target is seen down or its time is over
+ * (./call-attempts.ts: at most one *accepted* call per target per outage, across runs).
  *
- * Exactly one call per target per outage: each call is claimed in `power_shutdown_calls` (its own
- * committed transaction) before it goes out. A claim found still `sending` by a later visit
- * means its worker died mid-call: the target may have been told, so it is reported as "sent,
- * outcome unknown" and never called again; a claim held by another run for the same outage is
- * not repeated either.
+ * A claim found still `sending` by a later visit means its worker died mid-call: it may have
+ * arrived; it is settled as "outcome unknown" and the target is called again unless seen down.
  */
 export const shutDownTargets: Step<PowerServices> = {
   name: "ShutDownTargets",
@@ -45,17 +46,18 @@ export const shutDownTargets: Step<PowerServices> = {
     const upsId = input.trigger.upsId;
     const dropped = new Set(ctx.context.get<string[]>("dropped") ?? []);
     const skipped = new Set(ctx.context.get<string[]>("skipped") ?? []);
+    const elsewhere = new Set(ctx.context.get<string[]>("elsewhere") ?? []);
 
-    let calls = await callsOfRun(db, ctx.runId);
+    const calls = await callsOfRun(db, ctx.runId);
     for (const call of calls.filter((c) => c.state === "sending")) {
-      await settleCall(
+      await settleAttempt(
         ctx,
         call,
         upsId,
         {
           state: "unknown",
           detail:
-            "the worker stopped while this call was in flight; it may have arrived; not sent again",
+            "the worker stopped while this call was in flight; it may have arrived; sent again unless the target is seen down",
         },
         plan.targets.find((t) => t.id === call.targetId),
       );
@@ -101,41 +103,84 @@ export const shutDownTargets: Step<PowerServices> = {
 
     // Cluster nodes (and a standalone console host held back behind them) go down later, in
     // ShutDownClusterNodes. A plan frozen before clusters existed has neither field.
-    const pending = plan.targets.filter(
-      (t) =>
-        !t.cluster &&
-        !t.afterClusters &&
-        !dropped.has(t.id) &&
-        !skipped.has(t.id) &&
-        !calls.some((c) => c.targetId === t.id),
+    const standalone = plan.targets.filter(
+      (t) => !t.cluster && !t.afterClusters && !dropped.has(t.id) && !skipped.has(t.id),
     );
+    const attempted = new Set(calls.map((c) => c.targetId));
+    const pending = standalone.filter((t) => !attempted.has(t.id) && !elsewhere.has(t.id));
     const group = pending[0]?.group;
-    if (group !== undefined) {
-      const armed = await armedNow(ctx, plan);
-      const batch = pending.filter((t) => t.group === group);
-      const outcomes = await Promise.all(
-        batch.map((target) =>
-          armed ? callTarget(ctx, target, upsId) : wouldCall(ctx, target, upsId),
+    const armed = await armedNow(ctx, plan);
+    const batch = group === undefined ? [] : pending.filter((t) => t.group === group);
+    const retries = armed
+      ? await dueAgain(
+          ctx,
+          standalone.filter((t) => attempted.has(t.id)),
+        )
+      : [];
+    if (batch.length > 0 || retries.length > 0) {
+      const outcomes = await Promise.all([
+        ...batch.map((target) =>
+          armed ? attemptShutdown(ctx, target, upsId) : wouldCall(ctx, target, upsId),
         ),
-      );
-      batch.forEach((target, i) => {
-        if (outcomes[i] === "skipped") skipped.add(target.id);
-      });
+        ...retries.map((target) => attemptShutdown(ctx, target, upsId)),
+      ]);
+      const targets = [...batch, ...retries];
+      for (const [i, outcome] of outcomes.entries()) {
+        const target = targets[i]!;
+        if (outcome === "done") continue;
+        if (outcome === "skipped") {
+          skipped.add(target.id);
+        } else if (outcome.kind === "unreachable") {
+          await unreachable(ctx, target, upsId);
+          skipped.add(target.id);
+        } else if (outcome.kind === "elsewhere") {
+          ctx.log(
+            `${target.name}: not sent from this run — run ${outcome.runId} holds its call for this outage (${outcome.state === "sent" ? "accepted" : "in flight"}); watched until it is down`,
+          );
+          elsewhere.add(target.id);
+        }
+      }
       ctx.context.set("skipped", [...skipped]);
+      ctx.context.set("elsewhere", [...elsewhere]);
       if (pending.some((t) => t.group !== group)) {
-        return poll(0, `group ${group + 1} of ${plan.groups} done`);
+        return poll(0, `group ${(group ?? 0) + 1} of ${plan.groups} done`);
       }
     }
-    calls = await callsOfRun(db, ctx.runId);
     const later = plan.targets.filter((t) => Boolean(t.cluster) || t.afterClusters);
     return advance(
-      summary(plan, calls, dropped, skipped) +
+      summary(plan, await callsOfRun(db, ctx.runId), dropped, skipped, elsewhere) +
         (later.length > 0
           ? `; ${later.map((t) => t.name).join(", ")} go down after the cluster sequence`
           : ""),
     );
   },
 };
+
+/**
+ * Sends again, side by side, the calls of targets the sequence already reached whose call
+ * failed or went unanswered and whose pause is over (targets with no way to reach them aside).
+ */
+export async function sendDueRetries(
+  ctx: Ctx,
+  upsId: string,
+  reached: readonly PlannedTarget[],
+): Promise<AttemptOutcome[]> {
+  const due = await dueAgain(
+    ctx,
+    reached.filter((t) => t.request && t.endpoint),
+  );
+  return Promise.all(due.map((t) => attemptShutdown(ctx, t, upsId)));
+}
+
+/** Of these targets, those whose call failed or went unanswered and whose pause is over. */
+export async function dueAgain(
+  ctx: Ctx,
+  targets: readonly PlannedTarget[],
+): Promise<PlannedTarget[]> {
+  const calls = await outageCalls(ctx.services.db, targets);
+  const now = new Date();
+  return targets.filter((t) => attemptDue(standingOf(calls, t.id, ctx.runId), now));
+}
 
 async function targetsWithMainsBack(
   ctx: Ctx,
@@ -217,67 +262,11 @@ export async function wouldCall(
   return "done";
 }
 
-/** Armed: claim, send under the deadline, record what happened. */
-export async function callTarget(
+export async function unreachable(
   ctx: Ctx,
   target: PlannedTarget,
   upsId: string,
-): Promise<"done" | "skipped"> {
-  const { db } = ctx.services;
-  if (!target.request || !target.endpoint) return unreachable(ctx, target, upsId);
-  const dueSince = new Date(target.dueSince);
-  const [claim] = await db
-    .insert(powerShutdownCalls)
-    .values({
-      runId: ctx.runId,
-      targetId: target.id,
-      dueSince,
-      state: "sending",
-      request: target.request.line,
-    })
-    .onConflictDoNothing()
-    .returning();
-  if (!claim) {
-    const [other] = await db
-      .select({ runId: powerShutdownCalls.runId, state: powerShutdownCalls.state })
-      .from(powerShutdownCalls)
-      .where(
-        and(
-          eq(powerShutdownCalls.targetId, target.id),
-          eq(powerShutdownCalls.dueSince, dueSince),
-          ne(powerShutdownCalls.state, "would_send"),
-        ),
-      );
-    ctx.log(
-      `${target.name}: not sent again — run ${other?.runId ?? "?"} already called it for this outage (${other?.state ?? "claimed"})`,
-    );
-    return "skipped";
-  }
-  ctx.log(`${target.name}: ${target.request.line} (deadline ${target.deadlineSeconds} s)`);
-  await startAction(db, {
-    runId: ctx.runId,
-    lane: laneOf(target),
-    label: `shutdown ${laneOf(target)}`,
-    request: target.request.line,
-  });
-  const started = Date.now();
-  try {
-    await sendShutdown(db, target.endpoint, {
-      timeoutMs: target.deadlineSeconds * 1000,
-      onSecret: ctx.services.maskSecret,
-    });
-    const detail = `accepted in ${Date.now() - started} ms`;
-    ctx.log(`${target.name}: ${detail}`);
-    await settleCall(ctx, claim, upsId, { state: "sent", detail }, target);
-  } catch (error) {
-    const detail = errorMessage(error);
-    ctx.log(`${target.name}: FAILED: ${detail}; going on with the next target`);
-    await settleCall(ctx, claim, upsId, { state: "failed", detail }, target);
-  }
-  return "done";
-}
-
-async function unreachable(ctx: Ctx, target: PlannedTarget, upsId: string): Promise<"skipped"> {
+): Promise<"skipped"> {
   const line = `${target.name}: not sent: ${target.problem ?? "no way to reach it"}`;
   ctx.log(line);
   await recordPowerEvents(ctx.services.db, [
@@ -293,66 +282,30 @@ async function unreachable(ctx: Ctx, target: PlannedTarget, upsId: string): Prom
   return "skipped";
 }
 
-/** The timeline's lane of a target: a Proxmox node's own name, else the target's. */
-export function laneOf(target: PlannedTarget): string {
-  return target.endpoint?.kind === "pve-node" ? target.endpoint.nodeName : target.name;
-}
-
-/** Records a call's outcome and its event together. */
-async function settleCall(
-  ctx: Ctx,
-  call: ShutdownCall,
-  upsId: string,
-  outcome: { state: "sent" | "failed" | "unknown"; detail: string },
-  target?: PlannedTarget,
-): Promise<void> {
-  const name = target?.name ?? call.targetId;
-  const message =
-    outcome.state === "sent"
-      ? `${name}: shutdown sent (${call.request}): ${outcome.detail}`
-      : outcome.state === "unknown"
-        ? `${name}: shutdown sent, outcome unknown: ${outcome.detail}`
-        : `${name}: shutdown FAILED (${call.request}): ${outcome.detail}`;
-  if (outcome.state === "unknown") ctx.log(message);
-  await ctx.services.db.transaction(async (tx) => {
-    // The call's bar on the timeline ends with it.
-    await finishOpenActions(tx, ctx.runId, target ? laneOf(target) : call.targetId, {
-      outcome: outcome.state === "sent" ? "ok" : outcome.state,
-      detail: outcome.detail,
-    });
-    await tx
-      .update(powerShutdownCalls)
-      .set({ state: outcome.state, detail: outcome.detail, finishedAt: new Date() })
-      .where(eq(powerShutdownCalls.id, call.id));
-    await recordPowerEvents(tx, [
-      {
-        severity: "critical",
-        kind: outcome.state === "failed" ? "shutdown.failed" : "shutdown.sent",
-        message,
-        upsId,
-        targetId: call.targetId,
-        runId: ctx.runId,
-        data: { request: call.request, outcome: outcome.state, detail: outcome.detail },
-      },
-    ]);
-  });
-}
-
+/** The run's targets by where their calls stand (each target once, by its latest attempt). */
 function summary(
   plan: ShutdownPlan,
   calls: readonly ShutdownCall[],
   dropped: ReadonlySet<string>,
   skipped: ReadonlySet<string>,
+  elsewhere: ReadonlySet<string>,
 ): string {
-  const count = (state: ShutdownCall["state"]) => calls.filter((c) => c.state === state).length;
+  const latest = new Map(calls.map((c) => [c.targetId, c]));
+  const count = (state: ShutdownCall["state"]) =>
+    [...latest.values()].filter((c) => c.state === state).length;
+  const attempts = calls.filter((c) => c.state !== "would_send").length;
   const parts = [
-    [count("sent"), "sent"],
-    [count("unknown"), "sent with outcome unknown"],
-    [count("failed"), "failed"],
+    [count("sent"), "accepted"],
+    [count("unknown"), "sent with outcome unknown (sent again unless seen down)"],
+    [count("failed"), "failed so far (sent again until seen down)"],
     [count("would_send"), "would have been sent (dry-run)"],
-    [skipped.size, "not sent (unreachable or already called)"],
+    [elsewhere.size, "called by another run of this outage"],
+    [skipped.size, "not sent (no way to reach them)"],
     [dropped.size, "left out (mains back)"],
   ] as const;
   const text = parts.filter(([n]) => n > 0).map(([n, what]) => `${n} ${what}`);
-  return `${plan.targets.length} target(s): ${text.join(", ") || "nothing to do"}`;
+  const tries = attempts > latest.size ? ` in ${attempts} attempts` : "";
+  return `${plan.targets.length} target(s): ${text.join(", ") || "nothing to do"}${tries}`;
 }
+
+export type { AttemptOutcome };

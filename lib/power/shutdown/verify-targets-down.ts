@@ -1,21 +1,42 @@
 import { advance, fail, poll, type Step } from "@/lib/pipeline/step";
 import { recordPowerEvents } from "@/lib/power/events";
 import { probeTarget } from "@/lib/power/targets/shutdown-call";
+import {
+  attemptDue,
+  attemptShutdown,
+  outageCalls,
+  recordSeenDown,
+  standingOf,
+  type CallStanding,
+} from "./call-attempts";
 import { callsOfRun } from "./calls";
-import { NO_PLAN, type ShutdownInput, type ShutdownPlan } from "./plan";
+import { NO_PLAN, type PlannedTarget, type ShutdownInput, type ShutdownPlan } from "./plan";
 import type { PowerServices } from "./services";
+import { armedNow } from "./shut-down-targets";
 
 /** Two silent probes in a row, this far apart, before a target counts as no longer answering. */
 const SILENT_CONFIRM_MS = 1000;
 const PROBE_TIMEOUT_MS = 2000;
 
-type Watch = Record<string, { silentSince?: string; downAt?: string; why?: string }>;
+type Watch = Record<
+  string,
+  {
+    /** Its clock for giving up: this run's first call of it, or when this step began to watch. */
+    since?: string;
+    silentSince?: string;
+    downAt?: string;
+    why?: string;
+  }
+>;
 
 /**
- * Armed runs only: asks every target that was sent its shutdown until its API stops answering
- * (refused, cut or silent, twice in a row) or the plan's time to go down is over. The result
- * names which went down and which still answer; a target still answering, or a call that
- * failed, fails the run — nothing here reads as success unless it happened.
+ * Armed runs only: a target is done when it is **seen down**, not when a request was sent. Every
+ * target of the run (reached, not left out) is probed until its API stops answering (refused,
+ * cut or silent, twice in a row) or its time to go down is over — and while it still answers
+ * and no call of it was accepted (failed, unanswered, interrupted), the call is sent again with
+ * backoff (./call-attempts.ts). The result names which went down and which still answer; a
+ * target still answering at its deadline fails the run — nothing here reads as success unless
+ * it happened.
  */
 export const verifyTargetsDown: Step<PowerServices> = {
   name: "VerifyTargetsDown",
@@ -25,84 +46,122 @@ export const verifyTargetsDown: Step<PowerServices> = {
     const plan = ctx.context.get<ShutdownPlan>("plan");
     const input = ctx.context.get<ShutdownInput>("input");
     if (!plan || !input) return fail(NO_PLAN);
-    const calls = await callsOfRun(db, ctx.runId);
-    const sent = calls.filter((c) => c.state === "sent" || c.state === "unknown");
-    const failed = calls.filter((c) => c.state === "failed");
-    const nameOf = (id: string) => plan.targets.find((t) => t.id === id)?.name ?? id;
-    if (sent.length === 0 && failed.length === 0) {
+    const upsId = input.trigger.upsId;
+    const left = new Set([
+      ...(ctx.context.get<string[]>("dropped") ?? []),
+      ...(ctx.context.get<string[]>("handedBack") ?? []),
+      ...(ctx.context.get<string[]>("skipped") ?? []),
+    ]);
+    const own = await callsOfRun(db, ctx.runId);
+    const candidates = plan.targets.filter((t) => !left.has(t.id) && t.endpoint);
+    const calls = await outageCalls(db, candidates);
+    // What this step watches: the targets some run of this outage really called.
+    const targets = candidates.filter((t) => calls.some((c) => c.targetId === t.id));
+    if (targets.length === 0) {
       return advance(
-        calls.some((c) => c.state === "would_send")
+        own.some((c) => c.state === "would_send")
           ? "dry-run: nothing was sent, nothing to verify"
           : "nothing was sent, nothing to verify",
       );
     }
 
+    const armed = await armedNow(ctx, plan);
     const watch: Watch = ctx.context.get<Watch>("verify") ?? {};
-    const waiting = sent.filter((c) => !watch[c.targetId]?.downAt);
     const now = new Date();
+    const deadlineOf = (id: string) =>
+      Date.parse(watch[id]!.since!) + plan.targetDownSeconds * 1000;
     await Promise.all(
-      waiting.map(async (call) => {
-        const target = plan.targets.find((t) => t.id === call.targetId);
-        if (!target?.endpoint) return;
-        const probe = await probeTarget(target.endpoint, PROBE_TIMEOUT_MS);
-        const entry = (watch[call.targetId] ??= {});
-        if (probe.answers) {
-          delete entry.silentSince;
-          return;
-        }
-        entry.why = probe.why;
-        entry.silentSince ??= now.toISOString();
-        if (now.getTime() - Date.parse(entry.silentSince) < SILENT_CONFIRM_MS) return;
-        entry.downAt = entry.silentSince;
-        const after = call.finishedAt
-          ? ` (${Math.round((Date.parse(entry.downAt) - call.finishedAt.getTime()) / 1000)} s after its call)`
-          : "";
-        const line = `${target.name}: stopped answering at ${entry.downAt}${after}: ${probe.why}`;
-        ctx.log(line);
-        await recordPowerEvents(db, [
-          {
-            severity: "info",
-            kind: "target.down",
-            message: line,
-            upsId: input.trigger.upsId,
-            targetId: target.id,
-            runId: ctx.runId,
-          },
-        ]);
-      }),
+      targets
+        .filter((t) => !watch[t.id]?.downAt)
+        .map(async (target) => {
+          const standing = standingOf(calls, target.id, ctx.runId);
+          const entry = (watch[target.id] ??= {});
+          entry.since ??= (standing.firstOwnAt ?? now).toISOString();
+          if (standing.seenDownAt) {
+            // Seen down already (its cluster's sequence, or another run of this outage).
+            entry.downAt = standing.seenDownAt.toISOString();
+            entry.why ??= "seen down before this step";
+            await seenDown(ctx, target, standing, entry.downAt, entry.why, upsId);
+            return;
+          }
+          const probe = await probeTarget(target.endpoint!, PROBE_TIMEOUT_MS);
+          if (probe.answers) {
+            delete entry.silentSince;
+            if (armed && now.getTime() < deadlineOf(target.id) && attemptDue(standing, now)) {
+              await attemptShutdown(ctx, target, upsId);
+            }
+            return;
+          }
+          entry.why = probe.why;
+          entry.silentSince ??= now.toISOString();
+          if (now.getTime() - Date.parse(entry.silentSince) < SILENT_CONFIRM_MS) return;
+          entry.downAt = entry.silentSince;
+          await seenDown(ctx, target, standing, entry.downAt, probe.why, upsId);
+        }),
     );
     ctx.context.set("verify", watch);
 
-    const down = sent.filter((c) => watch[c.targetId]?.downAt);
-    const up = sent.filter((c) => !watch[c.targetId]?.downAt);
-    const failures = failed.map(
-      (c) => `${nameOf(c.targetId)}: call failed (${c.detail ?? "no detail"})`,
-    );
+    const down = targets.filter((t) => watch[t.id]?.downAt);
+    const up = targets.filter((t) => !watch[t.id]?.downAt);
+    const resent = own.filter((c) => c.attempt > 1).length;
+    const again = resent > 0 ? ` (${resent} call(s) sent again after a failure)` : "";
     if (up.length === 0) {
-      const downText = `${down.length} target(s) stopped answering: ${down.map((c) => nameOf(c.targetId)).join(", ")}`;
-      return failures.length === 0
-        ? advance(downText)
-        : fail(`${failures.join("; ")}; ${downText}`);
-    }
-    if (ctx.elapsedSeconds < plan.targetDownSeconds) {
-      return poll(
-        1,
-        `waiting for ${up.map((c) => nameOf(c.targetId)).join(", ")} to stop answering`,
+      return advance(
+        `${down.length} of ${targets.length} target(s) seen down: ${down.map((t) => t.name).join(", ")}${again}`,
       );
     }
-    const stillUp = up.map((c) => nameOf(c.targetId));
-    const line = `still answering ${plan.targetDownSeconds} s after the shutdown: ${stillUp.join(", ")}`;
+    const waiting = up.filter((t) => now.getTime() < deadlineOf(t.id));
+    if (waiting.length > 0) {
+      return poll(1, `waiting for ${waiting.map((t) => t.name).join(", ")} to stop answering`);
+    }
+    const latest = await outageCalls(db, up);
+    const why = (t: PlannedTarget) => {
+      const standing = standingOf(latest, t.id, ctx.runId);
+      if (standing.accepted) return `${t.name} (its call was accepted)`;
+      const last = latest.filter((c) => c.targetId === t.id).at(-1);
+      return `${t.name} (no call accepted; last: ${last?.detail ?? "no detail"})`;
+    };
     await recordPowerEvents(
       db,
-      up.map((c) => ({
+      up.map((t) => ({
         severity: "critical" as const,
         kind: "target.still_up" as const,
-        message: `${nameOf(c.targetId)}: still answering ${plan.targetDownSeconds} s after its shutdown call`,
-        upsId: input.trigger.upsId,
-        targetId: c.targetId,
+        message: `${why(t)}: still answering ${plan.targetDownSeconds} s after its first shutdown call`,
+        upsId,
+        targetId: t.id,
         runId: ctx.runId,
       })),
     );
-    return fail([line, ...failures].join("; "));
+    return fail(
+      `${up.length} of ${targets.length} target(s) still answering after their time to go down: ${up.map(why).join("; ")}` +
+        (down.length > 0 ? `; seen down: ${down.map((t) => t.name).join(", ")}` : "") +
+        again,
+    );
   },
 };
+
+async function seenDown(
+  ctx: Parameters<Step<PowerServices>["visit"]>[0],
+  target: PlannedTarget,
+  standing: CallStanding,
+  at: string,
+  why: string,
+  upsId: string,
+): Promise<void> {
+  await recordSeenDown(ctx.services.db, target, new Date(at));
+  const after = standing.firstOwnAt
+    ? ` (${Math.round((Date.parse(at) - standing.firstOwnAt.getTime()) / 1000)} s after its first call)`
+    : "";
+  const line = `${target.name}: stopped answering at ${at}${after}: ${why}`;
+  ctx.log(line);
+  await recordPowerEvents(ctx.services.db, [
+    {
+      severity: "info",
+      kind: "target.down",
+      message: line,
+      upsId,
+      targetId: target.id,
+      runId: ctx.runId,
+    },
+  ]);
+}

@@ -283,7 +283,7 @@ describe("arming and the plan preview", () => {
 });
 
 describe("latches and events", () => {
-  it("an admin releases a latch (evented, audited); with none latched it is refused", async () => {
+  it("an admin releases a latch (evented, audited), on battery only when confirmed; with none latched it is refused", async () => {
     const { db } = database;
     const upsId = await addUps(db);
     await persistReading(db, upsId, true);
@@ -295,15 +295,19 @@ describe("latches and events", () => {
         latchedReason: "the UPS reports low battery",
       })
       .where(eq(upsMonitorState.upsId, upsId));
-    await releaseLatch(db, { upsId }, ADMIN);
+    // Still on battery: released only when the admin confirms it may fire again.
+    expect((await refusal(releaseLatch(db, { upsId }, ADMIN))).message).toMatch(/on battery/);
+    await releaseLatch(db, { upsId, confirmDuringOutage: true }, ADMIN);
     const [state] = await db.select().from(upsMonitorState).where(eq(upsMonitorState.upsId, upsId));
     expect(state!.latchedAt).toBeNull();
     const [event] = await db
       .select()
       .from(powerEvents)
       .where(eq(powerEvents.kind, "latch.released"));
-    expect(event!.message).toMatch(/latch released by test-admin/);
-    expect((await refusal(releaseLatch(db, { upsId }, ADMIN))).code).toBe("conflict");
+    expect(event!.message).toMatch(/latch released by test-admin during an outage/);
+    const nothing = await refusal(releaseLatch(db, { upsId, confirmDuringOutage: true }, ADMIN));
+    expect(nothing.code).toBe("conflict");
+    expect(nothing.message).toMatch(/no latched trigger/);
   });
 
   it("acknowledging keeps the first acknowledgement", async () => {

@@ -65,6 +65,8 @@ export async function releaseLatch(
           throw new AppError("conflict", `UPS ${row.name} has no latched trigger to release.`);
 
         const reading = row.reading;
+        // As the UPS card says it: no alarm and not known unreachable.
+        const current = row.reachable !== false && row.alarmSince === null;
         const duringOutage = releaseIsDuringOutage({ reading });
         let warning: string | null = null;
         if (reading && duringOutage) {
@@ -74,7 +76,7 @@ export async function releaseLatch(
           warning = releaseDuringOutageWarning({
             upsName: row.name,
             reading,
-            readingIsCurrent: row.reachable === true && row.alarmSince === null,
+            readingIsCurrent: current,
             mode: preview.mode,
             targets: group?.targets.map((t) => t.name) ?? [],
           });
@@ -99,7 +101,7 @@ export async function releaseLatch(
                   rawStatus: reading.rawStatus,
                   chargePercent: reading.chargePercent,
                   runtimeSeconds: reading.runtimeSeconds,
-                  current: row.reachable === true && row.alarmSince === null,
+                  current,
                 },
                 warning,
               }

@@ -1,35 +1,66 @@
 "use client";
 
-import { useQueryClient } from "@tanstack/react-query";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { releaseUpsLatchAction } from "@/lib/actions/power/release-ups-latch";
+import type { PowerMode } from "@/lib/power/settings";
+import type { PowerPlanView } from "@/lib/power/queries/power-plan";
+import type { UpsCard } from "@/lib/power/queries/ups-cards";
 import { useCan } from "../actor-context";
+import { formatElapsed } from "../format";
 import { ConfirmedAction, useConfirmedAction } from "../confirmed-action";
+import { fetchJson } from "../queries";
 import { powerKeys } from "./power-keys";
+import { latchReleaseWarning } from "./ups-card-text";
 
-/** An admin releases a latched trigger by hand, after saying what that means. */
-export function ReleaseLatchButton({ upsId, upsName }: { upsId: string; upsName: string }) {
+/**
+ * An admin releases a latched trigger by hand, after saying what that means. While the UPS is
+ * still on battery the dialog says that the trigger fires again within seconds and shuts its
+ * targets down again, and confirming it is the acknowledgement the release then needs.
+ */
+export function ReleaseLatchButton({ card, mode }: { card: UpsCard; mode: PowerMode }) {
   const canAct = useCan("admin");
   const queryClient = useQueryClient();
-  const release = useConfirmedAction(() => releaseUpsLatchAction({ upsId }), {
-    onSettled: () => queryClient.invalidateQueries({ queryKey: powerKeys.all }),
+  // The plan the page already shows (its panel loads and refreshes it): what the UPS shuts down.
+  const { data: plan } = useQuery({
+    queryKey: powerKeys.plan,
+    queryFn: () => fetchJson<PowerPlanView>("/api/power/plan"),
+    enabled: false,
   });
+  const warning = latchReleaseWarning(card, mode, plan ?? null);
+  const release = useConfirmedAction(
+    () => releaseUpsLatchAction({ upsId: card.id, confirmDuringOutage: warning !== null }),
+    { onSettled: () => queryClient.invalidateQueries({ queryKey: powerKeys.all }) },
+  );
   if (!canAct) return null;
+  const stableMains = formatElapsed(card.triggers.latchReleaseAfterStableMainsSeconds);
   return (
     <ConfirmedAction
       state={release}
       label="Release latch…"
-      testId={`release-latch-${upsName}`}
+      testId={`release-latch-${card.name}`}
       confirm={{
-        title: `Release the latch of ${upsName}`,
-        confirmLabel: "Release latch",
+        title: `Release the latch of ${card.name}`,
+        confirmLabel: warning === null ? "Release latch" : "Release latch during the outage",
         testId: "release-latch-dialog",
-        body: (
-          <p>
-            Release the latched trigger now instead of waiting for the stable-mains period? If{" "}
-            {upsName} is still on battery, its triggers fire again with the next reading and its
-            targets become due again.
-          </p>
-        ),
+        body:
+          warning === null ? (
+            <p>
+              Release the latched trigger now instead of waiting {stableMains} of stable mains?{" "}
+              {card.lastReading
+                ? `${card.name} last read on mains (${card.lastReading.rawStatus}); should the mains fail again, its triggers fire as in any outage.`
+                : `The console has no reading of ${card.name}; its triggers fire again as soon as it reads on battery.`}
+            </p>
+          ) : (
+            <>
+              <p className="notice notice-error" data-testid="release-latch-outage">
+                {warning}
+              </p>
+              <p>
+                Release it now only if that is what you want. Otherwise wait: once the mains are
+                back, the latch releases by itself after {stableMains} of stable mains.
+              </p>
+            </>
+          ),
       }}
     />
   );

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { UpsCard } from "@/lib/power/queries/ups-cards";
 import { DEFAULT_POWER_SETTINGS } from "@/lib/power/settings";
 import {
+  latchReleaseWarning,
   readingAge,
   timeOnBattery,
   triggerSummary,
@@ -88,5 +89,49 @@ describe("UPS card text", () => {
         onBatteryForSeconds: null,
       }),
     ).toBe("no trigger is on");
+  });
+});
+
+describe("the release-latch dialog's words (issue 29, item 15)", () => {
+  const latched = (over: Partial<UpsCard> = {}) =>
+    card({
+      condition: "low-battery",
+      lastReading: {
+        ...card().lastReading!,
+        lowBattery: true,
+        chargePercent: 12,
+        rawStatus: "OB LB",
+      },
+      latch: { trigger: "low_battery", at: "2026-12-01T10:09:00Z", reason: "LB" },
+      ...over,
+    });
+  const plan = {
+    groups: [
+      { ups: { id: "u1" }, targets: [{ name: "pve1" }, { name: "pve2" }] },
+      { ups: { id: "u2" }, targets: [{ name: "other" }] },
+    ],
+  } as unknown as Parameters<typeof latchReleaseWarning>[2];
+
+  it("on battery: the UPS's current state and the targets its trigger shuts down again, from the plan", () => {
+    expect(latchReleaseWarning(latched(), "armed", plan)).toBe(
+      "UPS ups1 is still on battery (OB LB, 12 %): releasing the latch lets the trigger fire again within seconds and shut down pve1 and pve2 again.",
+    );
+    expect(latchReleaseWarning(latched(), "armed", null)).toMatch(
+      /shut down the targets it feeds again\.$/,
+    );
+  });
+
+  it("no reliable reading now: what the UPS was last seen doing", () => {
+    expect(latchReleaseWarning(latched({ condition: "no-reading" }), "armed", plan)).toMatch(
+      /^UPS ups1 was last seen on battery \(OB LB, 12 %\) and gives no reliable reading now: /,
+    );
+  });
+
+  it("on mains: no warning, the release needs no acknowledgement", () => {
+    const onMains = latched({
+      condition: "on-mains",
+      lastReading: { ...card().lastReading!, onBattery: false, rawStatus: "OL CHRG" },
+    });
+    expect(latchReleaseWarning(onMains, "armed", plan)).toBeNull();
   });
 });

@@ -1,3 +1,8 @@
+import {
+  releaseDuringOutageWarning,
+  type LatchReleaseState,
+} from "@/lib/power/latch-release-warning";
+import type { PowerPlanView } from "@/lib/power/queries/power-plan";
 import type { UpsCard } from "@/lib/power/queries/ups-cards";
 import { formatElapsed } from "../format";
 
@@ -81,4 +86,25 @@ export function triggerSummary(triggers: UpsCard["triggers"]): string {
       `lost contact on battery ≥ ${formatElapsed(triggers.unreachableShutdownAfterSeconds)}`,
     );
   return parts.length > 0 ? parts.join(" · ") : "no trigger is on";
+}
+
+/**
+ * What releasing the card's latch would do, as the release dialog says it: null on mains (or
+ * with no reading), else the outage warning (lib/power/latch-release-warning.ts) from the card's
+ * last reading, the mode, and what the plan says this UPS's trigger shuts down (`plan` null:
+ * not loaded on this page, the warning then speaks of "the targets it feeds").
+ */
+export function latchReleaseWarning(
+  card: UpsCard,
+  mode: LatchReleaseState["mode"],
+  plan: Pick<PowerPlanView, "groups"> | null,
+): string | null {
+  const group = plan?.groups.find((g) => g.ups.id === card.id);
+  return releaseDuringOutageWarning({
+    upsName: card.name,
+    reading: card.lastReading,
+    readingIsCurrent: card.condition !== "no-reading",
+    mode,
+    targets: plan === null ? null : (group?.targets.map((t) => t.name) ?? []),
+  });
 }

@@ -3,6 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import type { PowerOverview } from "@/lib/power/queries/power-overview";
 import type { UpsCard } from "@/lib/power/queries/ups-cards";
+import type { PowerMode } from "@/lib/power/settings";
 import { formatElapsed } from "../format";
 import { useFallbackRefetchInterval } from "../live-provider";
 import { fetchJson } from "../queries";
@@ -47,7 +48,13 @@ export function UpsCards({ initial }: { initial: PowerOverview }) {
       ) : (
         <div className={styles.cards}>
           {data.ups.map((card) => (
-            <UpsCardView key={card.id} card={card} now={now} pollIntervalMs={data.pollIntervalMs} />
+            <UpsCardView
+              key={card.id}
+              card={card}
+              now={now}
+              pollIntervalMs={data.pollIntervalMs}
+              mode={data.mode.mode}
+            />
           ))}
         </div>
       )}
@@ -59,10 +66,12 @@ function UpsCardView({
   card,
   now,
   pollIntervalMs,
+  mode,
 }: {
   card: UpsCard;
   now: number;
   pollIntervalMs: number;
+  mode: PowerMode;
 }) {
   const headline = upsHeadline(card);
   const warning = upsWarning(card, now, pollIntervalMs);
@@ -96,7 +105,7 @@ function UpsCardView({
           <time dateTime={card.latch.at} suppressHydrationWarning>
             {formatElapsed((now - Date.parse(card.latch.at)) / 1000)} ago
           </time>
-          : {card.latch.reason} <ReleaseLatchButton upsId={card.id} upsName={card.name} />
+          : {card.latch.reason} <ReleaseLatchButton card={card} mode={mode} />
         </p>
       )}
       <dl className={styles.figures}>

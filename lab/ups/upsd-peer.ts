@@ -48,6 +48,12 @@ const UPSD_PEER_PASSWORD_CONFIG = String.raw`"lab \"ups\" \\ secret"`;
 /** A `upsmon primary` user, as the UPS's own upsmon would log in (it may send FSD). */
 export const UPSD_PEER_PRIMARY = { username: "upsprimary", password: "primary-secret" };
 
+/**
+ * A user with a password but no `upsmon` line (only `actions = SET`), as an admin may have made
+ * one for another tool: upsd refuses its LOGIN, so it cannot monitor.
+ */
+export const UPSD_PEER_NO_UPSMON = { username: "setonly", password: "set-secret" };
+
 export const UPSD_PEER_MAXAGE_SECONDS = 3;
 
 export type UpsVars = Readonly<Record<string, string>>;
@@ -202,6 +208,9 @@ export async function startUpsdPeer(options: {
         `[${UPSD_PEER_PRIMARY.username}]`,
         `  password = ${UPSD_PEER_PRIMARY.password}`,
         "  upsmon primary",
+        `[${UPSD_PEER_NO_UPSMON.username}]`,
+        `  password = ${UPSD_PEER_NO_UPSMON.password}`,
+        "  actions = SET",
         "",
       ].join("\n"),
       { mode: 0o600 },

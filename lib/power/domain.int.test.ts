@@ -30,6 +30,8 @@ import {
 
 const database = registerTestDatabase();
 let counter = 0;
+/** These UPSes have no server behind them: saved without trying the login (see ups-login-check). */
+const UNTRIED = { checkSource: async () => {} };
 
 /** A host as onboarding leaves it: API token (sealed) and certificate pin recorded. */
 async function apiHost(name = `node${++counter}`, extra: Partial<typeof hosts.$inferInsert> = {}) {
@@ -85,6 +87,7 @@ describe("UPS devices", () => {
         },
       },
       ADMIN,
+      UNTRIED,
     );
     expect(created).toMatchObject({ sourceLabel: "NUT ups1@10.0.0.9:3493", hasSecret: true });
     expect(JSON.stringify(created)).not.toContain("hunter22");
@@ -105,6 +108,7 @@ describe("UPS devices", () => {
         source: { type: "nut", host: "10.0.0.10", upsName: "ups1", username: "mon" },
       },
       ADMIN,
+      UNTRIED,
     );
     const [kept] = await db.select().from(upsDevices).where(eq(upsDevices.id, created.id));
     expect(kept!.source).toMatchObject({ host: "10.0.0.10" });
@@ -117,6 +121,7 @@ describe("UPS devices", () => {
         source: { type: "snmp", version: "2c", host: "10.0.0.10", community: "pub1ic" },
       },
       ADMIN,
+      UNTRIED,
     );
     const [switched] = await db.select().from(upsDevices).where(eq(upsDevices.id, created.id));
     expect(await readSecret(db, switched!.secretCredentialId)).toEqual({ community: "pub1ic" });
@@ -132,12 +137,14 @@ describe("UPS devices", () => {
       db,
       { name: "rack-2", source: { type: "nut", host: "10.0.0.9", upsName: "ups1" } },
       ADMIN,
+      UNTRIED,
     );
     const error = await refusal(
       updateUpsDevice(
         db,
         { id: ups.id, source: { type: "snmp", version: "2c", host: "10.0.0.9" } },
         ADMIN,
+        UNTRIED,
       ),
     );
     expect(error.code).toBe("invalid_input");
@@ -283,7 +290,7 @@ describe("arming and the plan preview", () => {
 });
 
 describe("latches and events", () => {
-  it("an admin releases a latch (evented, audited); with none latched it is refused", async () => {
+  it("an admin releases a latch (evented, audited), on battery only when confirmed; with none latched it is refused", async () => {
     const { db } = database;
     const upsId = await addUps(db);
     await persistReading(db, upsId, true);
@@ -295,15 +302,19 @@ describe("latches and events", () => {
         latchedReason: "the UPS reports low battery",
       })
       .where(eq(upsMonitorState.upsId, upsId));
-    await releaseLatch(db, { upsId }, ADMIN);
+    // Still on battery: released only when the admin confirms it may fire again.
+    expect((await refusal(releaseLatch(db, { upsId }, ADMIN))).message).toMatch(/on battery/);
+    await releaseLatch(db, { upsId, confirmDuringOutage: true }, ADMIN);
     const [state] = await db.select().from(upsMonitorState).where(eq(upsMonitorState.upsId, upsId));
     expect(state!.latchedAt).toBeNull();
     const [event] = await db
       .select()
       .from(powerEvents)
       .where(eq(powerEvents.kind, "latch.released"));
-    expect(event!.message).toMatch(/latch released by test-admin/);
-    expect((await refusal(releaseLatch(db, { upsId }, ADMIN))).code).toBe("conflict");
+    expect(event!.message).toMatch(/latch released by test-admin during an outage/);
+    const nothing = await refusal(releaseLatch(db, { upsId, confirmDuringOutage: true }, ADMIN));
+    expect(nothing.code).toBe("conflict");
+    expect(nothing.message).toMatch(/no latched trigger/);
   });
 
   it("acknowledging keeps the first acknowledgement", async () => {

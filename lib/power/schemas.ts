@@ -143,7 +143,18 @@ export type TUpdatePowerSettings = z.infer<typeof ZUpdatePowerSettings>;
 
 export const ZAcknowledgePowerEvent = z.object({ eventId: z.coerce.number().int().positive() });
 
-export const ZReleaseLatch = z.object({ upsId: id("UPS") });
+export const ZReleaseLatch = z
+  .object({
+    upsId: id("UPS"),
+    /**
+     * The admin has read that the UPS is still on battery and that a release lets its trigger
+     * fire again: needed while it is (last seen) on battery, ignored otherwise.
+     */
+    confirmDuringOutage: z
+      .boolean({ error: "confirmDuringOutage is true or false." })
+      .default(false),
+  })
+  .strict();
 
 export const ZListPowerEvents = z.object({
   severity: z.enum(["info", "warning", "critical"]).optional(),

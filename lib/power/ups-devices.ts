@@ -8,6 +8,8 @@ import { seal, unseal } from "@/lib/secrets/seal";
 import { recordPowerEvents } from "./events";
 import { ZCreateUpsDevice, ZUpdateUpsDevice, ZUpsDeviceRef } from "./schemas";
 import type { TriggerOverrides } from "./settings";
+import type { TUpsSourceConfig } from "./ups/reading";
+import { checkUpsSource, type UpsSourceCheck } from "./ups-source-check";
 import {
   describeUpsSource,
   joinUpsSource,
@@ -65,11 +67,24 @@ async function storeSecret(tx: Tx, secret: UpsSourceSecret | null): Promise<stri
   return row!.id;
 }
 
-/** Adds a UPS to watch; the monitor picks it up within seconds. Admins only (the caller checks). */
+export type UpsSaveOptions = {
+  /**
+   * Tries the source before saving it (default: checkUpsSource — a NUT source must take the
+   * console's login). Only tests and benchmarks whose UPS has no server pass another.
+   */
+  checkSource?: UpsSourceCheck;
+};
+
+/**
+ * Adds a UPS to watch; the monitor picks it up within seconds. Admins only (the caller checks).
+ * Its source is tried first (options.checkSource): settings the monitor could not log in with
+ * are refused with field errors, and nothing is saved.
+ */
 export async function createUpsDevice(
   db: Database,
   input: z.input<typeof ZCreateUpsDevice>,
   actor: AuditActor,
+  { checkSource = checkUpsSource }: UpsSaveOptions = {},
 ): Promise<UpsDeviceView> {
   const data = ZCreateUpsDevice.parse(input);
   return audited(
@@ -80,8 +95,9 @@ export async function createUpsDevice(
       target: (created) => `ups:${created.id}`,
       detail: { name: data.name },
     },
-    () =>
-      db.transaction(async (tx) => {
+    async () => {
+      await checkSource(data.source);
+      return db.transaction(async (tx) => {
         const { source, secret } = splitUpsSource(data.source);
         const [row] = await tx
           .insert(upsDevices)
@@ -104,15 +120,21 @@ export async function createUpsDevice(
           },
         ]);
         return view(row!);
-      }),
+      });
+    },
   );
 }
 
-/** Changes a UPS; secrets left out of a changed source keep the stored ones. */
+/**
+ * Changes a UPS; secrets left out of a changed source keep the stored ones. A source that
+ * differs from the stored one (secrets included) is tried first, as on creation; a rename or
+ * new trigger overrides need no answer from the UPS's server.
+ */
 export async function updateUpsDevice(
   db: Database,
   input: z.input<typeof ZUpdateUpsDevice>,
   actor: AuditActor,
+  { checkSource = checkUpsSource }: UpsSaveOptions = {},
 ): Promise<UpsDeviceView> {
   const data = ZUpdateUpsDevice.parse(input);
   return audited(db, { actor, action: "power.ups_update", target: `ups:${data.id}` }, () =>
@@ -127,7 +149,11 @@ export async function updateUpsDevice(
       let source = current.source;
       if (data.source) {
         const stored = await readSecret(tx, current.secretCredentialId);
-        const merged = { ...stored, ...withoutEmpty(data.source) };
+        // Reading a NUT UPS anonymously (no user) takes no password: the stored one goes.
+        const anonymous = data.source.type === "nut" && (data.source.username ?? "") === "";
+        const merged = anonymous
+          ? withoutEmpty(data.source)
+          : { ...stored, ...withoutEmpty(data.source) };
         let config;
         try {
           config = joinUpsSource(data.source as PublicUpsSource, merged);
@@ -138,6 +164,7 @@ export async function updateUpsDevice(
             { source: ["Enter the password, community or SNMPv3 keys for this source."] },
           );
         }
+        if (!sameSource(config, storedConfig(current.source, stored))) await checkSource(config);
         const split = splitUpsSource(config);
         source = split.source;
         if (JSON.stringify(split.secret) !== JSON.stringify(stored)) {
@@ -229,6 +256,25 @@ export async function readSecret(
   const [row] = await db.select().from(credentials).where(eq(credentials.id, credentialId));
   if (!row) return null;
   return ZUpsSourceSecret.parse(JSON.parse(unseal(row.sealed)));
+}
+
+/** The stored source with its secrets; null when they no longer fit together. */
+function storedConfig(
+  source: PublicUpsSource,
+  secret: UpsSourceSecret | null,
+): TUpsSourceConfig | null {
+  try {
+    return joinUpsSource(source, secret);
+  } catch {
+    return null;
+  }
+}
+
+function sameSource(a: TUpsSourceConfig, b: TUpsSourceConfig | null): boolean {
+  if (b === null) return false;
+  const canonical = (config: TUpsSourceConfig) =>
+    JSON.stringify(Object.entries(config).sort(([x], [y]) => x.localeCompare(y)));
+  return canonical(a) === canonical(b);
 }
 
 function withoutEmpty(source: object): UpsSourceSecret {

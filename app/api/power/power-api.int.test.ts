@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startLabUps, type LabUps } from "@/lab/ups/lab-ups";
 import { getDb } from "@/lib/db/client";
 import { createTestUser, type TestUser } from "@/test/auth";
 import { seedEvent, seedHost, seedMonitorState, seedReadings, seedUps } from "@/test/power-seed";
@@ -24,10 +25,23 @@ let admin: TestUser;
 let operator: TestUser;
 let viewer: TestUser;
 
+// Saving a NUT UPS logs in first (ups/ups-login-check.int.test.ts): a lab UPS's NUT face takes
+// the login of the UPS these tests save.
+let nutServer: LabUps;
+
 beforeAll(async () => {
+  nutServer = await startLabUps({
+    name: "lab",
+    nut: { username: "monuser", password: NUT_PASSWORD },
+    snmp: false,
+  });
   admin = await createTestUser(getDb(), "admin");
   operator = await createTestUser(getDb(), "operator");
   viewer = await createTestUser(getDb(), "viewer");
+});
+
+afterAll(async () => {
+  await nutServer?.stop();
 });
 
 type ErrorBody = { error: string; fieldErrors: Record<string, string[]> };
@@ -179,7 +193,7 @@ const nutUps = (name: string) => ({
   source: {
     type: "nut",
     host: "127.0.0.1",
-    port: 3493,
+    port: nutServer.nut!.port,
     upsName: "lab",
     username: "monuser",
     password: NUT_PASSWORD,
@@ -273,7 +287,7 @@ describe("power JSON API: changing", () => {
     expect(ups.source).toEqual({
       type: "nut",
       host: "127.0.0.1",
-      port: 3493,
+      port: nutServer.nut!.port,
       upsName: "lab",
       username: "monuser",
     });

@@ -14,7 +14,8 @@ const NONE_WHEN_EMPTY = /^(shutdown\.consoleGuest\.node|consolidate\.remainingNo
 const NUMERIC =
   /^(triggers|triggerOverrides|shutdown|consolidate\.firstThreshold)\.|^(pollIntervalMs|stage|port|source\.port)$/;
 /** Fields holding yes/no (a checkbox sends `on`, a select `true`/`false`). */
-const BOOLEAN = /(^|\.)(lowBattery|forcedShutdownAlone|runsConsole|enabled|confirmPlanChange)$/;
+const BOOLEAN =
+  /(^|\.)(lowBattery|forcedShutdownAlone|runsConsole|enabled|confirmPlanChange|confirmDuringOutage)$/;
 /** Fields a form may repeat (checkboxes), kept as lists. */
 const LISTS = new Set(["feeds", "confirmedTargetIds"]);
 

@@ -11,17 +11,18 @@ import { powerFormInput } from "./power-form-input";
 
 /**
  * Releases a UPS's latched trigger by hand (power is back; no waiting for the stable-mains
- * period). Admins only; audited. A UPS still failing can fire again.
+ * period). Admins only; audited. While the UPS is still on battery the release lets its trigger
+ * fire again and needs `confirmDuringOutage` (the dialog says what it does; refused otherwise).
  */
 export async function releaseUpsLatchAction(
   input: FormData | Record<string, unknown>,
-): Promise<ActionResult<{ upsId: string }>> {
+): Promise<ActionResult<{ upsId: string; duringOutage: boolean }>> {
   try {
     const actor = await currentActor("admin");
-    const { upsId } = parseInput(ZReleaseLatch, powerFormInput(input));
-    await releaseLatch(getDb(), { upsId }, actor);
+    const data = parseInput(ZReleaseLatch, powerFormInput(input));
+    const released = await releaseLatch(getDb(), data, actor);
     revalidatePath("/power", "layout");
-    return { ok: true, upsId };
+    return { ok: true, ...released };
   } catch (error) {
     return actionFailure(error, "release ups latch");
   }

@@ -1,4 +1,3 @@
-import { TransactionRollbackError } from "drizzle-orm";
 import { z } from "zod";
 import type { Database } from "@/lib/db/client";
 import type { PlanPreview } from "@/lib/power/plan-preview";
@@ -80,28 +79,40 @@ export function describePlanChange(before: PowerPlanView, after: PowerPlanView):
   return { changed: lines.length > 0, lines };
 }
 
+/** Ends a preview's transaction: thrown by one preview, and caught by that one alone. */
+class PreviewDone extends Error {
+  override readonly name = "PreviewDone";
+  after: PowerPlanView | null = null;
+}
+
 /**
  * The plan change `apply` would make, without making it: `apply` runs in a transaction that is
  * rolled back (its audit entry, events and live notifications with it). `apply` receives that
  * transaction as its database; the domain functions open savepoints inside it.
+ *
+ * The rollback is this very call's own error, recognised by identity — not drizzle's
+ * `tx.rollback()`, whose TransactionRollbackError is a class of the drizzle-orm copy that made
+ * `db`: the process-wide handle is kept on globalThis (lib/db/client.ts) and may come from
+ * another copy than this module's import (Next.js bundles), and then `instanceof` missed it and
+ * the preview answered 500 instead of the 409 with the plan change (issue 29, item 13).
  */
 export async function previewPlanChange(
   db: Database,
   apply: (db: Database) => Promise<unknown>,
 ): Promise<PlanChange> {
   const before = await readPowerPlan(db);
-  let after: PowerPlanView | null = null;
-  await db
-    .transaction(async (tx) => {
+  const done = new PreviewDone("plan change previewed; rolling it back");
+  try {
+    await db.transaction(async (tx) => {
       const inside = tx as unknown as Database;
       await apply(inside);
-      after = await readPowerPlan(inside);
-      tx.rollback();
-    })
-    .catch((error: unknown) => {
-      if (!(error instanceof TransactionRollbackError)) throw error;
+      done.after = await readPowerPlan(inside);
+      throw done;
     });
-  return describePlanChange(before, after!);
+  } catch (error) {
+    if (error !== done) throw error;
+  }
+  return describePlanChange(before, done.after!);
 }
 
 /** Makes the change and says what it did to the plan. */

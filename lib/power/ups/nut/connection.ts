@@ -29,6 +29,8 @@ export class NutFailure extends Error {
     message: string,
     /** The `ERR` code upsd answered, when it answered one. */
     readonly code: string | null = null,
+    /** The command upsd refused (`USERNAME`, `PASSWORD`, `LOGIN`, `LIST`), when it refused one. */
+    readonly command: string | null = null,
   ) {
     super(message);
   }
@@ -197,6 +199,7 @@ export class NutConnection {
           failure.error.kind,
           `${failure.error.message} (next attempt in ${wait})`,
           failure.error.code,
+          failure.error.command,
         );
       }
       await this.connect(deadlineAt);
@@ -212,7 +215,7 @@ export class NutConnection {
       this.loggedIn = true;
       return;
     }
-    if (code === "ACCESS-DENIED") throw this.drop(this.accessDenied());
+    if (code === "ACCESS-DENIED") throw this.drop(this.accessDenied("LOGIN"));
     if (code !== null) throw this.answerFailure(code, ups);
     throw this.protocolFailure(`LOGIN ${ups}`, answer);
   }
@@ -232,6 +235,7 @@ export class NutConnection {
         "access-denied",
         `${this.where} refused ${verb} for user "${this.options.credentials?.username}" (ERR ${code}): check the NUT user name and password`,
         code,
+        verb,
       ),
     );
   }
@@ -302,7 +306,7 @@ export class NutConnection {
     const code = nutErrorCode(safeWords(line));
     if (code === null) return;
     if (code === "ACCESS-DENIED" && this.options.credentials !== undefined) {
-      throw this.drop(this.accessDenied());
+      throw this.drop(this.accessDenied("LIST"));
     }
     throw this.answerFailure(code, ups);
   }
@@ -324,11 +328,12 @@ export class NutConnection {
     );
   }
 
-  private accessDenied(): NutFailure {
+  private accessDenied(command: string): NutFailure {
     return new NutFailure(
       "access-denied",
       `${this.where} refused the login of user "${this.options.credentials?.username}" (ERR ACCESS-DENIED): check the password, and that upsd.users gives this user "upsmon secondary"`,
       "ACCESS-DENIED",
+      command,
     );
   }
 

@@ -38,6 +38,7 @@ const KIND_TITLES: Record<string, string> = {
   "consolidate.fired": "Consolidation's first threshold fired",
   "consolidate.released": "Consolidation's first-stage latch released",
   "consolidate.fell_back": "Consolidation not possible: cluster goes down as one unit",
+  "cluster.fell_back": "Cluster cannot be prepared: its nodes are shut down one by one",
   "consolidate.moved": "Guests consolidated onto one node",
   "consolidate.mains_back": "Mains back after consolidation",
   "shutdown.cancelled": "Shutdown cancelled",

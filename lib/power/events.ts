@@ -18,6 +18,7 @@ export type PowerEventKind =
   | "self-test.failed"
   | "config.changed"
   | "cluster.membership"
+  | "cluster.fell_back"
   | "drill.started"
   | "console.crash_loop"
   | "console.crash_loop_over"

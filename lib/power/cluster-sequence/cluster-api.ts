@@ -2,15 +2,18 @@ import { z } from "zod";
 import type { Database } from "@/lib/db/client";
 import { proxmoxClientForHost } from "@/lib/host-access/proxmox-client";
 import { ProxmoxUnavailableError } from "@/lib/proxmox/errors";
-import { pinnedApiCall, type PinnedRequest } from "@/lib/proxmox/pinned-https";
+import { pinnedApiCall, probeApi, type PinnedRequest } from "@/lib/proxmox/pinned-https";
 import type { PveEndpoint } from "@/lib/power/targets/load-targets";
 import { apiBaseUrl } from "@/lib/power/targets/shutdown-call";
 
 /**
- * The cluster-wide calls of the shutdown sequence and of restore, to one node's API with that
- * node's token over its pinned certificate (pmxcfs gives every member the same view, and
- * Proxmox proxies `/nodes/{other}/…` to the node named). Every failure to get a clean answer
- * throws; only an answer says something is absent.
+ * The cluster-wide calls of the shutdown sequence and of restore, to one member's API with that
+ * member's token over its pinned certificate (pmxcfs gives every member the same view, and
+ * Proxmox proxies `/nodes/{other}/…` to the node named). The member asked is one that answered
+ * a probe just now; a call that gets no answer from it (refused, cut, silent, a proxy's 5xx) is
+ * asked of the next member that answers, so a dead or cut-off node never stops the sequence
+ * while another member can speak for the cluster. Every failure to get a clean answer from any
+ * member throws; only an answer says something is absent.
  */
 
 /** Every request the sequence and restore send; a test checks them against Proxmox's schema. */
@@ -115,12 +118,36 @@ export const paths = {
   cephFlag: (flag: string) => `/cluster/ceph/flags/${encodeURIComponent(flag)}`,
 };
 
+/** One member the cluster-wide calls can go to: its endpoint and its token's secret. */
+export type ClusterMember = { endpoint: PveEndpoint; secret: string };
+
+/** How long a member probe may take: a silent node must not eat the battery. */
+export const MEMBER_PROBE_TIMEOUT_MS = 2000;
+
+/** A call that got no answer from this member: ask the next one. A 501 is an answer (no such path). */
+function noAnswer(error: unknown): boolean {
+  if (!(error instanceof ProxmoxUnavailableError)) return false;
+  return error.status === undefined || (error.status >= 500 && error.status !== 501);
+}
+
 export class ClusterApi {
+  private current = 0;
+  /** Members that did not answer, with why (for the message when none does). */
+  readonly silent = new Map<string, string>();
+
   constructor(
-    readonly endpoint: PveEndpoint,
-    private readonly secret: string,
+    private readonly members: readonly ClusterMember[],
     private readonly timeoutMs: number,
-  ) {}
+    /** Told whenever another member takes over (for the run's log). */
+    private readonly onSwitch?: (from: string, to: string, why: string) => void,
+  ) {
+    if (members.length === 0) throw new Error("a cluster API needs at least one member");
+  }
+
+  /** The member asked now. */
+  get endpoint(): PveEndpoint {
+    return this.members[this.current]!.endpoint;
+  }
 
   /** What this node's API is called in the log: its node name. */
   get node(): string {
@@ -248,36 +275,77 @@ export class ClusterApi {
     return this.call("PUT", paths.cephFlag(flag), z.unknown(), { value: value ? "1" : "0" });
   }
 
-  private call<S extends z.ZodType>(
+  private async call<S extends z.ZodType>(
     method: PinnedRequest["method"],
     path: string,
     schema: S,
     form?: Form,
   ): Promise<z.infer<S>> {
-    return pinnedApiCall(
-      {
-        baseUrl: apiBaseUrl(this.endpoint.address, this.endpoint.apiPort),
-        certSha256: this.endpoint.apiCertSha256,
-        timeoutMs: this.timeoutMs,
-      },
-      {
-        method,
-        path,
-        authorization: `PVEAPIToken=${this.endpoint.apiTokenId}=${this.secret}`,
-        ...(form ? { form } : {}),
-      },
-      schema,
-      `${method} ${path.split("?")[0]} on ${this.endpoint.nodeName}`,
-    );
+    for (;;) {
+      const { endpoint, secret } = this.members[this.current]!;
+      try {
+        return await pinnedApiCall(
+          {
+            baseUrl: apiBaseUrl(endpoint.address, endpoint.apiPort),
+            certSha256: endpoint.apiCertSha256,
+            timeoutMs: this.timeoutMs,
+          },
+          {
+            method,
+            path,
+            authorization: `PVEAPIToken=${endpoint.apiTokenId}=${secret}`,
+            ...(form ? { form } : {}),
+          },
+          schema,
+          `${method} ${path.split("?")[0]} on ${endpoint.nodeName}`,
+        );
+      } catch (error) {
+        if (!noAnswer(error)) throw error;
+        const why = error instanceof Error ? error.message : String(error);
+        this.silent.set(endpoint.nodeName, why);
+        if (!(await this.moveOn(why))) {
+          throw new ProxmoxUnavailableError(
+            `no member of the cluster answers its API: ${[...this.silent].map(([node, reason]) => `${node}: ${reason}`).join("; ")}`,
+          );
+        }
+      }
+    }
+  }
+
+  /** Moves to the next member (after the current one) that answers a probe; false: none does. */
+  private async moveOn(why: string): Promise<boolean> {
+    const from = this.endpoint.nodeName;
+    for (let next = this.current + 1; next < this.members.length; next++) {
+      const candidate = this.members[next]!.endpoint;
+      if (this.silent.has(candidate.nodeName)) continue;
+      const probe = await probeMember(candidate);
+      if (!probe.answers) {
+        this.silent.set(candidate.nodeName, probe.why);
+        continue;
+      }
+      this.current = next;
+      this.onSwitch?.(from, candidate.nodeName, why);
+      return true;
+    }
+    return false;
   }
 }
 
-/** The API of one node with its token's secret unsealed (`onSecret` gets it to mask). */
-export async function clusterApiFor(
+/** Whether a member's API answers at all (any HTTP answer over its pinned certificate). */
+export function probeMember(endpoint: PveEndpoint) {
+  return probeApi({
+    baseUrl: apiBaseUrl(endpoint.address, endpoint.apiPort),
+    certSha256: endpoint.apiCertSha256,
+    timeoutMs: MEMBER_PROBE_TIMEOUT_MS,
+  });
+}
+
+/** Unseals one member's token secret (`onSecret` gets it to mask). */
+async function memberOf(
   db: Database,
   endpoint: PveEndpoint,
-  options: { timeoutMs: number; onSecret?: (secret: string) => void },
-): Promise<ClusterApi> {
+  onSecret?: (secret: string) => void,
+): Promise<ClusterMember> {
   let secret = "";
   await proxmoxClientForHost(
     db,
@@ -292,9 +360,63 @@ export async function clusterApiFor(
     {
       onSecret: (value) => {
         secret = value;
-        options.onSecret?.(value);
+        onSecret?.(value);
       },
     },
   );
-  return new ClusterApi(endpoint, secret, options.timeoutMs);
+  return { endpoint, secret };
+}
+
+/**
+ * The cluster's API through the first of `endpoints` (in preference order) that answers a probe
+ * now, the others behind it for when it stops answering. `trusted` names a member known to
+ * have answered a moment ago: it is asked first without a probe. Null when none answers, with
+ * each one's reason.
+ */
+export async function clusterApiOver(
+  db: Database,
+  endpoints: readonly PveEndpoint[],
+  options: {
+    timeoutMs: number;
+    onSecret?: (secret: string) => void;
+    onSwitch?: (from: string, to: string, why: string) => void;
+    trusted?: string | null;
+  },
+): Promise<{ api: ClusterApi; skipped: string[] } | { api: null; why: string }> {
+  const silent: string[] = [];
+  const ordered = options.trusted
+    ? [
+        ...endpoints.filter((e) => e.nodeName === options.trusted),
+        ...endpoints.filter((e) => e.nodeName !== options.trusted),
+      ]
+    : [...endpoints];
+  for (const [i, endpoint] of ordered.entries()) {
+    if (!(i === 0 && options.trusted === endpoint.nodeName)) {
+      const probe = await probeMember(endpoint);
+      if (!probe.answers) {
+        silent.push(`${endpoint.nodeName}: ${probe.why}`);
+        continue;
+      }
+    }
+    const members = await Promise.all(
+      ordered.slice(i).map((e) => memberOf(db, e, options.onSecret)),
+    );
+    return { api: new ClusterApi(members, options.timeoutMs, options.onSwitch), skipped: silent };
+  }
+  return {
+    api: null,
+    why:
+      endpoints.length === 0
+        ? "no node of the cluster has an API address, token and pin"
+        : `no member of the cluster answers its API: ${silent.join("; ")}`,
+  };
+}
+
+/** The API of one node with its token's secret unsealed (`onSecret` gets it to mask). */
+export async function clusterApiFor(
+  db: Database,
+  endpoint: PveEndpoint,
+  options: { timeoutMs: number; onSecret?: (secret: string) => void },
+): Promise<ClusterApi> {
+  return new ClusterApi([await memberOf(db, endpoint, options.onSecret)], options.timeoutMs);
 }

@@ -1,7 +1,7 @@
 import https from "node:https";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eq } from "drizzle-orm";
-import { auditLog, powerTargets } from "@/lib/db/schema";
+import { and, eq } from "drizzle-orm";
+import { auditLog, powerEvents, powerTargets } from "@/lib/db/schema";
 import { readLogTail } from "@/lib/logs/read";
 import { actionsOfRun, type PowerRunAction } from "@/lib/power/actions/record-action";
 import { setPowerMode } from "@/lib/power/set-power-mode";
@@ -92,6 +92,13 @@ async function runSequence(setup: Setup, timeoutMs = 120_000) {
   const actions = await actionsOfRun(db, runId);
   const log = (await readLogTail(db, runId, 500)).map((l) => l.text).join("\n");
   return { run, actions, log };
+}
+
+async function eventsOfRun(runId: string, kind: string) {
+  return database.db
+    .select()
+    .from(powerEvents)
+    .where(and(eq(powerEvents.runId, runId), eq(powerEvents.kind, kind)));
 }
 
 const changes = (lab: LabCluster) =>
@@ -259,24 +266,70 @@ describe("the cluster shutdown sequence", () => {
     }
   }, 240_000);
 
-  it("a token without VM.Audit: the guest step fails with that reason instead of 'no guests', and no node is shut down", async () => {
+  it("a token without VM.Audit: the guests cannot be listed, so the cluster falls back to each node's own shutdown in order, said as a critical event", async () => {
     const setup = await labCluster({
       privs: CONSOLE_PRIVILEGE_NAMES.filter((p) => p !== "VM.Audit"),
     });
     await setMode("armed");
     try {
       const { run, log } = await runSequence(setup);
-      expect(run.status).toBe("failed");
-      expect(run.failedStep).toBe("StopClusterGuests");
-      expect(run.failureReason).toMatch(/could not see the guests: .* no VM.Audit on \/vms/);
+      const fell = await eventsOfRun(run.id, "cluster.fell_back");
+      expect(fell).toHaveLength(1);
+      expect(fell[0]).toMatchObject({ severity: "critical" });
+      expect(fell[0]!.message).toMatch(
+        /could not see the guests: .* no VM.Audit on \/vms.*each node is shut down by its own API in the planned order \(pve1, pve2, pve3\)/,
+      );
       expect(log).toMatch(/"could not see", not "no guests"/);
-      for (const node of setup.lab.model.nodes) expect(node.online).toBe(true);
-      const shutdowns = changes(setup.lab).filter((r) => /\/nodes\/pve\d\/status$/.test(r.path));
-      expect(shutdowns).toEqual([]);
+      // Never an empty list read as "no guests": nothing cluster-wide was sent after that.
+      const sent = changes(setup.lab).map((r) => r.path);
+      expect(sent.filter((p) => /bulk-action|ceph\/flags/.test(p))).toEqual([]);
+      // Every node was told by its own API, in the planned order (monitors after the others,
+      // the console's node last).
+      const shutdowns = setup.lab.nodes.flatMap((n) =>
+        n.api.requests
+          .filter((r) => r.method === "POST" && r.path === `/api2/json/nodes/${n.name}/status`)
+          .map((r) => ({ node: n.name, at: r.at.getTime() })),
+      );
+      expect(
+        [...shutdowns]
+          .sort((a, b) => a.at - b.at)
+          .map((s) => s.node)
+          .filter((n, i, all) => all.indexOf(n) === i),
+      ).toEqual(["pve1", "pve2", "pve3"]);
+      expect(setup.lab.model.nodes.find((n) => n.name === "pve1")!.online).toBe(false);
+      // What the run says is what happened: succeeded only if every node was seen down.
+      const down = setup.lab.model.nodes.every((n) => !n.online);
+      expect(run.status).toBe(down ? "succeeded" : "failed");
     } finally {
       await setMode("dry-run");
     }
-  }, 120_000);
+  }, 240_000);
+
+  it("the preferred API node powered off before the outage: the cluster-wide calls go to another member, and the cluster still goes down in order", async () => {
+    const setup = await labCluster();
+    // The sequence asks the console's node (pve3) first: it is gone before the outage.
+    await setup.lab.powerOff("pve3");
+    await setMode("armed");
+    try {
+      const { run, actions, log } = await runSequence(setup);
+      expect(run.status, run.failureReason ?? "").toBe("succeeded");
+      expect(log).toMatch(/the cluster-wide calls go to pve2: pve3: /);
+      expect(find(actions, "disarm HA")).toMatchObject({ outcome: "ok" });
+      expect(find(actions, "disarm HA").request).toContain(
+        setup.lab.nodes.find((n) => n.name === "pve2")!.api.url,
+      );
+      expect(find(actions, "stop guests")).toMatchObject({ outcome: "ok" });
+      expect(find(actions, "set Ceph flags")).toMatchObject({ outcome: "ok" });
+      const pve2 = setup.lab.nodes.find((n) => n.name === "pve2")!;
+      expect(pve2.api.requests.some((r) => r.path.endsWith("/cluster/ha/status/disarm-ha"))).toBe(
+        true,
+      );
+      for (const node of setup.lab.model.nodes) expect(node.online).toBe(false);
+      expect(await eventsOfRun(run.id, "cluster.fell_back")).toEqual([]);
+    } finally {
+      await setMode("dry-run");
+    }
+  }, 240_000);
 
   it("Proxmox VE 8.4: says plainly that HA protection is not available, stops each guest itself (bounded), and the nodes go down", async () => {
     const setup = await labCluster({ pveVersion: "8.4" });

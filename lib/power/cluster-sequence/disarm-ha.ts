@@ -8,10 +8,11 @@ import {
 } from "@/lib/power/actions/record-action";
 import type { PowerServices } from "@/lib/power/shutdown/services";
 import { isNotImplemented, paths } from "./cluster-api";
-import { HA_DISARM_WAIT_SECONDS, READ_BACK_POLL_MS } from "./plan";
+import { HA_DISARM_WAIT_SECONDS, READ_BACK_POLL_MS, type ClusterSequencePlan } from "./plan";
 import {
   clusterApi,
   clusterStepRun,
+  fallBack,
   report,
   wouldDo,
   type Ctx,
@@ -24,7 +25,11 @@ export const HA_NOT_AVAILABLE =
 
 type HaState = Record<
   string,
-  { actionId?: number; sentAt?: string; done?: "disarmed" | "not-disarmed" | "unavailable" }
+  {
+    actionId?: number;
+    sentAt?: string;
+    done?: "disarmed" | "not-disarmed" | "unavailable" | "fell-back";
+  }
 >;
 
 /**
@@ -32,7 +37,9 @@ type HaState = Record<
  * then `GET /cluster/ha/status/current` until the fencing entry reads `disarmed` — only that
  * read-back counts. Before 9.2 the endpoint does not exist: said plainly, and the sequence goes
  * on (the guests are stopped through HA next). A disarm that could not be sent or did not show
- * is reported and the sequence goes on too: the battery does not wait.
+ * is reported and the sequence goes on too: the battery does not wait. When no member's API
+ * answers (or asking fails in a way nothing here fixes) the cluster falls back to its nodes'
+ * own shutdowns (sequence-context.ts `fallBack`).
  */
 export const disarmHa: Step<PowerServices> = {
   name: "DisarmHa",
@@ -43,10 +50,10 @@ export const disarmHa: Step<PowerServices> = {
       none: "no cluster in this run",
     });
     if (ready.outcome) return ready.outcome;
-    const { run, state, armed } = ready;
-    const waiting = () => run.clusters.filter((c) => !state[c.clusterId]?.done);
+    const { run, state, armed, items: clusters } = ready;
+    const waiting = () => clusters.filter((c) => !state[c.clusterId]?.done);
     await watchWithinVisit(ctx.signal, async () => {
-      for (const cluster of run.clusters) {
+      for (const cluster of clusters) {
         const entry = (state[cluster.clusterId] ??= {});
         if (entry.done) continue;
         if (!armed) {
@@ -60,7 +67,12 @@ export const disarmHa: Step<PowerServices> = {
           entry.done = "disarmed";
           continue;
         }
-        await visitCluster(ctx, run, cluster.clusterId, entry);
+        try {
+          await visitCluster(ctx, run, cluster, entry);
+        } catch (error) {
+          entry.done = "fell-back";
+          await fallBack(ctx, run, cluster, `HA could not be disarmed: ${errorMessage(error)}`);
+        }
       }
       return waiting().length === 0 ? { done: true } : { againInMs: READ_BACK_POLL_MS };
     });
@@ -68,7 +80,7 @@ export const disarmHa: Step<PowerServices> = {
     const left = waiting().map((c) => c.name);
     if (left.length > 0) return poll(0, `waiting for HA of ${left.join(", ")} to disarm`);
     return advance(
-      run.clusters.map((c) => `${c.name}: HA ${describe(state[c.clusterId]!.done!)}`).join("; "),
+      clusters.map((c) => `${c.name}: HA ${describe(state[c.clusterId]!.done!)}`).join("; "),
     );
   },
 };
@@ -78,25 +90,22 @@ function describe(done: NonNullable<HaState[string]["done"]>): string {
     ? "disarmed"
     : done === "unavailable"
       ? "protection not available (before 9.2)"
-      : "NOT disarmed";
+      : done === "fell-back"
+        ? "NOT disarmed: its nodes are shut down one by one"
+        : "NOT disarmed";
 }
 
 async function visitCluster(
   ctx: Ctx,
   run: SequenceRun,
-  clusterId: string,
+  cluster: ClusterSequencePlan,
   entry: HaState[string],
 ): Promise<void> {
   const { db } = ctx.services;
-  const cluster = run.clusters.find((c) => c.clusterId === clusterId)!;
   const reach = await clusterApi(ctx, run.plan, cluster);
   if (!reach.api) {
-    entry.done = "not-disarmed";
-    await report(ctx, run, {
-      severity: "critical",
-      kind: "shutdown.failed",
-      message: `${cluster.name}: HA NOT disarmed: ${reach.why}; going on with the guests`,
-    });
+    entry.done = "fell-back";
+    await fallBack(ctx, run, cluster, `HA could not be disarmed: ${reach.why}`);
     return;
   }
   const { api } = reach;

@@ -6,7 +6,7 @@ import type { PveEndpoint } from "@/lib/power/targets/load-targets";
 import { advance, fail, type Outcome, type StepContext } from "@/lib/pipeline/step";
 import { NO_PLAN } from "@/lib/power/shutdown/plan";
 import { armedNow } from "@/lib/power/shutdown/shut-down-targets";
-import { clusterApiFor, type ClusterApi } from "./cluster-api";
+import { clusterApiOver, type ClusterApi } from "./cluster-api";
 import type { ClusterSequencePlan } from "./plan";
 
 export type Ctx = StepContext<PowerServices>;
@@ -17,6 +17,11 @@ export type SequenceRun = {
   input: ShutdownInput;
   /** The clusters still in the run: their nodes without those whose mains came back. */
   clusters: ClusterSequencePlan[];
+  /**
+   * Of those, the clusters still prepared cluster-wide (HA, guests, Ceph); the others fell back
+   * to their nodes' own shutdowns (`fallBack`), which ShutDownClusterNodes still sends.
+   */
+  prepared: ClusterSequencePlan[];
 };
 
 export function sequenceRun(ctx: Ctx): SequenceRun | null {
@@ -32,7 +37,38 @@ export function sequenceRun(ctx: Ctx): SequenceRun | null {
   const clusters = (plan.clusters ?? [])
     .map((c) => ({ ...c, nodes: c.nodes.filter((n) => !dropped.has(n.targetId!)) }))
     .filter((c) => c.nodes.length > 0);
-  return { plan, input, clusters };
+  const fellBack = fallbacks(ctx);
+  return { plan, input, clusters, prepared: clusters.filter((c) => !fellBack[c.clusterId]) };
+}
+
+/** Clusters whose cluster-wide preparation was given up, with why. */
+export function fallbacks(ctx: Ctx): Record<string, string> {
+  return ctx.context.get<Record<string, string>>("cluster:fallback") ?? {};
+}
+
+/**
+ * Gives up a cluster's cluster-wide preparation: no member's API answers, its guests cannot be
+ * listed, or a preparing call failed in a way nothing here can fix. A hard power loss is
+ * strictly worse than a node-by-node shutdown without the preparation: each reachable node is
+ * then shut down by its own API in the planned order (ShutDownClusterNodes), its own guests
+ * stopping with it. Said once, as a critical event.
+ */
+export async function fallBack(
+  ctx: Ctx,
+  run: SequenceRun,
+  cluster: ClusterSequencePlan,
+  why: string,
+): Promise<void> {
+  const fellBack = fallbacks(ctx);
+  if (fellBack[cluster.clusterId]) return;
+  ctx.context.set("cluster:fallback", { ...fellBack, [cluster.clusterId]: why });
+  run.prepared = run.prepared.filter((c) => c.clusterId !== cluster.clusterId);
+  await report(ctx, run, {
+    severity: "critical",
+    kind: "cluster.fell_back",
+    message: `${cluster.name}: ${why} — the cluster-wide preparation (HA disarm, stopping every guest, Ceph flags) is given up: each node is shut down by its own API in the planned order (${cluster.nodes.map((n) => n.name).join(", ")}), its own guests stopping with it`,
+    data: { clusterId: cluster.clusterId, why },
+  });
 }
 
 /** What a cluster step works on in this visit, once the shared preamble has passed. */
@@ -57,7 +93,7 @@ export async function clusterStepRun<State extends object, Item = ClusterSequenc
 ): Promise<{ outcome: Outcome } | ({ outcome: null } & ClusterStep<State, Item>)> {
   const run = sequenceRun(ctx);
   if (!run) return { outcome: fail(NO_PLAN) };
-  const items = step.select ? step.select(run) : (run.clusters as Item[]);
+  const items = step.select ? step.select(run) : (run.prepared as Item[]);
   if (items.length === 0) return { outcome: advance(step.none) };
   const state = ctx.context.get<State>(step.stateKey) ?? ({} as State);
   const armed = await armedNow(ctx, run.plan);
@@ -90,25 +126,45 @@ export function handBack(ctx: Ctx, targetIds: readonly string[]): void {
   ctx.context.set("handedBack", [...back]);
 }
 
+/** A member that answered within this long is asked again without a new probe. */
+const TRUSTED_FOR_MS = 5000;
+
+type ApiRoutes = Record<string, { node: string; at: string }>;
+
 /**
- * The API the cluster-wide calls go to: the first of the cluster's preferred nodes the console
- * can reach (address, token and pin). Null when none can, with why.
+ * The API the cluster-wide calls go to: the first of the cluster's preferred nodes that answers
+ * a probe now (or answered a moment ago), the others behind it for when it stops answering
+ * mid-sequence (./cluster-api.ts). Null when none answers, with why.
  */
 export async function clusterApi(
   ctx: Ctx,
   plan: ShutdownPlan,
   cluster: ClusterSequencePlan,
 ): Promise<{ api: ClusterApi } | { api: null; why: string }> {
-  for (const node of cluster.apiNodes) {
-    const endpoint = endpointOf(plan, cluster, node);
-    if (!endpoint) continue;
-    const api = await clusterApiFor(ctx.services.db, endpoint, {
-      timeoutMs: plan.callTimeoutSeconds * 1000,
-      onSecret: ctx.services.maskSecret,
-    });
-    return { api };
+  const endpoints = cluster.apiNodes.flatMap((node) => endpointOf(plan, cluster, node) ?? []);
+  const routes = ctx.context.get<ApiRoutes>("cluster:api") ?? {};
+  const last = routes[cluster.clusterId];
+  const remember = (node: string) => {
+    routes[cluster.clusterId] = { node, at: new Date().toISOString() };
+    ctx.context.set("cluster:api", routes);
+  };
+  const reach = await clusterApiOver(ctx.services.db, endpoints, {
+    timeoutMs: plan.callTimeoutSeconds * 1000,
+    onSecret: ctx.services.maskSecret,
+    trusted: last && Date.now() - Date.parse(last.at) < TRUSTED_FOR_MS ? last.node : null,
+    onSwitch: (from, to, why) => {
+      ctx.log(`${cluster.name}: ${from} stopped answering (${why}); asking ${to} instead`);
+      remember(to);
+    },
+  });
+  if (!reach.api) return reach;
+  if (reach.api.node !== last?.node && reach.skipped.length > 0) {
+    ctx.log(
+      `${cluster.name}: the cluster-wide calls go to ${reach.api.node}: ${reach.skipped.join("; ")}`,
+    );
   }
-  return { api: null, why: "no node of the cluster has an API address, token and pin" };
+  remember(reach.api.node);
+  return { api: reach.api };
 }
 
 /** A line in the run's log and the power event log alike. */

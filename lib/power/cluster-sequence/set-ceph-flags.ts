@@ -7,6 +7,7 @@ import { CEPH_FLAGS_WAIT_SECONDS, READ_BACK_POLL_MS, type ClusterSequencePlan } 
 import {
   clusterApi,
   clusterStepRun,
+  fallBack,
   report,
   wouldDo,
   type Ctx,
@@ -21,7 +22,7 @@ type CephState = Record<
     /** bulk: PUT /cluster/ceph/flags sent; single: each missing flag PUT on its own. */
     phase?: "bulk" | "single";
     phaseAt?: string;
-    done?: "set" | "not-set";
+    done?: "set" | "not-set" | "fell-back";
   }
 >;
 
@@ -38,7 +39,7 @@ export const setCephFlags: Step<PowerServices> = {
     const ready = await clusterStepRun<CephState>(ctx, {
       stateKey: "cluster:ceph",
       none: "no hyper-converged Ceph cluster in this run",
-      select: (run) => run.clusters.filter((c) => c.hyperConverged),
+      select: (run) => run.prepared.filter((c) => c.hyperConverged),
     });
     if (ready.outcome) return ready.outcome;
     const { run, items: clusters, state, armed } = ready;
@@ -58,7 +59,17 @@ export const setCephFlags: Step<PowerServices> = {
           entry.done = "set";
           continue;
         }
-        await visitCluster(ctx, run, cluster, entry);
+        try {
+          await visitCluster(ctx, run, cluster, entry);
+        } catch (error) {
+          entry.done = "fell-back";
+          await fallBack(
+            ctx,
+            run,
+            cluster,
+            `the Ceph flags could not be set: ${errorMessage(error)}`,
+          );
+        }
       }
       return waiting().length === 0 ? { done: true } : { againInMs: READ_BACK_POLL_MS };
     });
@@ -97,12 +108,8 @@ async function visitCluster(
   const { db } = ctx.services;
   const reach = await clusterApi(ctx, run.plan, cluster);
   if (!reach.api) {
-    entry.done = "not-set";
-    await report(ctx, run, {
-      severity: "critical",
-      kind: "shutdown.failed",
-      message: `${cluster.name}: Ceph flags NOT set: ${reach.why}; going on with the nodes`,
-    });
+    entry.done = "fell-back";
+    await fallBack(ctx, run, cluster, `the Ceph flags could not be set: ${reach.why}`);
     return;
   }
   const { api } = reach;

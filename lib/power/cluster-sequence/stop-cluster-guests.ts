@@ -1,5 +1,5 @@
 import { errorMessage } from "@/lib/pipeline/engine";
-import { advance, fail, poll, type Step } from "@/lib/pipeline/step";
+import { advance, poll, type Step } from "@/lib/pipeline/step";
 import { CLUSTER_LANE, finishAction, startAction } from "@/lib/power/actions/record-action";
 import type { PowerServices } from "@/lib/power/shutdown/services";
 import {
@@ -13,6 +13,7 @@ import { FORCE_STOP_SECONDS, GUEST_READ_BACK_POLL_MS, type ClusterSequencePlan }
 import {
   clusterApi,
   clusterStepRun,
+  fallBack,
   report,
   wouldDo,
   type Ctx,
@@ -29,7 +30,7 @@ type GuestWork = {
 };
 
 type ClusterGuests = {
-  done?: "stopped" | "not-stopped";
+  done?: "stopped" | "not-stopped" | "fell-back";
   actionId?: number;
   startedAt?: string;
   mode?: "bulk" | "per-guest";
@@ -51,8 +52,11 @@ const key = (g: Pick<GuestResource, "vmid">) => String(g.vmid);
  * offers it (9.0+), else one shutdown per guest with the console's own bounded parallelism;
  * each with the guest timeout and force-stop, and a force-stop from the console for stragglers.
  * Done only when the cluster's guest list, read back, shows none running but the excluded one.
- * A token that cannot see every guest (no `VM.Audit` on `/vms`) fails the step: its empty
- * list would read as "no guests".
+ * Guests that cannot be listed — a token that cannot see every guest (no `VM.Audit` on `/vms`:
+ * its empty list would read as "no guests"), no member's API answering, any error reading the
+ * list — give up the cluster-wide preparation: the cluster falls back to its nodes' own
+ * shutdowns, which stop their own guests (sequence-context.ts `fallBack`). A hard power loss
+ * is strictly worse.
  */
 export const stopClusterGuests: Step<PowerServices> = {
   name: "StopClusterGuests",
@@ -63,37 +67,45 @@ export const stopClusterGuests: Step<PowerServices> = {
       none: "no cluster in this run whose guests are stopped",
       // A consolidation's first stage that migrates moves the guests instead (MigrateGuests).
       select: (run) =>
-        run.clusters.filter(
+        run.prepared.filter(
           (c) => !(c.consolidate?.stage === "first" && c.consolidate.mode === "migrate"),
         ),
     });
     if (ready.outcome) return ready.outcome;
     const { run, state, armed, items: clusters } = ready;
     const waiting = () => clusters.filter((c) => !state[c.clusterId]?.done);
-    let refusal: string | null = null;
     await watchWithinVisit(ctx.signal, async () => {
       for (const cluster of clusters) {
-        refusal = await visitOnce(ctx, run, cluster, state, armed);
-        if (refusal) return { done: true };
+        const refusal = await visitOnce(ctx, run, cluster, state, armed).catch(
+          (error: unknown) => `the guests could not be stopped: ${errorMessage(error)}`,
+        );
+        if (refusal) {
+          state[cluster.clusterId]!.done = "fell-back";
+          await fallBack(ctx, run, cluster, refusal);
+        }
       }
       return waiting().length === 0 ? { done: true } : { againInMs: GUEST_READ_BACK_POLL_MS };
     });
     ctx.context.set("cluster:guests", state);
-    if (refusal) return fail(refusal);
     const left = waiting().map((c) => c.name);
     if (left.length > 0) return poll(0, `stopping the guests of ${left.join(", ")}`);
     return advance(
       clusters
-        .map(
-          (c) =>
-            `${c.name}: guests ${state[c.clusterId]!.done === "stopped" ? "stopped" : "NOT all stopped"}`,
-        )
+        .map((c) => `${c.name}: guests ${describeGuests(state[c.clusterId]!.done)}`)
         .join("; "),
     );
   },
 };
 
-/** One look at one cluster's guests; returns a reason to fail the run, or null. */
+function describeGuests(done: ClusterGuests["done"]): string {
+  return done === "stopped"
+    ? "stopped"
+    : done === "fell-back"
+      ? "NOT stopped cluster-wide: each node stops its own as it shuts down"
+      : "NOT all stopped";
+}
+
+/** One look at one cluster's guests; returns why its preparation is given up, or null. */
 async function visitOnce(
   ctx: Ctx,
   run: SequenceRun,
@@ -122,7 +134,7 @@ function bulkForm(cluster: ClusterSequencePlan, vms: string[]) {
   };
 }
 
-/** Returns a reason to fail the run, or null. */
+/** Returns why the cluster's preparation is given up, or null. */
 async function visitCluster(
   ctx: Ctx,
   run: SequenceRun,
@@ -131,16 +143,12 @@ async function visitCluster(
 ): Promise<string | null> {
   const { db } = ctx.services;
   const reach = await clusterApi(ctx, run.plan, cluster);
-  if (!reach.api) {
-    return `${cluster.name}: the guests cannot be stopped: ${reach.why}`;
-  }
+  if (!reach.api) return `the guests cannot be listed: ${reach.why}`;
   const { api } = reach;
   if (!entry.startedAt) {
     // Only a token that sees every guest may conclude "none running" from the list.
     if (!(await api.seesAllGuests())) {
-      const reason = `${cluster.name}: could not see the guests: the console's token (${api.endpoint.apiTokenId}) has no VM.Audit on /vms, so Proxmox leaves guests out of the list without a word — an empty list here is "could not see", not "no guests". Grant VM.Audit on /vms to the token (the CluPilot role has it) and retry the run.`;
-      await report(ctx, run, { severity: "critical", kind: "shutdown.failed", message: reason });
-      return reason;
+      return `could not see the guests: the console's token (${api.endpoint.apiTokenId}) has no VM.Audit on /vms, so Proxmox leaves guests out of the list without a word — an empty list here is "could not see", not "no guests". Grant VM.Audit on /vms to the token (the CluPilot role has it)`;
     }
   }
   const running = runningGuests(await api.guests(), cluster);

@@ -46,7 +46,7 @@ export const checkConsolidationStep: Step<PowerServices> = {
     const ready = await clusterStepRun<CheckState, ClusterSequencePlan>(ctx, {
       stateKey: "consolidate:check",
       none: "no consolidation in this run",
-      select: (run) => run.clusters.filter((c) => c.consolidate?.stage === "first"),
+      select: (run) => run.prepared.filter((c) => c.consolidate?.stage === "first"),
     });
     if (ready.outcome) return ready.outcome;
     const { run, items, state, armed } = ready;

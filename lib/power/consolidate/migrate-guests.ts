@@ -68,7 +68,7 @@ export const migrateGuests: Step<PowerServices> = {
       stateKey: "consolidate:migrate",
       none: "no migration in this run",
       select: (run) =>
-        run.clusters.filter(
+        run.prepared.filter(
           (c) => c.consolidate?.stage === "first" && c.consolidate.mode === "migrate",
         ),
     });

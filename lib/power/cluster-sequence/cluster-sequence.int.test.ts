@@ -8,6 +8,8 @@ import { setPowerMode } from "@/lib/power/set-power-mode";
 import { startShutdownRun } from "@/lib/power/shutdown/start-shutdown-run";
 import { loadClusterGroups } from "@/lib/power/clusters/load-cluster-groups";
 import { restoreCluster } from "@/lib/power/restore-cluster";
+import { loadTargets, type PveEndpoint } from "@/lib/power/targets/load-targets";
+import { clusterApiOver } from "./cluster-api";
 import { startLabCluster, waitUntil, type LabCluster } from "@/lab";
 import type { LabGuestSpec, PveRelease } from "@/lab/pve/cluster/model";
 import { registerTestDatabase } from "@/test/db";
@@ -330,6 +332,32 @@ describe("the cluster shutdown sequence", () => {
       await setMode("dry-run");
     }
   }, 240_000);
+
+  it("a member that stops answering mid-sequence: the next call goes to the next member that answers; none answering is said, never read as an answer", async () => {
+    const setup = await labCluster();
+    const all = await loadTargets(database.db);
+    const endpoint = (node: string) =>
+      all.find((t) => t.endpoint?.kind === "pve-node" && t.endpoint.nodeName === node)!
+        .endpoint as PveEndpoint;
+    const switched: string[] = [];
+    const reach = await clusterApiOver(database.db, ["pve3", "pve2", "pve1"].map(endpoint), {
+      timeoutMs: 2000,
+      onSwitch: (from, to) => switched.push(`${from}→${to}`),
+    });
+    if (!reach.api) throw new Error(reach.why);
+    const { api } = reach;
+    expect(api.node).toBe("pve3");
+    const before = (await api.guests()).length;
+    await setup.lab.powerOff("pve3");
+    expect(await api.guests()).toHaveLength(before);
+    expect(api.node).toBe("pve2");
+    await setup.lab.powerOff("pve2");
+    await setup.lab.powerOff("pve1");
+    await expect(api.guests()).rejects.toThrow(
+      /no member of the cluster answers its API: pve3: .*; pve2: .*; pve1: /,
+    );
+    expect(switched).toEqual(["pve3→pve2"]);
+  }, 120_000);
 
   it("Proxmox VE 8.4: says plainly that HA protection is not available, stops each guest itself (bounded), and the nodes go down", async () => {
     const setup = await labCluster({ pveVersion: "8.4" });

@@ -37,6 +37,12 @@ export type PveApiFaults = {
   statusPostDelayMs: number;
   /** The next this many `POST /nodes/{node}/status` answer 500 and do nothing. */
   statusPostFailures: number;
+  /**
+   * While true, `POST /nodes/{node}/status` waits; set false (`releaseHeldStatusPosts`), the
+   * held ones are acted on and answered. A test's way to hold a call in flight exactly as long
+   * as it needs, instead of for a guessed time.
+   */
+  statusPostHeld: boolean;
 };
 
 export type PveApiRequest = {
@@ -71,6 +77,8 @@ export type PveApi = {
   /** The certificate in PEM, for clients that want to trust it rather than pin it. */
   certPem: string;
   faults: PveApiFaults;
+  /** Turns `statusPostHeld` off and lets the held requests go on. */
+  releaseHeldStatusPosts(): void;
   authFailureDelayMs: number;
   readonly requests: readonly PveApiRequest[];
   /** The node lost power: nothing listens any more (connections refused), open ones are cut. */
@@ -93,6 +101,7 @@ export function defaultPveApiFaults(): PveApiFaults {
     statusPostHang: false,
     statusPostDelayMs: 0,
     statusPostFailures: 0,
+    statusPostHeld: false,
   };
 }
 
@@ -132,6 +141,7 @@ export async function startPveApi(options: StartPveApiOptions): Promise<PveApi> 
   let cert = certOf();
   const faults: PveApiFaults = { ...defaultPveApiFaults(), ...options.faults };
   const requests: PveApiRequest[] = [];
+  const held = new Set<() => void>();
   const sockets = new Set<net.Socket>();
   const timers = new Set<NodeJS.Timeout>();
   const sleep = (ms: number) =>
@@ -150,6 +160,11 @@ export async function startPveApi(options: StartPveApiOptions): Promise<PveApi> 
     certSha256: cert.sha256,
     certPem: cert.cert,
     faults,
+    releaseHeldStatusPosts: () => {
+      faults.statusPostHeld = false;
+      for (const go of held) go();
+      held.clear();
+    },
     authFailureDelayMs: options.authFailureDelayMs ?? 3000,
     requests,
     powerOff: async () => {},
@@ -229,6 +244,7 @@ export async function startPveApi(options: StartPveApiOptions): Promise<PveApi> 
         const message = "unable to read tail (got 0 bytes)";
         return send(res, 500, { data: null, message: `${message}\n` }, message);
       }
+      if (faults.statusPostHeld) await new Promise<void>((resolve) => held.add(resolve));
       // Acted on after the delay even if the client has gone (a timer cleared by power off
       // never fires: a node that lost power does nothing more).
       await sleep(faults.statusPostDelayMs);

@@ -146,6 +146,18 @@ export function registerPveSwitches(
       }),
     )
     .register(
+      booleanSwitch({
+        name: "api.statusPostHeld",
+        description:
+          "POST /nodes/{node}/status (shutdown, reboot) waits while on; turned off, the held ones are acted on and answered.",
+        get: () => api.faults.statusPostHeld,
+        set: (value) => {
+          if (value) api.faults.statusPostHeld = true;
+          else api.releaseHeldStatusPosts();
+        },
+      }),
+    )
+    .register(
       optionalNumberSwitch({
         name: "api.statusPostFailures",
         description:

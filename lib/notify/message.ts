@@ -42,6 +42,7 @@ const KIND_TITLES: Record<string, string> = {
   "consolidate.moved": "Guests consolidated onto one node",
   "consolidate.mains_back": "Mains back after consolidation",
   "shutdown.cancelled": "Shutdown cancelled",
+  "shutdown.spared": "Mains back: later stages spared",
   "shutdown.would_send": "Shutdown would be sent (dry run)",
   "shutdown.sent": "Shutdown sent",
   "shutdown.failed": "Shutdown failed",

@@ -8,6 +8,7 @@ import type { MonitorEventKind, PowerEventDraft } from "./triggers/decide";
 export type PowerEventKind =
   | MonitorEventKind
   | "shutdown.cancelled"
+  | "shutdown.spared"
   | "shutdown.would_send"
   | "shutdown.sent"
   | "shutdown.failed"

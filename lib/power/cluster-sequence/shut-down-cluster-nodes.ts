@@ -10,7 +10,12 @@ import {
 } from "@/lib/power/shutdown/call-attempts";
 import type { PlannedTarget } from "@/lib/power/shutdown/plan";
 import type { PowerServices } from "@/lib/power/shutdown/services";
-import { sendDueRetries, unreachable, wouldCall } from "@/lib/power/shutdown/shut-down-targets";
+import {
+  sendDueRetries,
+  spareNotBegun,
+  unreachable,
+  wouldCall,
+} from "@/lib/power/shutdown/shut-down-targets";
 import { probeTarget } from "@/lib/power/targets/shutdown-call";
 import { watchWithinVisit } from "./watch";
 import { clusterStepRun, report, type Ctx, type SequenceRun } from "./sequence-context";
@@ -38,7 +43,7 @@ type NodeWatch = {
   /** Why the probe says it no longer answers (refused, cut, silent). */
   why?: string;
   downActionId?: number;
-  done?: "down" | "still-up" | "not-sent" | "would-do";
+  done?: "down" | "still-up" | "not-sent" | "would-do" | "spared";
 };
 type NodesState = Record<string, NodeWatch>;
 
@@ -78,6 +83,13 @@ export const shutDownClusterNodes: Step<PowerServices> = {
       for (const target of sequence) {
         const watch = (state[target.id] ??= {});
         if (watch.done) continue;
+        // Mains back and held before this node's turn: it and the rest are not started.
+        if (!watch.sentAt) {
+          const notBegun = sequence.filter((t) => !state[t.id]?.sentAt && !state[t.id]?.done);
+          const spared = await spareNotBegun(ctx, run.plan, notBegun);
+          for (const t of spared) (state[t.id] ??= {}).done = "spared";
+          if (watch.done) continue;
+        }
         const waiting = await step(ctx, run, target, watch, armed, retries);
         ctx.context.set("cluster:nodes", state);
         // The watch within the visit is over: the engine visits again at once.
@@ -93,6 +105,7 @@ export const shutDownClusterNodes: Step<PowerServices> = {
       [count("still-up"), "STILL ANSWERING after their time to go down"],
       [count("not-sent"), "not sent (unreachable or already called)"],
       [count("would-do"), "would have been shut down (dry-run)"],
+      [count("spared"), "spared: mains back before their turn"],
     ] as const;
     return advance(
       parts

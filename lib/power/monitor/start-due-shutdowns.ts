@@ -10,6 +10,7 @@ import type { ShutdownInput, ShutdownPlan } from "@/lib/power/shutdown/plan";
 import { POWER_SHUTDOWN } from "@/lib/power/shutdown/pipeline";
 import { startShutdownRun } from "@/lib/power/shutdown/start-shutdown-run";
 import { dueTargets } from "@/lib/power/targets/due-targets";
+import { unknownFeeds } from "@/lib/power/targets/feed-status";
 import { loadTargets, type TargetRecord } from "@/lib/power/targets/load-targets";
 import { fromStoredLatches, type Latch, type StageLatch } from "@/lib/power/triggers/state";
 
@@ -55,24 +56,28 @@ export async function startDueShutdowns(
     .select({
       upsId: upsMonitorState.upsId,
       latchedAt: upsMonitorState.latchedAt,
+      dormant: upsMonitorState.latchDormant,
       stages: upsMonitorState.consolidateLatches,
     })
     .from(upsMonitorState);
+  // A dormant latch (its UPS back on mains since) makes nothing due: its feed is not failing.
   const latches = new Map(
-    latchRows.flatMap((r) => (r.latchedAt ? [[r.upsId, r.latchedAt] as const] : [])),
+    latchRows.flatMap((r) => (r.latchedAt && !r.dormant ? [[r.upsId, r.latchedAt] as const] : [])),
   );
-  if (ups.latch) latches.set(ups.id, ups.latch.at);
+  if (ups.latch && !ups.latch.dormant) latches.set(ups.id, ups.latch.at);
   else latches.delete(ups.id);
   const stageLatches = new Map<string, Map<string, StageLatch>>();
   for (const row of latchRows) {
     const stages = row.upsId === ups.id ? (ups.stages ?? {}) : fromStoredLatches(row.stages);
     for (const [clusterId, latch] of Object.entries(stages)) {
+      if (latch.dormant) continue;
       const byUps = stageLatches.get(clusterId) ?? new Map<string, StageLatch>();
       stageLatches.set(clusterId, byUps.set(row.upsId, latch));
     }
   }
   if (!latchRows.some((r) => r.upsId === ups.id)) {
     for (const [clusterId, latch] of Object.entries(ups.stages ?? {})) {
+      if (latch.dormant) continue;
       const byUps = stageLatches.get(clusterId) ?? new Map<string, StageLatch>();
       stageLatches.set(clusterId, byUps.set(ups.id, latch));
     }
@@ -81,12 +86,25 @@ export async function startDueShutdowns(
   const records = all.filter((r) => r.feeds.some((f) => f.upsId === ups.id));
   const fed = (list: readonly TargetRecord[]) =>
     list.map((r) => ({ ...r, feeds: r.feeds.map((f) => f.upsId) }));
+  const settings = await readPowerSettings(tx);
+  // Feeds the console cannot ask count as failing for a redundant host (due-targets.ts).
+  const otherFeeds = [
+    ...new Set(records.flatMap((r) => r.feeds.map((f) => f.upsId)).filter((id) => id !== ups.id)),
+  ];
+  const unknown = await unknownFeeds(
+    tx,
+    otherFeeds,
+    new Date(),
+    Math.max(5000, 5 * settings.pollIntervalMs),
+  );
   // Only this UPS's own trigger starts final stages here; other UPSes' monitors start theirs.
   const finalDue = new Map(
-    (ups.latch ? dueTargets(fed(records), latches) : []).map((d) => [d.targetId, d.dueSince]),
+    (ups.latch && !ups.latch.dormant ? dueTargets(fed(records), latches, unknown) : []).map((d) => [
+      d.targetId,
+      d.dueSince,
+    ]),
   );
 
-  const settings = await readPowerSettings(tx);
   const { mode } = settings;
   const latchTimes = [
     ...latches.values(),

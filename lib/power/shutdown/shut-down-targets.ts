@@ -4,7 +4,7 @@ import { cancelsOnMainsBack } from "@/lib/power/drill/drill-mark";
 import { recordPowerEvents } from "@/lib/power/events";
 import { readPowerSettings } from "@/lib/power/power-settings-store";
 import { mainsBackFor } from "@/lib/power/targets/due-targets";
-import { feedsOnMains } from "@/lib/power/targets/feed-status";
+import { feedsBackFor, feedsOnMains } from "@/lib/power/targets/feed-status";
 import { powerShutdownCalls } from "@/lib/db/schema";
 import {
   attemptDue,
@@ -103,10 +103,23 @@ export const shutDownTargets: Step<PowerServices> = {
 
     // Cluster nodes (and a standalone console host held back behind them) go down later, in
     // ShutDownClusterNodes. A plan frozen before clusters existed has neither field.
+    const attempted = new Set(calls.map((c) => c.targetId));
+    const notBegun = (t: PlannedTarget) =>
+      !t.cluster &&
+      !t.afterClusters &&
+      !dropped.has(t.id) &&
+      !skipped.has(t.id) &&
+      !attempted.has(t.id) &&
+      !elsewhere.has(t.id);
+    // Mains back and held since the first call: the stages not begun yet are spared.
+    if (calls.length > 0) {
+      for (const target of await spareNotBegun(ctx, plan, plan.targets.filter(notBegun))) {
+        dropped.add(target.id);
+      }
+    }
     const standalone = plan.targets.filter(
       (t) => !t.cluster && !t.afterClusters && !dropped.has(t.id) && !skipped.has(t.id),
     );
-    const attempted = new Set(calls.map((c) => c.targetId));
     const pending = standalone.filter((t) => !attempted.has(t.id) && !elsewhere.has(t.id));
     const group = pending[0]?.group;
     const armed = await armedNow(ctx, plan);
@@ -180,6 +193,51 @@ export async function dueAgain(
   const calls = await outageCalls(ctx.services.db, targets);
   const now = new Date();
   return targets.filter((t) => attemptDue(standingOf(calls, t.id, ctx.runId), now));
+}
+
+/**
+ * Mains back after the first call: a stage not begun yet is not started once mains has held on
+ * its targets' feeds for the trigger's confirmation (a blip of mains is no more power back than
+ * a blip of battery is an outage). What began goes on. Returns the targets spared now, added to
+ * the run's `dropped`, with one event naming them. A drill, rehearsed on mains, spares nothing.
+ */
+export async function spareNotBegun(
+  ctx: Ctx,
+  plan: ShutdownPlan,
+  notBegun: readonly PlannedTarget[],
+): Promise<PlannedTarget[]> {
+  const input = ctx.context.get<ShutdownInput>("input");
+  if (notBegun.length === 0 || !input || !cancelsOnMainsBack(input)) return [];
+  const { db } = ctx.services;
+  const settings = await readPowerSettings(db);
+  const upsIds = [...new Set(notBegun.flatMap((t) => t.feeds.map((f) => f.upsId)))];
+  const back = await feedsBackFor(
+    db,
+    upsIds,
+    new Date(),
+    Math.max(5000, 5 * settings.pollIntervalMs),
+  );
+  const spared = notBegun.filter((t) =>
+    mainsBackFor({ feedPolicy: t.feedPolicy, feeds: t.feeds.map((f) => f.upsId) }, back),
+  );
+  if (spared.length === 0) return [];
+  const dropped = new Set(ctx.context.get<string[]>("dropped") ?? []);
+  for (const target of spared) dropped.add(target.id);
+  ctx.context.set("dropped", [...dropped]);
+  const names = spared.map((t) => t.name).join(", ");
+  const line = `mains back and held on their feeds before their stage began: ${names} spared — not shut down; what was already sent goes on`;
+  ctx.log(line);
+  await recordPowerEvents(db, [
+    {
+      severity: "warning",
+      kind: "shutdown.spared",
+      message: line,
+      upsId: input.trigger.upsId,
+      runId: ctx.runId,
+      data: { targets: spared.map((t) => t.id), names: spared.map((t) => t.name) },
+    },
+  ]);
+  return spared;
 }
 
 async function targetsWithMainsBack(

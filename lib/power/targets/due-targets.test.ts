@@ -79,3 +79,19 @@ describe("feed policies", () => {
     expect(mainsBackFor(all, onMains([["a", false]]))).toBe(false);
   });
 });
+
+describe("a feed the console cannot ask", () => {
+  it("all: counts as failing beside a latched feed — a redundant host is not kept up by a UPS nobody can read", () => {
+    const redundant = target("h", "all", ["a", "b"]);
+    expect(dueTargets([redundant], new Map([["a", t1]]), new Set(["b"]))).toEqual([
+      { targetId: "h", dueSince: t1 },
+    ]);
+  });
+
+  it("makes nothing due on its own: at least one feed must have latched", () => {
+    expect(dueTargets([target("h", "all", ["a", "b"])], new Map(), new Set(["a", "b"]))).toEqual(
+      [],
+    );
+    expect(dueTargets([target("h", "any", ["a"])], new Map(), new Set(["a"]))).toEqual([]);
+  });
+});

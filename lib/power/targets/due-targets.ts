@@ -1,6 +1,10 @@
 /**
  * Which targets the latched UPSes make due. `any`: one latched feed is enough; `all`: every feed
- * must be latched (a host with redundant power supplies stays up while one feed is on mains).
+ * must be failing (a host with redundant power supplies stays up while one feed is on mains).
+ * A feed fails when its UPS latched — or when the console cannot ask it (`unknownFeeds`: no
+ * reliable reading, or none recent): "could not ask" never reads as "on mains", so a second
+ * UPS whose network card died does not keep a host up until its first supply dies hard. At
+ * least one feed must have latched: an unknown feed alone makes nothing due.
  * A target with no feed, or turned off, is never due.
  *
  * `dueSince` is when the target became due in this outage: the earliest latch of its feeds for
@@ -22,6 +26,7 @@ export type DueTarget = { targetId: string; dueSince: Date };
 export function dueTargets(
   targets: readonly FedTarget[],
   latchedAt: ReadonlyMap<string, Date>,
+  unknownFeeds: ReadonlySet<string> = new Set(),
 ): DueTarget[] {
   const due: DueTarget[] = [];
   for (const target of targets) {
@@ -30,7 +35,8 @@ export function dueTargets(
       const at = latchedAt.get(upsId);
       return at ? [at.getTime()] : [];
     });
-    if (target.feedPolicy === "all" && latches.length < target.feeds.length) continue;
+    const failing = target.feeds.filter((upsId) => latchedAt.has(upsId) || unknownFeeds.has(upsId));
+    if (target.feedPolicy === "all" && failing.length < target.feeds.length) continue;
     if (latches.length === 0) continue;
     const since = target.feedPolicy === "all" ? Math.max(...latches) : Math.min(...latches);
     due.push({ targetId: target.id, dueSince: new Date(since) });

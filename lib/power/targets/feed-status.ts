@@ -1,6 +1,8 @@
-import { inArray } from "drizzle-orm";
+import { eq, inArray } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
-import { upsMonitorState } from "@/lib/db/schema";
+import { upsDevices, upsMonitorState } from "@/lib/db/schema";
+import { readPowerSettings } from "@/lib/power/power-settings-store";
+import { effectiveTriggers } from "@/lib/power/settings";
 
 /**
  * Which UPSes are on mains right now by a recent reliable reading. Anything else — on battery,
@@ -32,4 +34,71 @@ export async function feedsOnMains(
         now.getTime() - row.lastReadingAt.getTime() <= maxAgeMs,
     ]),
   );
+}
+
+/**
+ * Which UPSes have held mains for their trigger confirmation by now: a recent reliable "on
+ * mains" reading whose stable-mains time, by the monitor's monotonic clock, is at least the
+ * UPS's `confirmSeconds` (a blip of mains is not power back, as a blip of battery is no outage).
+ */
+export async function feedsBackFor(
+  db: Pick<Database, "select">,
+  upsIds: readonly string[],
+  now: Date,
+  maxAgeMs: number,
+): Promise<Map<string, boolean>> {
+  if (upsIds.length === 0) return new Map();
+  const settings = await readPowerSettings(db);
+  const rows = await db
+    .select({ state: upsMonitorState, overrides: upsDevices.triggerOverrides })
+    .from(upsMonitorState)
+    .innerJoin(upsDevices, eq(upsDevices.id, upsMonitorState.upsId))
+    .where(inArray(upsMonitorState.upsId, [...upsIds]));
+  return new Map(
+    rows.map(({ state, overrides }) => {
+      const confirmMs = effectiveTriggers(settings.triggers, overrides).confirmSeconds * 1000;
+      const fresh =
+        state.lastReadingAt !== null && now.getTime() - state.lastReadingAt.getTime() <= maxAgeMs;
+      return [
+        state.upsId,
+        state.reachable === true &&
+          state.lastReading?.onBattery === false &&
+          fresh &&
+          (state.durations.mainsMs ?? 0) >= confirmMs,
+      ];
+    }),
+  );
+}
+
+/**
+ * The UPSes the console cannot ask now: no reliable reading (an alarm), never read, or a last
+ * reading older than `maxAgeMs` (no monitor reads it). What a redundant host's `all` policy
+ * must not read as "on mains" (due-targets.ts).
+ */
+export async function unknownFeeds(
+  db: Pick<Database, "select">,
+  upsIds: readonly string[],
+  now: Date,
+  maxAgeMs: number,
+): Promise<Set<string>> {
+  if (upsIds.length === 0) return new Set();
+  const rows = await db
+    .select({
+      upsId: upsMonitorState.upsId,
+      reachable: upsMonitorState.reachable,
+      lastReadingAt: upsMonitorState.lastReadingAt,
+    })
+    .from(upsMonitorState)
+    .where(inArray(upsMonitorState.upsId, [...upsIds]));
+  const known = new Set(
+    rows
+      .filter(
+        (r) =>
+          r.reachable === true &&
+          r.lastReadingAt !== null &&
+          now.getTime() - r.lastReadingAt.getTime() <= maxAgeMs,
+      )
+      .map((r) => r.upsId),
+  );
+  return new Set(upsIds.filter((id) => !known.has(id)));
 }

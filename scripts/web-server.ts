@@ -24,6 +24,9 @@ const hostname = process.env.HOSTNAME ?? "0.0.0.0";
 
 async function main() {
   const trusted = parseTrustedProxies(process.env.CLUPILOT_TRUSTED_PROXIES);
+  // However it is started (npm start, systemd, a test): Next.js reports anonymous usage to
+  // Vercel unless told not to, and the console sends nothing anywhere by default.
+  process.env.NEXT_TELEMETRY_DISABLED = "1";
   const app = next({ dev, dir: root, hostname, port });
   await app.prepare();
   const handle = app.getRequestHandler();

@@ -27,13 +27,8 @@ export default defineConfig({
   reporter: [["list"]],
   outputDir: "test-results",
   globalSetup: "./e2e/global-setup.ts",
-  projects: [
-    { name: "console", testIgnore: /fleet\.spec\.ts$/ },
-    // The fleet spec times the hosts list against its bounds (1 s, the median of five opens
-    // in new tabs): it runs once every other spec is done, with the machine to itself. Alone:
-    // `npx playwright test --no-deps fleet`.
-    { name: "timed", testMatch: /fleet\.spec\.ts$/, dependencies: ["console"] },
-  ],
+  // No spec times anything (bench/ does): every spec runs in one project, two files at a time.
+  projects: [{ name: "console" }],
   use: {
     baseURL: process.env.E2E_BASE_URL,
     storageState: E2E_STORAGE_STATE,

@@ -9,7 +9,7 @@ const alias = {
 };
 
 // In CI (.ci/run sets CI) each run also leaves every file's and test's timing as JSON, named
-// after the projects it ran (npm test runs vitest twice), for README "Tests and benchmarks".
+// after the projects it ran (npm test runs vitest twice), for docs/benchmarks.md ("The suite").
 const projectsRun = process.argv.flatMap((arg, i, all) =>
   arg === "--project" ? [all[i + 1]] : arg.startsWith("--project=") ? [arg.slice(10)] : [],
 );
@@ -51,7 +51,7 @@ export default defineConfig({
           hookTimeout: 60_000,
           // Files run in parallel, each against its own database. Three on two cores: most of a
           // file's time is spent waiting (lab hosts' timers, SSH round trips, child processes
-          // starting), not computing; README "Tests and benchmarks" has the figures.
+          // starting), not computing; docs/benchmarks.md has the figures.
           maxWorkers: 3,
           // Unit tests first (group 0), then the integration files.
           sequence: { groupOrder: 1 },

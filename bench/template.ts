@@ -11,15 +11,21 @@
  * Prints the time from the driver writing `state=ok` (and from Proxmox reporting the template)
  * to the step advancing, SSH commands and connections per build (`BENCH_BUILDS` builds per mode,
  * default 3); then, on one slower build per mode, the share of the build a worker slot was held
- * (in all, and after the start visit) and SSH round trips per poll.
+ * (in all, and after the start visit) and SSH round trips per poll; then, per mode, two slow
+ * builds at once (two nodes) on the worker's two slots while a run of another kind polls every
+ * 0.5 s: how late that run's ticks start. Last, an Abort of the product's build during
+ * `customise image`: until the run has ended, and until the build's process group is gone on the
+ * host, beside the poll interval an abort not heard would wait for.
  */
 import fs from "node:fs";
 import path from "node:path";
-import { and, asc, eq } from "drizzle-orm";
-import { startImageServer, startLab } from "@/lab";
+import { and, asc, eq, inArray } from "drizzle-orm";
+import { liveGroupMembers, startImageServer, startLab } from "@/lab";
 import { migrateDatabase } from "@/lib/db/migrate";
-import { stepVisits } from "@/lib/db/schema";
-import { definePipeline, poll, type Step } from "@/lib/pipeline/step";
+import { runs, stepVisits } from "@/lib/db/schema";
+import { advance, definePipeline, poll, type Step } from "@/lib/pipeline/step";
+import { abortRun } from "@/lib/runs/abort-run";
+import { startRun } from "@/lib/runs/start-run";
 import { BUILD_VM_TEMPLATE, buildVmTemplate } from "@/lib/steps/host/build-vm-template";
 import { connectHost } from "@/lib/steps/host/connect-host";
 import { createHostServices, type HostServices } from "@/lib/steps/host/services";
@@ -79,6 +85,43 @@ function waitingInTheVisit(step: Step<HostServices>): Step<HostServices> {
   };
 }
 
+const UNRELATED_POLL_SECONDS = 0.5;
+const UNRELATED_VISITS = 12;
+
+/** A run of another kind: a step that polls every half second, doing nothing else. */
+const unrelated = definePipeline<null>({
+  name: "bench-template-unrelated",
+  steps: [
+    {
+      name: "Poller",
+      maxDuration: () => 600,
+      async visit(ctx) {
+        return ctx.visit >= UNRELATED_VISITS
+          ? advance()
+          : poll(UNRELATED_POLL_SECONDS, `visit ${ctx.visit}`);
+      },
+    },
+  ],
+  services: () => ({ services: null, dispose: async () => {} }),
+});
+
+/** Resolves once `test` holds, checking every 20 ms; throws after `timeoutMs`. */
+async function until(what: string, test: () => boolean | Promise<boolean>, timeoutMs = 120_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await test())) {
+    if (Date.now() > deadline) throw new Error(`bench: timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+const readFileOrNull = (file: string) => {
+  try {
+    return fs.readFileSync(file, "utf8").trim();
+  } catch {
+    return null;
+  }
+};
+
 async function main() {
   const pg = await startBenchPostgres("template");
   const image = await startUntilEnd(
@@ -88,6 +131,12 @@ async function main() {
   );
   const node = await startUntilEnd(
     "lab node",
+    startLab({ state: "onboarded", storage: "lvm-thin", timeScale: 0.01 }),
+    (lab) => lab.stop(),
+  );
+  // The second host of the two builds at once (one build per host).
+  const second = await startUntilEnd(
+    "second lab node",
     startLab({ state: "onboarded", storage: "lvm-thin", timeScale: 0.01 }),
     (lab) => lab.stop(),
   );
@@ -105,13 +154,17 @@ async function main() {
   };
   const worker = await startWorker({
     connectionString: url,
-    pipelines: Object.fromEntries(Object.values(modes).map((p) => [p.name, p])),
+    pipelines: {
+      ...Object.fromEntries(Object.values(modes).map((p) => [p.name, p])),
+      [unrelated.name]: unrelated,
+    },
     concurrency: 2,
     pollIntervalMs: 100,
     log: () => {},
   });
   stopAtEnd("worker", () => worker.stop());
   const hostId = await insertOnboardedHost(db, node);
+  const secondHostId = await insertOnboardedHost(db, second);
   const buildDir = path.join(node.root, "var/lib/clupilot/template-build");
   let vmid = 9000;
 
@@ -230,6 +283,101 @@ async function main() {
         "round trips",
       );
   }
+
+  // Two slow builds waiting at once on the worker's two slots, and a run of another kind
+  // polling meanwhile: a wait that holds a slot makes that run's ticks late.
+  second.setTiming({ timeScale: 0.5 });
+  for (const [mode, pipeline] of Object.entries(modes)) {
+    await setCatalog(db, [vmid++]);
+    const builds = [
+      await startBuildRun(db, pipeline, hostId),
+      await startBuildRun(db, pipeline, secondHostId),
+    ];
+    const states = [node, second].map((lab) =>
+      path.join(lab.root, "var/lib/clupilot/template-build/state"),
+    );
+    await until("both builds' drivers to run", () =>
+      states.every((file) => readFileOrNull(file) === "running"),
+    );
+    const pollerStartedAt = Date.now();
+    const pollerId = await db.transaction((tx) =>
+      startRun(tx, { pipeline: unrelated, hostId: null, actor: "bench" }),
+    );
+    const poller = await settled(db, pollerId, 600_000);
+    if (poller.status !== "succeeded")
+      throw new Error(`the unrelated run failed: ${poller.failureReason}`);
+    const stillBuilding = await db
+      .select({ id: runs.id })
+      .from(runs)
+      .where(and(eq(runs.status, "running"), inArray(runs.id, builds)));
+    for (const runId of builds) {
+      const run = await settled(db, runId, 600_000);
+      if (run.status !== "succeeded") throw new Error(`${mode} build failed: ${run.failureReason}`);
+    }
+    const visits = await db
+      .select()
+      .from(stepVisits)
+      .where(eq(stepVisits.runId, pollerId))
+      .orderBy(asc(stepVisits.visit));
+    // Each tick against when it was due: the first at the run's start, the others a poll
+    // interval after the visit before.
+    const late = visits.map(
+      (v, i) =>
+        (v.startedAt.getTime() -
+          (i === 0
+            ? pollerStartedAt
+            : visits[i - 1]!.finishedAt.getTime() + UNRELATED_POLL_SECONDS * 1000)) /
+        1000,
+    );
+    report(
+      `${mode}, 2 builds waiting on 2 slots: unrelated run's tick lateness, mean`,
+      late.reduce((a, b) => a + b, 0) / late.length,
+      "s",
+    );
+    report(
+      `${mode}, 2 builds waiting on 2 slots: unrelated run's tick lateness, max`,
+      Math.max(...late),
+      "s",
+    );
+    report(
+      `${mode}, 2 builds waiting on 2 slots: builds still running when the run ended`,
+      stillBuilding.length,
+      "builds",
+    );
+  }
+
+  // An Abort of the product's build while it customises the image: how soon the run ends, and
+  // how soon every process of the build is gone from the host.
+  await setCatalog(db, [vmid++]);
+  const aborted = await startBuildRun(db, modes.waiter, hostId);
+  const phaseFile = path.join(buildDir, "phase");
+  await until(
+    "the build to customise the image",
+    () => readFileOrNull(phaseFile) === "customise image",
+  );
+  const group = Number(readFileOrNull(path.join(buildDir, "pid")));
+  if (!(group > 1 && liveGroupMembers(group).length > 0))
+    throw new Error(`the build's process group (${group}) is not running`);
+  const abortedAt = performance.now();
+  await abortRun(db, { runId: aborted, actor: "bench" });
+  let runEndedMs: number | null = null;
+  let groupGoneMs: number | null = null;
+  await until("the run to end and the build's processes to be gone", async () => {
+    if (runEndedMs === null) {
+      const [row] = await db.select({ status: runs.status }).from(runs).where(eq(runs.id, aborted));
+      if (row!.status !== "running") runEndedMs = performance.now() - abortedAt;
+    }
+    if (groupGoneMs === null && liveGroupMembers(group).length === 0)
+      groupGoneMs = performance.now() - abortedAt;
+    return runEndedMs !== null && groupGoneMs !== null;
+  });
+  report("baseline: the poll tick an abort not heard would wait for", POLL_SECONDS, "s");
+  report("abort during customise → run ended", runEndedMs! / 1000, "s");
+  report(
+    "abort during customise → the build's process group gone on the host",
+    groupGoneMs! / 1000,
+    "s",
+  );
 }
 
 runBench(main);

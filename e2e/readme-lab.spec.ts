@@ -3,7 +3,7 @@ import { startLab, type LabNode } from "../lab";
 import { addLabHost, base } from "./support/console";
 
 /**
- * The README's "Trying it without hardware: the lab", followed literally: a fresh Debian 13 lab
+ * The README's "Try it without hardware: the lab", followed literally: a fresh Debian 13 lab
  * node at `--time-scale 0.05`, added in the browser, no catalog published — it ends `active`
  * (issue 19: it ended `failed` in RegisterCapacity because nothing gave `local` the `images`
  * content type). What a new user sees on the way is checked too: no 404 for the favicon, no

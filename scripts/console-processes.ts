@@ -86,7 +86,7 @@ export function workerProcess(env: NodeJS.ProcessEnv, name = "worker"): Service 
 /**
  * `CLUPILOT_WORKERS` worker processes (default 1), named `worker` alone or `worker 1` … `worker N`
  * in the log: more processes are more ticks at once, as more `clupilot-worker@N` units are in
- * production; they share the queue (README "Running it for real").
+ * production; they share the queue (docs/production.md).
  */
 export function workerProcesses(env: NodeJS.ProcessEnv): Service[] {
   const count = workerCount(env.CLUPILOT_WORKERS);

@@ -44,7 +44,15 @@ async function main() {
   await migrateDatabase(databaseUrl);
   say(`console SSH key ${await ensureConsoleKeyAt(databaseUrl)}`);
 
-  const env = { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), HOSTNAME: host };
+  const env = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    PORT: String(port),
+    HOSTNAME: host,
+    // Next.js reports anonymous usage to Vercel unless told not to: the console sends nothing
+    // anywhere by default (its build here and the web server it starts).
+    NEXT_TELEMETRY_DISABLED: "1",
+  };
   const nextBin = path.join(root, "node_modules", "next", "dist", "bin", "next");
   if (!dev && !fs.existsSync(path.join(root, ".next", "BUILD_ID"))) {
     say("no production build yet: running next build (first start only)");

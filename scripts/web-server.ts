@@ -1,4 +1,3 @@
-import http from "node:http";
 import path from "node:path";
 import next from "next";
 import { databaseUrl } from "@/lib/db/client";
@@ -6,6 +5,7 @@ import { processReachability } from "@/lib/db/reachability";
 import { createDatabaseGate, createDatabaseProbe } from "@/lib/http/database-gate";
 import { parseTrustedProxies } from "@/lib/http/forwarded-headers";
 import { createConsoleRequestListener } from "@/lib/http/request-listener";
+import { createConsoleServer } from "@/lib/http/server";
 
 /**
  * The console's web server: Next.js behind a plain Node HTTP server, so every request's
@@ -24,12 +24,15 @@ const hostname = process.env.HOSTNAME ?? "0.0.0.0";
 
 async function main() {
   const trusted = parseTrustedProxies(process.env.CLUPILOT_TRUSTED_PROXIES);
+  // However it is started (npm start, systemd, a test): Next.js reports anonymous usage to
+  // Vercel unless told not to, and the console sends nothing anywhere by default.
+  process.env.NEXT_TELEMETRY_DISABLED = "1";
   const app = next({ dev, dir: root, hostname, port });
   await app.prepare();
   const handle = app.getRequestHandler();
   const probe = createDatabaseProbe(databaseUrl());
   const gate = createDatabaseGate({ probe: probe.probe, reachability: processReachability() });
-  const server = http.createServer(
+  const server = createConsoleServer(
     createConsoleRequestListener({
       trusted,
       gate,

@@ -52,8 +52,13 @@ function productFiles(): string[] {
 /** The variables of README's "Configuration (environment variables)" table. */
 function documentedSettings(): Set<string> {
   const readme = fs.readFileSync(path.join(repoRoot, "README.md"), "utf8");
-  const start = readme.indexOf("### Configuration (environment variables)");
-  const table = readme.slice(start).split("\n\n")[1] ?? "";
+  const heading = /^#+ Configuration \(environment variables\)$/m.exec(readme);
+  if (!heading)
+    throw new Error(
+      'README.md has no "Configuration (environment variables)" heading: if the settings table ' +
+        "moved, point this test at its new place.",
+    );
+  const table = readme.slice(heading.index).split("\n\n")[1] ?? "";
   return new Set(
     table
       .split("\n")

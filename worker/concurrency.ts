@@ -4,7 +4,7 @@ import { z } from "zod";
  * Ticks one worker process runs at once. A visit mostly waits on the host (SSH round trips,
  * apt, the Proxmox API), not on this process's CPU, so slots are sized for waiting: on 2 cores,
  * 10 onboardings at once took 1.85 × one host's time with 4 slots and 1.36–1.41 × with 8
- * (bench:onboard). Each slot may hold two database connections (README, "Workers").
+ * (bench:onboard). Each slot may hold two database connections (docs/production.md, "Workers").
  */
 export const DEFAULT_WORKER_CONCURRENCY = 8;
 

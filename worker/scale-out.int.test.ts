@@ -1,5 +1,5 @@
 /**
- * Scale-out: several worker processes against one Postgres (README, "Running it for real").
+ * Scale-out: several worker processes against one Postgres (docs/production.md).
  * Real processes (test/worker-process.ts), real signals; the evidence is what the database
  * recorded — the engine's step_visits (start and end of every committed visit) and the test
  * pipelines' probes (which process ran each visit).

@@ -10,7 +10,7 @@ export type SoakAccounts = { admin: SoakAccount; operator: SoakAccount };
 
 /**
  * An admin and an operator, each with an API token, made with the admin CLI against the running
- * console (scripts/admin.ts, as README "CLI" shows): passwords on stdin, the token on stdout.
+ * console (scripts/admin.ts, as docs/operations.md, "CLI", shows): passwords on stdin, the token on stdout.
  */
 export async function createSoakAccounts(target: ConsoleUnderTest): Promise<SoakAccounts> {
   const make = async (name: string, role: "admin" | "operator"): Promise<SoakAccount> => {
@@ -28,7 +28,7 @@ export async function createSoakAccounts(target: ConsoleUnderTest): Promise<Soak
 }
 
 async function admin(target: ConsoleUnderTest, args: string[], stdin = ""): Promise<string> {
-  // The CLI finds the running console's database as README "CLI" says: by its data folder.
+  // The CLI finds the running console's database as docs/operations.md, "CLI", says: by its data folder.
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     CLUPILOT_DATA_DIR: target.dataDir,

@@ -130,7 +130,7 @@ export function recoveryVerdict(recoveries: readonly Recovery[]): Verdict {
       : `${r.process} (started again after ${r.restartSeconds.toFixed(1)} s, never up; ` +
         `${r.databaseAwaySeconds.toFixed(1)} s the database away)`;
   return {
-    // Within 2 min: a worker's wait for the database the soak held away aside (README "Soak").
+    // Within 2 min: a worker's wait for the database the soak held away aside (docs/soak.md).
     invariant: "npm start's supervisor brought back every process the chaos killed (within 2 min)",
     held: lost.length === 0,
     detail:

@@ -4,7 +4,7 @@
  * nodes, a mixed load through the JSON API and a chaos driver hurting it at random moments —
  * both drawn from the seed — then one table: faults injected, load carried, every invariant
  * held or broken. A broken invariant exits 1 with the line that replays the same schedule.
- * README "Soak" says what each fault and invariant is.
+ * docs/soak.md says what each fault and invariant is.
  */
 import fs from "node:fs";
 import os from "node:os";

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { markdownTable } from "./report";
 
 describe("the soak's table", () => {
-  it("is a Markdown table exactly as Prettier writes it, so it goes into the README as is", async () => {
+  it("is a Markdown table exactly as Prettier writes it, so it goes into docs/soak.md as is", async () => {
     const table = markdownTable(
       ["what", "result", "detail"],
       [

@@ -36,7 +36,7 @@ export function soakRows(
   return rows;
 }
 
-/** A Markdown table with padded columns (as Prettier writes it), ready for the README. */
+/** A Markdown table with padded columns (as Prettier writes it), ready for docs/soak.md. */
 export function markdownTable(header: TableRow, rows: readonly TableRow[]): string {
   const cells = [header, ...rows].map((row) => row.map((cell) => cell.replaceAll("|", "\\|")));
   const widths = header.map((_, i) => Math.max(3, ...cells.map((row) => row[i]!.length)));

@@ -5,7 +5,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 
 /**
- * The production units (README, "Running it for real"). What a unit file can get wrong without
+ * The production units (docs/production.md). What a unit file can get wrong without
  * systemd noticing at install time is checked here from the files: what they run, as whom, with
  * which data folder and sandbox. Where systemd-analyze is installed (Debian has it with
  * systemd) systemd itself parses the units, drop-in included.

@@ -3,6 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
+import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { startLab, waitUntil, type LabNode } from "../index";
@@ -201,6 +202,41 @@ describe("a node's namespace and the tool server agree on every path", () => {
   });
 });
 
+/**
+ * The fixture as one self-contained script for a user other than root, in `dir` (which that user
+ * can read): a clone under /root (0700) is out of that user's reach, so neither the checkout's
+ * sources nor `tsx` in its node_modules can be loaded from there. The bundle holds the same code;
+ * beside it, at the same places relative to it as in lab/, the two things that code reaches by
+ * path: the mount script and the tools folder the node binds.
+ */
+async function bundleFixtureInto(dir: string): Promise<string> {
+  const lab = path.resolve(import.meta.dirname, "..");
+  const out = path.join(dir, "lab", "namespace", "namespace.fixture.mjs");
+  await build({
+    entryPoints: [path.join(lab, "namespace", "namespace.fixture.ts")],
+    outfile: out,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    logLevel: "error",
+  });
+  fs.copyFileSync(
+    path.join(lab, "namespace", "mount-binds"),
+    path.join(dir, "lab", "namespace", "mount-binds"),
+  );
+  fs.chmodSync(path.join(dir, "lab", "namespace", "mount-binds"), 0o755);
+  fs.cpSync(path.join(lab, "tools"), path.join(dir, "lab", "tools"), {
+    recursive: true,
+    verbatimSymlinks: true,
+  });
+  // Readable by that user whatever the umask this process runs with.
+  for (const sub of ["lab", "lab/namespace", "lab/tools", "lab/tools/bin"])
+    fs.chmodSync(path.join(dir, sub), 0o755);
+  fs.chmodSync(out, 0o644);
+  return out;
+}
+
 describe("a lab process that dies", () => {
   const fixture = path.join(import.meta.dirname, "namespace.fixture.ts");
   /** The fixture as its own Node process, `wrapper` (setpriv …) in front. */
@@ -246,20 +282,12 @@ describe("a lab process that dies", () => {
       const home = fs.mkdtempSync(path.join(os.tmpdir(), "clupilot-ns-user-"));
       const root = path.join(home, "root");
       fs.mkdirSync(root);
+      const bundle = await bundleFixtureInto(home);
       fs.chownSync(home, 65534, 65534);
       fs.chownSync(root, 65534, 65534);
       const lab = spawn(
         "setpriv",
-        [
-          "--reuid=65534",
-          "--regid=65534",
-          "--clear-groups",
-          process.execPath,
-          "--import",
-          "tsx",
-          fixture,
-          root,
-        ],
+        ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, bundle, root],
         { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, HOME: home, TMPDIR: home } },
       );
       let out = "";

@@ -153,11 +153,17 @@ describe.each([
     const result = await session.exec("sleep 0.6 & echo started");
     expect(result.stdout).toBe("started\n");
     expect(result.durationMs).toBeGreaterThanOrEqual(500);
-    // The detached start pattern returns at once.
+    // The detached start pattern returns while its job still runs: nothing holds the channel.
     const detached = await session.exec(
-      "nohup setsid sleep 0.6 > /dev/null 2>&1 < /dev/null & echo started",
+      "nohup setsid sleep 300 > /dev/null 2>&1 < /dev/null & echo $!",
     );
-    expect(detached.durationMs).toBeLessThan(400);
+    const job = Number(detached.stdout.trim());
+    try {
+      expect(job).toBeGreaterThan(1);
+      expect(isProcessAlive(job)).toBe(true);
+    } finally {
+      if (job > 1) process.kill(job, "SIGKILL");
+    }
   });
 
   it("channel close: no signal — a silent plain job lives on, a writing one dies of SIGPIPE", async () => {

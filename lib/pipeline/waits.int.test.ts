@@ -73,9 +73,8 @@ describe("waiting outside the worker's slots", () => {
     const watched = controlledWaiter();
     const e = setup(async () => pollUntil(watched.waiter, 30, "waiting for the host"));
     const runId = await e.start();
-    const before = Date.now();
+    // The waiter settles only when the test says so: a tick that waited for it would never end.
     expect(await tickRun(e.options, runId)).toMatchObject({ outcome: "poll" });
-    expect(Date.now() - before).toBeLessThan(5000);
     const [polled] = await tickJobs(runId);
     expect(polled!.runAt.getTime()).toBeGreaterThan(Date.now() + 25_000);
     await until(() => watched.started.value, "the waiter to start");
@@ -188,10 +187,9 @@ describe("waiting outside the worker's slots", () => {
     const ticking = tickRun(e.options, runId);
     await new Promise((resolve) => setTimeout(resolve, 300));
     await abortRun(testDatabase.db, { runId, actor: "operator" });
-    const started = Date.now();
     e.abortNotices.requested(runId); // what the worker's LISTEN does on the run's notification
+    // Cut short by the signal: left alone, the visit would have advanced after 30 s.
     expect(await ticking).toMatchObject({ outcome: "fail", runStatus: "failed" });
-    expect(Date.now() - started).toBeLessThan(5000);
     expect(signalFired).toBe(true);
     expect(aborts).toBe(1);
     const [row] = await testDatabase.db.select().from(runs).where(eq(runs.id, runId));

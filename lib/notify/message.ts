@@ -43,6 +43,8 @@ const KIND_TITLES: Record<string, string> = {
   "consolidate.mains_back": "Mains back after consolidation",
   "shutdown.cancelled": "Shutdown cancelled",
   "shutdown.spared": "Mains back: later stages spared",
+  "shutdown.offline": "Shutdown without the database",
+  "monitor.failed": "Power monitor cannot record",
   "shutdown.would_send": "Shutdown would be sent (dry run)",
   "shutdown.sent": "Shutdown sent",
   "shutdown.failed": "Shutdown failed",

@@ -9,6 +9,8 @@ export type PowerEventKind =
   | MonitorEventKind
   | "shutdown.cancelled"
   | "shutdown.spared"
+  | "shutdown.offline"
+  | "monitor.failed"
   | "shutdown.would_send"
   | "shutdown.sent"
   | "shutdown.failed"

@@ -336,9 +336,9 @@ describe("the cluster shutdown sequence", () => {
   it("a member that stops answering mid-sequence: the next call goes to the next member that answers; none answering is said, never read as an answer", async () => {
     const setup = await labCluster();
     const all = await loadTargets(database.db);
+    // This cluster's own targets: earlier tests' clusters have the same node names.
     const endpoint = (node: string) =>
-      all.find((t) => t.endpoint?.kind === "pve-node" && t.endpoint.nodeName === node)!
-        .endpoint as PveEndpoint;
+      all.find((t) => t.id === setup.targets[node])!.endpoint as PveEndpoint;
     const switched: string[] = [];
     const reach = await clusterApiOver(database.db, ["pve3", "pve2", "pve1"].map(endpoint), {
       timeoutMs: 2000,

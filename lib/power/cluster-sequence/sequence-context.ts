@@ -6,7 +6,7 @@ import type { PveEndpoint } from "@/lib/power/targets/load-targets";
 import { advance, fail, type Outcome, type StepContext } from "@/lib/pipeline/step";
 import { NO_PLAN } from "@/lib/power/shutdown/plan";
 import { armedNow } from "@/lib/power/shutdown/shut-down-targets";
-import { clusterApiOver, type ClusterApi } from "./cluster-api";
+import { clusterApiOver, requestLine, type ClusterApi } from "./cluster-api";
 import type { ClusterSequencePlan } from "./plan";
 
 export type Ctx = StepContext<PowerServices>;
@@ -194,9 +194,10 @@ export async function wouldDo(
     detail?: string;
   },
 ): Promise<void> {
-  const reach = await clusterApi(ctx, run.plan, cluster);
-  const line: ClusterApi["line"] = reach.api
-    ? reach.api.line.bind(reach.api)
+  // Dry-run asks nothing, not even a probe: the line names the member a run would try first.
+  const first = cluster.apiNodes.flatMap((node) => endpointOf(run.plan, cluster, node) ?? [])[0];
+  const line: ClusterApi["line"] = first
+    ? (method, path, form) => requestLine(first, method, path, form)
     : (method, path) => `${method} ${path}`;
   const request = action.requests(line).join("; ");
   ctx.log(`${cluster.name}: would ${action.label}: ${request} (dry-run: nothing sent)`);

@@ -13,6 +13,8 @@ import { joinUpsSource } from "@/lib/power/ups-source-config";
 import type { TUpsSourceConfig, UpsSource } from "@/lib/power/ups/reading";
 import { createUpsSource } from "@/lib/power/ups/source";
 import { stateOfRow } from "./monitor-state-store";
+import { OfflineShutdowns } from "./offline-shutdowns";
+import { loadStandbyPlan, type StandbyPlan } from "./standby-plan";
 import { LEASE_SECONDS, UpsLoop } from "./ups-loop";
 
 /**
@@ -37,6 +39,8 @@ export type PowerMonitor = {
   ownerId: string;
   /** The UPS ids this process watches now. */
   watching(): string[];
+  /** The plan held in memory for a shutdown without the database: its version and mode. */
+  standbyPlan(): { version: string; mode: string; loadedAt: Date } | null;
   stop(): Promise<void>;
 };
 
@@ -57,6 +61,18 @@ export async function startPowerMonitor(options: PowerMonitorOptions): Promise<P
   const watched = new Map<string, Watched>();
   let failing = false;
   let stopped = false;
+  // The plan held in memory for a shutdown without the database (./standby-plan.ts).
+  let standby: StandbyPlan | null = null;
+  const offline = new OfflineShutdowns({
+    standby: () => standby,
+    watched: () =>
+      [...watched.entries()].map(([id, w]) => ({
+        id,
+        state: w.loop.currentState,
+        confirmSeconds: w.loop.triggers.confirmSeconds,
+      })),
+    log,
+  });
 
   const release = async (upsIds: readonly string[]) => {
     if (upsIds.length === 0) return;
@@ -78,6 +94,9 @@ export async function startPowerMonitor(options: PowerMonitorOptions): Promise<P
     const settings = await readPowerSettings(db);
     const devices = await db.select().from(upsDevices);
     const stages = await stageThresholdsByUps(db);
+    standby = await loadStandbyPlan(db, standby);
+    // What was done without the database is recorded as soon as it answers (any lease).
+    if (offline.pending) offline.committed(await db.transaction((tx) => offline.flush(tx)));
 
     // Renew what we hold; whatever is no longer ours was taken over: stop watching it.
     const held = [...watched.keys()];
@@ -149,6 +168,7 @@ export async function startPowerMonitor(options: PowerMonitorOptions): Promise<P
         stateWrittenAt: row.updatedAt,
         settings: loopSettings,
         log,
+        offline,
         onEnd: (reason) => {
           if (watched.get(device.id)?.loop === loop) watched.delete(device.id);
           if (!stopped && reason !== "stopped") log(`power monitor: UPS ${device.name}: ${reason}`);
@@ -193,6 +213,10 @@ export async function startPowerMonitor(options: PowerMonitorOptions): Promise<P
   return {
     ownerId,
     watching: () => [...watched.keys()],
+    standbyPlan: () =>
+      standby
+        ? { version: standby.version, mode: standby.settings.mode, loadedAt: standby.loadedAt }
+        : null,
     async stop() {
       if (stopped) return;
       stopped = true;
@@ -200,6 +224,17 @@ export async function startPowerMonitor(options: PowerMonitorOptions): Promise<P
       await running;
       const held = [...watched.keys()];
       await Promise.all(held.map((upsId) => stopWatching(upsId)));
+      await offline.stop();
+      if (offline.pending) {
+        await db
+          .transaction((tx) => offline.flush(tx))
+          .then((ids) => offline.committed(ids))
+          .catch((error: unknown) =>
+            log(
+              `power monitor: could not record the shutdown done without the database before stopping (${safeErrorSummary(error)}); its calls were sent, its record is lost`,
+            ),
+          );
+      }
       // Handing the leases back lets another worker take over at once, not after they expire.
       await release(held).catch(() => {});
       await pool.end();

@@ -164,9 +164,18 @@ describe("a shutdown through the console's own outage", () => {
     expect(ended.status).toBe("succeeded");
     await sleep(2000); // the monitor keeps reading on battery: nothing more may start or go out
     expect(posts()).toHaveLength(1);
-    expect(await powerRuns()).toHaveLength(1);
+    // While PostgreSQL was gone the run could not act, so the monitor shut the node down from
+    // the plan in memory and recorded that as a run of its own once the database was back; the
+    // waiting run then found the node's call accepted and watched it down.
+    const all = await powerRuns();
+    expect(all).toHaveLength(2);
+    const offline = all.find((r) => r.id !== run.id)!;
+    expect(offline.context.offline).toBeDefined();
     const calls = await db.select().from(powerShutdownCalls);
-    expect(calls.map((c) => [c.runId, c.state])).toEqual([[run.id, "sent"]]);
+    expect(calls.filter((c) => c.state === "sent").map((c) => c.runId)).toEqual([offline.id]);
+    // Had the waiting run asked before the monitor's record was written, its call found the
+    // node already down (refused): recorded as failed, never as a second accepted one.
+    expect(calls.filter((c) => c.state !== "sent").every((c) => c.state === "failed")).toBe(true);
   }, 240_000);
 
   it("armed: a run the console lost (failed, not by the operator) is replaced while the trigger holds; the replacement calls the node once, and a called target is never called again", async () => {

@@ -1,6 +1,7 @@
 import { and, eq, lt, sql } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { upsMonitorState, upsReadings } from "@/lib/db/schema";
+import { isDatabaseUnreachable } from "@/lib/db/unreachable";
 import { safeErrorSummary } from "@/lib/errors";
 import { notifyLive } from "@/lib/live/notify";
 import { mainsBackAfterFirstStage } from "@/lib/power/consolidate/mains-back";
@@ -16,6 +17,7 @@ import type { Latch, UpsMonitorState } from "@/lib/power/triggers/state";
 import type { UpsReading, UpsSource } from "@/lib/power/ups/reading";
 import { historyPoint, keepInHistory, type HistoryPoint } from "./history-rule";
 import { columnsOfState, stateOfRow } from "./monitor-state-store";
+import { describeFailure, type OfflineShutdowns } from "./offline-shutdowns";
 import { startDueShutdowns, type StartedShutdown } from "./start-due-shutdowns";
 
 /** How long a lease lasts without renewal: a dead process's UPS is taken over after this. */
@@ -48,6 +50,8 @@ export type UpsLoopOptions = {
   log(line: string): void;
   /** Called once the loop has ended (stopped, or its lease was lost). */
   onEnd(reason: string): void;
+  /** The shutdowns without the database: what acts when the trigger path cannot write. */
+  offline?: Pick<OfflineShutdowns, "start" | "running" | "flush" | "committed">;
 };
 
 class LeaseLost extends Error {}
@@ -72,6 +76,8 @@ export class UpsLoop {
   private lastHistory: HistoryPoint | null = null;
   private databaseAway = false;
   private lastPruneAt = 0;
+  /** The last failure of the trigger path other than the database being away, said once. */
+  private lastFailure: string | null = null;
   private stopped = false;
   private wake: (() => void) | null = null;
   /** The monotonic time of the last reading decided by this process (null: none yet). */
@@ -90,6 +96,15 @@ export class UpsLoop {
 
   get upsId(): string {
     return this.options.ups.id;
+  }
+
+  /** The decision state as this process knows it now (also while the database is away). */
+  get currentState(): UpsMonitorState {
+    return this.state;
+  }
+
+  get triggers(): UpsLoopSettings["triggers"] {
+    return this.settings.triggers;
   }
 
   configure(settings: UpsLoopSettings): void {
@@ -176,6 +191,7 @@ export class UpsLoop {
     const keep = keepInHistory(this.lastHistory, point);
     let decision: Decision | null = null;
     let started: StartedShutdown | null = null;
+    let recorded: string[] = [];
     try {
       await db.transaction(async (tx) => {
         const [row] = await tx
@@ -213,7 +229,11 @@ export class UpsLoop {
           await recordPowerEvents(tx, await mainsBackAfterFirstStage(tx, ups, previous.stages));
         }
         await notifyLive(tx, { type: "power", upsId: ups.id, eventId: null });
-        if (decision.demandsShutdown || decision.demandsFirstStage) {
+        // What was done without the database is recorded first: the coverage below sees it.
+        recorded = (await this.options.offline?.flush(tx)) ?? [];
+        // A shutdown without the database still acting for this UPS: no second one beside it.
+        const offlineActs = this.options.offline?.running(ups.id) === true;
+        if ((decision.demandsShutdown || decision.demandsFirstStage) && !offlineActs) {
           started = await startDueShutdowns(tx, {
             id: ups.id,
             name: ups.name,
@@ -224,24 +244,33 @@ export class UpsLoop {
       });
     } catch (error) {
       if (error instanceof LeaseLost) throw error;
-      // The database is away: decide in memory, keep what it should have recorded.
+      // The trigger path could not write: decide in memory, keep what it should have recorded,
+      // and if a shutdown is due, act on the plan held in memory (./offline-shutdown.ts).
+      const unreachable = isDatabaseUnreachable(error);
       decision = this.decideOn(this.state, reading, elapsedMs);
       this.lastDecidedMono = readAt;
       this.pendingEvents = [...this.pendingEvents, ...decision.events].slice(-MAX_PENDING);
       if (keep) this.pendingHistory = [...this.pendingHistory, point].slice(-MAX_PENDING);
       if (keep) this.lastHistory = point;
       this.state = decision.state;
+      const why = describeFailure(error, unreachable);
       if (!this.databaseAway) {
         this.databaseAway = true;
         log(
           `UPS ${ups.name}: could not record its reading (${safeErrorSummary(error)}); deciding in memory and trying again every poll`,
         );
       }
+      if (!unreachable) await this.sayFailure(why);
+      if (decision.demandsShutdown && decision.state.latch) {
+        this.options.offline?.start(ups, decision.state.latch, why);
+      }
       return;
     }
     const committed = decision as Decision | null;
     if (!committed) return;
     this.lastDecidedMono = readAt;
+    this.lastFailure = null;
+    if (recorded.length > 0) this.options.offline?.committed(recorded);
     // Said once it is committed: a transaction the database dropped started nothing.
     const run = started as StartedShutdown | null;
     if (run) {
@@ -261,6 +290,30 @@ export class UpsLoop {
     this.pendingHistory = [];
     if (keep) this.lastHistory = point;
     await this.prune();
+  }
+
+  /**
+   * A failure of the trigger path that is not the database being away (a settings row that does
+   * not parse, a bug) is a critical event, never silence — written on its own, once per kind of
+   * failure, while the database answers.
+   */
+  private async sayFailure(why: string): Promise<void> {
+    if (this.lastFailure === why) return;
+    this.lastFailure = why;
+    const { ups, log } = this.options;
+    log(`UPS ${ups.name}: ${why}`);
+    await this.options.db
+      .transaction((tx) =>
+        recordPowerEvents(tx, [
+          {
+            severity: "critical",
+            kind: "monitor.failed",
+            upsId: ups.id,
+            message: `${ups.name}: ${why}: its readings are decided in memory only, and a shutdown that falls due is sent from the plan the worker holds in memory; look at the worker's log and fix the cause`,
+          },
+        ]),
+      )
+      .catch(() => {});
   }
 
   private async prune(): Promise<void> {

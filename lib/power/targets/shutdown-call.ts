@@ -1,8 +1,7 @@
 import { eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { credentials } from "@/lib/db/schema";
-import { proxmoxClientForHost } from "@/lib/host-access/proxmox-client";
-import { pveShutdownPath } from "@/lib/proxmox/client";
+import { ProxmoxClient, pveShutdownPath } from "@/lib/proxmox/client";
 import { PBS_SHUTDOWN_PATH, PbsClient } from "@/lib/proxmox/pbs-client";
 import { probeApi } from "@/lib/proxmox/pinned-https";
 import { unseal } from "@/lib/secrets/seal";
@@ -61,23 +60,62 @@ export async function sendShutdown(
   endpoint: Endpoint,
   options: { timeoutMs: number; onSecret?: (secret: string) => void },
 ): Promise<void> {
-  if (endpoint.kind === "pve-node") {
-    const client = await proxmoxClientForHost(
-      db,
-      {
-        address: endpoint.address,
-        apiPort: endpoint.apiPort,
-        nodeName: endpoint.nodeName,
-        apiCertSha256: endpoint.apiCertSha256,
-        apiTokenId: endpoint.apiTokenId,
-        apiTokenCredentialId: endpoint.apiTokenCredentialId,
-      },
-      options,
+  const secret = await tokenSecretOf(db, endpoint);
+  options.onSecret?.(secret);
+  await sendShutdownWithSecret(endpoint, secret, options);
+}
+
+/** The id of the credential that holds the target's token secret. */
+export function tokenCredentialOf(endpoint: Endpoint): string {
+  return endpoint.kind === "pve-node" ? endpoint.apiTokenCredentialId : endpoint.tokenCredentialId;
+}
+
+/** The target's token secret, unsealed. */
+export async function tokenSecretOf(
+  db: Pick<Database, "select">,
+  endpoint: Endpoint,
+): Promise<string> {
+  const [credential] = await db
+    .select({ sealed: credentials.sealed })
+    .from(credentials)
+    .where(eq(credentials.id, tokenCredentialOf(endpoint)));
+  if (!credential) {
+    throw new Error(
+      endpoint.kind === "pve-node"
+        ? "the host's API token secret is missing; retry CreateApiToken"
+        : "the PBS token's secret is missing; enter it again on the target",
     );
-    await client.shutdownNode();
+  }
+  return unseal(credential.sealed);
+}
+
+/**
+ * Sends the shutdown with a secret already at hand: the power monitor's standby plan holds them
+ * so that a shutdown needs no database (lib/power/monitor/offline-shutdown.ts).
+ */
+export async function sendShutdownWithSecret(
+  endpoint: Endpoint,
+  secret: string,
+  options: { timeoutMs: number },
+): Promise<void> {
+  if (endpoint.kind === "pve-node") {
+    await new ProxmoxClient({
+      baseUrl: baseUrlOf(endpoint),
+      node: endpoint.nodeName,
+      tokenId: endpoint.apiTokenId,
+      tokenSecret: secret,
+      certSha256: endpoint.apiCertSha256,
+      timeoutMs: options.timeoutMs,
+    }).shutdownNode();
     return;
   }
-  await (await pbsClientFor(db, endpoint, options)).shutdown();
+  await new PbsClient({
+    baseUrl: baseUrlOf(endpoint),
+    tokenId: endpoint.tokenId,
+    tokenSecret: secret,
+    certSha256: endpoint.certSha256,
+    timeoutMs: options.timeoutMs,
+  }).shutdown();
 }
 
 /** A backup server's API client with its token's secret unsealed (`onSecret` gets it to mask). */
@@ -86,13 +124,7 @@ export async function pbsClientFor(
   endpoint: PbsEndpoint,
   options: { timeoutMs: number; onSecret?: (secret: string) => void },
 ): Promise<PbsClient> {
-  const [credential] = await db
-    .select({ sealed: credentials.sealed })
-    .from(credentials)
-    .where(eq(credentials.id, endpoint.tokenCredentialId));
-  if (!credential)
-    throw new Error("the PBS token's secret is missing; enter it again on the target");
-  const secret = unseal(credential.sealed);
+  const secret = await tokenSecretOf(db, endpoint);
   options.onSecret?.(secret);
   return new PbsClient({
     baseUrl: baseUrlOf(endpoint),

@@ -11,6 +11,8 @@ export type PowerEventKind =
   | "shutdown.would_send"
   | "shutdown.sent"
   | "shutdown.failed"
+  | "shutdown.run_failed"
+  | "shutdown.aborted"
   | "target.down"
   | "target.still_up"
   | "mode.armed"

@@ -6,7 +6,7 @@ import path from "node:path";
 
 import { program } from "../namespace/enter";
 import { waitUntil } from "../processes";
-import { isRunning } from "./peer-process";
+import { isRunning, terminate } from "./peer-process";
 import { NUT_PROGRAMS, UPSD_PEER_PRIMARY } from "./upsd-peer";
 
 const UPSMON = path.join(NUT_PROGRAMS, "upsmon");
@@ -26,8 +26,10 @@ const UPSMON = path.join(NUT_PROGRAMS, "upsmon");
  *   another upsmon's PID file there names a live process: it runs in a mount namespace of its
  *   own (`unshare --mount`; as another user inside a user namespace, where it is root) with a
  *   temp folder bound over /run, so it neither sees nor leaves anything on the machine's /run.
- * - `-p` keeps it one process (no unprivileged child) and `-u root` lets it into the 0700 temp
- *   folder; `-D` puts its log on stderr, kept for the test to read.
+ * - `-p` keeps it one process (no unprivileged child; `unshare` and the shell exec it, so the
+ *   child is upsmon itself, stopped as the upsd peer's are) and `-u root` lets it into the 0700
+ *   temp folder; `-D` puts its log on stderr, kept for the test to read. SHUTDOWNCMD's script
+ *   ends by itself.
  */
 export type UpsmonPrimary = {
   /** When SHUTDOWNCMD ran (ms since the epoch, sub-millisecond), or null while it has not. */
@@ -61,22 +63,7 @@ export async function startUpsmonPrimary(options: {
   let printed = "";
 
   const stopChild = async () => {
-    const running = child;
-    if (running === null || running.pid === undefined || !isRunning(running)) return;
-    const exited = new Promise<void>((resolve) => running.once("exit", () => resolve()));
-    const signalGroup = (signal: NodeJS.Signals) => {
-      try {
-        process.kill(-running.pid!, signal);
-      } catch {
-        // nothing of the group is left
-      }
-    };
-    signalGroup("SIGTERM");
-    const timer = setTimeout(() => signalGroup("SIGKILL"), 2000);
-    await exited;
-    clearTimeout(timer);
-    // What SHUTDOWNCMD may have left in the group.
-    signalGroup("SIGKILL");
+    if (child !== null) await terminate(child);
   };
 
   try {
@@ -132,8 +119,6 @@ export async function startUpsmonPrimary(options: {
       {
         env: env as NodeJS.ProcessEnv,
         stdio: ["ignore", "pipe", "pipe"],
-        // Its own process group: stopped with whatever it started.
-        detached: true,
       },
     );
     child = started;

@@ -174,7 +174,10 @@ export class NutConnection {
     try {
       await this.request("LOGOUT", deadlineAt, () => this.closedFailure("no answer to LOGOUT"));
     } catch {
-      // The connection failed and was dropped: its login ended with it.
+      // The connection failed and was dropped: its login ended with it, which is all a logout
+      // is for. Whether the server still answers is for the next read to find out, not a
+      // reason to make it wait a backoff (it would read as an unreachable UPS mid-outage).
+      this.lastFailure = null;
     }
     socket.destroy();
     if (this.socket === socket) this.forgetSocket();

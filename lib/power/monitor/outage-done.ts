@@ -117,7 +117,8 @@ export async function outageTargets(
       .map((c) => c.targetId),
   );
 
-  // A run starts once its targets are due: none of this outage was created before it began.
+  // A run starts once its targets are due; an hour's margin for the database's clock, which
+  // stamps createdAt, against the console's, which named the outage (the keys decide anyway).
   const runRows = await db
     .select({
       status: runs.status,
@@ -127,7 +128,11 @@ export async function outageTargets(
     })
     .from(runs)
     .where(
-      and(isNull(runs.hostId), eq(runs.pipeline, POWER_SHUTDOWN), gte(runs.createdAt, earliest)),
+      and(
+        isNull(runs.hostId),
+        eq(runs.pipeline, POWER_SHUTDOWN),
+        gte(runs.createdAt, new Date(earliest.getTime() - 3_600_000)),
+      ),
     );
   const ended = new Set<string>();
   for (const { status, failedStep, failureReason, context } of runRows) {

@@ -125,9 +125,7 @@ export class LabNutServer {
     socket.on("error", () => {});
     socket.on("close", () => {
       this.sockets.delete(socket);
-      if (session.loginUps !== null) {
-        this.logins.set(session.loginUps, (this.logins.get(session.loginUps) ?? 1) - 1);
-      }
+      this.logout(session);
     });
     socket.on("data", (chunk: string) => {
       buffer += chunk;
@@ -150,6 +148,9 @@ export class LabNutServer {
         if (this.reachabilityState === "silent") continue;
         const answer = this.answer(session, words);
         if (answer === null) {
+          // As upsd (server/netuser.c): counted out before the answer, so a client that has
+          // its OK Goodbye is no longer among NUMLOGINS.
+          this.logout(session);
           socket.end("OK Goodbye\n");
           return;
         }
@@ -194,6 +195,12 @@ export class LabNutServer {
       default:
         return ["ERR UNKNOWN-COMMAND"];
     }
+  }
+
+  private logout(session: Session): void {
+    if (session.loginUps === null) return;
+    this.logins.set(session.loginUps, (this.logins.get(session.loginUps) ?? 1) - 1);
+    session.loginUps = null;
   }
 
   private login(session: Session, args: readonly string[]): string {

@@ -48,6 +48,8 @@ const KIND_TITLES: Record<string, string> = {
   "shutdown.would_send": "Shutdown would be sent (dry run)",
   "shutdown.sent": "Shutdown sent",
   "shutdown.failed": "Shutdown failed",
+  "shutdown.run_failed": "Shutdown run failed",
+  "shutdown.aborted": "Shutdown run aborted",
   "target.down": "Target is down",
   "target.still_up": "Target still up",
   "mode.armed": "Power management armed",

@@ -9,7 +9,7 @@ import type { AbortNotices } from "./abort-notices";
 import { RunContext } from "./context";
 import { inQueryScope } from "./query-scope";
 import { scheduleTick } from "./schedule";
-import type { AnyPipeline, Outcome, Step, Waiter, WorkerResources } from "./step";
+import type { AnyPipeline, Outcome, RunFailure, Step, Waiter, WorkerResources } from "./step";
 import type { WaitRegistry } from "./waits";
 import { notifyLive } from "@/lib/live/notify";
 
@@ -77,8 +77,11 @@ type Tx = Transaction;
 type Decision =
   | { kind: "advance"; detail?: string }
   | { kind: "poll"; seconds: number; phase?: string; detail?: string; watch?: Waiter }
-  | { kind: "fail"; reason: string; detail?: string }
+  | { kind: "fail"; reason: string; detail?: string; cause?: FailCause }
   | { kind: "error"; message: string; retryInSeconds: number | null };
+
+/** Who failed the run, when not the step's own fail (RunFailure, for the pipeline's onFailed). */
+type FailCause = Exclude<RunFailure["cause"], "step" | "errors">;
 
 /**
  * Executes one visit ("tick") of one run: lock the run row, visit its current step, and write
@@ -128,9 +131,11 @@ export async function tickRun(
           run.currentStep,
           startedAt,
           startedAt,
-          { kind: "fail", reason },
+          { kind: "fail", reason, cause: "engine" },
           null,
           now,
+          // Known or not, its own hook hears of the failure: the run did not end well.
+          pipeline,
         );
         return { kind: "visited", step: run.currentStep, outcome: "fail", runStatus: "failed" };
       }
@@ -178,7 +183,11 @@ export async function tickRun(
         if (abortedBy !== null) {
           decision = await abortStep(step, ctx, abortedBy);
         } else if (activeSeconds > step.maxDuration()) {
-          decision = { kind: "fail", reason: exceededReason(step, activeSeconds, pausedSeconds) };
+          decision = {
+            kind: "fail",
+            reason: exceededReason(step, activeSeconds, pausedSeconds),
+            cause: "deadline",
+          };
         } else {
           // The operator's abort, heard while the visit runs, cuts it short (its commands stop
           // with ctx.signal) and the step's abort runs in this tick, not after the visit.
@@ -333,6 +342,7 @@ async function visitWithDeadline(
       return {
         kind: "fail",
         reason: exceededReason(step, activeSeconds + remainingSeconds, pausedSeconds),
+        cause: "deadline",
       };
     }
     return validOutcome(step, result);
@@ -371,13 +381,16 @@ async function abortStep(
   ctx: Parameters<Step<unknown>["visit"]>[0],
   by: string,
 ): Promise<Decision> {
-  if (!step.abort) return { kind: "fail", reason: ABORT_REASON, detail: `requested by ${by}` };
+  if (!step.abort) {
+    return { kind: "fail", reason: ABORT_REASON, detail: `requested by ${by}`, cause: "aborted" };
+  }
   try {
     await inQueryScope("step", () => step.abort!(ctx));
     return {
       kind: "fail",
       reason: ABORT_REASON,
       detail: `requested by ${by}; ${step.name} cleaned up`,
+      cause: "aborted",
     };
   } catch (error) {
     ctx.log(`${step.name} clean-up after abort failed: ${errorMessage(error)}`);
@@ -385,6 +398,7 @@ async function abortStep(
       kind: "fail",
       reason: ABORT_REASON,
       detail: `requested by ${by}; clean-up failed: ${errorMessage(error)}`,
+      cause: "aborted",
     };
   }
 }
@@ -500,8 +514,50 @@ async function persist(
   if (next.set.status && next.set.status !== "running") {
     await tx.delete(runAbortRequests).where(eq(runAbortRequests.runId, run.id));
   }
+  if (next.set.status === "failed" && pipeline?.onFailed) {
+    // Only a fail or an error with no attempts left ends a run failed.
+    const failure: RunFailure = {
+      step: stepName,
+      reason: next.set.failureReason!,
+      cause: decision.kind === "fail" ? (decision.cause ?? "step") : "errors",
+    };
+    await reportFailure(tx, pipeline, run, failure, context, finishedAt);
+  }
   await notifyLive(tx, { type: "run", runId: run.id, hostId: run.hostId });
   return carriesOn;
+}
+
+/**
+ * The pipeline's onFailed, in a savepoint of the tick's transaction: its event commits with the
+ * failure, and its error costs the report, never the failure itself (a run that could not be
+ * failed would be visited again and again).
+ */
+async function reportFailure(
+  tx: Tx,
+  pipeline: AnyPipeline,
+  run: RunRow,
+  failure: RunFailure,
+  context: RunContext | null,
+  at: Date,
+): Promise<void> {
+  const failed = {
+    id: run.id,
+    pipeline: run.pipeline,
+    hostId: run.hostId,
+    context: context?.toJSON() ?? run.context,
+  };
+  try {
+    await tx.transaction((savepoint) => pipeline.onFailed!(savepoint, failed, failure));
+  } catch (error) {
+    await appendRunLog(tx, run.id, [
+      {
+        step: failure.step,
+        kind: "run",
+        text: `⚠ ${run.pipeline} could not report this failure: ${errorMessage(error)}`,
+        at,
+      },
+    ]);
+  }
 }
 
 /** What the run log says about this visit's outcome: errors and the run's end, nothing else. */

@@ -135,6 +135,40 @@ export type Pipeline<Services> = {
     db: import("@/lib/db/client").Database,
     resources: WorkerResources,
   ): { services: Services; dispose(): Promise<void> };
+  /**
+   * Called once when a run of this pipeline ends failed, whatever ended it (RunFailure), in the
+   * transaction that records the failure: what it writes (an event that notifies) commits with
+   * the failure or not at all. Its own error does not keep the run from failing: what it wrote
+   * is rolled back (a savepoint) and the run's log says it could not report.
+   */
+  onFailed?(
+    tx: import("@/lib/db/client").Transaction,
+    run: FailedRun,
+    failure: RunFailure,
+  ): Promise<void>;
+};
+
+/** The run that failed, as the visit left it. */
+export type FailedRun = {
+  id: string;
+  pipeline: string;
+  hostId: string | null;
+  /** The context with what the last visit wrote (a thrown visit wrote nothing). */
+  context: Record<string, unknown>;
+};
+
+/** How a run ended failed. */
+export type RunFailure = {
+  /** The step it failed at. */
+  step: string;
+  /** The run's failure reason as recorded (ABORT_REASON for an operator's abort). */
+  reason: string;
+  /**
+   * `step`: the step's own fail; `errors`: its visits threw until the attempts were used up;
+   * `deadline`: it outlived its maxDuration; `aborted`: the operator's abort; `engine`: the
+   * engine could not go on (a step this version of the console does not know).
+   */
+  cause: "step" | "errors" | "deadline" | "aborted" | "engine";
 };
 
 /** What the services of one tick know about it. */

@@ -14,6 +14,8 @@ export type PowerEventKind =
   | "shutdown.would_send"
   | "shutdown.sent"
   | "shutdown.failed"
+  | "shutdown.run_failed"
+  | "shutdown.aborted"
   | "target.down"
   | "target.still_up"
   | "mode.armed"

@@ -6,6 +6,7 @@ import { safeErrorSummary } from "@/lib/errors";
 import { notifyLive } from "@/lib/live/notify";
 import { mainsBackAfterFirstStage } from "@/lib/power/consolidate/mains-back";
 import { recordPowerEvents } from "@/lib/power/events";
+import { readPowerSettings } from "@/lib/power/power-settings-store";
 import type { TriggerSettings } from "@/lib/power/settings";
 import {
   decide,
@@ -18,6 +19,7 @@ import type { UpsReading, UpsSource } from "@/lib/power/ups/reading";
 import { historyPoint, keepInHistory, type HistoryPoint } from "./history-rule";
 import { columnsOfState, stateOfRow } from "./monitor-state-store";
 import { describeFailure, type OfflineShutdowns } from "./offline-shutdowns";
+import { doneWithOutage, outageTargets, type OutageTarget } from "./outage-done";
 import { startDueShutdowns, type StartedShutdown } from "./start-due-shutdowns";
 
 /** How long a lease lasts without renewal: a dead process's UPS is taken over after this. */
@@ -27,6 +29,12 @@ const HISTORY_DAYS = 7;
 const PRUNE_EVERY_MS = 3_600_000;
 /** While the database is away: at most this many readings and events wait in memory. */
 const MAX_PENDING = 3600;
+/**
+ * While the trigger is latched and the console still logged in to the UPS's NUT server, how
+ * often it asks its records whether the outage is done (./outage-done.ts): a NUT primary
+ * waits for it meanwhile, so not much longer than the check itself takes, nor every poll.
+ */
+const OUTAGE_LOOK_EVERY_MS = 2000;
 
 export type UpsLoopSettings = {
   triggers: TriggerSettings;
@@ -82,6 +90,10 @@ export class UpsLoop {
   private wake: (() => void) | null = null;
   /** The monotonic time of the last reading decided by this process (null: none yet). */
   private lastDecidedMono: number | null = null;
+  /** The outage (its latch's time) the console logged out of the UPS's server for; null: none. */
+  private loggedOutOf: number | null = null;
+  /** The monotonic time the records of the outage were last looked at (null: not yet). */
+  private outageLookedAt: number | null = null;
   private readonly monotonicMs: () => number;
   readonly done: Promise<void>;
 
@@ -135,6 +147,7 @@ export class UpsLoop {
           }
           throw error;
         }
+        await this.keepLogin();
         await this.sleep(this.settings.pollIntervalMs - (this.monotonicMs() - started));
       }
     } catch (error) {
@@ -314,6 +327,52 @@ export class UpsLoop {
         ]),
       )
       .catch(() => {});
+  }
+
+  /**
+   * NUT (a source with `setNeeded`): logged in to the UPS's server as a secondary while the
+   * console still has something to shut down on it, logged out once every target this UPS's
+   * outage made due is seen down or past its deadline (./outage-done.ts) — as a secondary upsmon
+   * does once its shutdown began — so the UPS's primary upsmon waits for the console exactly as
+   * long as it needs; logged in again once that outage is over: its latch released, or a new
+   * outage latched. In dry-run nothing is shut down and the console never logs out.
+   */
+  private async keepLogin(): Promise<void> {
+    const { db, source, ups, log } = this.options;
+    if (!source.setNeeded) return;
+    const latch = this.state.latch;
+    const outage = latch?.at.getTime() ?? null;
+    if (this.loggedOutOf !== null) {
+      if (outage === this.loggedOutOf) return;
+      await source.setNeeded(true);
+      this.loggedOutOf = null;
+      log(
+        `UPS ${ups.name}: logged in to its NUT server again: ${outage === null ? "the outage is over" : "a new outage latched"}`,
+      );
+    }
+    // A dormant latch (mains back) demands nothing: nothing to be done with, and no primary
+    // shutting down. While the database is away the records cannot be asked: logged in.
+    if (latch === null || latch.dormant || this.databaseAway) return;
+    const now = this.monotonicMs();
+    if (this.outageLookedAt !== null && now - this.outageLookedAt < OUTAGE_LOOK_EVERY_MS) return;
+    this.outageLookedAt = now;
+    let targets: OutageTarget[];
+    try {
+      const { mode } = await readPowerSettings(db);
+      targets = await outageTargets(db, { id: ups.id, latch });
+      if (!doneWithOutage(mode, targets)) return;
+    } catch (error) {
+      log(
+        `UPS ${ups.name}: could not ask whether its outage is done (${safeErrorSummary(error)}); still logged in to its NUT server, asking again`,
+      );
+      return;
+    }
+    await source.setNeeded(false);
+    this.loggedOutOf = outage;
+    const what = targets.map((t) => `${t.name} ${t.seenDown ? "down" : "past its deadline"}`);
+    log(
+      `UPS ${ups.name}: logged out of its NUT server: the outage latched at ${latch.at.toISOString()} is done here (${what.length > 0 ? what.join(", ") : "no target on this UPS"}); its primary upsmon no longer waits for the console`,
+    );
   }
 
   private async prune(): Promise<void> {

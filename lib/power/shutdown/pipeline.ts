@@ -6,6 +6,7 @@ import { stopClusterGuests } from "@/lib/power/cluster-sequence/stop-cluster-gue
 import { checkConsolidationStep } from "@/lib/power/consolidate/check-consolidation";
 import { migrateGuests } from "@/lib/power/consolidate/migrate-guests";
 import { planShutdown } from "./plan-shutdown";
+import { reportFailedRun } from "./run-failed";
 import { createPowerServices, type PowerServices } from "./services";
 import { shutDownTargets } from "./shut-down-targets";
 import { verifyTargetsDown } from "./verify-targets-down";
@@ -36,4 +37,6 @@ export const powerShutdownPipeline = definePipeline<PowerServices>({
     verifyTargetsDown,
   ],
   services: createPowerServices,
+  // A run that ends without success notifies, whatever ended it (./run-failed.ts).
+  onFailed: reportFailedRun,
 });

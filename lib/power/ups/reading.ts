@@ -51,6 +51,15 @@ export interface UpsSource {
   read(): Promise<UpsReading>;
   /** Closes the connection; a later `read` may reopen it. */
   close(): Promise<void>;
+  /**
+   * Whether the console still has something to shut down on this UPS's power (at first: yes).
+   * NUT: while it has, the console is logged in to upsd as a secondary, and the UPS's primary
+   * upsmon waits for it (up to its HOSTSYNC) before it shuts its own machine down and the UPS
+   * off; once it has not, the console logs out — as a secondary upsmon does once its shutdown
+   * began — and reads on without logging in. Never rejects. Absent: the protocol has no such
+   * thing (SNMP).
+   */
+  setNeeded?(needed: boolean): Promise<void>;
 }
 
 const NO_CONTROL_CHARACTERS = /^[^\x00-\x1f\x7f]*$/;

@@ -51,6 +51,8 @@ export const DEFAULT_RECONNECT_BACKOFF = { initialMs: 250, maxMs: 5000 };
 const MAX_LINE_LENGTH = 64 * 1024;
 const MAX_LIST_LINES = 10_000;
 const CLOSE_GRACE_MS = 1000;
+/** How long a LOGOUT may wait for upsd's answer before the connection is cut instead. */
+const LOGOUT_DEADLINE_MS = 2000;
 const UPS_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /**
@@ -65,13 +67,21 @@ const UPS_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
  * `upsmon secondary` or `primary` in upsd.users), so a wrong password is seen at once instead of
  * reading anonymously; the UPS's primary upsmon then counts the console among the systems it
  * waits for before cutting the power. upsd allows one LOGIN per connection.
+ *
+ * Once the console no longer needs a UPS (every target it protects on it is down, `logout`), it
+ * logs out as a secondary upsmon does once it shuts down — LOGOUT ends the connection, upsd has
+ * no other way to undo a LOGIN — and reads on over a connection that does not LOGIN for that UPS,
+ * until `loginAgain`: the primary then waits exactly as long as the console needs.
  */
 export class NutConnection {
   /** `upsd at <host>:<port>`, the start of every failure message. */
   readonly where: string;
   private socket: net.Socket | null = null;
   private reader: NutLineReader | null = null;
-  private loggedIn = false;
+  /** The UPS this connection sent LOGIN for (one per connection), or null. */
+  private loggedInAs: string | null = null;
+  /** UPSes the console logged out of: read without LOGIN until `loginAgain`. */
+  private readonly loggedOut = new Set<string>();
   private tail: Promise<unknown> = Promise.resolve();
   private lastFailure: { error: NutFailure; retryAt: number } | null = null;
   private readonly backoff: { initialMs: number; maxMs: number };
@@ -136,6 +146,41 @@ export class NutConnection {
     }
     this.succeeded();
     return vars;
+  }
+
+  /**
+   * Ends the console's LOGIN for this UPS, after the request in flight: says LOGOUT (upsd counts
+   * the login out before it answers `OK Goodbye`, server/netuser.c) and closes the connection —
+   * or just closes it when upsd does not answer, which ends the login as well. Later requests
+   * reconnect and read the UPS without LOGIN. Resolves once the login has ended; never rejects.
+   */
+  async logout(ups: string): Promise<void> {
+    this.loggedOut.add(ups);
+    // Not behind the requests' deadlines: however late, the login must end.
+    const run = this.tail.then(() => this.endLogin(ups));
+    this.tail = run.catch(() => {});
+    await run.catch(() => {});
+  }
+
+  /** The console needs the UPS again: the next request for it logs in (if none other did). */
+  loginAgain(ups: string): void {
+    this.loggedOut.delete(ups);
+  }
+
+  private async endLogin(ups: string): Promise<void> {
+    const socket = this.socket;
+    if (this.loggedInAs !== ups || socket === null) return;
+    const deadlineAt = performance.now() + LOGOUT_DEADLINE_MS;
+    try {
+      await this.request("LOGOUT", deadlineAt, () => this.closedFailure("no answer to LOGOUT"));
+    } catch {
+      // The connection failed and was dropped: its login ended with it, which is all a logout
+      // is for. Whether the server still answers is for the next read to find out, not a
+      // reason to make it wait a backoff (it would read as an unreachable UPS mid-outage).
+      this.lastFailure = null;
+    }
+    socket.destroy();
+    if (this.socket === socket) this.forgetSocket();
   }
 
   /** Says LOGOUT and closes the socket, after the request in flight. A later request reconnects. */
@@ -208,11 +253,11 @@ export class NutConnection {
         await this.expectOk(`PASSWORD ${quoteNutWord(credentials.password)}`, deadlineAt, timeout);
       }
     }
-    if (credentials === undefined || this.loggedIn) return;
+    if (credentials === undefined || this.loggedInAs !== null || this.loggedOut.has(ups)) return;
     const answer = await this.request(`LOGIN ${ups}`, deadlineAt, timeout);
     const code = nutErrorCode(safeWords(answer));
     if (answer === "OK" || code === "ALREADY-LOGGED-IN") {
-      this.loggedIn = true;
+      this.loggedInAs = ups;
       return;
     }
     if (code === "ACCESS-DENIED") throw this.drop(this.accessDenied("LOGIN"));
@@ -271,7 +316,7 @@ export class NutConnection {
     }
     socket.setNoDelay(true);
     this.socket = socket;
-    this.loggedIn = false;
+    this.loggedInAs = null;
     this.reader = new NutLineReader(socket, { maxLineLength: MAX_LINE_LENGTH }, () => {
       // An idle connection upsd closed (it drops clients silent for a while): the next
       // request reconnects.
@@ -389,7 +434,7 @@ export class NutConnection {
   private forgetSocket(): void {
     this.socket = null;
     this.reader = null;
-    this.loggedIn = false;
+    this.loggedInAs = null;
   }
 }
 

@@ -8,6 +8,7 @@ import {
   type NutTestPeer,
   type NutTestPower,
 } from "@/lab/ups/nut-peers";
+import { nutExchange } from "@/lab/ups/nut-exchange";
 import { startUpsdPeer, UPSD_PEER_USER } from "@/lab/ups/upsd-peer";
 import { waitUntil } from "@/lab/processes";
 
@@ -231,6 +232,26 @@ describe.each([
     } finally {
       await unknown.close();
     }
+  });
+
+  it("logs out once the UPS is no longer needed, reads on without logging in, and logs in again when needed", async () => {
+    const logins = async () => {
+      const [answer] = await nutExchange(peer.port, [`GET NUMLOGINS ${peer.upsName}`]);
+      return answer?.[0];
+    };
+    // Logged in: the UPS's primary upsmon counts the console among the systems it waits for.
+    await readUntil("a reading", (r) => r.kind === "reading");
+    expect(await logins()).toBe(`NUMLOGINS ${peer.upsName} 1`);
+    await source.setNeeded(false);
+    // Counted out as soon as the logout returns: the primary may go on from here.
+    expect(await logins()).toBe(`NUMLOGINS ${peer.upsName} 0`);
+    await peer.power(ON_BATTERY);
+    await readUntil("on battery", (r) => r.kind === "reading" && r.onBattery);
+    expect(await logins()).toBe(`NUMLOGINS ${peer.upsName} 0`);
+    // Needed again (a new outage): the next read logs in again.
+    await source.setNeeded(true);
+    expect(await source.read()).toMatchObject({ kind: "reading", onBattery: true });
+    expect(await logins()).toBe(`NUMLOGINS ${peer.upsName} 1`);
   });
 
   it("reads anonymously when no user is configured", async () => {

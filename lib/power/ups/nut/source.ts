@@ -15,6 +15,8 @@ export type NutUpsSourceOptions = {
 /** One UPS on a NUT server (upsd): one `LIST VAR <ups>` per read on the server's connection. */
 export class NutUpsSource implements UpsSource {
   private lease: NutConnectionLease | null = null;
+  /** The console still needs this UPS (setNeeded): logged in while it does. */
+  private needed = true;
   private readonly pool: NutConnectionPool;
   private readonly deadlineMs: number;
 
@@ -36,11 +38,15 @@ export class NutUpsSource implements UpsSource {
         reason: `NUT source ${upsName}@${this.config.host}: give both a user name and a password, or neither`,
       };
     }
-    this.lease ??= this.pool.acquire({
-      host: this.config.host,
-      port: this.config.port,
-      ...(hasUser ? { credentials: { username: username!, password: password! } } : {}),
-    });
+    if (this.lease === null) {
+      this.lease = this.pool.acquire({
+        host: this.config.host,
+        port: this.config.port,
+        ...(hasUser ? { credentials: { username: username!, password: password! } } : {}),
+      });
+      // A connection opened after the console logged out (a reopened lease) stays logged out.
+      if (!this.needed) await this.lease.connection.logout(upsName);
+    }
     const connection = this.lease.connection;
     try {
       const vars = await connection.listVar(upsName, this.deadlineMs);
@@ -53,6 +59,14 @@ export class NutUpsSource implements UpsSource {
           : `${connection.where} for UPS ${upsName}: ${error instanceof Error ? error.message : String(error)}`;
       return { kind: "unreliable", at: new Date(), reason };
     }
+  }
+
+  async setNeeded(needed: boolean): Promise<void> {
+    this.needed = needed;
+    const connection = this.lease?.connection;
+    if (connection === undefined) return; // not read yet: the first read logs in, or not
+    if (needed) connection.loginAgain(this.config.upsName);
+    else await connection.logout(this.config.upsName);
   }
 
   async close(): Promise<void> {

@@ -17,7 +17,8 @@ import { powerKeys } from "./power-keys";
 import styles from "./power.module.css";
 
 const POLICY_LABEL: Record<ClusterPolicy, string> = {
-  cluster: "Cluster as one unit",
+  cluster: "Cluster: only what lost power",
+  "whole-cluster": "Whole cluster, always",
   "per-host": "Per host",
   consolidate: "Consolidate",
 };

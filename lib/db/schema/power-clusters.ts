@@ -11,6 +11,7 @@ import { hosts } from "./hosts";
  */
 export const powerClusterPolicy = pgEnum("power_cluster_policy", [
   "cluster",
+  "whole-cluster",
   "per-host",
   "consolidate",
 ]);

@@ -359,6 +359,41 @@ describe("the cluster shutdown sequence", () => {
     expect(switched).toEqual(["pve3→pve2"]);
   }, 120_000);
 
+  it("a partial outage (the UPS feeds pve1 only): pve1's guests stopped, noout alone, pve1 off — HA stays armed and pve2, pve3 keep their guests", async () => {
+    const setup = await labCluster();
+    const { db } = database;
+    await setMode("armed");
+    try {
+      await persistReading(db, setup.upsId, true);
+      const runId = await db.transaction((tx) =>
+        startShutdownRun(tx, shutdownInput(setup.upsId, [setup.targets.pve1!])),
+      );
+      const run = await settled(db, runId, 120_000);
+      expect(run.status, run.failureReason ?? "").toBe("succeeded");
+      const { model } = setup.lab;
+      expect(model.nodes.map((n) => [n.name, n.online])).toEqual([
+        ["pve1", false],
+        ["pve2", true],
+        ["pve3", true],
+      ]);
+      // HA was never disarmed: the nodes that keep power keep its protection.
+      expect(model.armedState).toBe("armed");
+      expect(changes(setup.lab).some((r) => r.path.endsWith("/disarm-ha"))).toBe(false);
+      expect([...model.ceph!.flags]).toEqual(["noout"]);
+      for (const guest of model.guests.values()) {
+        if (guest.vmid === CONSOLE_GUEST.vmid) continue;
+        expect([guest.vmid, guest.status]).toEqual([
+          guest.vmid,
+          guest.node === "pve1" ? "stopped" : "running",
+        ]);
+      }
+      const log = (await readLogTail(db, runId, 500)).map((l) => l.text).join("\n");
+      expect(log).toMatch(/partial outage: only pve1 lost power; pve2, pve3 keep running/);
+    } finally {
+      await setMode("dry-run");
+    }
+  }, 120_000);
+
   it("Proxmox VE 8.4: says plainly that HA protection is not available, stops each guest itself (bounded), and the nodes go down", async () => {
     const setup = await labCluster({ pveVersion: "8.4" });
     await setMode("armed");

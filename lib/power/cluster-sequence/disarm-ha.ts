@@ -47,7 +47,9 @@ export const disarmHa: Step<PowerServices> = {
   async visit(ctx) {
     const ready = await clusterStepRun<HaState>(ctx, {
       stateKey: "cluster:ha",
-      none: "no cluster in this run",
+      none: "no cluster in this run whose HA is disarmed",
+      // A partial outage leaves HA armed: the nodes that keep power keep its protection.
+      select: (run) => run.prepared.filter((c) => !c.partial),
     });
     if (ready.outcome) return ready.outcome;
     const { run, state, armed, items: clusters } = ready;

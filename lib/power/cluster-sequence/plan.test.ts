@@ -77,7 +77,11 @@ describe("the cluster sequence plan", () => {
   });
 
   it("budgets every step one after another; Ceph only when hyper-converged", () => {
-    const ceph = planClusterSequence(group(), due("pve1", "pve2"), settings);
+    const ceph = planClusterSequence(
+      group({ policy: "whole-cluster" }),
+      due("pve1", "pve2"),
+      settings,
+    );
     expect(ceph.steps.map((s) => s.step)).toEqual([
       "DisarmHa",
       "StopClusterGuests",
@@ -91,16 +95,54 @@ describe("the cluster sequence plan", () => {
         2 * (10 + CEPH_FLAGS_WAIT_SECONDS) +
         2 * (10 + 180),
     );
-    const plain = planClusterSequence(group({ hyperConverged: false }), due("pve1"), settings);
+    const plain = planClusterSequence(
+      group({ hyperConverged: false, policy: "whole-cluster" }),
+      due("pve1"),
+      settings,
+    );
     expect(plain.steps.map((s) => s.step)).not.toContain("SetCephFlags");
   });
 
-  it("says which nodes stay up", () => {
-    const plan = planClusterSequence(group(), due("pve1", "pve2"), settings);
+  it("whole cluster, always: says which nodes stay up while every guest is stopped", () => {
+    const plan = planClusterSequence(
+      group({ policy: "whole-cluster" }),
+      due("pve1", "pve2"),
+      settings,
+    );
     expect(plan.warnings).toEqual([
       "pve3, pve4 are not shut down by this UPS (not a protected target due now): they keep running, their guests stopped with the rest",
     ]);
     expect(plan.consolidate).toBeNull();
+    expect(plan.partial).toBeNull();
+  });
+
+  describe("a partial outage (policy cluster, some nodes keep power)", () => {
+    it("takes down only the nodes that lost power: their guests, noout, those nodes — HA is not disarmed", () => {
+      const plan = planClusterSequence(group(), due("pve1", "pve2"), settings);
+      expect(plan.partial).toEqual({ staying: ["pve3", "pve4"] });
+      expect(plan.steps.map((s) => s.step)).toEqual([
+        "StopClusterGuests",
+        "SetCephFlags",
+        "ShutDownClusterNodes",
+      ]);
+      expect(plan.nodes.map((n) => n.name)).toEqual(["pve2", "pve1"]);
+      expect(plan.warnings[0]).toMatch(
+        /^partial outage: only pve2, pve1 lost power; pve3, pve4 keep running — HA stays armed/,
+      );
+      expect(plan.budgetSeconds).toBe(
+        10 + 120 + FORCE_STOP_SECONDS + 10 + 2 * (10 + CEPH_FLAGS_WAIT_SECONDS) + 2 * (10 + 180),
+      );
+    });
+
+    it("a node last seen offline does not count as staying; every node due is the whole cluster", () => {
+      const offline = group({
+        nodes: [{ ...node("pve3", true), online: false }, node("pve1", true), node("pve2")],
+      });
+      expect(planClusterSequence(offline, due("pve1", "pve2"), settings).partial).toBeNull();
+      expect(
+        planClusterSequence(group(), due("pve1", "pve2", "pve3", "pve4"), settings).partial,
+      ).toBeNull();
+    });
   });
 
   describe("a consolidating cluster", () => {

@@ -89,6 +89,13 @@ export type ClusterSequencePlan = {
   warnings: string[];
   /** Policy consolidate: the stage this run does; null for the other policies. */
   consolidate: ConsolidateStage | null;
+  /**
+   * A partial outage (policy `cluster`, some nodes still have power): only the due nodes go
+   * down — their guests stopped (HA-managed ones through HA), Ceph `noout` for the duration,
+   * those nodes powered off — while the nodes named here keep running with HA armed. Null: the
+   * whole cluster goes down as one unit.
+   */
+  partial: { staying: string[] } | null;
 };
 
 /** What the planner knows of a consolidating cluster beyond its group (from the run and the DB). */
@@ -163,6 +170,12 @@ export function planClusterSequence(
   const left = group.nodes.filter(
     (n) => !(n.targetId && due.has(n.targetId)) && !downAtFirst.includes(n.name),
   );
+  // Nodes that keep power (or that the console does not protect) and were last seen online:
+  // under policy `cluster` only the nodes that lost power go down, and nothing cluster-wide.
+  const staying = left.filter((n) => n.online !== false).map((n) => n.name);
+  if (group.policy === "cluster" && staying.length > 0 && nodes.length > 0) {
+    return planPartialOutage(group, nodes, staying, settings, consoleGuest, warnings);
+  }
   if (left.length > 0) {
     warnings.push(
       `${left.map((n) => n.name).join(", ")} ${left.length === 1 ? "is" : "are"} not shut down by this UPS (not a protected target due now): ${left.length === 1 ? "it keeps" : "they keep"} running, ${left.length === 1 ? "its" : "their"} guests stopped with the rest`,
@@ -218,6 +231,73 @@ export function planClusterSequence(
       group.policy === "consolidate"
         ? stageOf(group, "final", consolidate ?? null, null, downAtFirst)
         : null,
+    partial: null,
+  };
+}
+
+/** The Ceph flags a partial outage sets: only noout (the others would stall the nodes that stay). */
+export const PARTIAL_OUTAGE_CEPH_FLAGS = ["noout"] as const;
+
+/**
+ * A partial outage of a cluster under policy `cluster`: the UPS (or UPSes) that ran dry feed
+ * only some of its nodes. Disarming HA and stopping every guest of the whole cluster would take
+ * down what still has power; instead only the nodes that lost power go down: their guests
+ * stopped (an HA-managed guest's shutdown goes through HA, which stops it instead of moving it
+ * onto a node that may not hold it), `noout` so Ceph does not rebalance while they are away,
+ * then those nodes one after another. The rest keeps running with HA armed. The cluster-wide
+ * calls go to a node that stays first (it answers longest).
+ */
+function planPartialOutage(
+  group: ClusterGroup,
+  nodes: ClusterNodeStep[],
+  staying: string[],
+  settings: Pick<
+    ShutdownSettings,
+    "callTimeoutSeconds" | "targetDownSeconds" | "guestTimeoutSeconds" | "guestParallelism"
+  >,
+  consoleGuest: { node: string; vmid: number } | null,
+  warnings: string[],
+): ClusterSequencePlan {
+  const call = settings.callTimeoutSeconds;
+  const leaving = nodes.map((n) => n.name).join(", ");
+  const steps = [
+    {
+      step: "StopClusterGuests",
+      seconds: call + settings.guestTimeoutSeconds + FORCE_STOP_SECONDS + call,
+      what: `stop the guests of ${leaving}${consoleGuest ? ` but ${consoleGuest.vmid} (the console's)` : ""}, ${settings.guestParallelism} at once, ${settings.guestTimeoutSeconds} s each, then force-stop (HA-managed guests stop through HA); HA stays armed for ${staying.join(", ")}`,
+    },
+    ...(group.hyperConverged
+      ? [
+          {
+            step: "SetCephFlags",
+            seconds: 2 * (call + CEPH_FLAGS_WAIT_SECONDS),
+            what: "set noout (only: the nodes that stay keep Ceph working), read back",
+          },
+        ]
+      : []),
+    {
+      step: "ShutDownClusterNodes",
+      seconds: nodes.length * (call + settings.targetDownSeconds),
+      what: `shut down ${leaving} one after another, each until it stops answering (up to ${settings.targetDownSeconds} s); ${staying.join(", ")} keep running`,
+    },
+  ];
+  return {
+    clusterId: group.id,
+    name: group.label,
+    hyperConverged: group.hyperConverged,
+    apiNodes: [...nodes].reverse().map((n) => n.name),
+    nodes,
+    consoleGuest,
+    guestTimeoutSeconds: settings.guestTimeoutSeconds,
+    guestParallelism: settings.guestParallelism,
+    steps,
+    budgetSeconds: steps.reduce((sum, s) => sum + s.seconds, 0),
+    warnings: [
+      `partial outage: only ${leaving} lost power; ${staying.join(", ")} keep running — HA stays armed, only the guests of ${leaving} are stopped, Ceph gets noout for the duration (policy "whole cluster, always" takes every node down as one unit instead)`,
+      ...warnings,
+    ],
+    consolidate: null,
+    partial: { staying },
   };
 }
 
@@ -333,5 +413,6 @@ function planFirstStage(
         : ["consolidation was never checked before: the first stage checks now"]),
     ],
     consolidate: stageOf(group, "first", input, fired, []),
+    partial: null,
   };
 }

@@ -3,7 +3,12 @@ import { advance, poll, type Step } from "@/lib/pipeline/step";
 import { CLUSTER_LANE, finishAction, startAction } from "@/lib/power/actions/record-action";
 import type { PowerServices } from "@/lib/power/shutdown/services";
 import { paths, SHUTDOWN_CEPH_FLAGS, type ClusterApi } from "./cluster-api";
-import { CEPH_FLAGS_WAIT_SECONDS, READ_BACK_POLL_MS, type ClusterSequencePlan } from "./plan";
+import {
+  CEPH_FLAGS_WAIT_SECONDS,
+  PARTIAL_OUTAGE_CEPH_FLAGS,
+  READ_BACK_POLL_MS,
+  type ClusterSequencePlan,
+} from "./plan";
 import {
   clusterApi,
   clusterStepRun,
@@ -30,7 +35,8 @@ type CephState = Record<
  * Third step, hyper-converged clusters only: `noout`, `nobackfill`, `norecover`, `norebalance`
  * with `PUT /cluster/ceph/flags`, read back; a flag the bulk call did not set is put on its own
  * (`PUT /cluster/ceph/flags/{flag}`) and read back again. Still not set: the run says which and
- * goes on with the nodes — the battery decides, not the flags.
+ * goes on with the nodes — the battery decides, not the flags. A partial outage sets `noout`
+ * alone: the nodes that keep power keep Ceph serving, and must not be held back from recovering.
  */
 export const setCephFlags: Step<PowerServices> = {
   name: "SetCephFlags",
@@ -52,7 +58,7 @@ export const setCephFlags: Step<PowerServices> = {
           await wouldDo(ctx, run, cluster, {
             label: "set Ceph flags",
             requests: (line) => [
-              line("PUT", paths.cephFlags, flagForm(true)),
+              line("PUT", paths.cephFlags, flagForm(flagsOf(cluster))),
               `${line("GET", paths.cephFlags)} to read back`,
             ],
           });
@@ -86,14 +92,19 @@ export const setCephFlags: Step<PowerServices> = {
   },
 };
 
-function flagForm(value: boolean): Record<string, string> {
-  return Object.fromEntries(SHUTDOWN_CEPH_FLAGS.map((f) => [f, value ? "1" : "0"]));
+/** The flags this cluster's sequence sets: all four, or noout alone for a partial outage. */
+function flagsOf(cluster: ClusterSequencePlan): readonly string[] {
+  return cluster.partial ? PARTIAL_OUTAGE_CEPH_FLAGS : SHUTDOWN_CEPH_FLAGS;
 }
 
-async function missingFlags(api: ClusterApi): Promise<string[] | string> {
+function flagForm(flags: readonly string[]): Record<string, string> {
+  return Object.fromEntries(flags.map((f) => [f, "1"]));
+}
+
+async function missingFlags(api: ClusterApi, flags: readonly string[]): Promise<string[] | string> {
   try {
     const set = await api.cephFlags();
-    return SHUTDOWN_CEPH_FLAGS.filter((f) => !set.has(f));
+    return flags.filter((f) => !set.has(f));
   } catch (error) {
     return `the flags could not be read back: ${errorMessage(error)}`;
   }
@@ -114,7 +125,7 @@ async function visitCluster(
   }
   const { api } = reach;
   if (!entry.phase) {
-    const request = api.line("PUT", paths.cephFlags, flagForm(true));
+    const request = api.line("PUT", paths.cephFlags, flagForm(flagsOf(cluster)));
     const action = await startAction(db, {
       runId: ctx.runId,
       lane: CLUSTER_LANE,
@@ -126,18 +137,18 @@ async function visitCluster(
     entry.phaseAt = new Date().toISOString();
     ctx.log(`${cluster.name}: ${request}`);
     try {
-      await api.putCephFlags(SHUTDOWN_CEPH_FLAGS, true);
+      await api.putCephFlags(flagsOf(cluster), true);
     } catch (error) {
       ctx.log(`${cluster.name}: ${request} FAILED: ${errorMessage(error)}; one flag at a time`);
     }
   }
-  const missing = await missingFlags(api);
+  const missing = await missingFlags(api, flagsOf(cluster));
   if (Array.isArray(missing) && missing.length === 0) {
     entry.done = "set";
     const how = entry.phase === "bulk" ? "" : " (one by one: the bulk call did not set them)";
     await finishAction(db, entry.actionId!, {
       outcome: "ok",
-      detail: `read back: ${SHUTDOWN_CEPH_FLAGS.join(", ")} set${how}`,
+      detail: `read back: ${flagsOf(cluster).join(", ")} set${how}`,
     });
     ctx.log(`${cluster.name}: Ceph flags set, read back${how}`);
     return;

@@ -249,9 +249,14 @@ function latestForce(entry: ClusterGuests): string | undefined {
   return times.sort().at(-1);
 }
 
-/** A consolidation's first stage in mode stop: only the guests of the nodes that go down. */
+/**
+ * A consolidation's first stage in mode stop, or a partial outage: only the guests of the nodes
+ * that go down.
+ */
 function firstStageNodes(cluster: ClusterSequencePlan): string[] | null {
-  return cluster.consolidate?.stage === "first" ? cluster.nodes.map((n) => n.name) : null;
+  return cluster.consolidate?.stage === "first" || cluster.partial
+    ? cluster.nodes.map((n) => n.name)
+    : null;
 }
 
 /**

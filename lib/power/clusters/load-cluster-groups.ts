@@ -9,7 +9,7 @@ import {
   type ConsolidateSettings,
 } from "./schemas";
 
-export type ClusterPolicy = "cluster" | "per-host" | "consolidate";
+export type ClusterPolicy = "cluster" | "whole-cluster" | "per-host" | "consolidate";
 
 export type ClusterGroup = {
   id: string;
@@ -100,7 +100,8 @@ export async function loadClusterGroups(db: Reader): Promise<ClusterGroup[]> {
               return other ? labelOf(other) : `${cluster.name} (${s.hosts.join(", ")})`;
             })
             .join(" or ")}: ${ambiguous[0]!.why}`;
-    const policy: ClusterPolicy = ambiguity ? "cluster" : cluster.policy;
+    // Which nodes lost power means nothing while membership is unclear: as one unit, always.
+    const policy: ClusterPolicy = ambiguity ? "whole-cluster" : cluster.policy;
     return {
       id: cluster.id,
       name: cluster.name,
@@ -108,7 +109,7 @@ export async function loadClusterGroups(db: Reader): Promise<ClusterGroup[]> {
       policy,
       chosenPolicy: cluster.policy,
       policyNote:
-        policy === cluster.policy
+        policy === cluster.policy || (cluster.policy === "cluster" && policy === "whole-cluster")
           ? null
           : `${cluster.policy === "per-host" ? "per host" : cluster.policy} is suspended while the console cannot tell which hosts are this cluster's: it goes down as one unit — HA disarmed and every guest stopped through its own hosts, and no node of any cluster goes down before that is done for every one`,
       membership: cluster.membership,

@@ -39,7 +39,7 @@ async function lastAudit() {
 }
 
 describe("a cluster's shutdown policy", () => {
-  it("is cluster as one unit until an admin changes it; the change is audited and logged", async () => {
+  it("is 'cluster' (only what lost power, as one unit when all did) until an admin changes it; the change is audited and logged", async () => {
     const id = await cluster("plain", false);
     expect(await policyOf(id)).toBe("cluster");
     await expect(
@@ -63,7 +63,7 @@ describe("a cluster's shutdown policy", () => {
       .orderBy(desc(powerEvents.id))
       .limit(1);
     expect(event!.message).toBe(
-      "cluster plain goes down consolidate (was cluster as one unit), set by alice",
+      "cluster plain goes down consolidate (was cluster: only the nodes that lost power, as one unit when all did), set by alice",
     );
   });
 
@@ -84,7 +84,7 @@ describe("a cluster's shutdown policy", () => {
     const id = await cluster("other", false);
     await expect(
       setClusterPolicy(database.db, { id, policy: "everything" as "cluster" }, admin),
-    ).rejects.toThrow(/Choose cluster as one unit, per host, or consolidate/);
+    ).rejects.toThrow(/Choose cluster \(only what lost power\), whole cluster always, per host, or consolidate/);
     await expect(
       setClusterPolicy(database.db, { id: crypto.randomUUID(), policy: "cluster" }, admin),
     ).rejects.toThrow(/no longer known/);
@@ -120,7 +120,7 @@ describe("a cluster's shutdown policy", () => {
       .orderBy(desc(powerEvents.id))
       .limit(1);
     expect(event!.message).toBe(
-      "cluster consolidating goes down consolidate (was cluster as one unit); consolidates: stop, pve2 staying up at the first of: runtime below 15 min 0 s, charge below 50 %, 5 min 0 s on battery, set by alice",
+      "cluster consolidating goes down consolidate (was cluster: only the nodes that lost power, as one unit when all did); consolidates: stop, pve2 staying up at the first of: runtime below 15 min 0 s, charge below 50 %, 5 min 0 s on battery, set by alice",
     );
 
     const stranger = await setClusterPolicy(

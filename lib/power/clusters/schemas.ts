@@ -1,10 +1,16 @@
 import { z } from "zod";
 import { ZThresholds } from "@/lib/power/settings";
 
-export const CLUSTER_POLICIES = ["cluster", "per-host", "consolidate"] as const;
+/**
+ * How a cluster goes down. `cluster`: as one unit when every node lost power, only the nodes
+ * that did otherwise (the rest keeps running with HA armed); `whole-cluster`: always as one
+ * unit, even when only some nodes lost power; `per-host`: each node on its own; `consolidate`:
+ * onto one node at a first threshold, the rest at the trigger.
+ */
+export const CLUSTER_POLICIES = ["cluster", "whole-cluster", "per-host", "consolidate"] as const;
 
 export const ZClusterPolicy = z.enum(CLUSTER_POLICIES, {
-  error: "Choose cluster as one unit, per host, or consolidate.",
+  error: "Choose cluster (only what lost power), whole cluster always, per host, or consolidate.",
 });
 
 /** What consolidating does with the guests of the nodes that go down at the first threshold. */
@@ -63,7 +69,7 @@ export const ZSetClusterPolicy = z.object({
 
 /** Why consolidating is never offered on hyper-converged Ceph (the field error and the page). */
 export const CONSOLIDATE_ON_CEPH =
-  "Not offered on hyper-converged Ceph: shutting nodes down early takes their OSDs and monitors with them, so the pools drop below min_size and the guests left running freeze on I/O. Choose cluster as one unit.";
+  "Not offered on hyper-converged Ceph: shutting nodes down early takes their OSDs and monitors with them, so the pools drop below min_size and the guests left running freeze on I/O. Choose cluster or whole cluster.";
 
 /** A refresh takes nothing: any field is a mistake, refused rather than ignored. */
 export const ZRefreshClusters = z.strictObject(

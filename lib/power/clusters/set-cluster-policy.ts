@@ -17,7 +17,8 @@ import {
 } from "./schemas";
 
 const POLICY_TEXT: Record<ClusterPolicy, string> = {
-  cluster: "cluster as one unit",
+  cluster: "cluster: only the nodes that lost power, as one unit when all did",
+  "whole-cluster": "whole cluster as one unit, always",
   "per-host": "per host",
   consolidate: "consolidate",
 };

@@ -12,7 +12,7 @@ export const runtime = "nodejs";
 type Context = { params: Promise<{ clusterId: string }> };
 
 /**
- * How the cluster goes down (admins; audited): `{ policy: "cluster" | "per-host" |
+ * How the cluster goes down (admins; audited): `{ policy: "cluster" | "whole-cluster" | "per-host" |
  * "consolidate", consolidate?: { mode?, remainingNode?, firstThreshold?: { runtimeBelowSeconds?,
  * chargeBelowPercent?, onBatteryForSeconds? } } }` (a key left out keeps its value).
  * Consolidate on hyper-converged Ceph is refused (400, the reason under `fieldErrors.policy`);

@@ -1,0 +1,1 @@
+ALTER TYPE "public"."power_cluster_policy" ADD VALUE 'whole-cluster' BEFORE 'per-host';

@@ -240,8 +240,13 @@ describe("arming and the plan preview", () => {
       { id: expect.any(String), name: "dual", waitingFor: ["feed-b"] },
     ]);
     expect(group.budgetSeconds).toBe(2 * 10 + 180);
-    // The fixture's reading reports 1200 s of runtime.
-    expect(group.summary).toBe("budget 3 min 20 s, reserve 20 min 0 s: OK");
+    // The fixture's reading: 80 %, 1200 s — 15 s per %. The default rows leave, when they fire:
+    // runtime < 5 min → 300 s; charge < 30 % → 450 s; 10 min on battery → 1500 − 600 = 900 s.
+    // The first that fires leaves the most: the plan must fit in 900 s, not today's 1200 s.
+    expect(group.reserveSeconds).toBe(900);
+    expect(group.summary).toBe(
+      "budget 3 min 20 s, runtime at the trigger 15 min 0 s (10 min 0 s on battery, of a full battery's 25 min 0 s at this load): OK",
+    );
     expect(group.targets[0]!.request?.line).toBe(
       "POST https://10.0.0.5:8006/api2/json/nodes/first/status command=shutdown",
     );
@@ -251,7 +256,7 @@ describe("arming and the plan preview", () => {
     await updatePowerSettings(db, { shutdown: { targetDownSeconds: 1800 } }, ADMIN);
     const short = (await planPreview(db)).groups.find((g) => g.ups.name === "feed-a")!;
     expect(short.verdict).toBe("short");
-    expect(short.summary).toMatch(/: TOO SHORT$/);
+    expect(short.summary).toMatch(/: TOO SHORT by \d+ min$/);
   });
 
   it("arms only against the plan the admin confirmed, audited, and shows what changed since", async () => {

@@ -4,7 +4,10 @@ import type { PowerPlanSnapshot } from "./plan-snapshot";
 import type { ClusterSequencePlan } from "./cluster-sequence/plan";
 import { loadClusterGroups } from "./clusters/load-cluster-groups";
 import { consolidateInputs } from "./consolidate/stage-inputs";
+import { upsDevices } from "@/lib/db/schema";
 import { readPowerSettings } from "./power-settings-store";
+import { effectiveTriggers } from "./settings";
+import { runtimeAtTrigger } from "./triggers/runtime-at-trigger";
 import { buildPlan, orderTargets, type PlannedTarget } from "./shutdown/plan";
 import { dueTargets } from "./targets/due-targets";
 import { loadTargets, type TargetRecord } from "./targets/load-targets";
@@ -35,9 +38,14 @@ export type PreviewGroup = {
   /** `all`-policy targets this UPS alone does not bring down: the feeds still needed. */
   heldBack: { id: string; name: string; waitingFor: string[] }[];
   budgetSeconds: number;
+  /** The runtime left when the trigger fires (./triggers/runtime-at-trigger.ts); null: unknown. */
   reserveSeconds: number | null;
+  /** Which trigger row gives that runtime, or why it cannot be told. */
+  reserveFrom: string;
+  /** How many seconds the budget exceeds the reserve (0 when it fits or is unknown). */
+  shortfallSeconds: number;
   verdict: "ok" | "short" | "unknown" | "nothing";
-  /** `budget 40 s, reserve 11 min 0 s: OK`. */
+  /** `budget 40 s, runtime at the trigger 5 min 0 s (runtime below 5 min 0 s): OK`. */
   summary: string;
 };
 
@@ -59,6 +67,13 @@ export async function planPreview(db: Database, now = new Date()): Promise<PlanP
   const settings = await readPowerSettings(db);
   const records = await loadTargets(db);
   const states = await readMonitorStates(db);
+  const overrides = new Map(
+    (
+      await db
+        .select({ id: upsDevices.id, overrides: upsDevices.triggerOverrides })
+        .from(upsDevices)
+    ).map((d) => [d.id, d.overrides]),
+  );
   const clusterGroups = await loadClusterGroups(db);
   // Consolidating clusters: who stays, who goes, what their first stage already took down.
   const consolidate = await consolidateInputs(db, clusterGroups, {
@@ -98,7 +113,12 @@ export async function planPreview(db: Database, now = new Date()): Promise<PlanP
         waitingFor: r.feeds.filter((f) => !ifFired.has(f.upsId)).map((f) => f.upsName),
       }));
     const reading = state?.lastReading ?? null;
-    const reserveSeconds = reading?.runtimeSeconds ?? null;
+    // What is left when the trigger fires, not what the UPS reports on mains today.
+    const reserve = runtimeAtTrigger(
+      effectiveTriggers(settings.triggers, overrides.get(ups.id)),
+      reading,
+    );
+    const reserveSeconds = reserve.seconds;
     const verdict =
       plan.targets.length === 0
         ? "nothing"
@@ -107,13 +127,15 @@ export async function planPreview(db: Database, now = new Date()): Promise<PlanP
           : plan.budgetSeconds <= reserveSeconds
             ? "ok"
             : "short";
+    const shortfallSeconds = verdict === "short" ? plan.budgetSeconds - reserveSeconds! : 0;
     const budget = `budget ${formatDuration(plan.budgetSeconds * 1000)}`;
+    const reserveFrom = reserve.seconds === null ? reserve.why : reserve.row;
     const summary =
       verdict === "nothing"
         ? "nothing would be shut down"
         : verdict === "unknown"
-          ? `${budget}, reserve unknown (no runtime reading)`
-          : `${budget}, reserve ${formatDuration(reserveSeconds! * 1000)}: ${verdict === "ok" ? "OK" : "TOO SHORT"}`;
+          ? `${budget}, runtime at the trigger unknown (${reserveFrom})`
+          : `${budget}, runtime at the trigger ${formatDuration(reserveSeconds! * 1000)} (${reserveFrom}): ${verdict === "ok" ? "OK" : `TOO SHORT by ${minutes(shortfallSeconds)}`}`;
     return {
       ups: {
         id: ups.id,
@@ -135,6 +157,8 @@ export async function planPreview(db: Database, now = new Date()): Promise<PlanP
       heldBack,
       budgetSeconds: plan.budgetSeconds,
       reserveSeconds,
+      reserveFrom,
+      shortfallSeconds,
       verdict,
       summary,
     };
@@ -161,6 +185,11 @@ export async function planPreview(db: Database, now = new Date()): Promise<PlanP
         ? diffSnapshots(settings.armedPlan ?? { targets: [] }, current)
         : null,
   };
+}
+
+/** A shortfall in whole minutes, rounded up: "7 min", "1 min". */
+function minutes(seconds: number): string {
+  return `${Math.max(1, Math.ceil(seconds / 60))} min`;
 }
 
 /** Every protected target in sequence order, as an arming confirmation lists it. */

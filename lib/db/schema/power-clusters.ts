@@ -26,6 +26,8 @@ export type ClusterNodeRecord = {
   cephMon: boolean;
   /** Its certificate as the cluster's configuration names it (`pve_fp`); absent: not read. */
   fingerprint?: string | null;
+  /** Guests running on it at the last refresh (`/cluster/resources`); absent: not known. */
+  runningGuests?: number | null;
 };
 
 /**

@@ -8,6 +8,7 @@ import {
   CEPH_FLAGS_WAIT_SECONDS,
   FORCE_STOP_SECONDS,
   HA_DISARM_WAIT_SECONDS,
+  guestRounds,
   planClusterSequence,
   sequencedGroups,
 } from "./plan";
@@ -19,6 +20,7 @@ const node = (name: string, cephMon = false, targetId: string | null = `t-${name
   cephMon,
   hostId: targetId ? `h-${name}` : null,
   targetId,
+  runningGuests: null as number | null,
 });
 
 const group = (over: Partial<ClusterGroup> = {}): ClusterGroup => ({
@@ -101,6 +103,28 @@ describe("the cluster sequence plan", () => {
       settings,
     );
     expect(plain.steps.map((s) => s.step)).not.toContain("SetCephFlags");
+  });
+
+  it("counts every round of guest stops at the configured parallelism, from the last refresh's running guests", () => {
+    const counted = group({
+      policy: "whole-cluster",
+      nodes: [
+        { ...node("pve1", true), runningGuests: 9 },
+        { ...node("pve2"), runningGuests: 8 },
+        { ...node("pve3", true), runningGuests: 0 },
+        { ...node("pve4"), runningGuests: 0 },
+      ],
+    });
+    const plan = planClusterSequence(counted, due("pve1", "pve2", "pve3", "pve4"), settings);
+    const guests = plan.steps.find((s) => s.step === "StopClusterGuests")!;
+    // 17 guests, 8 at once: three rounds of 120 s.
+    expect(guests.seconds).toBe(10 + 3 * 120 + FORCE_STOP_SECONDS + 10);
+    expect(guests.what).toMatch(/17 guest\(s\) running at the last refresh: 3 round\(s\) of 8/);
+    expect(guestRounds([{ name: "a", runningGuests: null }], 8)).toEqual({
+      rounds: 1,
+      guests: null,
+    });
+    expect(guestRounds([{ name: "a", runningGuests: 0 }], 8)).toEqual({ rounds: 1, guests: 0 });
   });
 
   it("whole cluster, always: says which nodes stay up while every guest is stopped", () => {

@@ -98,6 +98,28 @@ export type ClusterSequencePlan = {
   partial: { staying: string[] } | null;
 };
 
+/**
+ * Rounds of guest stops: Proxmox's bulk action (and the console's own per-guest mode) stops
+ * `guestParallelism` guests at a time, each up to its timeout; the last refresh's count of
+ * running guests on these nodes says how many rounds. Unknown: one round, and said.
+ */
+export function guestRounds(
+  nodes: readonly { name: string; runningGuests?: number | null }[],
+  parallelism: number,
+): { rounds: number; guests: number | null } {
+  if (nodes.some((n) => n.runningGuests === null || n.runningGuests === undefined)) {
+    return { rounds: 1, guests: null };
+  }
+  const guests = nodes.reduce((sum, n) => sum + (n.runningGuests ?? 0), 0);
+  return { rounds: Math.max(1, Math.ceil(guests / parallelism)), guests };
+}
+
+function roundsText(r: { rounds: number; guests: number | null }, parallelism: number): string {
+  return r.guests === null
+    ? "one round counted: how many guests run is not known yet (the cluster's next refresh reads it)"
+    : `${r.guests} guest(s) running at the last refresh: ${r.rounds} round(s) of ${parallelism}`;
+}
+
 /** What the planner knows of a consolidating cluster beyond its group (from the run and the DB). */
 export type ConsolidateInput = {
   plan: Consolidation;
@@ -188,6 +210,7 @@ export function planClusterSequence(
   }
 
   const call = settings.callTimeoutSeconds;
+  const rounds = guestRounds(group.nodes, settings.guestParallelism);
   const steps = [
     {
       step: "DisarmHa",
@@ -196,8 +219,8 @@ export function planClusterSequence(
     },
     {
       step: "StopClusterGuests",
-      seconds: call + settings.guestTimeoutSeconds + FORCE_STOP_SECONDS + call,
-      what: `stop every guest${consoleGuest ? ` but ${consoleGuest.vmid} (the console's)` : ""}, ${settings.guestParallelism} at once, ${settings.guestTimeoutSeconds} s each, then force-stop (one round; each further ${settings.guestParallelism} guests add up to ${settings.guestTimeoutSeconds} s)`,
+      seconds: call + rounds.rounds * settings.guestTimeoutSeconds + FORCE_STOP_SECONDS + call,
+      what: `stop every guest${consoleGuest ? ` but ${consoleGuest.vmid} (the console's)` : ""}, ${settings.guestParallelism} at once, ${settings.guestTimeoutSeconds} s each, then force-stop (${roundsText(rounds, settings.guestParallelism)})`,
     },
     ...(group.hyperConverged
       ? [
@@ -260,11 +283,15 @@ function planPartialOutage(
 ): ClusterSequencePlan {
   const call = settings.callTimeoutSeconds;
   const leaving = nodes.map((n) => n.name).join(", ");
+  const rounds = guestRounds(
+    group.nodes.filter((n) => nodes.some((d) => d.name === n.name)),
+    settings.guestParallelism,
+  );
   const steps = [
     {
       step: "StopClusterGuests",
-      seconds: call + settings.guestTimeoutSeconds + FORCE_STOP_SECONDS + call,
-      what: `stop the guests of ${leaving}${consoleGuest ? ` but ${consoleGuest.vmid} (the console's)` : ""}, ${settings.guestParallelism} at once, ${settings.guestTimeoutSeconds} s each, then force-stop (HA-managed guests stop through HA); HA stays armed for ${staying.join(", ")}`,
+      seconds: call + rounds.rounds * settings.guestTimeoutSeconds + FORCE_STOP_SECONDS + call,
+      what: `stop the guests of ${leaving}${consoleGuest ? ` but ${consoleGuest.vmid} (the console's)` : ""}, ${settings.guestParallelism} at once, ${settings.guestTimeoutSeconds} s each, then force-stop (HA-managed guests stop through HA; ${roundsText(rounds, settings.guestParallelism)}); HA stays armed for ${staying.join(", ")}`,
     },
     ...(group.hyperConverged
       ? [

@@ -18,6 +18,7 @@ export const CLUSTER_DISCOVERY_REQUESTS = [
   "GET /cluster/status",
   "GET /cluster/config/join",
   "GET /cluster/ceph/status",
+  "GET /cluster/resources",
 ] as const;
 
 const ZFlag = z.coerce.number().optional();
@@ -86,6 +87,17 @@ export type JoinAnswer = {
 
 export type CephAnswer = { kind: "none"; reason: string } | { kind: "ceph"; monitors: string[] };
 
+/** `GET /cluster/resources?type=vm`: what the budget's rounds of guest stops count. */
+const ZGuests = z.array(
+  z
+    .object({
+      node: z.string(),
+      status: z.string(),
+      template: z.coerce.number().optional(),
+    })
+    .loose(),
+);
+
 type HostApiRecord = Pick<
   typeof hosts.$inferSelect,
   | "name"
@@ -102,6 +114,11 @@ export type HostApi = {
   /** Only for a member of a cluster: a standalone node has no join info. */
   joinInfo(): Promise<JoinAnswer>;
   ceph(): Promise<CephAnswer>;
+  /**
+   * Running guests (not templates) per node, as the token sees them: the shutdown's budget
+   * counts rounds of guest stops from them. A token without VM.Audit sees fewer: a low count.
+   */
+  runningGuests(): Promise<Map<string, number>>;
 };
 
 const flag = (value: number | undefined): boolean | null =>
@@ -185,6 +202,15 @@ export async function hostApi(
         })),
         digest: info.config_digest ?? null,
       };
+    },
+    async runningGuests() {
+      const guests = await get("/cluster/resources?type=vm", ZGuests);
+      const running = new Map<string, number>();
+      for (const guest of guests) {
+        if (guest.status !== "running" || guest.template === 1) continue;
+        running.set(guest.node, (running.get(guest.node) ?? 0) + 1);
+      }
+      return running;
     },
     async ceph() {
       try {

@@ -94,6 +94,7 @@ describe("cluster discovery", () => {
         cephMon: true,
         hostId: hostIds.get("pve1"),
         targetId: null,
+        runningGuests: 0,
       },
       {
         name: "pve2",
@@ -102,6 +103,7 @@ describe("cluster discovery", () => {
         cephMon: true,
         hostId: hostIds.get("pve2"),
         targetId: null,
+        runningGuests: 0,
       },
       {
         name: "pve3",
@@ -110,6 +112,7 @@ describe("cluster discovery", () => {
         cephMon: true,
         hostId: null,
         targetId: null,
+        runningGuests: 0,
       },
     ]);
   });
@@ -134,6 +137,7 @@ describe("cluster discovery", () => {
           clusterStatus: () => real.clusterStatus(),
           joinInfo: () => real.joinInfo(),
           ceph: () => unreachable.ceph(),
+          runningGuests: () => real.runningGuests(),
         };
       },
     });

@@ -42,6 +42,8 @@ export type ClusterGroup = {
     cephMon: boolean;
     hostId: string | null;
     targetId: string | null;
+    /** Guests running on it at the last refresh; null: not known. */
+    runningGuests: number | null;
   }[];
   refreshedAt: string | null;
   refreshError: string | null;
@@ -127,6 +129,7 @@ export async function loadClusterGroups(db: Reader): Promise<ClusterGroup[]> {
           cephMon: node.cephMon,
           hostId: member?.hostId ?? null,
           targetId: member?.targetId ?? null,
+          runningGuests: node.runningGuests ?? null,
         };
       }),
       refreshedAt: cluster.refreshedAt?.toISOString() ?? null,

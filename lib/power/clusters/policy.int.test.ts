@@ -84,7 +84,9 @@ describe("a cluster's shutdown policy", () => {
     const id = await cluster("other", false);
     await expect(
       setClusterPolicy(database.db, { id, policy: "everything" as "cluster" }, admin),
-    ).rejects.toThrow(/Choose cluster \(only what lost power\), whole cluster always, per host, or consolidate/);
+    ).rejects.toThrow(
+      /Choose cluster \(only what lost power\), whole cluster always, per host, or consolidate/,
+    );
     await expect(
       setClusterPolicy(database.db, { id: crypto.randomUUID(), policy: "cluster" }, admin),
     ).rejects.toThrow(/no longer known/);

@@ -128,6 +128,18 @@ async function askCeph(
   return { kind: "unknown", error: errors.join("; ") || "no member answered" };
 }
 
+/** Running guests per node from the first member that answers; null when none does. */
+async function askGuests(members: HostApi[]): Promise<Map<string, number> | null> {
+  for (const api of members) {
+    try {
+      return await api.runningGuests();
+    } catch {
+      // the next member
+    }
+  }
+  return null;
+}
+
 const memberAnswer = (a: Answered): MemberAnswer => {
   if (a.answer.kind !== "cluster") throw new Error("only members are judged");
   return {
@@ -250,6 +262,9 @@ export async function refreshClusterGroups(
   const ceph = await Promise.all(
     judged.parts.map((part) => askCeph(part.members.map((m) => ({ api: apiOf.get(m.hostId)! })))),
   );
+  const guests = await Promise.all(
+    judged.parts.map((part) => askGuests(part.members.map((m) => apiOf.get(m.hostId)!))),
+  );
 
   const at = now();
   await db.transaction(async (tx) => {
@@ -291,10 +306,15 @@ export async function refreshClusterGroups(
       const fingerprints = new Map(
         "error" in best.join ? [] : best.join.nodes.map((n) => [n.name, n.fingerprint]),
       );
+      const running = guests[i]!;
       const nodes: ClusterNodeRecord[] = best.status.nodes.map((n) => ({
         ...n,
         cephMon: monitors.has(n.name),
         fingerprint: fingerprints.get(n.name) ?? null,
+        // Not asked (every member failed): what was known stays.
+        runningGuests: running
+          ? (running.get(n.name) ?? 0)
+          : (row?.nodes.find((r) => r.name === n.name)?.runningGuests ?? null),
       }));
       const values = {
         name: part.name,

@@ -190,6 +190,7 @@ describe("the node that stays", () => {
     cephMon: false,
     hostId: targetId && `h-${name}`,
     targetId,
+    runningGuests: null as number | null,
   });
   const group = (remainingNode: string | null): ClusterGroup => ({
     id: "c1",

@@ -113,14 +113,14 @@ async function collectChecks(
           ? {
               ...base,
               verdict: "failed",
-              reason: `${group.summary}: the battery runs out before every target is down.`,
-              next: "Shorten the deadlines (Triggers and deadlines), shut fewer targets down, or fire the runtime trigger earlier.",
+              reason: `${group.summary}: the battery runs out ${Math.ceil(group.shortfallSeconds / 60)} min before every target is down.`,
+              next: "Fire the trigger earlier (a higher runtime or charge threshold), shorten the deadlines or the guests' timeout (Triggers and deadlines), raise the guests' parallelism, or shut fewer targets down.",
             }
           : {
               ...base,
               verdict: "could-not-check",
-              reason: `${group.summary}: the monitor has no runtime reading of this UPS.`,
-              next: "Make sure a worker watches the UPS and that it reports battery.runtime.",
+              reason: `${group.summary}: the runtime left when the trigger fires cannot be told.`,
+              next: "Set a runtime or charge trigger (Triggers and deadlines), and make sure a worker watches the UPS and that it reports battery.runtime and battery.charge.",
             },
     );
   }

@@ -49,6 +49,7 @@ describe("the plan with a cluster", () => {
     cephMon,
     hostId: `h-${name}`,
     targetId: `t-${name}`,
+    runningGuests: null as number | null,
   });
   const group: ClusterGroup = {
     id: "c1",

@@ -8,8 +8,10 @@ export const runtime = "nodejs";
 
 /**
  * The exact sequence the console would run now, per UPS: targets in order with their requests
- * and deadlines, the total budget against the runtime reserve (`summary`: "budget 40 s,
- * reserve 11 min 0 s: OK"), unprotected targets, and while armed what changed since arming.
+ * and deadlines, the total budget against the runtime left when the trigger fires (`summary`:
+ * "budget 40 s, runtime at the trigger 5 min 0 s (runtime below 5 min 0 s): OK";
+ * `shortfallSeconds` when it does not fit), unprotected targets, and while armed what changed
+ * since arming.
  * `armingTargets`: every target an arming puts under control, with the ids to confirm.
  */
 export async function GET(request: Request): Promise<Response> {

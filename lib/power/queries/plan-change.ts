@@ -154,3 +154,11 @@ export const ZPlanChangeConfirmation = z.object({
     z.boolean(),
   ),
 });
+
+/**
+ * A configuration change's input together with its `confirmPlanChange`: one body, checked by
+ * both schemas at once, so every refused field is named in one answer.
+ */
+export function withPlanChangeConfirmation<S extends z.ZodType>(schema: S) {
+  return z.intersection(schema, ZPlanChangeConfirmation);
+}

@@ -1,5 +1,5 @@
-import { requestActor } from "@/lib/auth/actor";
-import { json, respondError } from "@/lib/api/respond";
+import { route } from "@/lib/api/route";
+import { json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
 import { readPowerPlan } from "@/lib/power/queries/power-plan";
 
@@ -12,11 +12,8 @@ export const runtime = "nodejs";
  * reserve 11 min 0 s: OK"), unprotected targets, and while armed what changed since arming.
  * `armingTargets`: every target an arming puts under control, with the ids to confirm.
  */
-export async function GET(request: Request): Promise<Response> {
-  try {
-    await requestActor(request, "viewer");
-    return json(await readPowerPlan(getDb()));
-  } catch (error) {
-    return respondError(error, "GET /api/power/plan");
-  }
-}
+export const GET = route(
+  "GET /api/power/plan",
+  { role: "viewer", summary: "The exact shutdown sequence the console would run now" },
+  async () => json(await readPowerPlan(getDb())),
+);

@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { respondToGuardedChange } from "@/lib/api/plan-guarded-response";
 import { route } from "@/lib/api/route";
-import { getDb } from "@/lib/db/client";
 import {
   withPlanChangeConfirmation,
   ZPlanChangeConfirmation,

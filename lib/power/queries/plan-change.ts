@@ -149,10 +149,13 @@ export async function changeConfirmingArmedPlan<T>(
 
 /** How a form or a JSON body says "I have seen the plan change; save it". */
 export const ZPlanChangeConfirmation = z.object({
-  confirmPlanChange: z.preprocess(
-    (value) => value === true || value === "true" || value === "yes" || value === "on",
-    z.boolean(),
-  ),
+  // Left out is "not confirmed" (the default says so to the API document, too).
+  confirmPlanChange: z
+    .preprocess(
+      (value) => value === true || value === "true" || value === "yes" || value === "on",
+      z.boolean(),
+    )
+    .default(false),
 });
 
 /**

@@ -4,7 +4,7 @@ import { credentials } from "@/lib/db/schema";
 import { proxmoxClientForHost } from "@/lib/host-access/proxmox-client";
 import { pveShutdownPath } from "@/lib/proxmox/client";
 import { PBS_SHUTDOWN_PATH, PbsClient } from "@/lib/proxmox/pbs-client";
-import { probeApi } from "@/lib/proxmox/pinned-https";
+import { apiBaseUrl, probeApi } from "@/lib/proxmox/pinned-https";
 import { unseal } from "@/lib/secrets/seal";
 import type { PbsEndpoint, PveEndpoint } from "./load-targets";
 
@@ -24,10 +24,6 @@ export type ShutdownRequest = {
   /** `POST https://10.0.0.5:8006/api2/json/nodes/pve1/status command=shutdown`. */
   line: string;
 };
-
-export function apiBaseUrl(address: string, port: number): string {
-  return `https://${address.includes(":") ? `[${address}]` : address}:${port}`;
-}
 
 function baseUrlOf(endpoint: Endpoint): string {
   return endpoint.kind === "pve-node"
@@ -62,18 +58,7 @@ export async function sendShutdown(
   options: { timeoutMs: number; onSecret?: (secret: string) => void },
 ): Promise<void> {
   if (endpoint.kind === "pve-node") {
-    const client = await proxmoxClientForHost(
-      db,
-      {
-        address: endpoint.address,
-        apiPort: endpoint.apiPort,
-        nodeName: endpoint.nodeName,
-        apiCertSha256: endpoint.apiCertSha256,
-        apiTokenId: endpoint.apiTokenId,
-        apiTokenCredentialId: endpoint.apiTokenCredentialId,
-      },
-      options,
-    );
+    const client = await proxmoxClientForHost(db, endpoint, options);
     await client.shutdownNode();
     return;
   }

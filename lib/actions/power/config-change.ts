@@ -25,6 +25,9 @@ export function powerForm(
   };
 }
 
+/** A target's form: no feed ticked sends no `feeds` at all — an empty choice, not "keep them". */
+export const powerTargetForm = powerForm({ extra: (fields) => ({ feeds: fields.feeds ?? [] }) });
+
 /** Makes the change through the armed-plan guard (lib/power/queries/plan-change.ts). */
 export async function runConfigChange<T>(
   confirmPlanChange: boolean,

@@ -4,7 +4,7 @@ import { createPowerTarget } from "@/lib/power/power-targets";
 import { withPlanChangeConfirmation } from "@/lib/power/queries/plan-change";
 import { ZCreatePowerTarget } from "@/lib/power/schemas";
 import { formAction } from "../action";
-import { powerForm, runConfigChange } from "./config-change";
+import { powerTargetForm, runConfigChange } from "./config-change";
 
 /**
  * Protects an onboarded host or a backup server: feeds, policy, stage, whether it runs the
@@ -16,8 +16,7 @@ export const createPowerTargetAction = formAction(
     name: "create power target",
     role: "admin",
     schema: withPlanChangeConfirmation(ZCreatePowerTarget),
-    // No feed ticked sends no `feeds` at all: that is an empty choice, not "keep them".
-    input: powerForm({ extra: (fields) => ({ feeds: fields.feeds ?? [] }) }),
+    input: powerTargetForm,
     errorKeys: "path",
     revalidate: [["/power", "layout"]],
   },

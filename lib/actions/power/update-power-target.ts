@@ -4,7 +4,7 @@ import { updatePowerTarget } from "@/lib/power/power-targets";
 import { withPlanChangeConfirmation } from "@/lib/power/queries/plan-change";
 import { ZUpdatePowerTarget } from "@/lib/power/schemas";
 import { formAction } from "../action";
-import { powerForm, runConfigChange } from "./config-change";
+import { powerTargetForm, runConfigChange } from "./config-change";
 
 /**
  * Changes a target's protection (a backup server's token secret left empty stays). Admins only;
@@ -16,8 +16,7 @@ export const updatePowerTargetAction = formAction(
     name: "update power target",
     role: "admin",
     schema: withPlanChangeConfirmation(ZUpdatePowerTarget),
-    // No feed ticked sends no `feeds` at all: that is an empty choice, not "keep them".
-    input: powerForm({ extra: (fields) => ({ feeds: fields.feeds ?? [] }) }),
+    input: powerTargetForm,
     errorKeys: "path",
     revalidate: [["/power", "layout"]],
   },

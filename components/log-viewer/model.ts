@@ -1,4 +1,4 @@
-import type { LogLineKind } from "@/lib/logs/chunks";
+import type { LogChunk, LogLineKind } from "@/lib/logs/chunks";
 import { stripAnsi } from "@/lib/logs/text";
 
 /**
@@ -32,14 +32,8 @@ export type Section = {
   failed: boolean;
 };
 
-export type IncomingChunk = {
-  seq: number;
-  step: string;
-  kind: LogLineKind;
-  at: string;
-  firstLine: number;
-  lines: string[];
-};
+/** A chunk as the server's stream sends it. */
+export type IncomingChunk = LogChunk;
 
 export class LogModel {
   readonly lines: LogLine[] = [];

@@ -5,11 +5,26 @@ import { useEffect, useState } from "react";
 import { createUpsDeviceAction } from "@/lib/actions/power/create-ups-device";
 import { updateUpsDeviceAction } from "@/lib/actions/power/update-ups-device";
 import type { TriggerOverrides, TriggerSettings } from "@/lib/power/settings";
+import {
+  ZSnmpAuthProtocol,
+  ZSnmpPrivProtocol,
+  type TSnmpSource,
+  type TUpsSourceConfig,
+} from "@/lib/power/ups/reading";
 import type { UpsDeviceView } from "@/lib/power/ups-devices";
 import { SubmitActions } from "../action-form";
 import { formatElapsed } from "../format";
 import { Field, TextField } from "../form-fields";
 import { ConfigOutcome, useConfigForm } from "./config-form";
+
+/** Every SNMP version the schema takes, as the form names it (a new one fails to compile here). */
+const SNMP_VERSION_LABELS: Record<TSnmpSource["version"], string> = {
+  "1": "v1",
+  "2c": "v2c",
+  "3": "v3 (authPriv)",
+};
+// Oldest first: "1" < "2c" < "3" (object keys that look like numbers would come first).
+const SNMP_VERSIONS = Object.entries(SNMP_VERSION_LABELS).sort(([a], [b]) => a.localeCompare(b));
 
 const FIELDS = [
   "name",
@@ -70,8 +85,8 @@ export function UpsForm({
   const { state, pending, errorOf, formProps, formError, confirmation, confirmable } =
     useConfigForm(ups ? updateUpsDeviceAction : createUpsDeviceAction, FIELDS);
   const source = ups?.source;
-  const [type, setType] = useState<"nut" | "snmp">(source?.type ?? "nut");
-  const [version, setVersion] = useState<"1" | "2c" | "3">(
+  const [type, setType] = useState<TUpsSourceConfig["type"]>(source?.type ?? "nut");
+  const [version, setVersion] = useState<TSnmpSource["version"]>(
     source?.type === "snmp" ? source.version : "2c",
   );
   const stored = ups?.hasSecret ?? false;
@@ -107,7 +122,7 @@ export function UpsForm({
             {...props}
             className="control"
             value={type}
-            onChange={(event) => setType(event.target.value as "nut" | "snmp")}
+            onChange={(event) => setType(event.target.value as TUpsSourceConfig["type"])}
           >
             <option value="nut">NUT (a NUT server, upsd, TCP 3493)</option>
             <option value="snmp">SNMP (UPS-MIB, RFC 1628)</option>
@@ -121,11 +136,13 @@ export function UpsForm({
               {...props}
               className="control"
               value={version}
-              onChange={(event) => setVersion(event.target.value as "1" | "2c" | "3")}
+              onChange={(event) => setVersion(event.target.value as TSnmpSource["version"])}
             >
-              <option value="1">v1</option>
-              <option value="2c">v2c</option>
-              <option value="3">v3 (authPriv)</option>
+              {SNMP_VERSIONS.map(([value, label]) => (
+                <option key={value} value={value}>
+                  {label}
+                </option>
+              ))}
             </select>
           )}
         </Field>
@@ -195,7 +212,7 @@ export function UpsForm({
                 className="control"
                 defaultValue={valueOf("authProtocol") || "sha"}
               >
-                {["sha", "sha256", "sha512", "md5"].map((p) => (
+                {ZSnmpAuthProtocol.options.map((p) => (
                   <option key={p} value={p}>
                     {p.toUpperCase()}
                   </option>
@@ -222,7 +239,7 @@ export function UpsForm({
                 className="control"
                 defaultValue={valueOf("privProtocol") || "aes"}
               >
-                {["aes", "aes256b", "aes256r", "des"].map((p) => (
+                {ZSnmpPrivProtocol.options.map((p) => (
                   <option key={p} value={p}>
                     {p.toUpperCase()}
                   </option>

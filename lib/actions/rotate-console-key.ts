@@ -1,12 +1,10 @@
 "use server";
 
-import { revalidatePath } from "next/cache";
 import { z } from "zod";
-
-import { actionFailure, type ActionResult } from "./action-result";
-import { currentActor } from "@/lib/auth/actor";
 import { rotateConsoleKey } from "@/lib/console-key/rotate";
 import { getDb } from "@/lib/db/client";
+import { buttonAction } from "./action";
+import type { ActionResult } from "./action-result";
 
 export type RotateConsoleKeyResult = ActionResult<{
   rotationId: string;
@@ -14,23 +12,17 @@ export type RotateConsoleKeyResult = ActionResult<{
   hostCount: number;
 }>;
 
-/** No options: the button only confirms. An unexpected payload is bad input, not ignored. */
-const ZRotateInput = z.object({}).strict();
-
 /** Starts a key rotation (admin); its progress shows live on the SSH key page. */
-export async function rotateConsoleKeyAction(input: unknown = {}): Promise<RotateConsoleKeyResult> {
-  try {
-    const actor = await currentActor("admin");
-    ZRotateInput.parse(input);
-    const started = await rotateConsoleKey(getDb(), actor);
-    revalidatePath("/settings/ssh-key");
-    return {
-      ok: true,
-      rotationId: started.rotationId,
-      runId: started.runId,
-      hostCount: started.hostCount,
-    };
-  } catch (error) {
-    return actionFailure(error, "rotate console key");
-  }
-}
+export const rotateConsoleKeyAction = buttonAction(
+  {
+    name: "rotate console key",
+    role: "admin",
+    // No options: the button only confirms. An unexpected payload is bad input, not ignored.
+    schema: z.object({}).strict(),
+    revalidate: ["/settings/ssh-key"],
+  },
+  async ({ actor }) => {
+    const { rotationId, runId, hostCount } = await rotateConsoleKey(getDb(), actor);
+    return { rotationId, runId, hostCount };
+  },
+);

@@ -7,7 +7,8 @@ import { signIn } from "@/lib/auth/sign-in";
 import { recordAudit } from "@/lib/audit/record-audit";
 import { getDb } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
-import { actionFailure, inputObject, type ActionResult } from "./action-result";
+import { formAction } from "./action";
+import type { ActionResult } from "./action-result";
 
 export type SignInResult = ActionResult;
 
@@ -15,18 +16,13 @@ export type SignInResult = ActionResult;
  * Signs in with name and password and goes to `next` (or the hosts list). Every attempt is
  * audited: success, failure (wrong name/password, disabled) or denied (rate limited).
  */
-export async function signInAction(
-  _previous: SignInResult | null,
-  input: FormData | Record<string, unknown>,
-): Promise<SignInResult> {
-  let next: string;
-  try {
-    const parsed = ZSignIn.parse(inputObject(input));
-    next = safeNextPath(parsed.next);
+export const signInAction = formAction(
+  { name: "sign in", role: null, schema: ZSignIn },
+  async ({ input }): Promise<never> => {
+    const next = safeNextPath(input.next);
     const db = getDb();
-    const attempt = { userId: null, name: parsed.name };
     try {
-      const session = await signIn(db, { ...parsed, ...(await actionClientOrigin()) });
+      const session = await signIn(db, { ...input, ...(await actionClientOrigin()) });
       await setSessionCookie(session.token, session.expiresAt);
       await recordAudit(db, {
         actor: { userId: session.user.id, name: session.user.name },
@@ -37,16 +33,14 @@ export async function signInAction(
     } catch (error) {
       const limited = error instanceof AppError && error.code === "rate_limited";
       await recordAudit(db, {
-        actor: attempt,
+        actor: { userId: null, name: input.name },
         action: "auth.sign_in",
-        target: `user:${parsed.name}`,
+        target: `user:${input.name}`,
         outcome: limited ? "denied" : "failure",
         detail: { reason: error instanceof AppError ? error.message : "unexpected error" },
       });
       throw error;
     }
-  } catch (error) {
-    return actionFailure(error, "sign in");
-  }
-  redirect(next);
-}
+    redirect(next);
+  },
+);

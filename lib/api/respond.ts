@@ -9,12 +9,16 @@ import { fieldErrors as zodFieldErrors } from "@/lib/hosts/schemas";
  * What a failed request tells its caller. The server actions and the JSON API both describe
  * errors through `describeError`, so a user sees the same words whichever door they came in by.
  */
-export type ErrorDescription = {
-  status: number;
+export type ErrorDescription = z.infer<typeof ZErrorAnswer> & { status: number };
+
+/** The JSON API's error answer, as every route sends it (and the API document describes it). */
+export const ZErrorAnswer = z.object({
   /** Shown to the user as is: says what happened and what to do next, never a secret. */
-  error: string;
-  fieldErrors: Record<string, string[]>;
-};
+  error: z.string().describe("What happened and what to do next."),
+  fieldErrors: z
+    .record(z.string(), z.array(z.string()))
+    .describe("Each refused field (by its name or path) with why."),
+});
 
 export const INVALID_INPUT_MESSAGE = "Some fields need attention.";
 export const UNEXPECTED_MESSAGE =

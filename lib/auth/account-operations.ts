@@ -90,6 +90,27 @@ export function resetUserPasswordAs(
   );
 }
 
+/**
+ * The JSON API's change of a user (`PATCH /api/users/:userId`): each part is its own audited
+ * operation, applied in this order — role, disabled, password. Answers the user as the last one
+ * left it.
+ */
+export async function updateUserAs(
+  db: Database,
+  actor: Acting,
+  userId: string,
+  change: { role?: Role; disabled?: boolean; password?: string },
+): Promise<UserSummary | undefined> {
+  let user: UserSummary | undefined;
+  if (change.role) user = await changeUserRoleAs(db, actor, { userId, role: change.role });
+  if (change.disabled !== undefined) {
+    user = await setUserDisabledAs(db, actor, { userId, disabled: change.disabled });
+  }
+  if (change.password)
+    user = await resetUserPasswordAs(db, actor, { userId, password: change.password });
+  return user;
+}
+
 export function changeOwnPasswordAs(
   db: Database,
   actor: Actor & { userId: string },

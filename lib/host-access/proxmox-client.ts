@@ -3,8 +3,10 @@ import { eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { credentials, type hosts } from "@/lib/db/schema";
 import { ProxmoxClient } from "@/lib/proxmox/client";
+import { apiBaseUrl } from "@/lib/proxmox/pinned-https";
 import { unseal } from "@/lib/secrets/seal";
 
+/** A hosts row, or anything that carries its API fields (a power target's endpoint does). */
 type HostApiRecord = Pick<
   typeof hosts.$inferSelect,
   "address" | "apiPort" | "nodeName" | "apiCertSha256" | "apiTokenId" | "apiTokenCredentialId"
@@ -45,7 +47,7 @@ export async function proxmoxClientForHost(
   const secret = unseal(credential.sealed);
   options.onSecret?.(secret);
   return new ProxmoxClient({
-    baseUrl: `https://${record.address.includes(":") ? `[${record.address}]` : record.address}:${record.apiPort}`,
+    baseUrl: apiBaseUrl(record.address, record.apiPort),
     node: record.nodeName,
     tokenId: record.apiTokenId,
     tokenSecret: secret,

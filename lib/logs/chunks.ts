@@ -1,5 +1,15 @@
 import { formatBytes } from "./format-bytes";
 
+/**
+ * What a line of the run log is (also the database's `log_line_kind` enum):
+ * - command: the header of a command a step sent (`▶ Step time $ command`, secrets masked)
+ * - output:  the command's stdout/stderr
+ * - result:  the command's exit code and duration
+ * - note:    a step's own words (`ctx.log`)
+ * - file:    a file tailed from the host (BuildVmTemplate's build.log)
+ * - marker:  the log speaking about itself (cap reached, tailed file recreated)
+ * - run:     the engine: a visit's error, the run's end (failed, aborted, succeeded)
+ */
 export const LOG_LINE_KINDS = [
   "command",
   "output",
@@ -10,6 +20,18 @@ export const LOG_LINE_KINDS = [
   "run",
 ] as const;
 export type LogLineKind = (typeof LOG_LINE_KINDS)[number];
+
+/** A chunk as the browser receives it (one SSE event of lib/logs/stream.ts). */
+export type LogChunk = {
+  seq: number;
+  step: string;
+  kind: LogLineKind;
+  /** ISO time the chunk's lines were written. */
+  at: string;
+  firstLine: number;
+  /** The lines, without their `\n`. */
+  lines: string[];
+};
 
 /** One line to append, already normalized (no `\n`, folded, masked, capped). */
 export type LogEntry = { step: string; kind: LogLineKind; text: string; at: Date };

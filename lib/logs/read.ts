@@ -1,21 +1,9 @@
 import { and, asc, desc, eq, gt, gte, lte } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { runLogChunks, runLogHeads } from "@/lib/db/schema";
-import { EMPTY_HEAD, type LogHead, type LogLineKind } from "./chunks";
+import { EMPTY_HEAD, type LogChunk, type LogHead, type LogLineKind } from "./chunks";
 
 type Reader = Pick<Database, "select">;
-
-/** A chunk as the browser receives it (one SSE event). */
-export type LogChunk = {
-  seq: number;
-  step: string;
-  kind: LogLineKind;
-  /** ISO time the chunk's lines were written. */
-  at: string;
-  firstLine: number;
-  /** The lines, without their `\n`. */
-  lines: string[];
-};
 
 export async function readLogHead(db: Reader, runId: string): Promise<LogHead> {
   const [row] = await db.select().from(runLogHeads).where(eq(runLogHeads.runId, runId));

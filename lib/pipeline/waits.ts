@@ -3,6 +3,7 @@ import type { Database, Transaction } from "@/lib/db/client";
 import { runs } from "@/lib/db/schema";
 import { notifyLive } from "@/lib/live/notify";
 import { appendRunLog } from "@/lib/logs/append";
+import { pause } from "./pause";
 import { inQueryScope } from "./query-scope";
 import { scheduleTick } from "./schedule";
 import type { WaitProgress, Waiter } from "./step";
@@ -67,7 +68,7 @@ export function createWaitRegistry(options: WaitRegistryOptions): WaitRegistry {
     const now = Date.now();
     for (const [id, at] of lastWake) if (now - at > minWakeIntervalMs) lastWake.delete(id);
     const due = (lastWake.get(runId) ?? 0) + minWakeIntervalMs - now;
-    if (due > 0) await sleep(due, signal);
+    if (due > 0) await pause(due, signal);
   };
 
   const follow = async (run: WaitingRun, waiter: Waiter, signal: AbortSignal) => {
@@ -194,18 +195,6 @@ export async function reportProgress(
       await notifyLive(tx, { type: "run", runId: run.runId, hostId: waiting.host_id });
     }
     return true;
-  });
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
   });
 }
 

@@ -17,6 +17,11 @@ import { ZEnvelope } from "./schemas";
  * is written, and one hard deadline over the whole exchange.
  */
 
+/** An API's base URL from its address (an IPv6 one in brackets) and port. */
+export function apiBaseUrl(address: string, port: number): string {
+  return `https://${address.includes(":") ? `[${address}]` : address}:${port}`;
+}
+
 export type PinnedEndpoint = {
   /** e.g. `https://10.0.0.5:8006` */
   baseUrl: string;

@@ -1,5 +1,5 @@
-import { requestActor } from "@/lib/auth/actor";
-import { json, respondError } from "@/lib/api/respond";
+import { route } from "@/lib/api/route";
+import { json } from "@/lib/api/respond";
 import { consoleKeyOverview } from "@/lib/console-key/overview";
 import { getDb } from "@/lib/db/client";
 
@@ -11,11 +11,8 @@ export const runtime = "nodejs";
  * hostCount, history, rotation }` (lib/console-key/overview.ts). The private key never leaves
  * the server.
  */
-export async function GET(request: Request): Promise<Response> {
-  try {
-    await requestActor(request, "viewer");
-    return json(await consoleKeyOverview(getDb()));
-  } catch (error) {
-    return respondError(error, "GET /api/console-key");
-  }
-}
+export const GET = route(
+  "GET /api/console-key",
+  { role: "viewer", summary: "The console's SSH key, its history and any rotation" },
+  async () => json(await consoleKeyOverview(getDb())),
+);

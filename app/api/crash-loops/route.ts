@@ -1,5 +1,5 @@
-import { requestActor } from "@/lib/auth/actor";
-import { json, respondError } from "@/lib/api/respond";
+import { route } from "@/lib/api/route";
+import { json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
 import { currentCrashLoops } from "@/lib/supervisor/crash-loops";
 
@@ -11,11 +11,8 @@ export const runtime = "nodejs";
  * every restart): `{ crashLoops: [{ process, restarts, windowMinutes, lastEnding, lastEndedAt,
  * calmsInMs }] }`, empty when all is calm. Every page shows it as a banner.
  */
-export async function GET(request: Request): Promise<Response> {
-  try {
-    await requestActor(request, "viewer");
-    return json({ crashLoops: await currentCrashLoops(getDb()) });
-  } catch (error) {
-    return respondError(error, "GET /api/crash-loops");
-  }
-}
+export const GET = route(
+  "GET /api/crash-loops",
+  { role: "viewer", summary: "The console's own processes in a crash loop now" },
+  async () => json({ crashLoops: await currentCrashLoops(getDb()) }),
+);

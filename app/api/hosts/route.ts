@@ -1,5 +1,5 @@
-import { requestActor } from "@/lib/auth/actor";
-import { json, readJson, respondError } from "@/lib/api/respond";
+import { route } from "@/lib/api/route";
+import { json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
 import { auditedHostCreation } from "@/lib/hosts/create-host";
 import { queryFleet } from "@/lib/hosts/fleet-query";
@@ -16,23 +16,25 @@ export const runtime = "nodejs";
  * failedSteps, page: { number, size, totalPages } }` (lib/hosts/fleet-query.ts). Without
  * parameters: the first 50 hosts by name. A bad parameter is a 400 with field errors.
  */
-export async function GET(request: Request): Promise<Response> {
-  try {
-    await requestActor(request, "viewer");
-    const query = ZFleetQuery.parse(fleetParamsObject(new URL(request.url).searchParams));
-    return json(await queryFleet(getDb(), query));
-  } catch (error) {
-    return respondError(error, "GET /api/hosts");
-  }
-}
+export const GET = route(
+  "GET /api/hosts",
+  {
+    role: "viewer",
+    summary: "One page of the fleet",
+    query: { schema: ZFleetQuery, read: fleetParamsObject },
+    errorKeys: "field",
+  },
+  async ({ query }) => json(await queryFleet(getDb(), query)),
+);
 
 /** Adds a host and starts its onboarding: 201 `{ hostId, runId }`. */
-export async function POST(request: Request): Promise<Response> {
-  try {
-    const actor = await requestActor(request, "operator");
-    const input = ZCreateHost.parse(await readJson(request));
-    return json(await auditedHostCreation(getDb(), actor, input), 201);
-  } catch (error) {
-    return respondError(error, "POST /api/hosts");
-  }
-}
+export const POST = route(
+  "POST /api/hosts",
+  {
+    role: "operator",
+    summary: "Add a host and start its onboarding",
+    body: { schema: ZCreateHost, read: "json" },
+    errorKeys: "field",
+  },
+  async ({ actor, body }) => json(await auditedHostCreation(getDb(), actor, body), 201),
+);

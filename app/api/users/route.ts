@@ -1,6 +1,6 @@
-import { json, readJson, respondError } from "@/lib/api/respond";
+import { route } from "@/lib/api/route";
+import { json } from "@/lib/api/respond";
 import { createUserAs } from "@/lib/auth/account-operations";
-import { requestActor } from "@/lib/auth/actor";
 import { ZCreateUser } from "@/lib/auth/schemas";
 import { listUsers } from "@/lib/auth/users";
 import { getDb } from "@/lib/db/client";
@@ -9,22 +9,18 @@ export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
 
 /** Admin: every user (no password hashes). */
-export async function GET(request: Request): Promise<Response> {
-  try {
-    await requestActor(request, "admin");
-    return json(await listUsers(getDb()));
-  } catch (error) {
-    return respondError(error, "GET /api/users");
-  }
-}
+export const GET = route("GET /api/users", { role: "admin", summary: "Every user" }, async () =>
+  json(await listUsers(getDb())),
+);
 
 /** Admin: adds a user `{ name, role, password }`: 201 with the user; 409 for a taken name. */
-export async function POST(request: Request): Promise<Response> {
-  try {
-    const actor = await requestActor(request, "admin");
-    const input = ZCreateUser.parse(await readJson(request));
-    return json(await createUserAs(getDb(), actor, input), 201);
-  } catch (error) {
-    return respondError(error, "POST /api/users");
-  }
-}
+export const POST = route(
+  "POST /api/users",
+  {
+    role: "admin",
+    summary: "Add a user",
+    body: { schema: ZCreateUser, read: "json" },
+    errorKeys: "field",
+  },
+  async ({ actor, body }) => json(await createUserAs(getDb(), actor, body), 201),
+);

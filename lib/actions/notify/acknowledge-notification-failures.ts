@@ -1,27 +1,18 @@
 "use server";
 
-import { revalidatePath } from "next/cache";
-import { currentActor } from "@/lib/auth/actor";
-import { parseInput } from "@/lib/api/parse-input";
 import { getDb } from "@/lib/db/client";
-import { ZAcknowledgeDeliveries } from "@/lib/notify/schemas";
 import { acknowledgeFailedDeliveries } from "@/lib/notify/deliveries";
-import { actionFailure, type ActionResult } from "../action-result";
+import { ZAcknowledgeDeliveries } from "@/lib/notify/schemas";
+import { action } from "../action";
 
 /** Marks a target's failed deliveries as seen: off the dashboard, no more retries. Operators. */
-export async function acknowledgeNotificationFailuresAction(
-  input: Record<string, unknown>,
-): Promise<ActionResult<{ acknowledged: number }>> {
-  try {
-    const actor = await currentActor("operator");
-    const result = await acknowledgeFailedDeliveries(
-      getDb(),
-      parseInput(ZAcknowledgeDeliveries, input),
-      actor,
-    );
-    revalidatePath("/power", "layout");
-    return { ok: true, ...result };
-  } catch (error) {
-    return actionFailure(error, "acknowledge notification failures");
-  }
-}
+export const acknowledgeNotificationFailuresAction = action(
+  {
+    name: "acknowledge notification failures",
+    role: "operator",
+    schema: ZAcknowledgeDeliveries,
+    errorKeys: "path",
+    revalidate: [["/power", "layout"]],
+  },
+  async ({ actor, input }) => acknowledgeFailedDeliveries(getDb(), input, actor),
+);

@@ -1,12 +1,7 @@
-import type { z } from "zod";
-import { parseInput } from "@/lib/api/parse-input";
-import type { Actor } from "@/lib/auth/actor";
-import { getDb, type Database } from "@/lib/db/client";
-import {
-  changeConfirmingArmedPlan,
-  ZPlanChangeConfirmation,
-  type PlanChange,
-} from "@/lib/power/queries/plan-change";
+import type { Database } from "@/lib/db/client";
+import { getDb } from "@/lib/db/client";
+import { changeConfirmingArmedPlan, type PlanChange } from "@/lib/power/queries/plan-change";
+import type { ActionInput } from "../action";
 import { powerFormInput, type BlankMeans } from "./power-form-input";
 
 /**
@@ -17,32 +12,30 @@ import { powerFormInput, type BlankMeans } from "./power-form-input";
 export type ConfigChangeResult = { saved: boolean; planChange: PlanChange; id: string | null };
 
 /**
- * The body every power configuration action shares after its role check: the form as the
- * domain's input (field errors keyed by the field's path), the armed-plan guard, the change.
+ * A power configuration form as the domain's input (lib/actions/power/power-form-input.ts):
+ * `blank` says what an empty numeric field means, `extra` adds what the form means by a field
+ * it does not send (no feed ticked: none).
  */
-export async function runConfigChange<S extends z.ZodType, T>(
-  actor: Actor,
-  raw: FormData | Record<string, unknown>,
-  options: {
-    schema: S;
-    blank?: BlankMeans;
-    /** Fields the form carries that are not part of the schema's input (e.g. the id). */
-    extra?: (input: Record<string, unknown>) => Record<string, unknown>;
-    change: (db: Database, data: z.output<S>, actor: Actor) => Promise<T>;
-    idOf?: (result: T) => string;
-  },
+export function powerForm(
+  options: { blank?: BlankMeans; extra?: (input: Record<string, unknown>) => object } = {},
+): (raw: ActionInput) => Record<string, unknown> {
+  return (raw) => {
+    const input = powerFormInput(raw, options.blank);
+    return { ...input, ...options.extra?.(input) };
+  };
+}
+
+/** A target's form: no feed ticked sends no `feeds` at all — an empty choice, not "keep them". */
+export const powerTargetForm = powerForm({ extra: (fields) => ({ feeds: fields.feeds ?? [] }) });
+
+/** Makes the change through the armed-plan guard (lib/power/queries/plan-change.ts). */
+export async function runConfigChange<T>(
+  confirmPlanChange: boolean,
+  change: (db: Database) => Promise<T>,
+  idOf?: (result: T) => string,
 ): Promise<ConfigChangeResult> {
-  const input = powerFormInput(raw, options.blank);
-  const data = parseInput(options.schema, { ...input, ...options.extra?.(input) });
-  const { confirmPlanChange } = ZPlanChangeConfirmation.parse(input);
-  const outcome = await changeConfirmingArmedPlan(getDb(), confirmPlanChange, (db) =>
-    options.change(db, data, actor),
-  );
+  const outcome = await changeConfirmingArmedPlan(getDb(), confirmPlanChange, change);
   return outcome.saved
-    ? {
-        saved: true,
-        planChange: outcome.planChange,
-        id: options.idOf ? options.idOf(outcome.result) : null,
-      }
+    ? { saved: true, planChange: outcome.planChange, id: idOf ? idOf(outcome.result) : null }
     : { saved: false, planChange: outcome.planChange, id: null };
 }

@@ -1,47 +1,42 @@
 "use server";
 
-import { revalidatePath } from "next/cache";
-import { parseInput } from "@/lib/api/parse-input";
-import { currentActor } from "@/lib/auth/actor";
+import type { z } from "zod";
+import type { Actor } from "@/lib/auth/actor";
 import { getDb } from "@/lib/db/client";
-import type { ClusterPolicy } from "@/lib/power/clusters/load-cluster-groups";
 import { ZSetClusterPolicy } from "@/lib/power/clusters/schemas";
 import { setClusterPolicy } from "@/lib/power/clusters/set-cluster-policy";
-import { actionFailure, type ActionResult } from "../action-result";
-import { powerFormInput } from "./power-form-input";
+import { action, formAction, type ActionSpec } from "../action";
+import { powerForm } from "./config-change";
 
-type PolicyResult = ActionResult<{ id: string; policy: ClusterPolicy }>;
+const spec: ActionSpec<"admin", typeof ZSetClusterPolicy> = {
+  name: "set cluster policy",
+  role: "admin",
+  schema: ZSetClusterPolicy,
+  // An empty first threshold is off; an empty node that stays is "the console's node".
+  input: powerForm({ blank: "null" }),
+  errorKeys: "path",
+  revalidate: [["/power", "layout"]],
+};
 
-async function change(input: FormData | Record<string, unknown>): Promise<PolicyResult> {
-  try {
-    const actor = await currentActor("admin");
-    // An empty first threshold is off; an empty node that stays is "the console's node".
-    const data = parseInput(ZSetClusterPolicy, powerFormInput(input, "null"));
-    const result = await setClusterPolicy(getDb(), data, actor);
-    revalidatePath("/power", "layout");
-    return { ok: true, id: result.id, policy: result.policy };
-  } catch (error) {
-    return actionFailure(error, "set cluster policy");
-  }
+async function change({
+  actor,
+  input,
+}: {
+  actor: Actor;
+  input: z.output<typeof ZSetClusterPolicy>;
+}) {
+  const { id, policy } = await setClusterPolicy(getDb(), input, actor);
+  return { id, policy };
 }
 
 /**
  * How a cluster goes down on a power event. Admins only; audited. Consolidate on hyper-converged
  * Ceph is refused with the reason under the policy field.
  */
-export async function setClusterPolicyAction(
-  input: FormData | Record<string, unknown>,
-): Promise<PolicyResult> {
-  return change(input);
-}
+export const setClusterPolicyAction = action(spec, change);
 
 /**
  * A consolidating cluster's settings form (mode, the node that stays, the first threshold):
  * field errors come back under `consolidate.…`. Admins only; audited.
  */
-export async function setClusterConsolidateAction(
-  _previous: PolicyResult | null,
-  input: FormData,
-): Promise<PolicyResult> {
-  return change(input);
-}
+export const setClusterConsolidateAction = formAction(spec, change);

@@ -10,27 +10,11 @@ import {
   timestamp,
   uuid,
 } from "drizzle-orm/pg-core";
+import { LOG_LINE_KINDS } from "@/lib/logs/chunks";
 import { runs } from "./runs";
 
-/**
- * What a line of the run log is:
- * - command: the header of a command a step sent (`▶ Step time $ command`, secrets masked)
- * - output:  the command's stdout/stderr
- * - result:  the command's exit code and duration
- * - note:    a step's own words (`ctx.log`)
- * - file:    a file tailed from the host (BuildVmTemplate's build.log)
- * - marker:  the log speaking about itself (cap reached, tailed file recreated)
- * - run:     the engine: a visit's error, the run's end (failed, aborted, succeeded)
- */
-export const logLineKind = pgEnum("log_line_kind", [
-  "command",
-  "output",
-  "result",
-  "note",
-  "file",
-  "marker",
-  "run",
-]);
+/** What a line of the run log is (lib/logs/chunks.ts, `LOG_LINE_KINDS`). */
+export const logLineKind = pgEnum("log_line_kind", LOG_LINE_KINDS);
 
 /**
  * The run log, in chunks: consecutive lines of one step and one kind, written together.

@@ -2,9 +2,13 @@ import { z } from "zod";
 import type { Database } from "@/lib/db/client";
 import { proxmoxClientForHost } from "@/lib/host-access/proxmox-client";
 import { ProxmoxUnavailableError } from "@/lib/proxmox/errors";
-import { pinnedApiCall, probeApi, type PinnedRequest } from "@/lib/proxmox/pinned-https";
+import {
+  apiBaseUrl,
+  pinnedApiCall,
+  probeApi,
+  type PinnedRequest,
+} from "@/lib/proxmox/pinned-https";
 import type { PveEndpoint } from "@/lib/power/targets/load-targets";
-import { apiBaseUrl } from "@/lib/power/targets/shutdown-call";
 
 /**
  * The cluster-wide calls of the shutdown sequence and of restore, to one member's API with that
@@ -347,23 +351,12 @@ async function memberOf(
   onSecret?: (secret: string) => void,
 ): Promise<ClusterMember> {
   let secret = "";
-  await proxmoxClientForHost(
-    db,
-    {
-      address: endpoint.address,
-      apiPort: endpoint.apiPort,
-      nodeName: endpoint.nodeName,
-      apiCertSha256: endpoint.apiCertSha256,
-      apiTokenId: endpoint.apiTokenId,
-      apiTokenCredentialId: endpoint.apiTokenCredentialId,
+  await proxmoxClientForHost(db, endpoint, {
+    onSecret: (value) => {
+      secret = value;
+      onSecret?.(value);
     },
-    {
-      onSecret: (value) => {
-        secret = value;
-        onSecret?.(value);
-      },
-    },
-  );
+  });
   return { endpoint, secret };
 }
 

@@ -6,7 +6,7 @@ import { HostApiNotReadyError } from "@/lib/host-access/proxmox-client";
 import { ProxmoxUnavailableError } from "@/lib/proxmox/errors";
 import { pinnedApiCall } from "@/lib/proxmox/pinned-https";
 import { unseal } from "@/lib/secrets/seal";
-import { apiBaseUrl } from "../targets/shutdown-call";
+import { apiBaseUrl } from "@/lib/proxmox/pinned-https";
 
 /**
  * What discovery asks a host's Proxmox API, with the host's token over its pinned certificate.

@@ -149,8 +149,19 @@ export async function changeConfirmingArmedPlan<T>(
 
 /** How a form or a JSON body says "I have seen the plan change; save it". */
 export const ZPlanChangeConfirmation = z.object({
-  confirmPlanChange: z.preprocess(
-    (value) => value === true || value === "true" || value === "yes" || value === "on",
-    z.boolean(),
-  ),
+  // Left out is "not confirmed" (the default says so to the API document, too).
+  confirmPlanChange: z
+    .preprocess(
+      (value) => value === true || value === "true" || value === "yes" || value === "on",
+      z.boolean(),
+    )
+    .default(false),
 });
+
+/**
+ * A configuration change's input together with its `confirmPlanChange`: one body, checked by
+ * both schemas at once, so every refused field is named in one answer.
+ */
+export function withPlanChangeConfirmation<S extends z.ZodType>(schema: S) {
+  return z.intersection(schema, ZPlanChangeConfirmation);
+}

@@ -105,7 +105,6 @@ export const ZPowerRunsQuery = z.object({
   before: z.iso.datetime({ offset: true, error: "before: an ISO date-time" }).optional(),
   limit: z.coerce.number().int().min(1).max(200).default(50),
 });
-export const POWER_RUNS_QUERY_KEYS = ["before", "limit"] as const;
 
 /**
  * Every power run, drills and real outages alike, newest first, with how its actions ended:

@@ -14,7 +14,7 @@ import {
   type RequiredPrivilege,
 } from "@/lib/steps/host/verify-proxmox-api";
 import type { PveEndpoint, TargetRecord } from "../targets/load-targets";
-import { apiBaseUrl } from "../targets/shutdown-call";
+import { apiBaseUrl } from "@/lib/proxmox/pinned-https";
 import { apiFailure } from "./failure";
 import { consolidateSettingsOf } from "../clusters/load-cluster-groups";
 import { requiredPowerPrivileges } from "./required-privileges";

@@ -3,7 +3,7 @@ import type { Database } from "@/lib/db/client";
 import { credentials } from "@/lib/db/schema";
 import { ProxmoxClient, pveShutdownPath } from "@/lib/proxmox/client";
 import { PBS_SHUTDOWN_PATH, PbsClient } from "@/lib/proxmox/pbs-client";
-import { probeApi } from "@/lib/proxmox/pinned-https";
+import { apiBaseUrl, probeApi } from "@/lib/proxmox/pinned-https";
 import { unseal } from "@/lib/secrets/seal";
 import type { PbsEndpoint, PveEndpoint } from "./load-targets";
 
@@ -23,10 +23,6 @@ export type ShutdownRequest = {
   /** `POST https://10.0.0.5:8006/api2/json/nodes/pve1/status command=shutdown`. */
   line: string;
 };
-
-export function apiBaseUrl(address: string, port: number): string {
-  return `https://${address.includes(":") ? `[${address}]` : address}:${port}`;
-}
 
 function baseUrlOf(endpoint: Endpoint): string {
   return endpoint.kind === "pve-node"

@@ -90,6 +90,10 @@ export const ZNutSourceSchema = z.object({
     .optional(),
 });
 
+/** SNMPv3's authentication and privacy protocols (net-snmp's names); the UPS form offers these. */
+export const ZSnmpAuthProtocol = z.enum(["sha", "sha256", "sha512", "md5"]);
+export const ZSnmpPrivProtocol = z.enum(["aes", "aes256b", "aes256r", "des"]);
+
 /** An SNMP agent with the UPS-MIB (RFC 1628). Community and v3 keys are stored sealed. */
 export const ZSnmpSourceSchema = z.discriminatedUnion("version", [
   z.object({
@@ -105,9 +109,9 @@ export const ZSnmpSourceSchema = z.discriminatedUnion("version", [
     host,
     port: z.coerce.number().int().min(1).max(65535).default(161),
     user: z.string().trim().min(1).max(32),
-    authProtocol: z.enum(["sha", "sha256", "sha512", "md5"]),
+    authProtocol: ZSnmpAuthProtocol,
     authKey: z.string().min(8, "SNMPv3 keys have at least 8 characters").max(256),
-    privProtocol: z.enum(["aes", "aes256b", "aes256r", "des"]),
+    privProtocol: ZSnmpPrivProtocol,
     privKey: z.string().min(8, "SNMPv3 keys have at least 8 characters").max(256),
   }),
 ]);

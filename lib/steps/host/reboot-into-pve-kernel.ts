@@ -1,3 +1,4 @@
+import { pause } from "@/lib/pipeline/pause";
 import { advance, fail, pollUntil, type Step, type StepContext } from "@/lib/pipeline/step";
 import {
   HostKeyMismatchError,
@@ -182,18 +183,6 @@ export function waitForBoot(bootIdBefore: string | null, intervalMs = LOOK_INTER
     }
     return false;
   };
-}
-
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
-  });
 }
 
 /** Polls, with the worker looking for the host's return meanwhile. */

@@ -1,5 +1,5 @@
-import { requestActor } from "@/lib/auth/actor";
-import { json, respondError } from "@/lib/api/respond";
+import { route } from "@/lib/api/route";
+import { json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
 import { failingDeliveriesSummary } from "@/lib/notify/deliveries";
 
@@ -10,11 +10,8 @@ export const runtime = "nodejs";
  * Deliveries failing now, per enabled target, for the dashboard: `{ failing: [{ targetId,
  * targetName, failing, lastError, lastAttemptAt }] }`; empty when every notification arrived.
  */
-export async function GET(request: Request): Promise<Response> {
-  try {
-    await requestActor(request, "viewer");
-    return json({ failing: await failingDeliveriesSummary(getDb()) });
-  } catch (error) {
-    return respondError(error, "GET /api/notifications/failing");
-  }
-}
+export const GET = route(
+  "GET /api/notifications/failing",
+  { role: "viewer", summary: "Notification deliveries failing now, per target" },
+  async () => json({ failing: await failingDeliveriesSummary(getDb()) }),
+);

@@ -1,7 +1,5 @@
-import { requestActor } from "@/lib/auth/actor";
-import { parseInput } from "@/lib/api/parse-input";
-import { readJsonObject } from "@/lib/api/read-json-object";
-import { json, respondError } from "@/lib/api/respond";
+import { route } from "@/lib/api/route";
+import { json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
 import { targetCards } from "@/lib/notify/deliveries";
 import { ZCreateNotificationTarget } from "@/lib/notify/schemas";
@@ -15,26 +13,23 @@ export const runtime = "nodejs";
  * minSeverity, eventKinds, authHeaderName, hasAuthHeader, enabled, … }, lastDelivery,
  * failing: [delivery] }] }`. Never the URL's path or the auth header's value.
  */
-export async function GET(request: Request): Promise<Response> {
-  try {
-    await requestActor(request, "viewer");
-    return json({ cards: await targetCards(getDb()) });
-  } catch (error) {
-    return respondError(error, "GET /api/notifications/targets");
-  }
-}
+export const GET = route(
+  "GET /api/notifications/targets",
+  { role: "viewer", summary: "Every notification target with its deliveries" },
+  async () => json({ cards: await targetCards(getDb()) }),
+);
 
 /**
  * Adds a target (admins): `{ name, format: slack|discord|ntfy|teams|json|text|template, url,
  * template?, templateEscape?, templateContentType?, minSeverity?, eventKinds?, authHeaderName?,
  * authHeaderValue?, enabled? }` → 201 `{ target }`. URL and header value are sealed.
  */
-export async function POST(request: Request): Promise<Response> {
-  try {
-    const actor = await requestActor(request, "admin");
-    const input = parseInput(ZCreateNotificationTarget, await readJsonObject(request));
-    return json({ target: await createTarget(getDb(), input, actor) }, 201);
-  } catch (error) {
-    return respondError(error, "POST /api/notifications/targets");
-  }
-}
+export const POST = route(
+  "POST /api/notifications/targets",
+  {
+    role: "admin",
+    summary: "Add a notification target",
+    body: { schema: ZCreateNotificationTarget },
+  },
+  async ({ actor, body }) => json({ target: await createTarget(getDb(), body, actor) }, 201),
+);

@@ -1,5 +1,5 @@
-import { requestActor } from "@/lib/auth/actor";
-import { json, respondError } from "@/lib/api/respond";
+import { route } from "@/lib/api/route";
+import { json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
 import { listClusterGroups, listLooseHosts } from "@/lib/power/clusters/cluster-groups-view";
 
@@ -13,13 +13,12 @@ export const runtime = "nodejs";
  * standalone: [{ hostId, name, checkedAt, askError }], unknown: [{ hostId, name, askError }] }`:
  * hosts in no cluster as they answered, and hosts that never answered (membership not known).
  */
-export async function GET(request: Request): Promise<Response> {
-  try {
-    await requestActor(request, "viewer");
+export const GET = route(
+  "GET /api/power/clusters",
+  { role: "viewer", summary: "The clusters the hosts belong to, and the hosts in none" },
+  async () => {
     const db = getDb();
     const [clusters, loose] = await Promise.all([listClusterGroups(db), listLooseHosts(db)]);
     return json({ clusters, ...loose });
-  } catch (error) {
-    return respondError(error, "GET /api/power/clusters");
-  }
-}
+  },
+);

@@ -1,7 +1,5 @@
-import { requestActor } from "@/lib/auth/actor";
-import { parseInput } from "@/lib/api/parse-input";
-import { searchParamsInput } from "@/lib/http/query-params";
-import { json, readJson, respondError } from "@/lib/api/respond";
+import { route } from "@/lib/api/route";
+import { json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
 import { drillPlan } from "@/lib/power/drill/drill-plan";
 import { ZDrillTargetsQuery, ZStartDrill } from "@/lib/power/drill/schemas";
@@ -14,18 +12,15 @@ export const runtime = "nodejs";
  * What a drill of `?upsId=…`'s outage would run: `{ ups, consoleMode, targets, budgetSeconds }`,
  * targets in sequence order with their exact requests (a live drill confirms their ids).
  */
-export async function GET(request: Request): Promise<Response> {
-  try {
-    await requestActor(request, "viewer");
-    const { upsId } = parseInput(
-      ZDrillTargetsQuery,
-      searchParamsInput(new URL(request.url).searchParams, ["upsId"]),
-    );
-    return json(await drillPlan(getDb(), upsId));
-  } catch (error) {
-    return respondError(error, "GET /api/power/drills");
-  }
-}
+export const GET = route(
+  "GET /api/power/drills",
+  {
+    role: "viewer",
+    summary: "What a drill of one UPS's outage would run",
+    query: { schema: ZDrillTargetsQuery },
+  },
+  async ({ query: { upsId } }) => json(await drillPlan(getDb(), upsId)),
+);
 
 /**
  * Starts a drill (admins; audited): `{ upsId, live: false }` rehearses in dry-run — nothing is
@@ -34,12 +29,12 @@ export async function GET(request: Request): Promise<Response> {
  * shutdown run in progress: 409. Answers `{ runId, live, ups, targets }`; follow it at
  * `GET /api/power/runs/:runId`.
  */
-export async function POST(request: Request): Promise<Response> {
-  try {
-    const actor = await requestActor(request, "admin");
-    const input = parseInput(ZStartDrill, await readJson(request));
-    return json(await startDrill(getDb(), input, actor), 201);
-  } catch (error) {
-    return respondError(error, "POST /api/power/drills");
-  }
-}
+export const POST = route(
+  "POST /api/power/drills",
+  {
+    role: "admin",
+    summary: "Start a drill of one UPS's outage, dry-run or live",
+    body: { schema: ZStartDrill, read: "json" },
+  },
+  async ({ actor, body }) => json(await startDrill(getDb(), body, actor), 201),
+);

@@ -1,12 +1,7 @@
-import { requestActor } from "@/lib/auth/actor";
-import { searchParamsInput } from "@/lib/http/query-params";
-import { json, respondError } from "@/lib/api/respond";
+import { route } from "@/lib/api/route";
+import { json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
-import {
-  listPowerEvents,
-  POWER_EVENT_FILTER_KEYS,
-  ZPowerEventFilter,
-} from "@/lib/power/queries/power-events";
+import { listPowerEvents, ZPowerEventFilter } from "@/lib/power/queries/power-events";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -16,14 +11,13 @@ export const runtime = "nodejs";
  * (that or worse), `kind` (exact, or a group like `shutdown`), `upsId`, `unacknowledged=true`,
  * `from`, `to`, `limit`; `cursor` for the next page.
  */
-export async function GET(request: Request): Promise<Response> {
-  try {
-    await requestActor(request, "viewer");
-    const filter = ZPowerEventFilter.parse(
-      searchParamsInput(new URL(request.url).searchParams, POWER_EVENT_FILTER_KEYS),
-    );
-    return json(await listPowerEvents(getDb(), filter));
-  } catch (error) {
-    return respondError(error, "GET /api/power/events");
-  }
-}
+export const GET = route(
+  "GET /api/power/events",
+  {
+    role: "viewer",
+    summary: "One page of the power event log, newest first",
+    query: { schema: ZPowerEventFilter },
+    errorKeys: "field",
+  },
+  async ({ query }) => json(await listPowerEvents(getDb(), query)),
+);

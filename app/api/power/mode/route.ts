@@ -1,6 +1,5 @@
-import { requestActor } from "@/lib/auth/actor";
-import { parseInput } from "@/lib/api/parse-input";
-import { json, readJson, respondError } from "@/lib/api/respond";
+import { route } from "@/lib/api/route";
+import { json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
 import { readPowerMode } from "@/lib/power/queries/power-settings";
 import { ZSetPowerMode } from "@/lib/power/schemas";
@@ -10,14 +9,11 @@ export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
 
 /** The mode every page shows: `{ mode: "dry-run" | "armed", armedAt, armedBy }`. */
-export async function GET(request: Request): Promise<Response> {
-  try {
-    await requestActor(request, "viewer");
-    return json(await readPowerMode(getDb()));
-  } catch (error) {
-    return respondError(error, "GET /api/power/mode");
-  }
-}
+export const GET = route(
+  "GET /api/power/mode",
+  { role: "viewer", summary: "The power mode: dry-run or armed" },
+  async () => json(await readPowerMode(getDb())),
+);
 
 /**
  * Arms or disarms (admins; audited). Arming confirms the targets it was shown:
@@ -25,12 +21,12 @@ export async function GET(request: Request): Promise<Response> {
  * `armingTargets`; a plan that changed since is refused with 409 and nothing changes.
  * Disarming: `{ mode: "dry-run" }`. Answers `{ mode, targets }` (target names).
  */
-export async function POST(request: Request): Promise<Response> {
-  try {
-    const actor = await requestActor(request, "admin");
-    const input = parseInput(ZSetPowerMode, await readJson(request));
-    return json(await setPowerMode(getDb(), input, actor));
-  } catch (error) {
-    return respondError(error, "POST /api/power/mode");
-  }
-}
+export const POST = route(
+  "POST /api/power/mode",
+  {
+    role: "admin",
+    summary: "Arm (confirming the targets) or disarm",
+    body: { schema: ZSetPowerMode, read: "json" },
+  },
+  async ({ actor, body }) => json(await setPowerMode(getDb(), body, actor)),
+);

@@ -1,5 +1,5 @@
-import { requestActor } from "@/lib/auth/actor";
-import { json, respondError } from "@/lib/api/respond";
+import { route } from "@/lib/api/route";
+import { json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
 import { readPowerPlan } from "@/lib/power/queries/power-plan";
 
@@ -14,11 +14,8 @@ export const runtime = "nodejs";
  * since arming.
  * `armingTargets`: every target an arming puts under control, with the ids to confirm.
  */
-export async function GET(request: Request): Promise<Response> {
-  try {
-    await requestActor(request, "viewer");
-    return json(await readPowerPlan(getDb()));
-  } catch (error) {
-    return respondError(error, "GET /api/power/plan");
-  }
-}
+export const GET = route(
+  "GET /api/power/plan",
+  { role: "viewer", summary: "The exact shutdown sequence the console would run now" },
+  async () => json(await readPowerPlan(getDb())),
+);

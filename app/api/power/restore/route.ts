@@ -1,6 +1,5 @@
-import { requestActor } from "@/lib/auth/actor";
-import { parseInput } from "@/lib/api/parse-input";
-import { json, readJson, respondError } from "@/lib/api/respond";
+import { route } from "@/lib/api/route";
+import { json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
 import { restoreCluster, ZRestoreCluster } from "@/lib/power/restore-cluster";
 
@@ -13,12 +12,12 @@ export const runtime = "nodejs";
  * restored }`: every item restored, not available (before PVE 9.2), or failed with why. 404 for
  * an unknown cluster, 503 while none of its nodes answers.
  */
-export async function POST(request: Request): Promise<Response> {
-  try {
-    const actor = await requestActor(request, "admin");
-    const input = parseInput(ZRestoreCluster, await readJson(request));
-    return json(await restoreCluster(getDb(), input, actor));
-  } catch (error) {
-    return respondError(error, "POST /api/power/restore");
-  }
-}
+export const POST = route(
+  "POST /api/power/restore",
+  {
+    role: "admin",
+    summary: "Re-arm a cluster's HA and clear its Ceph flags after power is back",
+    body: { schema: ZRestoreCluster, read: "json" },
+  },
+  async ({ actor, body }) => json(await restoreCluster(getDb(), body, actor)),
+);

@@ -1,5 +1,5 @@
-import { requestActor } from "@/lib/auth/actor";
-import { json, respondError } from "@/lib/api/respond";
+import { route } from "@/lib/api/route";
+import { json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
 import { latestShutdownRun } from "@/lib/power/queries/shutdown-run";
 
@@ -11,11 +11,8 @@ export const runtime = "nodejs";
  * `{ shutdown: null }` when there never was one. `run` is the run as `/api/runs/:id` shows it;
  * `calls` what was sent (or would have been, in dry-run) to each target.
  */
-export async function GET(request: Request): Promise<Response> {
-  try {
-    await requestActor(request, "viewer");
-    return json({ shutdown: await latestShutdownRun(getDb()) });
-  } catch (error) {
-    return respondError(error, "GET /api/power/shutdown-run");
-  }
-}
+export const GET = route(
+  "GET /api/power/shutdown-run",
+  { role: "viewer", summary: "The latest power-shutdown run and what it sent" },
+  async () => json({ shutdown: await latestShutdownRun(getDb()) }),
+);

@@ -1,14 +1,9 @@
-import { requestActor } from "@/lib/auth/actor";
-import { parseInput } from "@/lib/api/parse-input";
-import { planGuardedResponse } from "@/lib/api/plan-guarded-response";
-import { readJsonObject } from "@/lib/api/read-json-object";
-import { json, respondError } from "@/lib/api/respond";
+import { respondToGuardedChange } from "@/lib/api/plan-guarded-response";
+import { route } from "@/lib/api/route";
+import { json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
 import { createPowerTarget } from "@/lib/power/power-targets";
-import {
-  changeConfirmingArmedPlan,
-  ZPlanChangeConfirmation,
-} from "@/lib/power/queries/plan-change";
+import { withPlanChangeConfirmation } from "@/lib/power/queries/plan-change";
 import { listTargetProtection } from "@/lib/power/queries/target-protection";
 import { ZCreatePowerTarget } from "@/lib/power/schemas";
 
@@ -19,14 +14,11 @@ export const runtime = "nodejs";
  * Every protected target with its protection: `{ targets: [{ id, kind, name, endpoint, feeds,
  * feedPolicy, stage, runsConsole, enabled, token: { answer, reason, asOf } }] }`.
  */
-export async function GET(request: Request): Promise<Response> {
-  try {
-    await requestActor(request, "viewer");
-    return json({ targets: await listTargetProtection(getDb()) });
-  } catch (error) {
-    return respondError(error, "GET /api/power/targets");
-  }
-}
+export const GET = route(
+  "GET /api/power/targets",
+  { role: "viewer", summary: "Every protected target with its protection" },
+  async () => json({ targets: await listTargetProtection(getDb()) }),
+);
 
 /**
  * Protects a target (admins): an onboarded host `{ kind: "pve-node", hostId, feeds, feedPolicy,
@@ -34,17 +26,18 @@ export async function GET(request: Request): Promise<Response> {
  * tokenSecret, certSha256, feeds, feedPolicy, stage?, runsConsole? }` → 201 `{ target,
  * planChange }`. The token's secret is sealed and never answered back.
  */
-export async function POST(request: Request): Promise<Response> {
-  try {
-    const actor = await requestActor(request, "admin");
-    const body = await readJsonObject(request);
-    const input = parseInput(ZCreatePowerTarget, body);
-    const { confirmPlanChange } = ZPlanChangeConfirmation.parse(body);
-    const outcome = await changeConfirmingArmedPlan(getDb(), confirmPlanChange, (db) =>
-      createPowerTarget(db, input, actor),
-    );
-    return planGuardedResponse(outcome, (target) => ({ target }), 201);
-  } catch (error) {
-    return respondError(error, "POST /api/power/targets");
-  }
-}
+export const POST = route(
+  "POST /api/power/targets",
+  {
+    role: "admin",
+    summary: "Protect an onboarded host or a backup server",
+    body: { schema: withPlanChangeConfirmation(ZCreatePowerTarget) },
+  },
+  async ({ actor, body: { confirmPlanChange, ...input } }) =>
+    respondToGuardedChange(
+      confirmPlanChange,
+      (db) => createPowerTarget(db, input, actor),
+      (target) => ({ target }),
+      201,
+    ),
+);

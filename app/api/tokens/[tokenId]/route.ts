@@ -1,6 +1,6 @@
-import { json, parseId, respondError } from "@/lib/api/respond";
+import { route } from "@/lib/api/route";
+import { json } from "@/lib/api/respond";
 import { revokeApiTokenAs } from "@/lib/auth/account-operations";
-import { requestActor } from "@/lib/auth/actor";
 import { ZTokenId } from "@/lib/auth/schemas";
 import { getDb } from "@/lib/db/client";
 
@@ -8,16 +8,11 @@ export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
 
 /** Revokes a token (yours; an admin's: anyone's): 200 `{ id, prefix }`; 404 otherwise. */
-export async function DELETE(
-  request: Request,
-  { params }: { params: Promise<{ tokenId: string }> },
-): Promise<Response> {
-  try {
-    const actor = await requestActor(request, "viewer");
-    const tokenId = parseId(ZTokenId, (await params).tokenId, "tokenId");
+export const DELETE = route(
+  "DELETE /api/tokens/[tokenId]",
+  { role: "viewer", summary: "Revoke an API token", params: { tokenId: ZTokenId } },
+  async ({ actor, params: { tokenId } }) => {
     const { id, prefix } = await revokeApiTokenAs(getDb(), actor, tokenId);
     return json({ id, prefix });
-  } catch (error) {
-    return respondError(error, "DELETE /api/tokens/[tokenId]");
-  }
-}
+  },
+);

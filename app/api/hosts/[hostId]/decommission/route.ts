@@ -1,7 +1,8 @@
-import { respondForHost, type HostRouteContext } from "@/lib/api/host-route";
+import { route } from "@/lib/api/route";
 import { json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
 import { auditedHostDecommission } from "@/lib/hosts/decommission-host";
+import { ZHostId } from "@/lib/hosts/schemas";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -11,12 +12,9 @@ export const runtime = "nodejs";
  * step's result is on the run (`GET /api/runs/:runId`, timeline details). 409 for a retired
  * host or one being decommissioned already.
  */
-export async function POST(request: Request, context: HostRouteContext): Promise<Response> {
-  return respondForHost(
-    request,
-    context,
-    "operator",
-    "POST /api/hosts/[hostId]/decommission",
-    async (actor, hostId) => json(await auditedHostDecommission(getDb(), actor, hostId), 201),
-  );
-}
+export const POST = route(
+  "POST /api/hosts/[hostId]/decommission",
+  { role: "operator", summary: "Decommission a host", params: { hostId: ZHostId } },
+  async ({ actor, params: { hostId } }) =>
+    json(await auditedHostDecommission(getDb(), actor, hostId), 201),
+);

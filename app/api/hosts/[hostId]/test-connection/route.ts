@@ -1,7 +1,8 @@
-import { respondForHost, type HostRouteContext } from "@/lib/api/host-route";
-import { json, readJson } from "@/lib/api/respond";
+import { route } from "@/lib/api/route";
+import { json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
 import { testHostConnection, ZEditHost } from "@/lib/hosts/edit-host";
+import { ZHostId } from "@/lib/hosts/schemas";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -11,15 +12,15 @@ export const runtime = "nodejs";
  * 200 `{ hostKeySha256, privilege }`; 400 with field errors for a refused credential; 409 for
  * a changed host key; 503 when nothing answers at the address.
  */
-export async function POST(request: Request, context: HostRouteContext): Promise<Response> {
-  return respondForHost(
-    request,
-    context,
-    "operator",
-    "POST /api/hosts/[hostId]/test-connection",
-    async (_actor, hostId) => {
-      const edit = ZEditHost.parse(await readJson(request));
-      return json(await testHostConnection(getDb(), { hostId, edit }));
-    },
-  );
-}
+export const POST = route(
+  "POST /api/hosts/[hostId]/test-connection",
+  {
+    role: "operator",
+    summary: "Test connection settings against a host without saving them",
+    params: { hostId: ZHostId },
+    body: { schema: ZEditHost, read: "json" },
+    errorKeys: "field",
+  },
+  async ({ params: { hostId }, body: edit }) =>
+    json(await testHostConnection(getDb(), { hostId, edit })),
+);

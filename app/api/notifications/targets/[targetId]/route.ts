@@ -1,7 +1,5 @@
-import { requestActor } from "@/lib/auth/actor";
-import { parseInput } from "@/lib/api/parse-input";
-import { readJsonObject } from "@/lib/api/read-json-object";
-import { json, respondError } from "@/lib/api/respond";
+import { route } from "@/lib/api/route";
+import { json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
 import { ZNotificationTargetRef, ZUpdateNotificationTarget } from "@/lib/notify/schemas";
 import { deleteTarget, updateTarget } from "@/lib/notify/targets";
@@ -9,31 +7,30 @@ import { deleteTarget, updateTarget } from "@/lib/notify/targets";
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
 
-type Params = { params: Promise<{ targetId: string }> };
-
 /**
  * Changes a target (admins): any field of POST; `url` and `authHeaderValue` left out keep the
  * stored ones, `removeAuthHeader: true` drops the header → `{ target }`.
  */
-export async function PATCH(request: Request, { params }: Params): Promise<Response> {
-  try {
-    const actor = await requestActor(request, "admin");
-    const body = await readJsonObject(request);
-    const input = parseInput(ZUpdateNotificationTarget, { ...body, id: (await params).targetId });
-    return json({ target: await updateTarget(getDb(), input, actor) });
-  } catch (error) {
-    return respondError(error, "PATCH /api/notifications/targets/[targetId]");
-  }
-}
+export const PATCH = route(
+  "PATCH /api/notifications/targets/[targetId]",
+  {
+    role: "admin",
+    summary: "Change a notification target",
+    body: { schema: ZUpdateNotificationTarget, fromPath: { targetId: "id" } },
+  },
+  async ({ actor, body }) => json({ target: await updateTarget(getDb(), body, actor) }),
+);
 
 /** Removes a target with its deliveries (admins) → 204. */
-export async function DELETE(request: Request, { params }: Params): Promise<Response> {
-  try {
-    const actor = await requestActor(request, "admin");
-    const input = parseInput(ZNotificationTargetRef, { id: (await params).targetId });
-    await deleteTarget(getDb(), input, actor);
+export const DELETE = route(
+  "DELETE /api/notifications/targets/[targetId]",
+  {
+    role: "admin",
+    summary: "Remove a notification target with its deliveries",
+    body: { schema: ZNotificationTargetRef, read: "none", fromPath: { targetId: "id" } },
+  },
+  async ({ actor, body }) => {
+    await deleteTarget(getDb(), body, actor);
     return new Response(null, { status: 204 });
-  } catch (error) {
-    return respondError(error, "DELETE /api/notifications/targets/[targetId]");
-  }
-}
+  },
+);

@@ -1,15 +1,11 @@
-import { requestActor } from "@/lib/auth/actor";
-import { parseInput } from "@/lib/api/parse-input";
-import { readJsonObject } from "@/lib/api/read-json-object";
-import { json, respondError } from "@/lib/api/respond";
+import { route } from "@/lib/api/route";
+import { json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
 import { ZSetClusterPolicy } from "@/lib/power/clusters/schemas";
 import { setClusterPolicy } from "@/lib/power/clusters/set-cluster-policy";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
-
-type Context = { params: Promise<{ clusterId: string }> };
 
 /**
  * How the cluster goes down (admins; audited): `{ policy: "cluster" | "whole-cluster" | "per-host" |
@@ -19,13 +15,12 @@ type Context = { params: Promise<{ clusterId: string }> };
  * a node that stays that is no member under `fieldErrors["consolidate.remainingNode"]`.
  * → `{ cluster: { id, name, policy, consolidate } }`.
  */
-export async function PATCH(request: Request, { params }: Context): Promise<Response> {
-  try {
-    const actor = await requestActor(request, "admin");
-    const body = await readJsonObject(request);
-    const input = parseInput(ZSetClusterPolicy, { ...body, id: (await params).clusterId });
-    return json({ cluster: await setClusterPolicy(getDb(), input, actor) });
-  } catch (error) {
-    return respondError(error, "PATCH /api/power/clusters/[clusterId]");
-  }
-}
+export const PATCH = route(
+  "PATCH /api/power/clusters/[clusterId]",
+  {
+    role: "admin",
+    summary: "Choose how a cluster goes down on a power event",
+    body: { schema: ZSetClusterPolicy, fromPath: { clusterId: "id" } },
+  },
+  async ({ actor, body }) => json({ cluster: await setClusterPolicy(getDb(), body, actor) }),
+);

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { requestActor } from "@/lib/auth/actor";
-import { json, parseId, respondError } from "@/lib/api/respond";
+import { route } from "@/lib/api/route";
+import { json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import { runTimeline } from "@/lib/power/queries/timeline";
@@ -8,7 +8,6 @@ import { runTimeline } from "@/lib/power/queries/timeline";
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
 
-type Context = { params: Promise<{ runId: string }> };
 const ZRunId = z.uuid({ error: "Not a run id." });
 
 /**
@@ -16,10 +15,10 @@ const ZRunId = z.uuid({ error: "Not a run id." });
  * "cluster"), every action with its start, end (null while in flight), outcome and masked
  * request. The run's log and steps are at `/api/runs/:runId`.
  */
-export async function GET(request: Request, { params }: Context): Promise<Response> {
-  try {
-    await requestActor(request, "viewer");
-    const runId = parseId(ZRunId, (await params).runId, "runId");
+export const GET = route(
+  "GET /api/power/runs/[runId]",
+  { role: "viewer", summary: "One power run's timeline", params: { runId: ZRunId } },
+  async ({ params: { runId } }) => {
     const timeline = await runTimeline(getDb(), runId);
     if (!timeline) {
       throw new AppError(
@@ -28,7 +27,5 @@ export async function GET(request: Request, { params }: Context): Promise<Respon
       );
     }
     return json(timeline);
-  } catch (error) {
-    return respondError(error, "GET /api/power/runs/[runId]");
-  }
-}
+  },
+);

@@ -1,27 +1,18 @@
-import { requestActor } from "@/lib/auth/actor";
-import { json, parseId, respondError } from "@/lib/api/respond";
-import { audited } from "@/lib/audit/record-audit";
+import { route } from "@/lib/api/route";
+import { json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
 import { ZRunId } from "@/lib/hosts/schemas";
-import { retryRun } from "@/lib/runs/retry-run";
+import { auditedRunRetry } from "@/lib/runs/audited-run-changes";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
 
 /** Re-enters a failed run at its failed step: 200 `{ runId }`; 409 when the run is not failed. */
-export async function POST(
-  request: Request,
-  { params }: { params: Promise<{ runId: string }> },
-): Promise<Response> {
-  try {
-    const actor = await requestActor(request, "operator");
-    const runId = parseId(ZRunId, (await params).runId, "runId");
-    const db = getDb();
-    await audited(db, { actor, action: "run.retry", target: `run:${runId}` }, () =>
-      retryRun(db, { runId, actor: actor.name }),
-    );
+export const POST = route(
+  "POST /api/runs/[runId]/retry",
+  { role: "operator", summary: "Retry a failed run at its failed step", params: { runId: ZRunId } },
+  async ({ actor, params: { runId } }) => {
+    await auditedRunRetry(getDb(), actor, runId);
     return json({ runId });
-  } catch (error) {
-    return respondError(error, "POST /api/runs/[runId]/retry");
-  }
-}
+  },
+);

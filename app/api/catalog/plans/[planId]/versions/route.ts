@@ -1,5 +1,5 @@
-import { requestActor } from "@/lib/auth/actor";
-import { json, readJson, respondError } from "@/lib/api/respond";
+import { route } from "@/lib/api/route";
+import { json } from "@/lib/api/respond";
 import { auditedPlanVersionCreation } from "@/lib/catalog/audited-catalog-changes";
 import { ZCreatePlanVersion } from "@/lib/catalog/schemas";
 import { getDb } from "@/lib/db/client";
@@ -12,19 +12,14 @@ export const runtime = "nodejs";
  * the one in the path (a `planId` in the body is ignored); the body carries the rest of
  * ZCreatePlanVersion.
  */
-export async function POST(
-  request: Request,
-  { params }: { params: Promise<{ planId: string }> },
-): Promise<Response> {
-  try {
-    const actor = await requestActor(request, "admin");
-    const body = await readJson(request);
-    // A body that is not an object (an array, a number) then fails on every field: 400.
-    const fields = typeof body === "object" && body !== null && !Array.isArray(body) ? body : {};
-    const input = ZCreatePlanVersion.parse({ ...fields, planId: (await params).planId });
-    const planVersionId = await auditedPlanVersionCreation(getDb(), actor, input);
-    return json({ planVersionId }, 201);
-  } catch (error) {
-    return respondError(error, "POST /api/catalog/plans/[planId]/versions");
-  }
-}
+export const POST = route(
+  "POST /api/catalog/plans/[planId]/versions",
+  {
+    role: "admin",
+    summary: "Draft a plan's next version",
+    body: { schema: ZCreatePlanVersion, read: "json", fromPath: { planId: "planId" } },
+    errorKeys: "field",
+  },
+  async ({ actor, body }) =>
+    json({ planVersionId: await auditedPlanVersionCreation(getDb(), actor, body) }, 201),
+);

@@ -1,6 +1,5 @@
-import { requestActor } from "@/lib/auth/actor";
-import { parseInput } from "@/lib/api/parse-input";
-import { json, respondError } from "@/lib/api/respond";
+import { route } from "@/lib/api/route";
+import { json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
 import { ZNotificationTargetRef } from "@/lib/notify/schemas";
 import { testTarget } from "@/lib/notify/test-target";
@@ -12,15 +11,12 @@ export const runtime = "nodejs";
  * Sends the target a real test message now (admins): `{ outcome: { ok: true, status } |
  * { ok: false, status, error } }` — what the target's service answered.
  */
-export async function POST(
-  request: Request,
-  { params }: { params: Promise<{ targetId: string }> },
-): Promise<Response> {
-  try {
-    const actor = await requestActor(request, "admin");
-    const input = parseInput(ZNotificationTargetRef, { id: (await params).targetId });
-    return json({ outcome: await testTarget(getDb(), input, actor) });
-  } catch (error) {
-    return respondError(error, "POST /api/notifications/targets/[targetId]/test");
-  }
-}
+export const POST = route(
+  "POST /api/notifications/targets/[targetId]/test",
+  {
+    role: "admin",
+    summary: "Send a notification target a real test message now",
+    body: { schema: ZNotificationTargetRef, read: "none", fromPath: { targetId: "id" } },
+  },
+  async ({ actor, body }) => json({ outcome: await testTarget(getDb(), body, actor) }),
+);

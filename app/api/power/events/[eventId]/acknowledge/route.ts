@@ -1,7 +1,6 @@
 import { z } from "zod";
-import { requestActor } from "@/lib/auth/actor";
-import { parseInput } from "@/lib/api/parse-input";
-import { json, respondError } from "@/lib/api/respond";
+import { route } from "@/lib/api/route";
+import { json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
 import { acknowledgePowerEvent } from "@/lib/power/acknowledge-power-event";
 
@@ -20,15 +19,12 @@ const ZEventRef = z.object({
  * Acknowledges a power alarm (operators and admins): 200 `{ eventId, acknowledgedAt,
  * acknowledgedBy }`; acknowledging again answers the first acknowledgement. 404 unknown event.
  */
-export async function POST(
-  request: Request,
-  { params }: { params: Promise<{ eventId: string }> },
-): Promise<Response> {
-  try {
-    const actor = await requestActor(request, "operator");
-    const { eventId } = parseInput(ZEventRef, { eventId: (await params).eventId });
-    return json(await acknowledgePowerEvent(getDb(), { eventId }, actor));
-  } catch (error) {
-    return respondError(error, "POST /api/power/events/[eventId]/acknowledge");
-  }
-}
+export const POST = route(
+  "POST /api/power/events/[eventId]/acknowledge",
+  {
+    role: "operator",
+    summary: "Acknowledge a power alarm",
+    body: { schema: ZEventRef, read: "none", fromPath: { eventId: "eventId" } },
+  },
+  async ({ actor, body }) => json(await acknowledgePowerEvent(getDb(), body, actor)),
+);

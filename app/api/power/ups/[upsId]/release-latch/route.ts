@@ -1,8 +1,6 @@
 import { z } from "zod";
-import { requestActor } from "@/lib/auth/actor";
-import { parseInput } from "@/lib/api/parse-input";
-import { readJsonObject } from "@/lib/api/read-json-object";
-import { json, parseId, respondError } from "@/lib/api/respond";
+import { route } from "@/lib/api/route";
+import { json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
 import { releaseLatch } from "@/lib/power/release-latch";
 import { ZReleaseLatch } from "@/lib/power/schemas";
@@ -17,17 +15,13 @@ export const runtime = "nodejs";
  * fire again within seconds and shut its targets down again, so it then needs
  * `confirmDuringOutage: true` (without it: 409 naming the UPS's state, nothing released).
  */
-export async function POST(
-  request: Request,
-  { params }: { params: Promise<{ upsId: string }> },
-): Promise<Response> {
-  try {
-    const actor = await requestActor(request, "admin");
-    const upsId = parseId(z.uuid({ error: "Not a UPS id." }), (await params).upsId, "upsId");
-    const body = (await request.clone().text()).trim() === "" ? {} : await readJsonObject(request);
-    const input = parseInput(ZReleaseLatch, { ...body, upsId });
-    return json(await releaseLatch(getDb(), input, actor));
-  } catch (error) {
-    return respondError(error, "POST /api/power/ups/[upsId]/release-latch");
-  }
-}
+export const POST = route(
+  "POST /api/power/ups/[upsId]/release-latch",
+  {
+    role: "admin",
+    summary: "Release a UPS's latched trigger by hand",
+    params: { upsId: z.uuid({ error: "Not a UPS id." }) },
+    body: { schema: ZReleaseLatch, optional: true, fromPath: { upsId: "upsId" } },
+  },
+  async ({ actor, body }) => json(await releaseLatch(getDb(), body, actor)),
+);

@@ -3,7 +3,7 @@
 import { z } from "zod";
 import { getDb } from "@/lib/db/client";
 import { ZRunId } from "@/lib/hosts/schemas";
-import { auditedRunAbort } from "@/lib/runs/audited-run-changes";
+import { auditedRunAbort } from "@/lib/api/audited-run-changes";
 import { action } from "./action";
 
 /**

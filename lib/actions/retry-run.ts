@@ -3,7 +3,7 @@
 import { z } from "zod";
 import { getDb } from "@/lib/db/client";
 import { ZRunId } from "@/lib/hosts/schemas";
-import { auditedRunRetry } from "@/lib/runs/audited-run-changes";
+import { auditedRunRetry } from "@/lib/api/audited-run-changes";
 import { action } from "./action";
 
 /** Re-enters a failed run at the step that failed. */

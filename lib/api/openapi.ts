@@ -1,5 +1,4 @@
 import { z } from "zod";
-import packageJson from "@/package.json";
 import { SESSION_COOKIE } from "@/lib/auth/session-cookie";
 import { ZErrorAnswer } from "./respond";
 import { ROUTE_METHODS, type RouteDefinition, type RouteHandler } from "./route";
@@ -40,7 +39,8 @@ export function routeHandlers(modules: readonly Record<string, unknown>[]): Rout
   );
 }
 
-export function openApiDocument(handlers: readonly RouteHandler[]) {
+/** `version`: the console's own (package.json's), handed in by the route: lib/ reads no file above it. */
+export function openApiDocument(handlers: readonly RouteHandler[], version: string) {
   const paths: Record<string, Record<string, Operation>> = {};
   for (const { definition } of handlers) {
     (paths[openApiPath(definition.path)] ??= {})[definition.method.toLowerCase()] =
@@ -50,7 +50,7 @@ export function openApiDocument(handlers: readonly RouteHandler[]) {
     openapi: "3.1.0",
     info: {
       title: "CluPilot console API",
-      version: packageJson.version,
+      version,
       description:
         "The console's JSON API: the same operations as its pages, with the same checks. " +
         "Errors answer `{ error, fieldErrors }`: `error` says what happened and what to do, " +

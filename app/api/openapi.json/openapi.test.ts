@@ -28,7 +28,7 @@ const exported = await Promise.all(
   }),
 );
 
-const document = openApiDocument([...routeHandlers(API_ROUTE_MODULES), documentRoute]);
+const document = openApiDocument([...routeHandlers(API_ROUTE_MODULES), documentRoute], "test");
 type Operation = {
   parameters?: { name: string; in: string; required: boolean; schema: unknown }[];
   requestBody?: { content: { "application/json": { schema: Record<string, unknown> } } };

@@ -1,4 +1,5 @@
 import { openApiDocument, routeHandlers } from "@/lib/api/openapi";
+import packageJson from "@/package.json";
 import { route } from "@/lib/api/route";
 import { json } from "@/lib/api/respond";
 import { API_ROUTE_MODULES } from "./routes";
@@ -18,7 +19,7 @@ export const GET = route(
   { role: "viewer", summary: "This document: the JSON API described in OpenAPI 3.1" },
   async () => {
     // Built once per process: the routes are fixed at build time.
-    document ??= openApiDocument([...routeHandlers(API_ROUTE_MODULES), GET]);
+    document ??= openApiDocument([...routeHandlers(API_ROUTE_MODULES), GET], packageJson.version);
     return json(document);
   },
 );

@@ -10,10 +10,10 @@ import {
   timestamp,
   uuid,
 } from "drizzle-orm/pg-core";
-import { LOG_LINE_KINDS } from "@/lib/logs/chunks";
+import { LOG_LINE_KINDS } from "@/lib/log-line-kinds";
 import { runs } from "./runs";
 
-/** What a line of the run log is (lib/logs/chunks.ts, `LOG_LINE_KINDS`). */
+/** What a line of the run log is (lib/log-line-kinds.ts, `LOG_LINE_KINDS`). */
 export const logLineKind = pgEnum("log_line_kind", LOG_LINE_KINDS);
 
 /**

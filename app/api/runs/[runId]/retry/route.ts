@@ -2,7 +2,7 @@ import { route } from "@/lib/api/route";
 import { json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
 import { ZRunId } from "@/lib/hosts/schemas";
-import { auditedRunRetry } from "@/lib/runs/audited-run-changes";
+import { auditedRunRetry } from "@/lib/api/audited-run-changes";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";

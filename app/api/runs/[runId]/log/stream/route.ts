@@ -2,7 +2,7 @@ import { z } from "zod";
 import { route } from "@/lib/api/route";
 import { getDb } from "@/lib/db/client";
 import { ZRunId } from "@/lib/hosts/schemas";
-import { runLogEventStream } from "@/lib/logs/run-log-responses";
+import { runLogEventStream } from "@/lib/api/run-log-responses";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";

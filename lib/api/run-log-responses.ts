@@ -6,9 +6,9 @@ import { runs } from "@/lib/db/schema";
 import { AppError } from "@/lib/errors";
 import { EVENT_STREAM_HEADERS } from "@/lib/live/event-stream";
 import { getLiveListener } from "@/lib/live/listener";
-import { decideRange } from "./range";
-import { readLogHead, readRawBytes } from "./read";
-import { createRunLogStream, parseResumeSeq } from "./stream";
+import { decideRange } from "@/lib/logs/range";
+import { readLogHead, readRawBytes } from "@/lib/logs/read";
+import { createRunLogStream, parseResumeSeq } from "@/lib/logs/stream";
 
 async function requireRun(db: Database, runId: string): Promise<void> {
   const [run] = await db.select({ id: runs.id }).from(runs).where(eq(runs.id, runId));

@@ -1,8 +1,8 @@
 import type { Actor } from "@/lib/auth/actor";
 import { audited } from "@/lib/audit/record-audit";
 import type { Database } from "@/lib/db/client";
-import { abortRun } from "./abort-run";
-import { retryRun } from "./retry-run";
+import { abortRun } from "@/lib/runs/abort-run";
+import { retryRun } from "@/lib/runs/retry-run";
 
 /*
  * A run's abort and retry as both doors (server action, JSON API) make them: audited under the

@@ -104,7 +104,16 @@ type Outage = {
   posts: PowerFleetRequest[];
   /** Each node's power-off (ms since the epoch), null: still up. */
   downAt: Map<string, number | null>;
-  calls: { targetName: string; attempt: number; state: string; seenDownAt: number | null }[];
+  calls: {
+    targetName: string;
+    attempt: number;
+    state: string;
+    /** The claim's transaction began (Postgres now()). */
+    startedAt: number;
+    /** The settle's clock, as it began. */
+    finishedAt: number | null;
+    seenDownAt: number | null;
+  }[];
   lastTargetDownEventAt: number | null;
   targetDownEvents: number;
   worker: WorkerStats;
@@ -452,6 +461,8 @@ async function callsOf(db: Database, runId: string): Promise<Outage["calls"]> {
       targetName: hosts.name,
       attempt: powerShutdownCalls.attempt,
       state: powerShutdownCalls.state,
+      startedAt: powerShutdownCalls.startedAt,
+      finishedAt: powerShutdownCalls.finishedAt,
       seenDownAt: powerShutdownCalls.seenDownAt,
     })
     .from(powerShutdownCalls)
@@ -459,7 +470,12 @@ async function callsOf(db: Database, runId: string): Promise<Outage["calls"]> {
     .innerJoin(hosts, eq(hosts.id, powerTargets.hostId))
     .where(eq(powerShutdownCalls.runId, runId))
     .orderBy(asc(powerShutdownCalls.id));
-  return rows.map((r) => ({ ...r, seenDownAt: r.seenDownAt?.getTime() ?? null }));
+  return rows.map((r) => ({
+    ...r,
+    startedAt: r.startedAt.getTime(),
+    finishedAt: r.finishedAt?.getTime() ?? null,
+    seenDownAt: r.seenDownAt?.getTime() ?? null,
+  }));
 }
 
 const max = (values: number[]) => (values.length === 0 ? NaN : Math.max(...values));
@@ -648,6 +664,40 @@ function reportOutage(setup: Setup, o: Outage, p: string): void {
       s(median(verify.map((v) => v.finishedAt - v.startedAt))),
       "s",
     );
+  }
+  // One call's way through its visit: the console's claim (its transaction's start) and
+  // settle against the lab's arrival and answer (the k-th call of a node is its attempt k).
+  const phases: { claim: number; toLab: number; answer: number; settle: number; end: number }[] =
+    [];
+  for (const v of sends) {
+    for (const call of o.calls.filter(
+      (c) => c.startedAt >= v.startedAt && c.startedAt <= v.finishedAt,
+    )) {
+      const post = byNode.get(call.targetName)?.[call.attempt - 1];
+      if (!post || post.answeredAt === null || call.finishedAt === null) continue;
+      phases.push({
+        claim: call.startedAt - v.startedAt,
+        toLab: post.at - call.startedAt,
+        answer: post.answeredAt - post.at,
+        settle: call.finishedAt - post.answeredAt,
+        end: v.finishedAt - call.finishedAt,
+      });
+    }
+  }
+  for (const [key, what] of [
+    ["claim", "a call: its visit's start → its claim's transaction began"],
+    ["toLab", "a call: claim began → the call at the lab (claim, timeline bar, token, TLS)"],
+    ["answer", "a call: at the lab → answered"],
+    ["settle", "a call: answered → its settle began"],
+    ["end", "a call: its settle began → the visit's end"],
+  ] as const) {
+    const values = phases.map((ph) => ph[key]);
+    report(`${p}${what}, median / max`, s(median(values)), `s / ${s(max(values)).toFixed(2)} s`);
+  }
+  const stepQueries = o.worker.byScope.step.queries;
+  report(`${p}step queries per call sent`, stepQueries / o.posts.length, "queries");
+  for (const [text, n] of o.worker.stepStatements.slice(0, 12)) {
+    report(`${p}step statement ${JSON.stringify(text)}`, n, "times");
   }
   for (const v of sends) {
     const calls = inVisit(v);

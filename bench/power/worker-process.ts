@@ -35,6 +35,8 @@ export type WorkerStats = {
   loopDelayP99Ms: number;
   loopDelayMaxMs: number;
   byScope: Record<Scope, QueryStats>;
+  /** The steps' statements by kind (their text's start), most frequent first. */
+  stepStatements: [string, number][];
 };
 
 /** Every query and every wait for a pooled connection of this process, by whose it is. */
@@ -46,10 +48,19 @@ function countQueries() {
     other: { queries: 0, poolWaitMs: 0, maxPoolWaitMs: 0 },
   });
   let stats = empty();
+  let statements = new Map<string, number>();
   const scope = (): Scope => currentQueryScope() ?? "other";
   const query = pg.Client.prototype.query;
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    stats[scope()].queries++;
+    const of = scope();
+    stats[of].queries++;
+    if (of === "step") {
+      const first = args[0] as string | { text?: string } | undefined;
+      const text = (typeof first === "string" ? first : (first?.text ?? "?"))
+        .replace(/\s+/g, " ")
+        .slice(0, 90);
+      statements.set(text, (statements.get(text) ?? 0) + 1);
+    }
     return (query as (...a: unknown[]) => unknown).apply(this, args);
   } as typeof query;
   const connect = pg.Pool.prototype.connect;
@@ -73,8 +84,9 @@ function countQueries() {
     return connecting;
   } as typeof connect;
   return () => {
-    const taken = stats;
+    const taken = { byScope: stats, stepStatements: [...statements].sort((a, b) => b[1] - a[1]) };
     stats = empty();
+    statements = new Map();
     return taken;
   };
 }
@@ -112,7 +124,7 @@ async function main() {
       cpuSeconds: (used.user + used.system) / 1e6,
       loopDelayP99Ms: delay.percentile(99) / 1e6,
       loopDelayMaxMs: delay.max / 1e6,
-      byScope: takeQueryStats(),
+      ...takeQueryStats(),
     };
     delay.reset();
     process.send!({ stats });

@@ -12,6 +12,7 @@
  * waited for a free connection of its pool. `BENCH_POWER_CONCURRENCY=N` starts the power runner
  * with N slots (its pool 2N + 2) instead of the product's default 2.
  */
+import { AsyncResource } from "node:async_hooks";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import pg from "pg";
 import { currentQueryScope } from "@/lib/pipeline/query-scope";
@@ -74,10 +75,15 @@ function countQueries() {
     };
     const callback = args[0];
     if (typeof callback === "function") {
-      return (connect as (...a: unknown[]) => unknown).call(this, (...result: unknown[]) => {
-        waited();
-        return (callback as (...a: unknown[]) => unknown)(...result);
-      });
+      // pg-pool hands a released connection to the next waiter from the releaser's async
+      // context: bound here, the waiter's queries count as its own, not the releaser's.
+      return (connect as (...a: unknown[]) => unknown).call(
+        this,
+        AsyncResource.bind((...result: unknown[]) => {
+          waited();
+          return (callback as (...a: unknown[]) => unknown)(...result);
+        }),
+      );
     }
     const connecting = (connect as () => Promise<pg.PoolClient>).call(this);
     void connecting.then(waited, () => {});

@@ -116,6 +116,9 @@ type Outage = {
   }[];
   lastTargetDownEventAt: number | null;
   targetDownEvents: number;
+  /** Flip → ShutDownTargets advanced (null: it never did). */
+  sends: { worker: WorkerStats; labCpuSeconds: number; postgresCpuSeconds: number | null } | null;
+  /** Flip → the run's end (the worker's: since `sends` when taken). */
   worker: WorkerStats;
   labCpuSeconds: number;
   postgresCpuSeconds: number | null;
@@ -371,8 +374,31 @@ async function outage(setup: Setup, label: string, faulty: Set<string>): Promise
   const id = runId!;
   let ended: typeof runs.$inferSelect | undefined;
   const deadline = Date.now() + 900_000;
+  // The calls' part alone, up to ShutDownTargets' advance: the CPU it took everywhere.
+  let sends: Outage["sends"] = null;
   for (;;) {
     [ended] = await db.select().from(runs).where(eq(runs.id, id));
+    if (sends === null) {
+      const [advanced] = await db
+        .select({ id: stepVisits.id })
+        .from(stepVisits)
+        .where(
+          and(
+            eq(stepVisits.runId, id),
+            eq(stepVisits.step, "ShutDownTargets"),
+            eq(stepVisits.outcome, "advance"),
+          ),
+        );
+      if (advanced) {
+        const used = process.cpuUsage(cpuBefore);
+        const pgCpu = postgresCpuSeconds(setup.pgDataDir);
+        sends = {
+          worker: await worker.stats(),
+          labCpuSeconds: (used.user + used.system) / 1e6,
+          postgresCpuSeconds: pgCpuBefore === null || pgCpu === null ? null : pgCpu - pgCpuBefore,
+        };
+      }
+    }
     if (ended && ended.status !== "running") break;
     if (Date.now() > deadline)
       throw new Error(`the power-shutdown run ${id} did not end in 15 min`);
@@ -380,6 +406,7 @@ async function outage(setup: Setup, label: string, faulty: Set<string>): Promise
   }
   const run = ended!;
   const cpu = process.cpuUsage(cpuBefore);
+  // (the worker's counts below are those after the sends, when they were taken)
   const pgCpuAfter = postgresCpuSeconds(setup.pgDataDir);
   const workerStats = await worker.stats();
   console.error(
@@ -446,6 +473,7 @@ async function outage(setup: Setup, label: string, faulty: Set<string>): Promise
     lastTargetDownEventAt:
       downEvents.length > 0 ? Math.max(...downEvents.map((e) => e.at.getTime())) : null,
     targetDownEvents: downEvents.length,
+    sends,
     worker: workerStats,
     labCpuSeconds: (cpu.user + cpu.system) / 1e6,
     postgresCpuSeconds:
@@ -694,11 +722,6 @@ function reportOutage(setup: Setup, o: Outage, p: string): void {
     const values = phases.map((ph) => ph[key]);
     report(`${p}${what}, median / max`, s(median(values)), `s / ${s(max(values)).toFixed(2)} s`);
   }
-  const stepQueries = o.worker.byScope.step.queries;
-  report(`${p}step queries per call sent`, stepQueries / o.posts.length, "queries");
-  for (const [text, n] of o.worker.stepStatements.slice(0, 12)) {
-    report(`${p}step statement ${JSON.stringify(text)}`, n, "times");
-  }
   for (const v of sends) {
     const calls = inVisit(v);
     console.error(
@@ -707,19 +730,55 @@ function reportOutage(setup: Setup, o: Outage, p: string): void {
   }
   const flipToEnd = s(max(o.visits.map((v) => v.finishedAt)) - o.flippedAt);
   report(`${p}outage, flip → run ended`, flipToEnd, "s");
-  report(`${p}worker process CPU over the outage`, o.worker.cpuSeconds, "s");
+  const lastSendEnd = sends.at(-1)?.finishedAt ?? NaN;
+  if (o.sends) {
+    const w = o.sends.worker;
+    const q = `${p}the calls (flip → ShutDownTargets done, ${s(lastSendEnd - o.flippedAt).toFixed(1)} s)`;
+    const cpu = w.cpuSeconds + o.sends.labCpuSeconds + (o.sends.postgresCpuSeconds ?? NaN);
+    report(
+      `${q}: CPU, worker + lab + Postgres`,
+      cpu,
+      `s (${w.cpuSeconds.toFixed(1)} + ${o.sends.labCpuSeconds.toFixed(1)} + ${(o.sends.postgresCpuSeconds ?? NaN).toFixed(1)})`,
+    );
+    const sent = o.posts.filter((r) => r.at <= lastSendEnd).length;
+    report(
+      `${q}: CPU per call sent, worker / lab / Postgres`,
+      (1000 * w.cpuSeconds) / sent,
+      `ms / ${((1000 * o.sends.labCpuSeconds) / sent).toFixed(1)} ms / ${((1000 * (o.sends.postgresCpuSeconds ?? NaN)) / sent).toFixed(1)} ms`,
+    );
+    report(
+      `${q}: worker event-loop delay p99 / max`,
+      w.loopDelayP99Ms,
+      `ms / ${w.loopDelayMaxMs.toFixed(0)} ms`,
+    );
+    for (const [scope, stats] of Object.entries(w.byScope)) {
+      report(
+        `${q}: worker queries (${scope === "other" ? "graphile-worker, monitor" : scope}): count / waited for a pooled connection Σ / max`,
+        stats.queries,
+        `queries / ${s(stats.poolWaitMs).toFixed(1)} s / ${stats.maxPoolWaitMs.toFixed(0)} ms`,
+      );
+    }
+    report(`${q}: step queries per call sent`, w.byScope.step.queries / sent, "queries");
+    for (const [text, n] of w.stepStatements.slice(0, 12)) {
+      report(`${q}: step statement ${JSON.stringify(text)}`, n, "times");
+    }
+  }
+  const r = `${p}after the calls (→ the run's end)`;
+  report(`${r}: worker CPU`, o.worker.cpuSeconds, "s");
   report(
-    `${p}worker event-loop delay p99 / max`,
+    `${r}: worker event-loop delay p99 / max`,
     o.worker.loopDelayP99Ms,
     `ms / ${o.worker.loopDelayMaxMs.toFixed(0)} ms`,
   );
-  for (const [scope, q] of Object.entries(o.worker.byScope)) {
-    report(
-      `${p}worker queries (${scope === "other" ? "graphile-worker, monitor" : scope}): count / waited for a pooled connection Σ / max`,
-      q.queries,
-      `queries / ${s(q.poolWaitMs).toFixed(2)} s / ${q.maxPoolWaitMs.toFixed(0)} ms`,
-    );
-  }
-  report(`${p}lab (bench process) CPU over the outage`, o.labCpuSeconds, "s");
-  report(`${p}Postgres CPU over the outage`, o.postgresCpuSeconds ?? NaN, "s");
+  report(
+    `${r}: worker step queries / waited for a pooled connection Σ`,
+    o.worker.byScope.step.queries,
+    `queries / ${s(o.worker.byScope.step.poolWaitMs).toFixed(1)} s`,
+  );
+  report(`${r}: lab CPU`, o.labCpuSeconds - (o.sends?.labCpuSeconds ?? 0), "s");
+  report(
+    `${r}: Postgres CPU`,
+    (o.postgresCpuSeconds ?? NaN) - (o.sends?.postgresCpuSeconds ?? 0),
+    "s",
+  );
 }

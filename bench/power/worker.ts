@@ -27,7 +27,15 @@ export async function startPowerWorker(
   const child = spawnUntilEnd(
     "worker process",
     process.execPath,
-    ["--import", "tsx", path.join(import.meta.dirname, "worker-process.ts")],
+    [
+      // BENCH_POWER_CPU_PROF=<folder>: a V8 CPU profile of the worker's whole life, written there.
+      ...(process.env.BENCH_POWER_CPU_PROF
+        ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_POWER_CPU_PROF}`]
+        : []),
+      "--import",
+      "tsx",
+      path.join(import.meta.dirname, "worker-process.ts"),
+    ],
     {
       env: { ...process.env, ...env, BENCH_POWER_WORKER: JSON.stringify(settings) },
       stdio: ["ignore", "inherit", "inherit", "ipc"],

@@ -116,6 +116,8 @@ type Outage = {
   }[];
   lastTargetDownEventAt: number | null;
   targetDownEvents: number;
+  /** The run's context as JSON, at its end. */
+  contextBytes: number;
   /** Flip → ShutDownTargets advanced (null: it never did). */
   sends: { worker: WorkerStats; labCpuSeconds: number; postgresCpuSeconds: number | null } | null;
   /** Flip → the run's end (the worker's: since `sends` when taken). */
@@ -405,6 +407,8 @@ async function outage(setup: Setup, label: string, faulty: Set<string>): Promise
     await sleep(ASK_EVERY_MS);
   }
   const run = ended!;
+  // The engine reads and writes the run's context (the frozen plan among it) on every tick.
+  const contextBytes = Buffer.byteLength(JSON.stringify(run.context));
   const cpu = process.cpuUsage(cpuBefore);
   // (the worker's counts below are those after the sends, when they were taken)
   const pgCpuAfter = postgresCpuSeconds(setup.pgDataDir);
@@ -470,6 +474,7 @@ async function outage(setup: Setup, label: string, faulty: Set<string>): Promise
     posts,
     downAt: new Map(fleet.nodes.map((n) => [n.name, n.downAt])),
     calls: callRows,
+    contextBytes,
     lastTargetDownEventAt:
       downEvents.length > 0 ? Math.max(...downEvents.map((e) => e.at.getTime())) : null,
     targetDownEvents: downEvents.length,
@@ -659,6 +664,7 @@ function reportOutage(setup: Setup, o: Outage, p: string): void {
     "s",
   );
   report(`${p}between two ShutDownTargets visits (engine: persist, pick-up), Σ`, s(sum(gaps)), "s");
+  report(`${p}the run's context (read and written by every tick)`, o.contextBytes / 1024, "KiB");
   report(`${p}between two ShutDownTargets visits, median`, s(median(gaps)), "s");
   report(
     `${p}a visit's start → its first call at the lab, median`,

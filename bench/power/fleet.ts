@@ -694,6 +694,11 @@ function reportOutage(setup: Setup, o: Outage, p: string): void {
     );
     report(`${p}VerifyTargetsDown visits`, verify.length, "visits");
     report(
+      `${p}VerifyTargetsDown visit, max`,
+      s(max(verify.map((v) => v.finishedAt - v.startedAt))),
+      "s",
+    );
+    report(
       `${p}VerifyTargetsDown visit, median`,
       s(median(verify.map((v) => v.finishedAt - v.startedAt))),
       "s",
@@ -728,10 +733,10 @@ function reportOutage(setup: Setup, o: Outage, p: string): void {
     const values = phases.map((ph) => ph[key]);
     report(`${p}${what}, median / max`, s(median(values)), `s / ${s(max(values)).toFixed(2)} s`);
   }
-  for (const v of sends) {
+  for (const v of o.visits) {
     const calls = inVisit(v);
     console.error(
-      `bench: ${p}ShutDownTargets visit ${v.visit}: ${since(v.startedAt).toFixed(2)} → ${since(v.finishedAt).toFixed(2)} s, ${calls.length} calls at the lab${calls.length > 0 ? ` from ${since(min(calls.map((r) => r.at))).toFixed(2)} to ${since(max(calls.map((r) => r.at))).toFixed(2)} s` : ""} (${v.outcome})`,
+      `bench: ${p}${v.step} visit ${v.visit}: ${since(v.startedAt).toFixed(2)} → ${since(v.finishedAt).toFixed(2)} s, ${calls.length} calls at the lab${calls.length > 0 ? ` from ${since(min(calls.map((r) => r.at))).toFixed(2)} to ${since(max(calls.map((r) => r.at))).toFixed(2)} s` : ""} (${v.outcome})`,
     );
   }
   const flipToEnd = s(max(o.visits.map((v) => v.finishedAt)) - o.flippedAt);

@@ -6,7 +6,6 @@ import os from "node:os";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
 
-import { listenKeepingPort } from "../listen-port";
 import { parseTokenHeader, readBodyParams } from "./api";
 import { loadOrCreateNodeCert } from "./cert";
 import { PVE_VERSION } from "./seed";
@@ -33,7 +32,36 @@ import { PVE_VERSION } from "./seed";
  *
  * Built for benchmarks of the console's power path with hundreds or thousands of targets (a
  * full lab node per target — SSH, root, tools — would measure the lab, not the console).
+ *
+ * Ports: a node keeps its port while it is down, as a real host keeps its address. The other
+ * lab services pick theirs at random from 20000 up to the kernel's ephemeral range
+ * (lab/listen-port.ts); with a thousand nodes down at once, one of them was taken by another
+ * test's server in between and the node could not come back. So the fleet takes its ports from
+ * a range of its own, FLEET_PORTS (below the other labs', above the ports services fix).
  */
+
+/** Where the fleet's nodes listen: no other lab service picks a port here. */
+export const FLEET_PORTS = { low: 10_000, high: 19_999 } as const;
+/** A node coming back waits this long for its port to be free again. */
+const RETURN_WAIT_MS = 15_000;
+
+/** Listens on exactly `port`; false when it is taken. */
+function listenOn(server: https.Server, port: number): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    const failed = (error: NodeJS.ErrnoException) => {
+      server.off("listening", listening);
+      if (error.code === "EADDRINUSE") resolve(false);
+      else reject(error);
+    };
+    const listening = () => {
+      server.off("error", failed);
+      resolve(true);
+    };
+    server.once("error", failed);
+    server.once("listening", listening);
+    server.listen(port, "127.0.0.1");
+  });
+}
 
 export type PowerFleetRequest = {
   node: string;
@@ -118,6 +146,16 @@ export async function startPowerFleet(options: StartPowerFleetOptions): Promise<
   const width = String(count).length;
   const nodes: FleetNodeImpl[] = [];
   const requests: PowerFleetRequest[] = [];
+  const span = FLEET_PORTS.high - FLEET_PORTS.low + 1;
+  let cursor = Math.floor(Math.random() * span);
+  /** The next free port of the fleet's range, from a random start. */
+  const listenFree = async (server: https.Server): Promise<number> => {
+    for (let tries = 0; tries < span; tries++) {
+      const port = FLEET_PORTS.low + (cursor++ % span);
+      if (await listenOn(server, port)) return port;
+    }
+    throw new Error(`lab: no free port left in ${FLEET_PORTS.low}–${FLEET_PORTS.high}`);
+  };
   try {
     const cert = loadOrCreateNodeCert(root, `${prefix}-fleet`);
     for (let i = 1; i <= count; i++) {
@@ -129,7 +167,7 @@ export async function startPowerFleet(options: StartPowerFleetOptions): Promise<
         token: { id: tokenId, secret: randomUuid() },
       });
       nodes.push(node);
-      await node.listen();
+      await node.listen(listenFree);
     }
     const fleet: PowerFleet = {
       nodes,
@@ -204,8 +242,8 @@ class FleetNodeImpl implements PowerFleetNode {
     this.server.on("tlsClientError", () => {});
   }
 
-  async listen(): Promise<void> {
-    this.port = await listenKeepingPort(this.server, 0, "127.0.0.1");
+  async listen(listenFree: (server: https.Server) => Promise<number>): Promise<void> {
+    this.port = await listenFree(this.server);
     this.url = `https://127.0.0.1:${this.port}`;
     this.state = "up";
   }
@@ -362,7 +400,15 @@ class FleetNodeImpl implements PowerFleetNode {
     if (this.closed) return;
     if (this.state === "going-down") await this.powerOff();
     if (this.state === "up") return;
-    await listenKeepingPort(this.server, this.port, "127.0.0.1", { returns: true });
+    const deadline = Date.now() + RETURN_WAIT_MS;
+    while (!(await listenOn(this.server, this.port))) {
+      if (Date.now() > deadline) {
+        throw new Error(
+          `lab: ${this.name} cannot listen on 127.0.0.1:${this.port} again; another process holds the port — see \`ss -tanp 'sport = :${this.port}'\``,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
     this.state = "up";
     this.downAt = null;
   }

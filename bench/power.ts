@@ -52,6 +52,7 @@ import { updatePowerSettings } from "@/lib/power/update-power-settings";
 import { createUpsDevice } from "@/lib/power/ups-devices";
 import { insertLabHost } from "@/test/fixtures/api-steps";
 import { settled, startTestRun } from "@/test/runs";
+import { fleetBench } from "./power/fleet";
 import { hostAccessPipeline } from "./power/host-access";
 import type { InFlight } from "./power/onboarding-load";
 import { prepareUpsmon, type Upsmon } from "./power/upsmon";
@@ -62,8 +63,13 @@ import { percentile, report } from "./support/report";
 import { BenchCannotRun, runBench, startUntilEnd } from "./support/run-bench";
 
 const USAGE = `Usage: npm run bench:power -- [--flips N] [--load N]
+       npm run bench:power -- --targets N [--stages N] [--down-after-ms MS]
   --flips N   OL → OB LB flips per round, alternately dry-run and armed (default 20)
-  --load N    a second round while N onboardings with template builds are kept in flight`;
+  --load N    a second round while N onboardings with template builds are kept in flight
+  --targets N the fleet bench instead: N armed targets shut down, trigger → last call and
+              → every target down, without faults and with 1 in 100 failing twice
+  --stages N  the fleet's stages, N / stages targets each (default 10)
+  --down-after-ms MS  a fleet node stops listening this long after its call (default 2000)`;
 
 const UPS = "benchups";
 const ONLINE = { "ups.status": "OL", "battery.charge": "100", "battery.runtime": "1800" };
@@ -382,11 +388,27 @@ async function main() {
     options: {
       flips: { type: "string", default: "20" },
       load: { type: "string", default: "0" },
+      targets: { type: "string" },
+      stages: { type: "string", default: "10" },
+      "down-after-ms": { type: "string", default: "2000" },
       help: { type: "boolean", short: "h" },
     },
   });
   if (values.help) {
     console.log(USAGE);
+    return;
+  }
+  if (values.targets !== undefined) {
+    const targets = Number(values.targets);
+    const stages = Number(values.stages);
+    const downAfterMs = Number(values["down-after-ms"]);
+    if (!Number.isInteger(stages) || stages < 1 || stages > 100)
+      throw new BenchCannotRun(`--stages: a whole number from 1 to 100\n${USAGE}`);
+    if (!Number.isInteger(targets) || targets < stages)
+      throw new BenchCannotRun(`--targets: a whole number ≥ the stages (${stages})\n${USAGE}`);
+    if (!Number.isInteger(downAfterMs) || downAfterMs < 0)
+      throw new BenchCannotRun(`--down-after-ms: a whole number ≥ 0\n${USAGE}`);
+    await fleetBench({ targets, stages, downAfterMs });
     return;
   }
   const flips = Number(values.flips);

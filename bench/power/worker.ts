@@ -2,21 +2,42 @@ import path from "node:path";
 import type { ImageServer } from "@/lab";
 import { labOnboardingConfig, type InFlight } from "./onboarding-load";
 import type { LoadRequest } from "./onboarding-load-process";
-import type { PowerWorkerSettings } from "./worker-process";
+import type { PowerWorkerSettings, WorkerStats } from "./worker-process";
 import { exitOf, spawnUntilEnd } from "../support/processes";
+
+export type PowerWorkerProcess = {
+  /** The process's CPU, event-loop delay and queries since the last ask (worker-process.ts). */
+  stats(): Promise<WorkerStats>;
+};
 
 /**
  * Starts bench/power/worker-process.ts (the console's worker side: power runner, power monitor,
- * onboarding) against the bench's database; stopped when the bench ends. Resolves once it runs.
+ * onboarding when `image` is given) against the bench's database; stopped when the bench ends.
+ * Resolves once it runs. `env` is added to its environment (BENCH_POWER_CONCURRENCY, …).
  */
-export async function startPowerWorker(url: string, image: ImageServer): Promise<void> {
-  const settings: PowerWorkerSettings = { url, onboarding: await labOnboardingConfig(image) };
+export async function startPowerWorker(
+  url: string,
+  image: ImageServer | null,
+  env: Record<string, string> = {},
+): Promise<PowerWorkerProcess> {
+  const settings: PowerWorkerSettings = {
+    url,
+    onboarding: image ? await labOnboardingConfig(image) : null,
+  };
   const child = spawnUntilEnd(
     "worker process",
     process.execPath,
-    ["--import", "tsx", path.join(import.meta.dirname, "worker-process.ts")],
+    [
+      // BENCH_POWER_CPU_PROF=<folder>: a V8 CPU profile of the worker's whole life, written there.
+      ...(process.env.BENCH_POWER_CPU_PROF
+        ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_POWER_CPU_PROF}`]
+        : []),
+      "--import",
+      "tsx",
+      path.join(import.meta.dirname, "worker-process.ts"),
+    ],
     {
-      env: { ...process.env, BENCH_POWER_WORKER: JSON.stringify(settings) },
+      env: { ...process.env, ...env, BENCH_POWER_WORKER: JSON.stringify(settings) },
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     },
   );
@@ -28,6 +49,23 @@ export async function startPowerWorker(url: string, image: ImageServer): Promise
     new Promise<void>((resolve) => child.once("message", () => resolve())),
     exited,
   ]);
+  return {
+    stats: () => {
+      const answer = Promise.race([
+        new Promise<WorkerStats>((resolve) => {
+          const listen = (message: { stats?: WorkerStats }) => {
+            if (!message.stats) return;
+            child.off("message", listen);
+            resolve(message.stats);
+          };
+          child.on("message", listen);
+        }),
+        exited,
+      ]);
+      child.send({ stats: true });
+      return answer;
+    },
+  };
 }
 
 export type OnboardingLoadProcess = {

@@ -322,7 +322,7 @@ export async function startPveApi(options: StartPveApiOptions): Promise<PveApi> 
  * A POST/PUT body's parameters, as Proxmox's API server reads them: form-encoded (what `curl -d`
  * and most clients send) or JSON. Other methods and other bodies carry none.
  */
-async function readBodyParams(req: http.IncomingMessage): Promise<Record<string, string>> {
+export async function readBodyParams(req: http.IncomingMessage): Promise<Record<string, string>> {
   if (req.method !== "POST" && req.method !== "PUT") return {};
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);

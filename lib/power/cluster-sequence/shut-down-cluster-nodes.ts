@@ -205,7 +205,7 @@ async function step(
   if (outcome === null) return `waiting for ${target.name} to stop answering before the next node`;
   if (outcome === "down") {
     watch.done = "down";
-    await recordSeenDown(db, target, new Date(watch.silentSince!));
+    await recordSeenDown(db, [{ target, at: new Date(watch.silentSince!) }]);
     await finishAction(db, watch.downActionId!, {
       outcome: "ok",
       detail: `stopped answering at ${watch.silentSince}: ${watch.why}`,

@@ -14,9 +14,9 @@ export type WatchedUps = { id: string; state: UpsMonitorState; confirmSeconds: n
 /**
  * The power monitor's shutdowns without the database (./offline-shutdown.ts): at most one per
  * UPS and outage (its latch's time), started by a UPS loop whose transaction could not be
- * written, and recorded — once, by whoever first gets a transaction through — when the database
- * answers again. While one still runs for a UPS, that UPS's loop starts no run of its own: the
- * two would call the same targets.
+ * written, and recorded by the monitor's supervisor (one place, one at a time: `flush`) once it
+ * has ended and the database answers again. Until it is recorded, that UPS's loop starts no run
+ * of its own: the run's coverage would not see the calls yet, and would call the same targets.
  */
 export class OfflineShutdowns {
   private readonly all = new Map<string, OfflineShutdown>();
@@ -55,10 +55,10 @@ export class OfflineShutdowns {
     this.all.set(key, shutdown);
   }
 
-  /** Whether a shutdown without the database still acts for this UPS. */
-  running(upsId: string): boolean {
+  /** Whether a shutdown without the database still acts for this UPS, or is not recorded yet. */
+  holds(upsId: string): boolean {
     return [...this.all.values()].some(
-      (s) => s.record.ups.id === upsId && s.record.finishedAt === null,
+      (s) => s.record.ups.id === upsId && !this.recorded.has(s.record.runId),
     );
   }
 

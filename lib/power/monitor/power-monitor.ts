@@ -91,12 +91,13 @@ export async function startPowerMonitor(options: PowerMonitorOptions): Promise<P
   };
 
   const tick = async () => {
+    // What was done without the database is recorded as soon as it answers (any lease), before
+    // anything here that could fail on its own (a settings row that does not parse).
+    if (offline.pending) offline.committed(await db.transaction((tx) => offline.flush(tx)));
     const settings = await readPowerSettings(db);
     const devices = await db.select().from(upsDevices);
     const stages = await stageThresholdsByUps(db);
     standby = await loadStandbyPlan(db, standby);
-    // What was done without the database is recorded as soon as it answers (any lease).
-    if (offline.pending) offline.committed(await db.transaction((tx) => offline.flush(tx)));
 
     // Renew what we hold; whatever is no longer ours was taken over: stop watching it.
     const held = [...watched.keys()];

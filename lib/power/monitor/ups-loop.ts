@@ -59,7 +59,7 @@ export type UpsLoopOptions = {
   /** Called once the loop has ended (stopped, or its lease was lost). */
   onEnd(reason: string): void;
   /** The shutdowns without the database: what acts when the trigger path cannot write. */
-  offline?: Pick<OfflineShutdowns, "start" | "running" | "flush" | "committed">;
+  offline?: Pick<OfflineShutdowns, "start" | "holds">;
 };
 
 class LeaseLost extends Error {}
@@ -204,7 +204,6 @@ export class UpsLoop {
     const keep = keepInHistory(this.lastHistory, point);
     let decision: Decision | null = null;
     let started: StartedShutdown | null = null;
-    let recorded: string[] = [];
     try {
       await db.transaction(async (tx) => {
         const [row] = await tx
@@ -242,10 +241,9 @@ export class UpsLoop {
           await recordPowerEvents(tx, await mainsBackAfterFirstStage(tx, ups, previous.stages));
         }
         await notifyLive(tx, { type: "power", upsId: ups.id, eventId: null });
-        // What was done without the database is recorded first: the coverage below sees it.
-        recorded = (await this.options.offline?.flush(tx)) ?? [];
-        // A shutdown without the database still acting for this UPS: no second one beside it.
-        const offlineActs = this.options.offline?.running(ups.id) === true;
+        // A shutdown without the database still acting for this UPS, or not recorded yet (the
+        // monitor's supervisor records it): no run beside it, which would call the same targets.
+        const offlineActs = this.options.offline?.holds(ups.id) === true;
         if ((decision.demandsShutdown || decision.demandsFirstStage) && !offlineActs) {
           started = await startDueShutdowns(tx, {
             id: ups.id,
@@ -283,7 +281,6 @@ export class UpsLoop {
     if (!committed) return;
     this.lastDecidedMono = readAt;
     this.lastFailure = null;
-    if (recorded.length > 0) this.options.offline?.committed(recorded);
     // Said once it is committed: a transaction the database dropped started nothing.
     const run = started as StartedShutdown | null;
     if (run) {

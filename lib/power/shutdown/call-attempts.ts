@@ -264,20 +264,25 @@ export async function settleAttempt(
   });
 }
 
-/** The target was seen down: said on its latest call of this outage (for every run to see). */
+/**
+ * Targets seen down: said on their calls of this outage (for every run to see), in one
+ * statement however many.
+ */
 export async function recordSeenDown(
-  db: Pick<Database, "update">,
-  target: Pick<PlannedTarget, "id" | "dueSince">,
-  at: Date,
+  db: Pick<Database, "execute">,
+  seen: ReadonlyArray<{ target: Pick<PlannedTarget, "id" | "dueSince">; at: Date }>,
 ): Promise<void> {
-  await db
-    .update(powerShutdownCalls)
-    .set({ seenDownAt: at })
-    .where(
-      and(
-        eq(powerShutdownCalls.targetId, target.id),
-        eq(powerShutdownCalls.dueSince, new Date(target.dueSince)),
-        inArray(powerShutdownCalls.state, ["sent", "failed", "unknown"]),
-      ),
-    );
+  if (seen.length === 0) return;
+  const at = sql.join(
+    seen.map(
+      ({ target, at }) =>
+        sql`(${target.id}::uuid, ${new Date(target.dueSince).toISOString()}::timestamptz, ${at.toISOString()}::timestamptz)`,
+    ),
+    sql`, `,
+  );
+  await db.execute(sql`
+    update ${powerShutdownCalls} as c set seen_down_at = s.at
+    from (values ${at}) as s(target_id, due_since, at)
+    where c.target_id = s.target_id and c.due_since = s.due_since
+      and c.state in ('sent', 'failed', 'unknown')`);
 }

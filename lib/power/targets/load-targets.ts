@@ -57,6 +57,13 @@ export async function loadTargets(db: Reader, ids?: readonly string[]): Promise<
     .innerJoin(upsDevices, eq(upsDevices.id, powerTargetFeeds.upsId))
     .where(ids ? inArray(powerTargetFeeds.targetId, [...ids]) : undefined)
     .orderBy(asc(upsDevices.name));
+  // Grouped once: a scan per target was quadratic (1000 targets: 0.8 s per load; bench:power).
+  const feedsOf = new Map<string, { upsId: string; upsName: string }[]>();
+  for (const { targetId, upsId, upsName } of feedRows) {
+    const list = feedsOf.get(targetId) ?? [];
+    list.push({ upsId, upsName });
+    feedsOf.set(targetId, list);
+  }
   return rows.map(({ target, host }) => {
     const reach = target.kind === "pve-node" ? pveEndpoint(host) : pbsEndpoint(target);
     return {
@@ -67,9 +74,7 @@ export async function loadTargets(db: Reader, ids?: readonly string[]): Promise<
       runsConsole: target.runsConsole,
       enabled: target.enabled,
       feedPolicy: target.feedPolicy,
-      feeds: feedRows
-        .filter((f) => f.targetId === target.id)
-        .map(({ upsId, upsName }) => ({ upsId, upsName })),
+      feeds: feedsOf.get(target.id) ?? [],
       ...reach,
     };
   });

@@ -53,3 +53,45 @@ describe("the viewer's log model", () => {
     expect(searchLines(m.lines, "O")).toHaveLength(7);
   });
 });
+
+describe("an aborted run's section", () => {
+  it("is aborted, not failed, even where the abort killed a command", () => {
+    const m = new LogModel();
+    const at = "2025-01-01T00:00:00.000Z";
+    m.append({
+      seq: 1,
+      step: "ConfigureProxmox",
+      kind: "command",
+      at,
+      firstLine: 1,
+      lines: ["▶ ConfigureProxmox 00:00:00.000Z $ sleep 600"],
+    });
+    m.append({
+      seq: 2,
+      step: "ConfigureProxmox",
+      kind: "result",
+      at,
+      firstLine: 2,
+      lines: ["◀ killed by SIGTERM in 3 s"],
+    });
+    m.append({
+      seq: 3,
+      step: "ConfigureProxmox",
+      kind: "run",
+      at,
+      firstLine: 3,
+      lines: ["■ run aborted by operator during ConfigureProxmox"],
+    });
+    expect(m.sections[0]).toMatchObject({ aborted: true });
+    const failed = new LogModel();
+    failed.append({
+      seq: 1,
+      step: "Check",
+      kind: "run",
+      at,
+      firstLine: 1,
+      lines: ["■ run failed at Check: boom"],
+    });
+    expect(failed.sections[0]).toMatchObject({ failed: true, aborted: false });
+  });
+});

@@ -30,6 +30,8 @@ export type Section = {
   end: number;
   /** A command in it ended with a non-zero exit, or the run failed in it. */
   failed: boolean;
+  /** The operator aborted the run in it: its own state, never shown as a failure. */
+  aborted: boolean;
 };
 
 export type IncomingChunk = {
@@ -58,6 +60,7 @@ export class LogModel {
         start: this.lines.length,
         end: this.lines.length,
         failed: false,
+        aborted: false,
       };
       this.sections.push(section);
     }
@@ -71,7 +74,8 @@ export class LogModel {
         at: chunk.at,
         section: section.index,
       });
-      if (isFailureLine(chunk.kind, text)) section.failed = true;
+      if (chunk.kind === "run" && text.startsWith("■ run aborted")) section.aborted = true;
+      else if (isFailureLine(chunk.kind, text)) section.failed = true;
     }
     section.end = this.lines.length;
     return true;
@@ -97,7 +101,7 @@ export class LogModel {
 
 function isFailureLine(kind: LogLineKind, text: string): boolean {
   if (kind === "result") return !text.startsWith("◀ exit 0 ");
-  if (kind === "run") return text.startsWith("■ run failed") || text.startsWith("■ run aborted");
+  if (kind === "run") return text.startsWith("■ run failed");
   return false;
 }
 

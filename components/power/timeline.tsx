@@ -10,6 +10,7 @@ import { liveKeys } from "../live-keys";
 import { useFallbackRefetchInterval, usePowerLiveMessages } from "../live-provider";
 import { fetchJson } from "../queries";
 import { layoutTimeline, type Bar } from "./timeline-layout";
+import { PowerRunVerdictLine } from "./run-verdict";
 import { useConsoleNow } from "./use-console-now";
 import styles from "./timeline.module.css";
 
@@ -107,25 +108,24 @@ export function RunTimelineView({ initial }: { initial: RunTimeline }) {
 
   return (
     <div data-testid="run-timeline" data-run-status={data.run.status}>
-      <p className={styles.origin} data-testid="run-origin" data-origin={data.run.origin.kind}>
+      <div className={styles.origin} data-testid="run-origin" data-origin={data.run.origin.kind}>
         <strong>{describeOrigin(data.run.origin)}</strong>
-        <br />
+        <PowerRunVerdictLine verdict={data.run.verdict} testId="run-verdict" />
         <span className="muted small">
           Started{" "}
           <time dateTime={data.run.createdAt} suppressHydrationWarning>
             {formatDateTime(data.run.createdAt)}
           </time>
           {data.run.finishedAt ? (
-            <>
-              {" · "}
-              {data.run.status} after {formatDuration(Date.parse(data.run.finishedAt) - runStart)}
-            </>
+            <span className="nowrap">
+              {" · ended after "}
+              {formatDuration(Date.parse(data.run.finishedAt) - runStart)}
+            </span>
           ) : (
             " · running"
           )}
-          {data.run.failureReason && <> · {data.run.failureReason}</>}
         </span>
-      </p>
+      </div>
       <ul className={styles.legend} aria-label="Outcomes">
         {(Object.keys(OUTCOME) as Outcome[]).map((outcome) => (
           <li key={outcome}>

@@ -86,7 +86,7 @@ export function NotificationTargetCards({ initial }: { initial: TargetCard[] }) 
             </div>
             <div>
               <dt>Last delivery</dt>
-              <dd data-testid={`notify-last-${target.name}`}>
+              <dd data-testid={`notify-last-${target.name}`} suppressHydrationWarning>
                 {lastDelivery ? deliveryLine(lastDelivery) : "none yet"}
               </dd>
             </div>
@@ -98,7 +98,9 @@ export function NotificationTargetCards({ initial }: { initial: TargetCard[] }) 
               </p>
               <ul>
                 {failing.map((d) => (
-                  <li key={d.id}>{deliveryLine(d)}</li>
+                  <li key={d.id} suppressHydrationWarning>
+                    {deliveryLine(d)}
+                  </li>
                 ))}
               </ul>
               {canAcknowledge && <AcknowledgeFailuresButton targetId={target.id} />}

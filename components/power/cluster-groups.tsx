@@ -1,5 +1,6 @@
 "use client";
 
+import { LocalTime } from "../local-time";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useState, useTransition } from "react";
@@ -30,12 +31,20 @@ function Freshness({ group }: { group: ClusterGroupView }) {
   const at = group.refreshedAt ? formatDateTime(group.refreshedAt) : "never";
   if (group.refreshError) {
     return (
-      <p className="small notice-error" data-testid="cluster-refresh-error">
+      <p
+        className="small notice-error"
+        data-testid="cluster-refresh-error"
+        suppressHydrationWarning
+      >
         {group.refreshError}; last known at {at}
       </p>
     );
   }
-  return <p className="muted small">Last asked {at}</p>;
+  return (
+    <p className="muted small" suppressHydrationWarning>
+      Last asked {at}
+    </p>
+  );
 }
 
 function PolicySelect({ group }: { group: ClusterGroupView }) {
@@ -219,7 +228,7 @@ function LooseHostList({ loose }: { loose: LooseHosts }) {
         {loose.standalone.map((host) => (
           <li key={host.hostId} data-testid={`standalone-${host.name}`}>
             <Link href={`/hosts/${host.hostId}`}>{host.name}</Link>: standalone (said so at{" "}
-            {formatDateTime(host.checkedAt)})
+            <LocalTime iso={host.checkedAt} />)
             {host.askError && (
               <span className="small notice-error"> — could not ask since: {host.askError}</span>
             )}

@@ -29,10 +29,20 @@ const VERDICT_CLASS = {
   nothing: "verdict-unknown",
 } as const;
 
+/** Arm… or Disarm… for admins, on the current plan (the power page's one action). */
+export function PlanArmControl({ initial }: { initial: PowerPlanView }) {
+  const { data: plan } = usePowerPlan(initial);
+  return (
+    <IfCan role="admin">
+      <ArmControl plan={plan} />
+    </IfCan>
+  );
+}
+
 /**
  * The exact sequence the console would run right now, per UPS: if that UPS's trigger fired now,
  * which targets go down in which order, with which request and deadline, and whether the total
- * time budget fits in the runtime the UPS reports. Admins arm and disarm from here.
+ * time budget fits in the runtime the UPS reports. Admins arm and disarm at the top of the page.
  */
 export function PlanPreviewPanel({ initial }: { initial: PowerPlanView }) {
   const { data: plan } = usePowerPlan(initial);
@@ -41,12 +51,7 @@ export function PlanPreviewPanel({ initial }: { initial: PowerPlanView }) {
     changed && changed.added.length + changed.removed.length + changed.changed.length > 0;
   return (
     <section className="panel" aria-labelledby="plan-heading" id="plan" data-testid="power-plan">
-      <div className="panel-head">
-        <h2 id="plan-heading">Shutdown plan</h2>
-        <IfCan role="admin">
-          <ArmControl plan={plan} />
-        </IfCan>
-      </div>
+      <h2 id="plan-heading">Shutdown plan</h2>
       <p className="muted">
         {plan.mode === "armed"
           ? "Armed: when a UPS trigger fires, these calls are sent for real."

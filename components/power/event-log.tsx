@@ -3,6 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import type { ReactNode } from "react";
+import { kindTitle } from "@/lib/notify/message";
 import type { PowerEventPage, PowerEventView } from "@/lib/power/queries/power-events";
 import { formatDateTime } from "../format";
 import { useFallbackRefetchInterval } from "../live-provider";
@@ -27,6 +28,9 @@ const KIND_GROUPS = [
   ["target", "targets down / still up"],
   ["mode", "arming and disarming"],
   ["config", "configuration changes"],
+  ["drill", "drills started"],
+  ["cluster", "clusters (fell back, membership)"],
+  ["consolidate", "consolidation"],
   ["console", "the console's own processes (crash loops)"],
 ] as const;
 
@@ -136,7 +140,7 @@ function EventRow({ event }: { event: PowerEventView }) {
       <td>
         <div>{event.message}</div>
         <div className="muted small">
-          <span className="mono">{event.kind}</span>
+          <span title={event.kind}>{kindTitle(event.kind)}</span>
           {event.ups && <> · {event.ups.name}</>}
           {event.target && <> · {event.target.name}</>}
         </div>

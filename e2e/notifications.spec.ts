@@ -1,5 +1,5 @@
 import crypto from "node:crypto";
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test, type Page } from "./support/test";
 import { startWebhookReceiver, type WebhookReceiver } from "../lab/webhook-receiver/receiver";
 import { base } from "./support/console";
 

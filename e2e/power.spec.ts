@@ -1,7 +1,7 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test, type Page } from "./support/test";
 import { startLab, type LabNode } from "../lab";
 import { startLabUps, type LabUps } from "../lab/ups/lab-ups";
 import { consolePages } from "./console-pages";

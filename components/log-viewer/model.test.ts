@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { buildRows, defaultOpen, LogModel, searchLines, type IncomingChunk } from "./model";
+import {
+  buildRows,
+  defaultOpen,
+  displayText,
+  LogModel,
+  searchLines,
+  type IncomingChunk,
+} from "./model";
 
 const chunk = (
   seq: number,
@@ -93,5 +100,21 @@ describe("an aborted run's section", () => {
       lines: ["■ run failed at Check: boom"],
     });
     expect(failed.sections[0]).toMatchObject({ failed: true, aborted: false });
+  });
+});
+
+describe("the console's own status scripts", () => {
+  it("show as what they do, not as shell; everything else as it is", () => {
+    const script =
+      "▶ InstallProxmoxVe 12:00:01.234Z $ wd=/var/lib/clupilot/jobs/x ⏎ clupilot_sig() { ⏎ key= ⏎ } ⏎ printf 'clupilot-watch-signature:%s\\n' \"$sum\"";
+    expect(displayText({ kind: "command", text: script })).toBe(
+      "▶ InstallProxmoxVe 12:00:01.234Z $ (reads the job's status on the host — the console's own script, in full in the raw log)",
+    );
+    expect(displayText({ kind: "command", text: "▶ X 12:00:01.234Z $ apt-get update" })).toBe(
+      "▶ X 12:00:01.234Z $ apt-get update",
+    );
+    expect(displayText({ kind: "output", text: "clupilot-watch is a word here" })).toBe(
+      "clupilot-watch is a word here",
+    );
   });
 });

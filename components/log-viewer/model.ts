@@ -166,3 +166,17 @@ export function searchLines(lines: readonly LogLine[], query: string, limit = 10
   }
   return matches;
 }
+
+/**
+ * What a line shows. The console's own status reads of a job on the host (the watch's shell
+ * script, `clupilot_sig` …) are the console's machinery, not the operator's: their command line
+ * says what it does; the raw log (download) keeps the script as it ran.
+ */
+export function displayText(line: Pick<LogLine, "kind" | "text">): string {
+  if (line.kind !== "command" || !INTERNAL_SCRIPT.test(line.text)) return line.text;
+  const prompt = line.text.indexOf(" $ ");
+  const head = prompt >= 0 ? line.text.slice(0, prompt + 3) : "";
+  return `${head}(reads the job's status on the host — the console's own script, in full in the raw log)`;
+}
+
+const INTERNAL_SCRIPT = /clupilot_sig\(\)|clupilot-watch/;

@@ -7,7 +7,7 @@ import {
 } from "@playwright/test";
 
 export { expect };
-export type { Browser, BrowserContext, Locator, Page, Route } from "@playwright/test";
+export type { Browser, BrowserContext, Locator, Page, Route, TestInfo } from "@playwright/test";
 
 /**
  * Every spec's `test`: fails a test when any page it opened — in its own context or one it made
@@ -24,7 +24,7 @@ export type ConsoleErrors = {
 
 export const test = base.extend<{ consoleErrors: ConsoleErrors }>({
   consoleErrors: [
-    async ({ context, browser }, use) => {
+    async ({ context, browser }, provide) => {
       const seen: string[] = [];
       const allowed: RegExp[] = [];
       const watch = (page: Page) => {
@@ -54,7 +54,7 @@ export const test = base.extend<{ consoleErrors: ConsoleErrors }>({
         return page;
       };
       try {
-        await use({ allow: (pattern) => allowed.push(pattern), seen });
+        await provide({ allow: (pattern) => allowed.push(pattern), seen });
       } finally {
         browser.newContext = newContext;
         browser.newPage = newPage;

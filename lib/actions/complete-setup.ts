@@ -2,9 +2,8 @@
 
 import { redirect } from "next/navigation";
 import { actionClientOrigin, setSessionCookie } from "@/lib/auth/request-context";
-import { ZCompleteSetup } from "@/lib/auth/schemas";
 import { createSession } from "@/lib/auth/session";
-import { completeSetup } from "@/lib/auth/setup";
+import { completeSetup, parseSetupInput } from "@/lib/auth/setup";
 import { audited } from "@/lib/audit/record-audit";
 import { getDb } from "@/lib/db/client";
 import { actionFailure, inputObject, type ActionResult } from "./action-result";
@@ -20,8 +19,9 @@ export async function completeSetupAction(
   input: FormData | Record<string, unknown>,
 ): Promise<CompleteSetupResult> {
   try {
-    const parsed = ZCompleteSetup.parse(inputObject(input));
     const db = getDb();
+    // Every field at once: a wrong token is named beside a refused password, not after it.
+    const parsed = await parseSetupInput(db, inputObject(input));
     const admin = await audited(
       db,
       {

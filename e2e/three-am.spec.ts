@@ -163,7 +163,7 @@ test("a dry-run outage: the first screen says what will happen and when; the run
   await expect(card).toHaveAttribute("data-condition", "on-battery", { timeout: 15_000 });
   const outlook = card.getByTestId("ups-outlook");
   await expect(outlook).toContainText(
-    /on battery: pve-night-1 and pve-night-2 would shut down \(dry-run: nothing is sent\) in \d+m \d\ds/,
+    /on battery: pve-night-1 and pve-night-2 would shut down \(dry-run: nothing is sent\) in \d+m\s\d\ds/,
   );
   // The first screen holds it: the mode, the card with its outlook, Arm….
   for (const element of [page.getByTestId("power-mode"), outlook, page.getByTestId("arm-button")]) {

@@ -1,7 +1,13 @@
 import { describe, expect, it } from "vitest";
 import type { UpsCard } from "@/lib/power/queries/ups-cards";
 import { DEFAULT_POWER_SETTINGS } from "@/lib/power/settings";
-import { powerOutlook } from "./power-outlook";
+import { powerOutlook as outlookOf } from "./power-outlook";
+
+/** The outlook with its durations' unbreakable spaces as plain ones, to read in a test. */
+const powerOutlook = (...args: Parameters<typeof outlookOf>) => {
+  const outlook = outlookOf(...args);
+  return { ...outlook, text: outlook.text.replaceAll("\u00a0", " ") };
+};
 
 const NOW = Date.parse("2026-12-01T10:10:00Z");
 const group = { targets: [{ name: "pve1" }, { name: "pve2" }] } as Parameters<
@@ -39,6 +45,10 @@ const card = (over: Partial<UpsCard> = {}): UpsCard => ({
 });
 
 describe("powerOutlook: what will happen and when", () => {
+  it("never breaks inside a duration", () => {
+    expect(outlookOf(group, card(), "armed", NOW).text).toContain("3m\u00a020s");
+  });
+
   it("on battery: the names, the time to the first trigger that can be timed, and why", () => {
     expect(powerOutlook(group, card(), "armed", NOW)).toEqual({
       tone: "warning",

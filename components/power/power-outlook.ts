@@ -3,6 +3,9 @@ import type { UpsCard } from "@/lib/power/queries/ups-cards";
 import type { PowerMode } from "@/lib/power/settings";
 import { formatElapsed } from "../format";
 
+/** A duration that never breaks inside ("3m 20s" is one value): its spaces do not break. */
+const duration = (seconds: number) => formatElapsed(seconds).replaceAll(" ", "\u00a0");
+
 /*
  * The first thing /power says per UPS: what will happen and when — "pve1, pve2 shut down in 3m 20s
  * (when runtime < 5m 00s)" — from the UPS's last reading, its triggers and the plan. Pure
@@ -54,7 +57,7 @@ export function powerOutlook(
       tone: "critical",
       text:
         t.unreachableShutdownAfterSeconds !== null
-          ? `no reliable reading: ${names} ${goDown} after ${formatElapsed(t.unreachableShutdownAfterSeconds)} without contact if last seen on battery`
+          ? `no reliable reading: ${names} ${goDown} after ${duration(t.unreachableShutdownAfterSeconds)} without contact if last seen on battery`
           : `no reliable reading: ${names} are not shut down on a guess`,
     };
   }
@@ -64,10 +67,10 @@ export function powerOutlook(
   const reading = card.lastReading;
   const conditions: string[] = [];
   if (t.runtimeBelowSeconds !== null)
-    conditions.push(`runtime < ${formatElapsed(t.runtimeBelowSeconds)}`);
+    conditions.push(`runtime < ${duration(t.runtimeBelowSeconds)}`);
   if (t.chargeBelowPercent !== null) conditions.push(`charge < ${t.chargeBelowPercent} %`);
   if (t.onBatteryForSeconds !== null)
-    conditions.push(`after ${formatElapsed(t.onBatteryForSeconds)} on battery`);
+    conditions.push(`after ${duration(t.onBatteryForSeconds)} on battery`);
   if (t.lowBattery) conditions.push("on the UPS's low battery");
   if (card.condition === "on-mains" || !reading?.onBattery) {
     return {
@@ -83,13 +86,13 @@ export function powerOutlook(
   if (t.runtimeBelowSeconds !== null && reading.runtimeSeconds !== null) {
     etas.push({
       seconds: reading.runtimeSeconds - t.runtimeBelowSeconds,
-      why: `when runtime < ${formatElapsed(t.runtimeBelowSeconds)}`,
+      why: `when runtime < ${duration(t.runtimeBelowSeconds)}`,
     });
   }
   if (t.onBatteryForSeconds !== null && card.onBatterySince) {
     etas.push({
       seconds: t.onBatteryForSeconds - (nowMs - Date.parse(card.onBatterySince)) / 1000,
-      why: `after ${formatElapsed(t.onBatteryForSeconds)} on battery`,
+      why: `after ${duration(t.onBatteryForSeconds)} on battery`,
     });
   }
   const first = etas.sort((a, b) => a.seconds - b.seconds)[0];
@@ -108,7 +111,7 @@ export function powerOutlook(
   return {
     tone: "warning",
     text:
-      `on battery: ${names} ${goDown} in ${formatElapsed(Math.max(0, first.seconds))} (${first.why})` +
+      `on battery: ${names} ${goDown} in ${duration(Math.max(0, first.seconds))} (${first.why})` +
       (others.length > 0 ? `, sooner if ${others.join(" or ")}` : "") +
       dormant,
   };

@@ -14,10 +14,11 @@ import { auditActionWords } from "../audit-words";
 import { LocalTime } from "../local-time";
 import { useFallbackRefetchInterval } from "../live-provider";
 import { fetchJson } from "../queries";
+import { powerKeys } from "./power-keys";
 import styles from "./power.module.css";
 
-/** Under ["power"]: every power live message that refreshes everything refreshes this too. */
-const SELF_TEST_KEY = ["power", "self-test"] as const;
+/** Refreshed by every power event (a configuration change is one) and by everything-messages. */
+const SELF_TEST_KEY = powerKeys.selfTest;
 
 const TONE: Record<SelfTestVerdict, "ok" | "warning" | "critical" | "unknown"> = {
   ok: "ok",

@@ -315,15 +315,27 @@ function BarShape({
         rx={3}
         className={`${styles.barShape} ${OUTCOME[outcome].className}`}
       />
-      <text
-        x={`${bar.xPct + 0.4}%`}
-        y={y + height / 2 + 4}
-        clipPath={`url(#${clipId})`}
-        className={styles.barLabel}
-      >
-        {bar.action.label}
-        {bar.open ? "" : ` · ${formatDuration(bar.durationMs)}`}
-      </text>
+      {bar.labelOutside ? (
+        <text
+          x={`${bar.labelBefore ? bar.xPct - 0.5 : bar.xPct + bar.widthPct + 0.5}%`}
+          y={y + height / 2 + 4}
+          textAnchor={bar.labelBefore ? "end" : "start"}
+          className={styles.barLabelOutside}
+        >
+          {bar.action.label}
+          {bar.open ? "" : ` · ${formatDuration(bar.durationMs)}`}
+        </text>
+      ) : (
+        <text
+          x={`${bar.xPct + 0.4}%`}
+          y={y + height / 2 + 4}
+          clipPath={`url(#${clipId})`}
+          className={styles.barLabel}
+        >
+          {bar.action.label}
+          {bar.open ? "" : ` · ${formatDuration(bar.durationMs)}`}
+        </text>
+      )}
     </g>
   );
 }

@@ -177,41 +177,43 @@ function ClusterCard({ group }: { group: ClusterGroupView }) {
       <PolicySelect group={group} />
       {/* Also on a cluster that became hyper-converged since: its check says why it cannot. */}
       {group.chosenPolicy === "consolidate" && <ConsolidatePanel group={group} />}
-      <table className={styles.table} data-testid={`cluster-nodes-${group.label}`}>
-        <thead>
-          <tr>
-            <th scope="col">Node</th>
-            <th scope="col">Online</th>
-            <th scope="col">Ceph monitor</th>
-            <th scope="col">Protected by the console</th>
-          </tr>
-        </thead>
-        <tbody>
-          {group.nodes.map((node) => (
-            <tr key={node.name} data-testid={`cluster-node-${node.name}`}>
-              <th scope="row">
-                {node.name}
-                {node.ip && <div className="muted small mono">{node.ip}</div>}
-                {node.hostId ? (
-                  <div className="small">
-                    host <Link href={`/hosts/${node.hostId}`}>{node.hostName}</Link>
-                  </div>
-                ) : (
-                  <div className="muted small">not onboarded in this console</div>
-                )}
-                {node.askError && (
-                  <div className="small notice-error">could not ask: {node.askError}</div>
-                )}
-              </th>
-              <td>{yesNo(node.online, "✓ online", "✕ offline")}</td>
-              <td>{node.cephMon ? "✓ monitor" : "—"}</td>
-              <td>
-                {node.protected ? "✓ yes" : node.hostId ? "✕ not protected" : "✕ unknown host"}
-              </td>
+      <div className="table-scroll">
+        <table className={styles.table} data-testid={`cluster-nodes-${group.label}`}>
+          <thead>
+            <tr>
+              <th scope="col">Node</th>
+              <th scope="col">Online</th>
+              <th scope="col">Ceph monitor</th>
+              <th scope="col">Protected by the console</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {group.nodes.map((node) => (
+              <tr key={node.name} data-testid={`cluster-node-${node.name}`}>
+                <th scope="row">
+                  {node.name}
+                  {node.ip && <div className="muted small mono">{node.ip}</div>}
+                  {node.hostId ? (
+                    <div className="small">
+                      host <Link href={`/hosts/${node.hostId}`}>{node.hostName}</Link>
+                    </div>
+                  ) : (
+                    <div className="muted small">not onboarded in this console</div>
+                  )}
+                  {node.askError && (
+                    <div className="small notice-error">could not ask: {node.askError}</div>
+                  )}
+                </th>
+                <td>{yesNo(node.online, "✓ online", "✕ offline")}</td>
+                <td>{node.cephMon ? "✓ monitor" : "—"}</td>
+                <td>
+                  {node.protected ? "✓ yes" : node.hostId ? "✕ not protected" : "✕ unknown host"}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
     </section>
   );
 }

@@ -87,7 +87,7 @@ export function PowerEventLog({
           {filter.cursor ? "No older events." : "No events match."}
         </p>
       ) : (
-        <table className={styles.table} data-testid="power-events">
+        <table className={`${styles.table} stack-on-phone`} data-testid="power-events">
           <thead>
             <tr>
               <th scope="col">When</th>
@@ -128,17 +128,20 @@ function EventRow({ event }: { event: PowerEventView }) {
       data-kind={event.kind}
       data-severity={event.severity}
     >
-      <td className={styles.time}>
+      <td className={styles.time} data-label="When">
         <time dateTime={event.at} suppressHydrationWarning>
           {formatDateTime(event.at)}
         </time>
       </td>
-      <td className={`${styles.severity} ${styles[`severity-${event.severity}`]}`}>
+      <td
+        className={`${styles.severity} ${styles[`severity-${event.severity}`]}`}
+        data-label="Severity"
+      >
         <span aria-hidden="true">{SEVERITY_ICON[event.severity]} </span>
         {event.severity}
       </td>
       <td>
-        <div>{event.message}</div>
+        <div className="event-message">{event.message}</div>
         <div className="muted small">
           <span title={event.kind}>{kindTitle(event.kind)}</span>
           {event.ups && <> · {event.ups.name}</>}

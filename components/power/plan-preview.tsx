@@ -4,7 +4,7 @@ import { useQuery } from "@tanstack/react-query";
 import type { PreviewGroup } from "@/lib/power/plan-preview";
 import type { PowerPlanView } from "@/lib/power/queries/power-plan";
 import { IfCan } from "../actor-context";
-import { formatDateTime, formatElapsed } from "../format";
+import { formatDateTime, formatElapsed, keepDurationsWhole } from "../format";
 import { ClusterSequencePreview } from "./cluster-sequence-preview";
 import { useFallbackRefetchInterval } from "../live-provider";
 import { fetchJson } from "../queries";
@@ -133,7 +133,7 @@ function PlanGroup({ group }: { group: PreviewGroup }) {
                   <span className="muted small">
                     {target.kind === "pbs" ? "backup server" : "PVE node"}, stage {target.stage}
                     {target.runsConsole && ", runs the console: last"}, deadline{" "}
-                    {target.deadlineSeconds} s
+                    <span className="nowrap">{target.deadlineSeconds} s</span>
                   </span>
                   <div className={styles.request}>
                     {target.request ? target.request.line : `cannot be reached: ${target.problem}`}
@@ -160,7 +160,7 @@ function PlanGroup({ group }: { group: PreviewGroup }) {
         </p>
       )}
       <p className={styles[VERDICT_CLASS[group.verdict]]} data-testid="plan-summary">
-        {group.summary}
+        {keepDurationsWhole(group.summary)}
       </p>
     </div>
   );

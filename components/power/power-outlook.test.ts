@@ -62,7 +62,7 @@ describe("powerOutlook: what will happen and when", () => {
       onBatterySince: "2026-12-01T10:01:00Z",
     });
     expect(powerOutlook(group, long, "dry-run", NOW).text).toBe(
-      "on battery: pve1 and pve2 would shut down (dry-run: nothing is sent) in 1m 00s (after 10m 00s on battery), sooner if charge < 30 % or the UPS says low battery",
+      "on battery: pve1 and pve2 would shut down (dry-run) in 1m 00s (after 10m 00s on battery), sooner if charge < 30 % or the UPS says low battery",
     );
   });
 
@@ -86,7 +86,7 @@ describe("powerOutlook: what will happen and when", () => {
     };
     expect(
       powerOutlook(group, card({ latch: { ...latch, dormant: false } }), "armed", NOW).text,
-    ).toBe("trigger fired (charge 22 % < 30 %): pve1 and pve2 are being shut down");
+    ).toBe("trigger fired: pve1 and pve2 are being shut down");
     expect(
       powerOutlook(
         group,

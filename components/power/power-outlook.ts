@@ -30,16 +30,17 @@ export function powerOutlook(
 ): Outlook {
   const names = list(group.targets.map((t) => t.name));
   const dry = mode === "dry-run";
-  const goDown = dry ? "would shut down (dry-run: nothing is sent)" : "shut down";
+  const goDown = dry ? "would shut down (dry-run)" : "shut down";
   if (group.targets.length === 0) {
     return { tone: "unknown", text: "feeds no protected target: nothing is shut down" };
   }
+  // The latch notice under it says which trigger fired and when.
   if (card.latch && !card.latch.dormant) {
     return {
       tone: "critical",
       text: dry
-        ? `trigger fired (${card.latch.reason}): ${names} — dry-run, nothing is sent`
-        : `trigger fired (${card.latch.reason}): ${names} ${group.targets.length === 1 ? "is" : "are"} being shut down`,
+        ? `trigger fired: ${names} would be shut down now — dry-run, nothing is sent`
+        : `trigger fired: ${names} ${group.targets.length === 1 ? "is" : "are"} being shut down`,
     };
   }
   if (card.pending) {

@@ -1,4 +1,5 @@
 import type { PowerRunVerdict } from "@/lib/power/queries/power-run-verdict";
+import { keepDurationsWhole } from "../format";
 
 const TONE_WORD: Record<PowerRunVerdict["tone"], string> = {
   running: "running",
@@ -28,8 +29,13 @@ export function PowerRunVerdictLine({
       data-testid={testId}
       data-tone={verdict.tone}
     >
-      <span className="run-verdict-tone">{TONE_WORD[verdict.tone]}</span>{" "}
-      <span className="run-verdict-text">{verdict.text}</span>
+      {/* The tone in a word, unless the line already begins with it ("dry-run: …"). */}
+      {!verdict.text.startsWith(TONE_WORD[verdict.tone]) && (
+        <>
+          <span className="run-verdict-tone">{TONE_WORD[verdict.tone]}</span>{" "}
+        </>
+      )}
+      <span className="run-verdict-text">{keepDurationsWhole(verdict.text)}</span>
     </Tag>
   );
 }

@@ -233,41 +233,45 @@ export function RunTimelineView({ initial }: { initial: RunTimeline }) {
       {data.actions.length > 0 && (
         <details>
           <summary>Every action as a table</summary>
-          <table className={styles.actions} data-testid="timeline-actions">
-            <thead>
-              <tr>
-                <th scope="col">Lane</th>
-                <th scope="col">Action</th>
-                <th scope="col">Outcome</th>
-                <th scope="col">Started</th>
-                <th scope="col">Took</th>
-                <th scope="col">Request and detail</th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.actions.map((action) => (
-                <tr key={action.id} data-outcome={outcomeOf(action)}>
-                  <td>{action.lane}</td>
-                  <td>{action.label}</td>
-                  <td>{OUTCOME[outcomeOf(action)].word}</td>
-                  <td>
-                    <time dateTime={action.startedAt} suppressHydrationWarning>
-                      {formatClock(action.startedAt)}
-                    </time>
-                  </td>
-                  <td>
-                    {action.finishedAt
-                      ? formatDuration(Date.parse(action.finishedAt) - Date.parse(action.startedAt))
-                      : "—"}
-                  </td>
-                  <td>
-                    {action.request && <div className={styles.request}>{action.request}</div>}
-                    {action.detail}
-                  </td>
+          <div className="table-scroll">
+            <table className={styles.actions} data-testid="timeline-actions">
+              <thead>
+                <tr>
+                  <th scope="col">Lane</th>
+                  <th scope="col">Action</th>
+                  <th scope="col">Outcome</th>
+                  <th scope="col">Started</th>
+                  <th scope="col">Took</th>
+                  <th scope="col">Request and detail</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {data.actions.map((action) => (
+                  <tr key={action.id} data-outcome={outcomeOf(action)}>
+                    <td>{action.lane}</td>
+                    <td>{action.label}</td>
+                    <td>{OUTCOME[outcomeOf(action)].word}</td>
+                    <td>
+                      <time dateTime={action.startedAt} suppressHydrationWarning>
+                        {formatClock(action.startedAt)}
+                      </time>
+                    </td>
+                    <td>
+                      {action.finishedAt
+                        ? formatDuration(
+                            Date.parse(action.finishedAt) - Date.parse(action.startedAt),
+                          )
+                        : "—"}
+                    </td>
+                    <td>
+                      {action.request && <div className={styles.request}>{action.request}</div>}
+                      {action.detail}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         </details>
       )}
     </div>

@@ -70,6 +70,22 @@ async function screenshots(page: Page, testInfo: TestInfo, name: string) {
   if (original) await page.setViewportSize(original);
 }
 
+/** At 390 wide the document never scrolls sideways (its tables stack or scroll in their box). */
+async function fitsAPhone(page: Page, what: string) {
+  const original = page.viewportSize();
+  await page.setViewportSize({ width: 390, height: 844 });
+  await expect
+    .poll(
+      () =>
+        page.evaluate(
+          () => document.documentElement.scrollWidth <= document.documentElement.clientWidth,
+        ),
+      { message: `${what}: wider than a phone` },
+    )
+    .toBe(true);
+  if (original) await page.setViewportSize(original);
+}
+
 async function hostIdOf(page: Page): Promise<string> {
   return /\/hosts\/([0-9a-f-]{36})/.exec(page.url())![1]!;
 }
@@ -221,6 +237,9 @@ test("a dry-run outage: the first screen says what will happen and when; the run
     card.getByTestId("ups-latch").getByRole("button", { name: "Release latch…" }),
   ).toBeVisible();
   await screenshots(page, testInfo, "power-dry-run-after-the-run");
+  // With the run's steps, calls, events and log open, the events and targets listed.
+  await run.getByText("Steps, calls, events and log").click();
+  await fitsAPhone(page, "/power after a dry-run outage");
 
   labUps.control.restore();
 });
@@ -251,6 +270,7 @@ test("a failed step reads as one line — what failed, what to do — with its r
   await expect(page.getByTestId("log-phase-line")).toHaveText(/^failed at /);
   await expect(page.getByTestId("run-events")).not.toContainText("⏎");
   await screenshots(page, testInfo, "host-failed-step");
+  await fitsAPhone(page, "a host page with a failed step");
   node.setDebianFaults({ aptNetworkDown: false });
 });
 
@@ -279,6 +299,7 @@ test("an aborted run is aborted in the log header and its section, never failed"
   };
   expect(host.latestRun.outcome).toBe("aborted");
   await screenshots(page, testInfo, "host-after-abort");
+  await fitsAPhone(page, "a host page after an abort");
   node.faults.refuseConnections = false;
 });
 

@@ -114,6 +114,8 @@ test("a dry-run drill from Runs and drills sends nothing; its timeline shows eve
   const verdict = page.getByTestId("shutdown-run").getByTestId("shutdown-verdict");
   await expect(verdict).toContainText("dry-run: 1 call would have been sent, nothing sent");
   await expect(page.getByTestId("shutdown-run")).not.toContainText("all steps done");
+  // …and says it was a drill, not an outage.
+  await expect(page.getByTestId("shutdown-origin")).toContainText("Drill of drill-ups's outage");
 
   // Kept: after a reload, from the list of runs.
   await page.goto("/power/runs");

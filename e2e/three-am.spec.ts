@@ -202,6 +202,7 @@ test("a dry-run outage: the first screen says what will happen and when; the run
   await expect(verdict).toHaveAttribute("data-tone", "dry-run", { timeout: 60_000 });
   await expect(verdict).toContainText("dry-run: 2 calls would have been sent, nothing sent");
   await expect(run).not.toContainText("all steps done");
+  await expect(run.getByTestId("shutdown-origin")).toContainText(`Outage: ${UPS}`);
   await expectNoReload(page);
 
   // Steps: only the planning is done; nothing that did nothing wears done's tick.

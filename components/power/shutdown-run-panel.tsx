@@ -18,6 +18,7 @@ import { isAbortRequested } from "../run-state";
 import { StepTimeline } from "../step-timeline";
 import { powerKeys } from "./power-keys";
 import { PowerRunVerdictLine } from "./run-verdict";
+import { describeOrigin } from "./timeline";
 import styles from "./power.module.css";
 
 const CALL_STATE: Record<ShutdownCallView["state"], string> = {
@@ -98,6 +99,8 @@ function ShutdownRun({ view }: { view: ShutdownRunView }) {
         <AbortShutdown run={run} />
       </div>
       <p className="muted small">
+        <span data-testid="shutdown-origin">{describeOrigin(view.origin)}</span>
+        {" · "}
         Started{" "}
         <time dateTime={run.createdAt} suppressHydrationWarning>
           {formatDateTime(run.createdAt)}

@@ -2,6 +2,7 @@ import { asc, desc, eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { hosts, powerShutdownCalls, powerTargets, runs } from "@/lib/db/schema";
 import { getRun, type RunDetail } from "@/lib/runs/get-run";
+import { runOriginOf, type RunOrigin } from "@/lib/power/drill/run-origin";
 import { POWER_SHUTDOWN, powerShutdownPipeline } from "@/lib/power/shutdown/pipeline";
 import { loadPowerRunFacts } from "./power-run-facts";
 import {
@@ -31,6 +32,8 @@ export type ShutdownCallView = {
 export type ShutdownRunView = {
   run: RunDetail;
   calls: ShutdownCallView[];
+  /** What started it: a drill (by whom, live or not) or a UPS's trigger. */
+  origin: RunOrigin;
   /** The run's one line: what happened (./power-run-verdict.ts). */
   verdict: PowerRunVerdict;
   /** Steps the engine calls done that were skipped or only dry-run, by step name. */
@@ -85,6 +88,7 @@ export async function shutdownRunView(
       finishedAt: call.finishedAt?.toISOString() ?? null,
       seenDownAt: call.seenDownAt?.toISOString() ?? null,
     })),
+    origin: runOriginOf(row.context),
     verdict: describePowerRun({
       ...facts,
       status: run.status,

@@ -89,7 +89,7 @@ export function TokenTable({ tokens, showOwner }: { tokens: TokenRow[]; showOwne
 
   return (
     <>
-      <table className={styles.table} data-testid="token-table">
+      <table className={`${styles.table} stack-on-phone`} data-testid="token-table">
         <thead>
           <tr>
             {showOwner && <th scope="col">Owner</th>}

@@ -11,7 +11,7 @@ function utcTime(iso: string): string {
 /** The audit entries of one page, newest first. */
 export function AuditTable({ entries }: { entries: AuditEntryView[] }) {
   return (
-    <table className={`hosts-table ${styles.table}`} data-testid="audit-table">
+    <table className={`hosts-table ${styles.table} stack-on-phone`} data-testid="audit-table">
       <thead>
         <tr>
           <th scope="col">When</th>
@@ -25,27 +25,42 @@ export function AuditTable({ entries }: { entries: AuditEntryView[] }) {
       <tbody>
         {entries.map((entry) => (
           <tr key={entry.id} data-testid="audit-row" data-action={entry.action}>
-            <td className={styles.time}>
+            <td className={styles.time} data-label="When">
               <time dateTime={entry.at} title={entry.at}>
                 {utcTime(entry.at)}
               </time>
             </td>
-            <td>{entry.actorName}</td>
-            <td className="mono">{entry.action}</td>
-            <td>
+            <td data-label="Who">{entry.actorName}</td>
+            <td className="mono" data-label="Action">
+              {entry.action}
+            </td>
+            <td data-label="Target">
               {entry.host && (
                 <Link href={`/hosts/${entry.host.id}`} data-testid="audit-host">
                   {entry.host.name}
                 </Link>
               )}
-              <span className={`mono${entry.host ? ` muted small ${styles.target}` : ""}`}>
+              {!entry.host && entry.subject && (
+                <Link
+                  href={entry.subject.href}
+                  data-testid="audit-subject"
+                  data-kind={entry.subject.kind}
+                >
+                  {entry.subject.name}
+                </Link>
+              )}
+              <span
+                className={`mono${entry.host || entry.subject ? ` muted small ${styles.target}` : ""}`}
+              >
                 {entry.target ?? "—"}
               </span>
             </td>
-            <td>
+            <td data-label="Outcome">
               <AuditOutcomeBadge outcome={entry.outcome} />
             </td>
-            <td className={styles.detail}>{entry.detail ? detailText(entry.detail) : ""}</td>
+            <td className={styles.detail} data-label="Detail">
+              {entry.detail ? detailText(entry.detail) : ""}
+            </td>
           </tr>
         ))}
       </tbody>

@@ -100,36 +100,38 @@ export function CatalogPlan({
           No versions yet: the plan sells nothing until a version is published.
         </p>
       ) : (
-        <table className="catalog-table">
-          <thead>
-            <tr>
-              <th scope="col">Version</th>
-              <th scope="col">Template VMID</th>
-              <th scope="col">Size</th>
-              <th scope="col">State</th>
-              <th scope="col">Sale window</th>
-            </tr>
-          </thead>
-          <tbody>
-            {plan.versions.map((version) => (
-              <tr key={version.id} data-testid={`version-${plan.slug}-v${version.version}`}>
-                <th scope="row">v{version.version}</th>
-                <td className="mono" data-testid="version-vmid">
-                  {version.templateVmid}
-                </td>
-                <td>{formatSize(version)}</td>
-                <td>
-                  <CatalogVersionState
-                    planSlug={plan.slug}
-                    version={version}
-                    effect={publishEffects[version.id] ?? "requires"}
-                  />
-                </td>
-                <td>{formatSaleWindow(version)}</td>
+        <div className="table-scroll">
+          <table className="catalog-table">
+            <thead>
+              <tr>
+                <th scope="col">Version</th>
+                <th scope="col">Template VMID</th>
+                <th scope="col">Size</th>
+                <th scope="col">State</th>
+                <th scope="col">Sale window</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {plan.versions.map((version) => (
+                <tr key={version.id} data-testid={`version-${plan.slug}-v${version.version}`}>
+                  <th scope="row">v{version.version}</th>
+                  <td className="mono" data-testid="version-vmid">
+                    {version.templateVmid}
+                  </td>
+                  <td>{formatSize(version)}</td>
+                  <td>
+                    <CatalogVersionState
+                      planSlug={plan.slug}
+                      version={version}
+                      effect={publishEffects[version.id] ?? "requires"}
+                    />
+                  </td>
+                  <td>{formatSaleWindow(version)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
     </section>
   );

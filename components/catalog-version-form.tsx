@@ -17,6 +17,9 @@ const FIELDS = [
 ] as const;
 const SALE_WINDOW = ["saleStartsAt", "saleEndsAt"] as const;
 
+/** What a plan's first version offers until someone says otherwise (the README's lab path). */
+export const FIRST_VERSION_SIZE = { cores: 2, memoryMib: 2048, diskGib: 20 };
+
 /** Marks the sale window's zone-less `datetime-local` values as UTC before they are sent. */
 function saleWindowInUtc(data: FormData) {
   for (const field of SALE_WINDOW) {
@@ -37,6 +40,8 @@ export function CatalogVersionForm({
   /** The size of the plan's latest version, as a starting point. */
   defaults?: { cores: number; memoryMib: number; diskGib: number };
 }) {
+  // A first version starts from a small VM's size: every field filled, nothing to look up.
+  const size = defaults ?? FIRST_VERSION_SIZE;
   const router = useRouter();
   const { state, pending, errorOf, formProps, formError } = useActionForm(
     createPlanVersionAction,
@@ -67,7 +72,7 @@ export function CatalogVersionForm({
           name="cores"
           label="Cores"
           error={errorOf("cores")}
-          defaultValue={defaults ? String(defaults.cores) : undefined}
+          defaultValue={String(size.cores)}
           inputMode="numeric"
           required
         />
@@ -75,7 +80,7 @@ export function CatalogVersionForm({
           name="memoryMib"
           label="Memory (MiB)"
           error={errorOf("memoryMib")}
-          defaultValue={defaults ? String(defaults.memoryMib) : undefined}
+          defaultValue={String(size.memoryMib)}
           inputMode="numeric"
           required
         />
@@ -83,7 +88,7 @@ export function CatalogVersionForm({
           name="diskGib"
           label="Disk (GiB)"
           error={errorOf("diskGib")}
-          defaultValue={defaults ? String(defaults.diskGib) : undefined}
+          defaultValue={String(size.diskGib)}
           inputMode="numeric"
           required
         />

@@ -146,31 +146,33 @@ export function ConsoleKeyPanel({ initial }: { initial: ConsoleKeyOverviewJson }
           {rotation.hosts.length === 0 ? (
             <p className="muted">No host used the console&apos;s key.</p>
           ) : (
-            <table className={styles.outcomes}>
-              <thead>
-                <tr>
-                  <th scope="col">Host</th>
-                  <th scope="col">Outcome</th>
-                  <th scope="col">Detail</th>
-                </tr>
-              </thead>
-              <tbody>
-                {rotation.hosts.map((host) => (
-                  <tr key={host.hostId} data-testid={`rotation-host-${host.hostName}`}>
-                    <td className={styles.hostName}>
-                      <a href={`/hosts/${host.hostId}`}>{host.hostName}</a>
-                    </td>
-                    <td
-                      className={`${styles.outcome} ${styles[`outcome-${host.outcome}`] ?? ""}`}
-                      data-outcome={host.outcome}
-                    >
-                      {OUTCOME_LABEL[host.outcome]}
-                    </td>
-                    <td className="small">{host.detail ?? ""}</td>
+            <div className="table-scroll">
+              <table className={styles.outcomes}>
+                <thead>
+                  <tr>
+                    <th scope="col">Host</th>
+                    <th scope="col">Outcome</th>
+                    <th scope="col">Detail</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
+                </thead>
+                <tbody>
+                  {rotation.hosts.map((host) => (
+                    <tr key={host.hostId} data-testid={`rotation-host-${host.hostName}`}>
+                      <td className={styles.hostName}>
+                        <a href={`/hosts/${host.hostId}`}>{host.hostName}</a>
+                      </td>
+                      <td
+                        className={`${styles.outcome} ${styles[`outcome-${host.outcome}`] ?? ""}`}
+                        data-outcome={host.outcome}
+                      >
+                        {OUTCOME_LABEL[host.outcome]}
+                      </td>
+                      <td className="small">{host.detail ?? ""}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
           )}
         </section>
       )}

@@ -26,7 +26,9 @@ export function CrashLoopBanner() {
   return (
     <div className="notice notice-error" role="alert" data-testid="crash-loop-banner">
       {loops.map((loop) => (
-        <p key={loop.process}>{crashLoopSentence(loop, formatClock(loop.lastEndedAt))}</p>
+        <p key={loop.process} suppressHydrationWarning>
+          {crashLoopSentence(loop, formatClock(loop.lastEndedAt))}
+        </p>
       ))}
     </div>
   );

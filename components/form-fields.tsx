@@ -97,7 +97,9 @@ export function Field({
   hint?: string;
   children: (props: ControlProps) => ReactNode;
 }) {
-  const describedBy = [hint && `${id}-hint`, error && `${id}-error`].filter(Boolean).join(" ");
+  // An error that says what the hint says replaces it: the rule is read once, in red.
+  const shownHint = hint && error?.trim() === hint.trim() ? undefined : hint;
+  const describedBy = [shownHint && `${id}-hint`, error && `${id}-error`].filter(Boolean).join(" ");
   return (
     <div className={`field${error ? " field-invalid" : ""}`}>
       <label htmlFor={id}>{label}</label>
@@ -107,9 +109,9 @@ export function Field({
         "aria-invalid": error ? true : undefined,
         "aria-describedby": describedBy || undefined,
       })}
-      {hint && (
+      {shownHint && (
         <p id={`${id}-hint`} className="field-hint">
-          {hint}
+          {shownHint}
         </p>
       )}
       <FieldError field={name} id={id} error={error} />

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatElapsed, shortFingerprint } from "./format";
+import { formatElapsed, keepDurationsWhole, shortFingerprint } from "./format";
 
 describe("formatElapsed", () => {
   it("shows seconds alone under a minute", () => {
@@ -28,5 +28,18 @@ describe("shortFingerprint", () => {
   });
   it("leaves short values alone", () => {
     expect(shortFingerprint("SHA256:abc")).toBe("SHA256:abc");
+  });
+});
+
+describe("keepDurationsWhole", () => {
+  it("joins the parts of a duration with non-breaking spaces, nothing else", () => {
+    const nb = "\u00a0";
+    expect(keepDurationsWhole("budget 3 min 20 s, reserve 5 min 55 s: OK")).toBe(
+      `budget 3${nb}min${nb}20${nb}s, reserve 5${nb}min${nb}55${nb}s: OK`,
+    );
+    expect(keepDurationsWhole("in 5m 00s (deadline 10 s)")).toBe(
+      `in 5m${nb}00s (deadline 10${nb}s)`,
+    );
+    expect(keepDurationsWhole("2 of 2 hosts confirmed down")).toBe("2 of 2 hosts confirmed down");
   });
 });

@@ -15,6 +15,17 @@ export function formatElapsed(seconds: number): string {
   return `${s}s`;
 }
 
+/**
+ * A text whose durations ("3 min 20 s", "5m 00s", "10 s") never break inside: the spaces within
+ * one become non-breaking. Everything else is left as it is.
+ */
+export function keepDurationsWhole(text: string): string {
+  return text
+    .replace(/(\d) (h|min|ms|s|m)\b/g, "$1\u00a0$2")
+    .replace(/\b(\d+(?:h|min|m)) (\d)/g, "$1\u00a0$2")
+    .replace(/\b(h|min) (\d)/g, "$1\u00a0$2");
+}
+
 /** Seconds from an ISO timestamp to `nowMs`. */
 export function secondsSince(iso: string, nowMs: number): number {
   return (nowMs - Date.parse(iso)) / 1000;

@@ -6,6 +6,7 @@ import { DECOMMISSION_HOST } from "@/lib/steps/host/decommission/name";
 import { formatDateTime } from "./format";
 import type { HostFormConsoleKey } from "./host-form";
 import { DecommissionResults, HostLifecycle } from "./host-lifecycle";
+import { HostRuns } from "./host-runs";
 import { PhaseLine } from "./phase-line";
 import { useHost } from "./queries";
 import { ReonboardControl } from "./reonboard-control";
@@ -197,9 +198,9 @@ export function HostDetailView({
                 </div>
               )}
             </div>
-            <p className="phase">
-              <PhaseLine run={run} testId={`phase-line-${host.name}`} />
-            </p>
+            <div className="phase">
+              <PhaseLine run={run} testId={`phase-line-${host.name}`} withOutput />
+            </div>
             <p className="muted small">
               Started{" "}
               <time dateTime={run.createdAt} suppressHydrationWarning>
@@ -217,7 +218,7 @@ export function HostDetailView({
             {decommissionRun ? (
               <DecommissionResults run={run} />
             ) : (
-              <StepTimeline steps={run.timeline} phase={run.phase} />
+              <StepTimeline steps={run.timeline} phase={run.phase} failureReasons={false} />
             )}
           </section>
 
@@ -232,6 +233,7 @@ export function HostDetailView({
           </section>
         </>
       )}
+      <HostRuns hostId={host.id} runs={host.runs} shownRunId={run?.id ?? null} />
     </>
   );
 }

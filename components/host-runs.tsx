@@ -1,6 +1,7 @@
+"use client";
+
 import Link from "next/link";
 import type { HostRunSummary } from "@/lib/hosts/list-host-runs";
-import { runOutcome } from "@/lib/pipeline/abort-reason";
 import { DECOMMISSION_HOST } from "@/lib/steps/host/decommission/name";
 import { formatDateTime } from "./format";
 
@@ -12,6 +13,7 @@ const PIPELINE_NAME: Record<string, string> = {
 /**
  * Every run of the host, newest first, each one link away: a retired host's history stays
  * readable here (timeline, events and log of any run via `?run=`; the raw log for download).
+ * Its rows come with the host's own live query, so a run that ends reads so without a reload.
  */
 export function HostRuns({
   hostId,
@@ -28,7 +30,7 @@ export function HostRuns({
       <h2 id="history-heading">History</h2>
       <ul className="host-runs">
         {runs.map((run, index) => (
-          <li key={run.id} data-testid={`host-run-${run.id}`}>
+          <li key={run.id} data-testid={`host-run-${run.id}`} data-outcome={run.outcome}>
             {run.id === shownRunId ? (
               <strong aria-current="true">{PIPELINE_NAME[run.pipeline] ?? run.pipeline}</strong>
             ) : (
@@ -37,9 +39,14 @@ export function HostRuns({
               </Link>
             )}{" "}
             <span className="muted small">
-              {runOutcome(run)}
+              <span
+                className={`run-outcome run-outcome-${run.outcome}`}
+                data-testid="host-run-outcome"
+              >
+                {run.outcome}
+              </span>
               {run.failedStep
-                ? ` ${runOutcome(run) === "aborted" ? "during" : "at"} ${run.failedStep}`
+                ? ` ${run.outcome === "aborted" ? "during" : "at"} ${run.failedStep}`
                 : ""}{" "}
               · started{" "}
               <time dateTime={run.createdAt} suppressHydrationWarning>

@@ -38,6 +38,7 @@ describe("describePhaseLine", () => {
       kind: "failed",
       step: "ConnectHost",
       reason: "SSH refused",
+      output: ["more detail"],
       full: "SSH refused\nmore detail",
       text: "ConnectHost: SSH refused",
     });
@@ -61,7 +62,16 @@ describe("describePhaseLine", () => {
     });
   });
   it("says the host is onboarded when the run succeeded", () => {
-    expect(describePhaseLine({ ...run, status: "succeeded" }, at(0)).kind).toBe("done");
+    expect(describePhaseLine({ ...run, status: "succeeded" }, at(0))).toEqual({
+      kind: "done",
+      text: "onboarded · all steps done",
+    });
+  });
+  it("says what a succeeded run achieved by its pipeline, never onboarding's words for another", () => {
+    const done = (pipeline: string) =>
+      describePhaseLine({ ...run, status: "succeeded", pipeline }, at(0)).text;
+    expect(done("decommission-host")).toBe("decommissioned · all steps done");
+    expect(done("power-shutdown")).not.toContain("onboarded");
   });
   it("says so when there is no run", () => {
     expect(describePhaseLine(null, at(0)).kind).toBe("none");

@@ -3,13 +3,14 @@
 import "@/lib/zod-csp"; // before any schema parses in the browser
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { useState, type ReactNode } from "react";
+import { RenderClockProvider } from "./use-now";
 
 /**
  * Client-side state for every page: one query cache. The live stream is opened by the console
  * layout only, once a session exists (issue 19: opened on /setup it answered 401 and the header
  * read "Reconnecting… (polling)" right after the first sign-in).
  */
-export function Providers({ children }: { children: ReactNode }) {
+export function Providers({ children, renderedAt }: { children: ReactNode; renderedAt: number }) {
   // One client per browser tab (useState, not a module constant: never shared across requests).
   const [queryClient] = useState(
     () =>
@@ -24,5 +25,9 @@ export function Providers({ children }: { children: ReactNode }) {
         },
       }),
   );
-  return <QueryClientProvider client={queryClient}>{children}</QueryClientProvider>;
+  return (
+    <QueryClientProvider client={queryClient}>
+      <RenderClockProvider at={renderedAt}>{children}</RenderClockProvider>
+    </QueryClientProvider>
+  );
 }

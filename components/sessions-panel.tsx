@@ -30,7 +30,7 @@ export function SessionsPanel({
 
   return (
     <>
-      <table className={styles.table} data-testid="session-table">
+      <table className={`${styles.table} stack-on-phone`} data-testid="session-table">
         <thead>
           <tr>
             <th scope="col">Browser</th>
@@ -47,10 +47,12 @@ export function SessionsPanel({
                 {session.browser ?? <span className="muted">not recorded</span>}
                 {session.current && <strong> (this one)</strong>}
               </td>
-              <td className="mono">{session.address ?? "—"}</td>
-              <td>{formatUtc(session.createdAt)}</td>
-              <td>{formatUtc(session.lastSeenAt)}</td>
-              <td>{formatUtc(session.endsAt)}</td>
+              <td className="mono" data-label="From">
+                {session.address ?? "—"}
+              </td>
+              <td data-label="Signed in">{formatUtc(session.createdAt)}</td>
+              <td data-label="Last active">{formatUtc(session.lastSeenAt)}</td>
+              <td data-label="Ends at the latest">{formatUtc(session.endsAt)}</td>
             </tr>
           ))}
         </tbody>

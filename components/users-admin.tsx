@@ -92,7 +92,7 @@ export function UsersTable({ users, selfId }: { users: UserRow[]; selfId: string
 
   return (
     <>
-      <table className={styles.table} data-testid="users-table">
+      <table className={`${styles.table} stack-on-phone`} data-testid="users-table">
         <thead>
           <tr>
             <th scope="col">Name</th>
@@ -105,12 +105,13 @@ export function UsersTable({ users, selfId }: { users: UserRow[]; selfId: string
         <tbody>
           {users.map((user) => (
             <tr key={user.id} data-testid={`user-${user.name}`}>
-              <td>
+              <td data-label="Name">
                 {user.name}
                 {user.id === selfId && <span className="muted"> (you)</span>}
               </td>
-              <td>
+              <td data-label="Role">
                 <select
+                  className="control"
                   aria-label={`Role of ${user.name}`}
                   value={user.role}
                   disabled={change.pending}
@@ -121,8 +122,8 @@ export function UsersTable({ users, selfId }: { users: UserRow[]; selfId: string
                   <RoleOptions />
                 </select>
               </td>
-              <td>{user.disabled ? "disabled" : "enabled"}</td>
-              <td>{formatUtc(user.createdAt)}</td>
+              <td data-label="State">{user.disabled ? "disabled" : "enabled"}</td>
+              <td data-label="Created">{formatUtc(user.createdAt)}</td>
               <td>
                 <div className={styles.rowActions}>
                   <button

@@ -1,5 +1,5 @@
 import crypto from "node:crypto";
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./support/test";
 import { E2E_ADMIN } from "./auth-state";
 
 test("the audit log page shows who did what, filtered from the keyboard, newest first", async ({

@@ -1,7 +1,7 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { expect, test, type Browser, type Page } from "@playwright/test";
+import { expect, test, type Browser, type Page } from "./support/test";
 import pg from "pg";
 import { startLab, type LabNode } from "../lab";
 import { E2E_ADMIN } from "./auth-state";

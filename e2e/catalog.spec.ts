@@ -1,5 +1,5 @@
 import crypto from "node:crypto";
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test, type Page } from "./support/test";
 import pg from "pg";
 import { base } from "./support/console";
 

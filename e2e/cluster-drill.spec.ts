@@ -1,4 +1,4 @@
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./support/test";
 import { startLabCluster, type LabCluster } from "../lab";
 import { startLabUps, type LabUps } from "../lab/ups/lab-ups";
 import { E2E_STORAGE_STATE } from "./auth-state";
@@ -95,6 +95,7 @@ test("a live drill of the cluster's outage: HA disarmed, every guest stopped, th
   await page.getByTestId("arm-dialog-confirm").click();
   await expect(page.getByTestId("power-mode")).toHaveAttribute("data-mode", "armed");
 
+  await page.goto("/power/runs");
   await openDialog(page, "drill");
   const dialog = page.getByTestId("drill-dialog");
   await dialog.getByTestId("drill-ups").selectOption({ label: UPS });

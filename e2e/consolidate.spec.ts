@@ -1,4 +1,4 @@
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test, type Page } from "./support/test";
 import { startLabCluster, type LabCluster } from "../lab";
 import type { LabGuestSpec } from "../lab/pve/cluster/model";
 import { startLabUps, type LabUps } from "../lab/ups/lab-ups";

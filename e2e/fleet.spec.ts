@@ -1,4 +1,4 @@
-import { expect, test, type Page, type Route } from "@playwright/test";
+import { expect, test, type Page, type Route } from "./support/test";
 import { sql } from "drizzle-orm";
 import { createDb } from "../lib/db/client";
 import { notifyLive } from "../lib/live/notify";

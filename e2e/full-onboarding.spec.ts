@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import pg from "pg";
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./support/test";
 import { startLab, type LabNode } from "../lab";
 import { addLabHost, base, expectNoReload, markNoReload } from "./support/console";
 

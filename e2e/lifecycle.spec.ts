@@ -1,5 +1,5 @@
 import fs from "node:fs";
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./support/test";
 import { generateClientKey, startLab, type LabNode } from "../lab";
 import { addLabHost, base } from "./support/console";
 

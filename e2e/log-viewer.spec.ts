@@ -1,5 +1,5 @@
 import fs from "node:fs";
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test, type Page } from "./support/test";
 import { startLab, type LabNode } from "../lab";
 import { createDb, type Database } from "../lib/db/client";
 import { credentials, hosts, runs } from "../lib/db/schema";

@@ -1,5 +1,5 @@
 import crypto from "node:crypto";
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test, type Page } from "./support/test";
 import { startWebhookReceiver, type WebhookReceiver } from "../lab/webhook-receiver/receiver";
 import { base } from "./support/console";
 
@@ -43,6 +43,8 @@ test("an admin adds a webhook target; a failing delivery is red on its card and 
   await receiver.down();
 
   await page.goto("/power/notifications/new");
+  // A drill's start is a kind a target can choose, by its words.
+  await expect(page.getByRole("checkbox", { name: /Drill started/ })).toBeVisible();
   await page.getByTestId("notify-submit").click();
   await expect(page.getByTestId("error-url")).toBeVisible();
   await expect(page.getByTestId("error-name")).toBeVisible();
@@ -65,6 +67,10 @@ test("an admin adds a webhook target; a failing delivery is red on its card and 
   await page.getByTestId(`notify-test-${id}`).click();
   await expect(page.getByTestId(`notify-test-result-${id}`)).toContainText(
     "Not delivered: it could not reach it (ECONNREFUSED",
+  );
+  // The card's last delivery is that test now, not "none yet".
+  await expect(page.getByTestId(`notify-last-${NAME}`)).toContainText(
+    "Test message by e2e-admin: not delivered",
   );
 
   await changeSettingsTwice(page);

@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./support/test";
 import { startLab, type LabNode } from "../lab";
 import { addLabHost, apiPort, base, expectNoReload, markNoReload } from "./support/console";
 

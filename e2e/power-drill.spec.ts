@@ -1,4 +1,4 @@
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test, type Page } from "./support/test";
 import { startLab, type LabNode } from "../lab";
 import { startLabUps, type LabUps } from "../lab/ups/lab-ups";
 import { E2E_STORAGE_STATE } from "./auth-state";
@@ -6,7 +6,7 @@ import { addLabHost, addLabUps, expectNoReload, markNoReload, openDialog } from 
 
 /*
  * Issue 14's drill in the browser, against the console as `npm start` runs it: an admin starts a
- * drill of a lab UPS's outage from the power page; the run's timeline draws itself live and is
+ * drill of a lab UPS's outage from Runs and drills; the run's timeline draws itself live and is
  * kept (found again from the run list after a reload). A dry-run drill sends nothing; a live
  * drill (armed, every target confirmed) really calls the lab node. The spec leaves the console
  * as it found it: disarmed, its target and UPS removed.
@@ -37,8 +37,8 @@ test.afterAll(async ({ browser }) => {
 const shutdownPosts = () =>
   node!.api.requests.filter((r) => r.method === "POST" && r.path.endsWith("/status"));
 
-async function startDrillFromPowerPage(page: Page, how: "dry-run" | "live") {
-  await page.goto("/power");
+async function startDrillFromRunsPage(page: Page, how: "dry-run" | "live") {
+  await page.goto("/power/runs");
   await openDialog(page, "drill");
   const dialog = page.getByTestId("drill-dialog");
   await expect(dialog).toBeVisible();
@@ -80,10 +80,10 @@ test("set-up: an onboarded lab node protected by a lab UPS", async ({ page }) =>
   });
 });
 
-test("a dry-run drill from the power page sends nothing; its timeline shows every action as would-do, reachable by keyboard, and is found again from the run list after a reload", async ({
+test("a dry-run drill from Runs and drills sends nothing; its timeline shows every action as would-do, reachable by keyboard, and is found again from the run list after a reload", async ({
   page,
 }) => {
-  const runId = await startDrillFromPowerPage(page, "dry-run");
+  const runId = await startDrillFromRunsPage(page, "dry-run");
   const timeline = page.getByTestId("run-timeline");
   await expect(timeline.getByTestId("run-origin")).toHaveAttribute("data-origin", "drill");
   await expect(timeline.getByTestId("run-origin")).toContainText("in dry-run: nothing sent");
@@ -104,13 +104,18 @@ test("a dry-run drill from the power page sends nothing; its timeline shows ever
   expect(shutdownPosts()).toEqual([]);
   expect(node!.power.state).toBe("up");
 
-  // The power page shows the latest run's timeline too.
+  // Its one line says what would have been sent and that nothing was — on the timeline, and on
+  // the power page's run card (never onboarding's "all steps done").
+  await expect(timeline.getByTestId("run-verdict")).toHaveAttribute("data-tone", "dry-run");
+  await expect(timeline.getByTestId("run-verdict")).toContainText(
+    "dry-run: 1 call would have been sent, nothing sent",
+  );
   await page.goto("/power");
-  await expect(
-    page
-      .getByTestId("latest-run-timeline")
-      .locator('[data-lane="pve1"][data-label="shutdown pve1"]'),
-  ).toHaveAttribute("data-outcome", "would-do");
+  const verdict = page.getByTestId("shutdown-run").getByTestId("shutdown-verdict");
+  await expect(verdict).toContainText("dry-run: 1 call would have been sent, nothing sent");
+  await expect(page.getByTestId("shutdown-run")).not.toContainText("all steps done");
+  // …and says it was a drill, not an outage.
+  await expect(page.getByTestId("shutdown-origin")).toContainText("Drill of drill-ups's outage");
 
   // Kept: after a reload, from the list of runs.
   await page.goto("/power/runs");
@@ -130,24 +135,38 @@ test("a live drill while armed draws its timeline live: the shutdown call's bar 
 }) => {
   test.setTimeout(120_000);
   await node!.switches.apply({ "api.statusPostHang": true });
+  // A failed call is sent again until the target is seen down or its time to go down is over:
+  // the shortest time (10 s) ends the run soon after its first call failed.
+  const settings = await page.request.get("/api/power/settings");
+  const before = ((await settings.json()) as { shutdown: { targetDownSeconds: number } }).shutdown
+    .targetDownSeconds;
+  const shorter = await page.request.patch("/api/power/settings", {
+    data: { shutdown: { targetDownSeconds: 10 } },
+  });
+  expect(shorter.status(), await shorter.text()).toBe(200);
   await page.goto("/power");
   await openDialog(page, "arm");
   await expect(page.getByTestId("arm-dialog").getByTestId(`arm-target-${HOST}`)).toBeVisible();
   await page.getByTestId("arm-dialog-confirm").click();
   await expect(page.getByTestId("power-mode")).toHaveAttribute("data-mode", "armed");
 
-  const runId = await startDrillFromPowerPage(page, "live");
+  const runId = await startDrillFromRunsPage(page, "live");
   await markNoReload(page);
   const timeline = page.getByTestId("run-timeline");
   await expect(timeline.getByTestId("run-origin")).toContainText("Live drill");
-  const bar = timeline.locator('[data-lane="pve1"][data-label="shutdown pve1"]');
+  const bar = timeline.locator('[data-lane="pve1"][data-label="shutdown pve1"]').first();
   // The call hangs for its whole deadline (10 s): the bar is in flight, then fails, live.
   await expect(bar).toHaveAttribute("data-outcome", "open", { timeout: 8_000 });
   await expect(timeline).toHaveAttribute("data-run-status", "running");
   await expect(bar).toHaveAttribute("data-outcome", "failed", { timeout: 30_000 });
-  await expect(timeline).toHaveAttribute("data-run-status", "failed", { timeout: 30_000 });
+  await expect(timeline).toHaveAttribute("data-run-status", "failed", { timeout: 60_000 });
+  // Its one line names the host that never went down — never a success.
+  await expect(timeline.getByTestId("run-verdict")).toHaveAttribute("data-tone", "failed");
+  await expect(timeline.getByTestId("run-verdict")).toContainText(
+    "pve-drill still answers after its deadline",
+  );
   await expectNoReload(page);
-  expect(shutdownPosts()).toHaveLength(1);
+  expect(shutdownPosts().length).toBeGreaterThanOrEqual(1);
 
   await page.goto("/power");
   await openDialog(page, "disarm");
@@ -155,4 +174,8 @@ test("a live drill while armed draws its timeline live: the shutdown call's bar 
   await expect(page.getByTestId("power-mode")).toHaveAttribute("data-mode", "dry-run");
   await page.goto(`/power/runs?run=${runId}`);
   await expect(page.getByTestId("run-timeline")).toHaveAttribute("data-run-status", "failed");
+  const restored = await page.request.patch("/api/power/settings", {
+    data: { shutdown: { targetDownSeconds: before } },
+  });
+  expect(restored.status(), await restored.text()).toBe(200);
 });

@@ -1,4 +1,4 @@
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./support/test";
 import { startLab, type LabNode } from "../lab";
 import { addLabHost, base } from "./support/console";
 

@@ -1,5 +1,5 @@
 import os from "node:os";
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./support/test";
 import { startLab, type LabNode } from "../lab";
 import { runOnNode } from "../lab/test-helpers";
 import { addLabHost, base, expectNoReload, markNoReload } from "./support/console";

@@ -1,5 +1,5 @@
 import crypto from "node:crypto";
-import { expect, test, type Locator, type Page } from "@playwright/test";
+import { expect, test, type Locator, type Page } from "./support/test";
 import { startWebhookReceiver, type WebhookReceiver } from "../lab/webhook-receiver/receiver";
 import { createDb } from "../lib/db/client";
 import { queueSelfTest } from "../lib/power/self-test/queue-self-test";

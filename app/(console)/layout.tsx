@@ -1,15 +1,27 @@
-import Link from "next/link";
 import type { ReactNode } from "react";
 import { ActorProvider } from "@/components/actor-context";
 import { CrashLoopBanner } from "@/components/crash-loop-banner";
 import { PowerModeBanner } from "@/components/power/power-mode-banner";
-import { LiveIndicator, LiveProvider } from "@/components/live-provider";
+import { LiveProvider } from "@/components/live-provider";
+import { SiteHeader, type NavItem } from "@/components/site-header";
 import { UserMenu } from "@/components/user-menu";
 import { requirePageActor } from "@/lib/auth/actor";
-import { hasRole } from "@/lib/roles";
+import { hasRole, type Role } from "@/lib/roles";
 import { AUDIT_READER_ROLE } from "@/lib/audit/access";
 import { getDb } from "@/lib/db/client";
 import { readPowerMode } from "@/lib/power/queries/power-settings";
+
+/** The header's links: every page of the console is under one of these, by role. */
+function navItems(role: Role): NavItem[] {
+  return [
+    { href: "/hosts", label: "Hosts" },
+    { href: "/catalog", label: "Catalog" },
+    { href: "/power", label: "Power" },
+    { href: "/settings/ssh-key", label: "SSH key" },
+    ...(hasRole(role, AUDIT_READER_ROLE) ? [{ href: "/audit", label: "Audit" }] : []),
+    ...(hasRole(role, "admin") ? [{ href: "/users", label: "Users" }] : []),
+  ];
+}
 
 // Every console page needs a signed-in user. Each page checks its own role as well: a layout
 // is not re-rendered on every navigation, and server actions never pass through it.
@@ -22,39 +34,7 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
         <a href="#main" className="skip-link">
           Skip to content
         </a>
-        <header className="site-header">
-          <Link href="/hosts" className="brand">
-            CluPilot
-          </Link>
-          <nav aria-label="Main">
-            <ul>
-              <li>
-                <Link href="/hosts">Hosts</Link>
-              </li>
-              <li>
-                <Link href="/catalog">Catalog</Link>
-              </li>
-              <li>
-                <Link href="/power">Power</Link>
-              </li>
-              <li>
-                <Link href="/settings/ssh-key">SSH key</Link>
-              </li>
-              {hasRole(actor.role, AUDIT_READER_ROLE) && (
-                <li>
-                  <Link href="/audit">Audit</Link>
-                </li>
-              )}
-              {hasRole(actor.role, "admin") && (
-                <li>
-                  <Link href="/users">Users</Link>
-                </li>
-              )}
-            </ul>
-          </nav>
-          <LiveIndicator />
-          <UserMenu actor={actor} />
-        </header>
+        <SiteHeader items={navItems(actor.role)} account={<UserMenu actor={actor} />} />
         <main id="main" className="main">
           <CrashLoopBanner />
           <PowerModeBanner initialMode={powerMode} />

@@ -3,14 +3,14 @@
 import { memo, type CSSProperties } from "react";
 import { ansiToSpans, findInText, markRanges, spansText, type Span } from "@/lib/logs/ansi";
 import { formatClock } from "../format";
-import type { LogLine } from "./model";
+import { displayText, type LogLine } from "./model";
 
 // Parsing colours is the costliest part of drawing a line; lines never change, so cache it.
 const spanCache = new WeakMap<LogLine, Span[]>();
 function spansOf(line: LogLine): Span[] {
   let spans = spanCache.get(line);
   if (!spans) {
-    spans = ansiToSpans(line.text);
+    spans = ansiToSpans(displayText(line));
     spanCache.set(line, spans);
   }
   return spans;

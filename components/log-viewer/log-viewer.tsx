@@ -12,7 +12,7 @@ import {
   type KeyboardEvent,
 } from "react";
 import type { RunDetail } from "@/lib/runs/get-run";
-import { PhaseLine } from "../phase-line";
+import { PhaseLine, type RunOutcomeLine } from "../phase-line";
 import { LogRow } from "./log-row";
 import { buildRows, defaultOpen, searchLines, type Section } from "./model";
 import { useRunLog, type StreamState } from "./use-run-log";
@@ -39,7 +39,14 @@ function lineFromHash(hash: string): number | null {
  * search, timestamps, download. Keyboard: `/` search, Enter / Shift+Enter next / previous
  * match, Escape leaves the search, End jumps to the latest line, Home to the first.
  */
-export function LogViewer({ run }: { run: RunDetail }) {
+export function LogViewer({
+  run,
+  outcome = null,
+}: {
+  run: RunDetail;
+  /** A finished run's own verdict (a power run's) for the header, in place of generic words. */
+  outcome?: RunOutcomeLine | null;
+}) {
   const { model, version, state } = useRunLog(run.id, run.status === "running");
   const scrollRef = useRef<HTMLDivElement>(null);
   const searchRef = useRef<HTMLInputElement>(null);
@@ -227,7 +234,7 @@ export function LogViewer({ run }: { run: RunDetail }) {
     >
       <div className="log-viewer-head">
         <div className="log-viewer-phase">
-          <PhaseLine run={run} testId="log-phase-line" />
+          <PhaseLine run={run} testId="log-phase-line" outcome={outcome} brief />
           <span className={`log-stream log-stream-${state}`} data-testid="log-stream-state">
             {STATE_LABEL[state]}
           </span>
@@ -328,7 +335,8 @@ export function LogViewer({ run }: { run: RunDetail }) {
                   return (
                     <div
                       key={`s${section.index}`}
-                      className={`log-section${section.failed ? " log-section-failed" : ""}`}
+                      className={`log-section${section.aborted ? " log-section-aborted" : section.failed ? " log-section-failed" : ""}`}
+                      data-state={section.aborted ? "aborted" : section.failed ? "failed" : "ok"}
                       style={style}
                       role="listitem"
                       data-testid={`log-section-${section.step}`}
@@ -342,7 +350,7 @@ export function LogViewer({ run }: { run: RunDetail }) {
                         <span aria-hidden="true">{open ? "▾" : "▸"}</span> {section.step}
                         <span className="log-section-count">
                           {section.end - section.start} lines
-                          {section.failed ? " · failed" : ""}
+                          {section.aborted ? " · aborted" : section.failed ? " · failed" : ""}
                         </span>
                       </button>
                     </div>

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { buildRows, defaultOpen, LogModel, searchLines, type IncomingChunk } from "./model";
+import {
+  buildRows,
+  defaultOpen,
+  displayText,
+  LogModel,
+  searchLines,
+  type IncomingChunk,
+} from "./model";
 
 const chunk = (
   seq: number,
@@ -51,5 +58,63 @@ describe("the viewer's log model", () => {
     const m = model();
     expect(searchLines(m.lines, "error")).toEqual([{ line: 2, start: 0, end: 5 }]);
     expect(searchLines(m.lines, "O")).toHaveLength(7);
+  });
+});
+
+describe("an aborted run's section", () => {
+  it("is aborted, not failed, even where the abort killed a command", () => {
+    const m = new LogModel();
+    const at = "2025-01-01T00:00:00.000Z";
+    m.append({
+      seq: 1,
+      step: "ConfigureProxmox",
+      kind: "command",
+      at,
+      firstLine: 1,
+      lines: ["▶ ConfigureProxmox 00:00:00.000Z $ sleep 600"],
+    });
+    m.append({
+      seq: 2,
+      step: "ConfigureProxmox",
+      kind: "result",
+      at,
+      firstLine: 2,
+      lines: ["◀ killed by SIGTERM in 3 s"],
+    });
+    m.append({
+      seq: 3,
+      step: "ConfigureProxmox",
+      kind: "run",
+      at,
+      firstLine: 3,
+      lines: ["■ run aborted by operator during ConfigureProxmox"],
+    });
+    expect(m.sections[0]).toMatchObject({ aborted: true });
+    const failed = new LogModel();
+    failed.append({
+      seq: 1,
+      step: "Check",
+      kind: "run",
+      at,
+      firstLine: 1,
+      lines: ["■ run failed at Check: boom"],
+    });
+    expect(failed.sections[0]).toMatchObject({ failed: true, aborted: false });
+  });
+});
+
+describe("the console's own status scripts", () => {
+  it("show as what they do, not as shell; everything else as it is", () => {
+    const script =
+      "▶ InstallProxmoxVe 12:00:01.234Z $ wd=/var/lib/clupilot/jobs/x ⏎ clupilot_sig() { ⏎ key= ⏎ } ⏎ printf 'clupilot-watch-signature:%s\\n' \"$sum\"";
+    expect(displayText({ kind: "command", text: script })).toBe(
+      "▶ InstallProxmoxVe 12:00:01.234Z $ (reads the job's status on the host — the console's own script, in full in the raw log)",
+    );
+    expect(displayText({ kind: "command", text: "▶ X 12:00:01.234Z $ apt-get update" })).toBe(
+      "▶ X 12:00:01.234Z $ apt-get update",
+    );
+    expect(displayText({ kind: "output", text: "clupilot-watch is a word here" })).toBe(
+      "clupilot-watch is a word here",
+    );
   });
 });

@@ -30,6 +30,8 @@ export type Section = {
   end: number;
   /** A command in it ended with a non-zero exit, or the run failed in it. */
   failed: boolean;
+  /** The operator aborted the run in it: its own state, never shown as a failure. */
+  aborted: boolean;
 };
 
 /** A chunk as the server's stream sends it. */
@@ -52,6 +54,7 @@ export class LogModel {
         start: this.lines.length,
         end: this.lines.length,
         failed: false,
+        aborted: false,
       };
       this.sections.push(section);
     }
@@ -65,7 +68,8 @@ export class LogModel {
         at: chunk.at,
         section: section.index,
       });
-      if (isFailureLine(chunk.kind, text)) section.failed = true;
+      if (chunk.kind === "run" && text.startsWith("■ run aborted")) section.aborted = true;
+      else if (isFailureLine(chunk.kind, text)) section.failed = true;
     }
     section.end = this.lines.length;
     return true;
@@ -91,7 +95,7 @@ export class LogModel {
 
 function isFailureLine(kind: LogLineKind, text: string): boolean {
   if (kind === "result") return !text.startsWith("◀ exit 0 ");
-  if (kind === "run") return text.startsWith("■ run failed") || text.startsWith("■ run aborted");
+  if (kind === "run") return text.startsWith("■ run failed");
   return false;
 }
 
@@ -156,3 +160,17 @@ export function searchLines(lines: readonly LogLine[], query: string, limit = 10
   }
   return matches;
 }
+
+/**
+ * What a line shows. The console's own status reads of a job on the host (the watch's shell
+ * script, `clupilot_sig` …) are the console's machinery, not the operator's: their command line
+ * says what it does; the raw log (download) keeps the script as it ran.
+ */
+export function displayText(line: Pick<LogLine, "kind" | "text">): string {
+  if (line.kind !== "command" || !INTERNAL_SCRIPT.test(line.text)) return line.text;
+  const prompt = line.text.indexOf(" $ ");
+  const head = prompt >= 0 ? line.text.slice(0, prompt + 3) : "";
+  return `${head}(reads the job's status on the host — the console's own script, in full in the raw log)`;
+}
+
+const INTERNAL_SCRIPT = /clupilot_sig\(\)|clupilot-watch/;

@@ -11,12 +11,15 @@ import { notifyKeys } from "./notify-keys";
 
 /** Sends a real test message and says what the target's service answered. */
 export function TestTargetButton({ targetId }: { targetId: string }) {
+  const queryClient = useQueryClient();
   const [result, setResult] = useState<{ ok: boolean; text: string } | null>(null);
   const [pending, startTransition] = useTransition();
   const test = () =>
     startTransition(async () => {
       setResult(null);
       const answer = await testNotificationTargetAction({ id: targetId });
+      // The card's "Last delivery" names the test (it reads it from the audit log).
+      await queryClient.invalidateQueries({ queryKey: notifyKeys.cards });
       if (!answer.ok) return setResult({ ok: false, text: answer.message });
       const { outcome } = answer;
       setResult(

@@ -29,6 +29,17 @@ function deliveryLine(d: DeliveryView): string {
   }
 }
 
+/** The newer of the last delivery and the last Test (a real message too, but no delivery). */
+function lastLine(delivery: DeliveryView | null, test: TargetCard["lastTest"]): string {
+  const deliveredAt = delivery
+    ? (delivery.deliveredAt ?? delivery.lastAttemptAt ?? delivery.createdAt)
+    : null;
+  if (test && (!deliveredAt || Date.parse(test.at) >= Date.parse(deliveredAt))) {
+    return `Test message by ${test.by}: ${test.ok ? "delivered" : "not delivered"} ${formatDateTime(test.at)} (${test.answer})`;
+  }
+  return delivery ? deliveryLine(delivery) : "none yet";
+}
+
 /**
  * The notification targets as cards: where each sends (the URL's origin only), what it gets,
  * its last delivery, and every delivery still failing, with Test and Acknowledge at hand.
@@ -53,7 +64,7 @@ export function NotificationTargetCards({ initial }: { initial: TargetCard[] }) 
   }
   return (
     <div className={styles.cards} data-testid="notify-cards">
-      {cards.map(({ target, lastDelivery, failing }) => (
+      {cards.map(({ target, lastDelivery, lastTest, failing }) => (
         <section
           key={target.id}
           id={`target-${target.id}`}
@@ -86,8 +97,8 @@ export function NotificationTargetCards({ initial }: { initial: TargetCard[] }) 
             </div>
             <div>
               <dt>Last delivery</dt>
-              <dd data-testid={`notify-last-${target.name}`}>
-                {lastDelivery ? deliveryLine(lastDelivery) : "none yet"}
+              <dd data-testid={`notify-last-${target.name}`} suppressHydrationWarning>
+                {lastLine(lastDelivery, lastTest)}
               </dd>
             </div>
           </dl>
@@ -98,7 +109,9 @@ export function NotificationTargetCards({ initial }: { initial: TargetCard[] }) 
               </p>
               <ul>
                 {failing.map((d) => (
-                  <li key={d.id}>{deliveryLine(d)}</li>
+                  <li key={d.id} suppressHydrationWarning>
+                    {deliveryLine(d)}
+                  </li>
                 ))}
               </ul>
               {canAcknowledge && <AcknowledgeFailuresButton targetId={target.id} />}

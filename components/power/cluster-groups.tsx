@@ -1,5 +1,6 @@
 "use client";
 
+import { LocalTime } from "../local-time";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useState, useTransition } from "react";
@@ -31,12 +32,20 @@ function Freshness({ group }: { group: ClusterGroupView }) {
   const at = group.refreshedAt ? formatDateTime(group.refreshedAt) : "never";
   if (group.refreshError) {
     return (
-      <p className="small notice-error" data-testid="cluster-refresh-error">
+      <p
+        className="small notice-error"
+        data-testid="cluster-refresh-error"
+        suppressHydrationWarning
+      >
         {group.refreshError}; last known at {at}
       </p>
     );
   }
-  return <p className="muted small">Last asked {at}</p>;
+  return (
+    <p className="muted small" suppressHydrationWarning>
+      Last asked {at}
+    </p>
+  );
 }
 
 function PolicySelect({ group }: { group: ClusterGroupView }) {
@@ -169,41 +178,43 @@ function ClusterCard({ group }: { group: ClusterGroupView }) {
       <PolicySelect group={group} />
       {/* Also on a cluster that became hyper-converged since: its check says why it cannot. */}
       {group.chosenPolicy === "consolidate" && <ConsolidatePanel group={group} />}
-      <table className={styles.table} data-testid={`cluster-nodes-${group.label}`}>
-        <thead>
-          <tr>
-            <th scope="col">Node</th>
-            <th scope="col">Online</th>
-            <th scope="col">Ceph monitor</th>
-            <th scope="col">Protected by the console</th>
-          </tr>
-        </thead>
-        <tbody>
-          {group.nodes.map((node) => (
-            <tr key={node.name} data-testid={`cluster-node-${node.name}`}>
-              <th scope="row">
-                {node.name}
-                {node.ip && <div className="muted small mono">{node.ip}</div>}
-                {node.hostId ? (
-                  <div className="small">
-                    host <Link href={`/hosts/${node.hostId}`}>{node.hostName}</Link>
-                  </div>
-                ) : (
-                  <div className="muted small">not onboarded in this console</div>
-                )}
-                {node.askError && (
-                  <div className="small notice-error">could not ask: {node.askError}</div>
-                )}
-              </th>
-              <td>{yesNo(node.online, "✓ online", "✕ offline")}</td>
-              <td>{node.cephMon ? "✓ monitor" : "—"}</td>
-              <td>
-                {node.protected ? "✓ yes" : node.hostId ? "✕ not protected" : "✕ unknown host"}
-              </td>
+      <div className="table-scroll">
+        <table className={styles.table} data-testid={`cluster-nodes-${group.label}`}>
+          <thead>
+            <tr>
+              <th scope="col">Node</th>
+              <th scope="col">Online</th>
+              <th scope="col">Ceph monitor</th>
+              <th scope="col">Protected by the console</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {group.nodes.map((node) => (
+              <tr key={node.name} data-testid={`cluster-node-${node.name}`}>
+                <th scope="row">
+                  {node.name}
+                  {node.ip && <div className="muted small mono">{node.ip}</div>}
+                  {node.hostId ? (
+                    <div className="small">
+                      host <Link href={`/hosts/${node.hostId}`}>{node.hostName}</Link>
+                    </div>
+                  ) : (
+                    <div className="muted small">not onboarded in this console</div>
+                  )}
+                  {node.askError && (
+                    <div className="small notice-error">could not ask: {node.askError}</div>
+                  )}
+                </th>
+                <td>{yesNo(node.online, "✓ online", "✕ offline")}</td>
+                <td>{node.cephMon ? "✓ monitor" : "—"}</td>
+                <td>
+                  {node.protected ? "✓ yes" : node.hostId ? "✕ not protected" : "✕ unknown host"}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
     </section>
   );
 }
@@ -220,7 +231,7 @@ function LooseHostList({ loose }: { loose: LooseHosts }) {
         {loose.standalone.map((host) => (
           <li key={host.hostId} data-testid={`standalone-${host.name}`}>
             <Link href={`/hosts/${host.hostId}`}>{host.name}</Link>: standalone (said so at{" "}
-            {formatDateTime(host.checkedAt)})
+            <LocalTime iso={host.checkedAt} />)
             {host.askError && (
               <span className="small notice-error"> — could not ask since: {host.askError}</span>
             )}

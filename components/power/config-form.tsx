@@ -1,6 +1,5 @@
 "use client";
 
-import Link from "next/link";
 import { useState, type ReactNode } from "react";
 import type { ActionResult } from "@/lib/actions/action-result";
 import type { ConfigChangeResult } from "@/lib/actions/power/config-change";
@@ -81,32 +80,5 @@ export function ConfigOutcome({
         </>
       )}
     </div>
-  );
-}
-
-/** The power configuration pages' own navigation. */
-export function PowerConfigNav({
-  current,
-}: {
-  current: "settings" | "ups" | "targets" | "clusters";
-}) {
-  const link = (key: typeof current, href: string, label: string) =>
-    key === current ? (
-      <strong aria-current="page">{label}</strong>
-    ) : (
-      <Link href={href}>{label}</Link>
-    );
-  return (
-    <nav className={styles.inlineActions} aria-label="Power configuration">
-      <Link href="/power">← Power</Link>
-      <span aria-hidden="true">·</span>
-      {link("settings", "/power/settings", "Triggers and deadlines")}
-      <span aria-hidden="true">·</span>
-      {link("ups", "/power/ups", "UPS devices")}
-      <span aria-hidden="true">·</span>
-      {link("targets", "/power/targets", "Protected targets")}
-      <span aria-hidden="true">·</span>
-      {link("clusters", "/power/clusters", "Clusters")}
-    </nav>
   );
 }

@@ -1,5 +1,6 @@
 "use client";
 
+import { LocalTime } from "../local-time";
 import { useQueryClient } from "@tanstack/react-query";
 import { useEffect } from "react";
 import { setClusterConsolidateAction } from "@/lib/actions/power/set-cluster-policy";
@@ -9,7 +10,6 @@ import { describeConsolidate } from "@/lib/power/consolidate/describe";
 import { useCan } from "../actor-context";
 import { SubmitActions, useActionForm } from "../action-form";
 import { Field, TextField } from "../form-fields";
-import { formatDateTime } from "../format";
 import { powerKeys } from "./power-keys";
 import styles from "./power.module.css";
 
@@ -39,7 +39,9 @@ export function ConsolidateCheckView({ check }: { check: ConsolidateCheck | null
     <div data-testid="consolidate-check" data-verdict={check.verdict} className="small">
       <p>
         <span className={verdict.className}>{verdict.text}</span>{" "}
-        <span className="muted">(checked {formatDateTime(check.checkedAt)})</span>
+        <span className="muted">
+          (checked <LocalTime iso={check.checkedAt} />)
+        </span>
       </p>
       {check.problems.length > 0 && (
         <>

@@ -3,6 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import type { ReactNode } from "react";
+import { kindTitle } from "@/lib/notify/message";
 import type { PowerEventPage, PowerEventView } from "@/lib/power/queries/power-events";
 import { formatDateTime } from "../format";
 import { useFallbackRefetchInterval } from "../live-provider";
@@ -27,6 +28,9 @@ const KIND_GROUPS = [
   ["target", "targets down / still up"],
   ["mode", "arming and disarming"],
   ["config", "configuration changes"],
+  ["drill", "drills started"],
+  ["cluster", "clusters (fell back, membership)"],
+  ["consolidate", "consolidation"],
   ["console", "the console's own processes (crash loops)"],
 ] as const;
 
@@ -83,7 +87,7 @@ export function PowerEventLog({
           {filter.cursor ? "No older events." : "No events match."}
         </p>
       ) : (
-        <table className={styles.table} data-testid="power-events">
+        <table className={`${styles.table} stack-on-phone`} data-testid="power-events">
           <thead>
             <tr>
               <th scope="col">When</th>
@@ -124,19 +128,22 @@ function EventRow({ event }: { event: PowerEventView }) {
       data-kind={event.kind}
       data-severity={event.severity}
     >
-      <td className={styles.time}>
+      <td className={styles.time} data-label="When">
         <time dateTime={event.at} suppressHydrationWarning>
           {formatDateTime(event.at)}
         </time>
       </td>
-      <td className={`${styles.severity} ${styles[`severity-${event.severity}`]}`}>
+      <td
+        className={`${styles.severity} ${styles[`severity-${event.severity}`]}`}
+        data-label="Severity"
+      >
         <span aria-hidden="true">{SEVERITY_ICON[event.severity]} </span>
         {event.severity}
       </td>
       <td>
-        <div>{event.message}</div>
+        <div className="event-message">{event.message}</div>
         <div className="muted small">
-          <span className="mono">{event.kind}</span>
+          <span title={event.kind}>{kindTitle(event.kind)}</span>
           {event.ups && <> · {event.ups.name}</>}
           {event.target && <> · {event.target.name}</>}
         </div>

@@ -4,7 +4,7 @@ import { useQuery } from "@tanstack/react-query";
 import type { PreviewGroup } from "@/lib/power/plan-preview";
 import type { PowerPlanView } from "@/lib/power/queries/power-plan";
 import { IfCan } from "../actor-context";
-import { formatDateTime, formatElapsed } from "../format";
+import { formatDateTime, formatElapsed, keepDurationsWhole } from "../format";
 import { ClusterSequencePreview } from "./cluster-sequence-preview";
 import { useFallbackRefetchInterval } from "../live-provider";
 import { fetchJson } from "../queries";
@@ -29,10 +29,20 @@ const VERDICT_CLASS = {
   nothing: "verdict-unknown",
 } as const;
 
+/** Arm… or Disarm… for admins, on the current plan (the power page's one action). */
+export function PlanArmControl({ initial }: { initial: PowerPlanView }) {
+  const { data: plan } = usePowerPlan(initial);
+  return (
+    <IfCan role="admin">
+      <ArmControl plan={plan} />
+    </IfCan>
+  );
+}
+
 /**
  * The exact sequence the console would run right now, per UPS: if that UPS's trigger fired now,
  * which targets go down in which order, with which request and deadline, and whether the total
- * time budget fits in the runtime the UPS reports. Admins arm and disarm from here.
+ * time budget fits in the runtime the UPS reports. Admins arm and disarm at the top of the page.
  */
 export function PlanPreviewPanel({ initial }: { initial: PowerPlanView }) {
   const { data: plan } = usePowerPlan(initial);
@@ -41,12 +51,7 @@ export function PlanPreviewPanel({ initial }: { initial: PowerPlanView }) {
     changed && changed.added.length + changed.removed.length + changed.changed.length > 0;
   return (
     <section className="panel" aria-labelledby="plan-heading" id="plan" data-testid="power-plan">
-      <div className="panel-head">
-        <h2 id="plan-heading">Shutdown plan</h2>
-        <IfCan role="admin">
-          <ArmControl plan={plan} />
-        </IfCan>
-      </div>
+      <h2 id="plan-heading">Shutdown plan</h2>
       <p className="muted">
         {plan.mode === "armed"
           ? "Armed: when a UPS trigger fires, these calls are sent for real."
@@ -128,7 +133,7 @@ function PlanGroup({ group }: { group: PreviewGroup }) {
                   <span className="muted small">
                     {target.kind === "pbs" ? "backup server" : "PVE node"}, stage {target.stage}
                     {target.runsConsole && ", runs the console: last"}, deadline{" "}
-                    {target.deadlineSeconds} s
+                    <span className="nowrap">{target.deadlineSeconds} s</span>
                   </span>
                   <div className={styles.request}>
                     {target.request ? target.request.line : `cannot be reached: ${target.problem}`}
@@ -155,7 +160,7 @@ function PlanGroup({ group }: { group: PreviewGroup }) {
         </p>
       )}
       <p className={styles[VERDICT_CLASS[group.verdict]]} data-testid="plan-summary">
-        {group.summary}
+        {keepDurationsWhole(group.summary)}
       </p>
     </div>
   );

@@ -20,7 +20,7 @@ describe("power messages on the live stream", () => {
     );
   });
 
-  it("a reading refreshes the cards and the plan; an event also the log, the run, the protection and the mode; a configuration change everything", () => {
+  it("a reading refreshes the cards and the plan; an event also the log, the run, the protection, the mode and the self-test; a configuration change everything", () => {
     expect(powerKeysFor({ type: "power", upsId: UPS, eventId: null })).toEqual([
       powerKeys.overview,
       powerKeys.plan,
@@ -32,6 +32,7 @@ describe("power messages on the live stream", () => {
       powerKeys.shutdownRun,
       powerKeys.protection,
       powerKeys.mode,
+      powerKeys.selfTest,
     ]);
     expect(powerKeysFor({ type: "power", upsId: null, eventId: null })).toEqual([powerKeys.all]);
   });

@@ -14,6 +14,7 @@ export const powerKeys = {
   plan: ["power", "plan"] as const,
   shutdownRun: ["power", "shutdown-run"] as const,
   clusters: ["power", "clusters"] as const,
+  selfTest: ["power", "self-test"] as const,
 };
 
 export function isPowerLiveMessage(value: unknown): value is PowerLiveMessage {
@@ -37,7 +38,15 @@ export function powerKeysFor(message: PowerLiveMessage): QueryKey[] {
   if (message.upsId === null && message.eventId === null) return [powerKeys.all];
   const keys: QueryKey[] = [powerKeys.overview, powerKeys.plan];
   if (message.eventId !== null) {
-    keys.push(powerKeys.events, powerKeys.shutdownRun, powerKeys.protection, powerKeys.mode);
+    // An event may be a configuration change (config.changed): the self-test card then says
+    // its result is from before it.
+    keys.push(
+      powerKeys.events,
+      powerKeys.shutdownRun,
+      powerKeys.protection,
+      powerKeys.mode,
+      powerKeys.selfTest,
+    );
   }
   return keys;
 }

@@ -35,7 +35,7 @@ export function ProtectionTable({ initial }: { initial: TargetProtection[] }) {
           No target is protected: a power failure shuts nothing down.
         </p>
       ) : (
-        <table className={styles.table} data-testid="protection-table">
+        <table className={`${styles.table} stack-on-phone`} data-testid="protection-table">
           <thead>
             <tr>
               <th scope="col">Target</th>
@@ -81,16 +81,18 @@ export function ProtectionTable({ initial }: { initial: TargetProtection[] }) {
                     </div>
                   )}
                 </th>
-                <td>
+                <td data-label="Fed by">
                   {target.feeds.length === 0 ? (
                     <span className="notice-warning">no feed: never shut down</span>
                   ) : (
                     target.feeds.map((feed) => feed.upsName).join(", ")
                   )}
                 </td>
-                <td>{POLICY[target.feedPolicy]}</td>
-                <td>{target.runsConsole ? `${target.stage}, then last` : target.stage}</td>
-                <td>
+                <td data-label="Goes down on">{POLICY[target.feedPolicy]}</td>
+                <td data-label="Stage">
+                  {target.runsConsole ? `${target.stage}, then last` : target.stage}
+                </td>
+                <td data-label="Token can shut it down">
                   <span className={styles[`answer-${target.token.answer}`]}>
                     {ANSWER[target.token.answer]}
                   </span>

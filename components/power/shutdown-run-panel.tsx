@@ -1,6 +1,7 @@
 "use client";
 
 import { useQuery, useQueryClient } from "@tanstack/react-query";
+import Link from "next/link";
 import { useState, useTransition } from "react";
 import { abortRunAction } from "@/lib/actions/abort-run";
 import type { ShutdownCallView, ShutdownRunView } from "@/lib/power/queries/shutdown-run";
@@ -8,8 +9,7 @@ import type { RunDetail } from "@/lib/runs/get-run";
 import { useCan } from "../actor-context";
 import { ConfirmDialog } from "../confirm-dialog";
 import { formatClock, formatDateTime } from "../format";
-import { liveKeys } from "../live-keys";
-import { useFallbackRefetchInterval } from "../live-provider";
+import { useFallbackRefetchInterval, useLiveMessages } from "../live-provider";
 import { LogViewer } from "../log-viewer/log-viewer";
 import { PhaseLine } from "../phase-line";
 import { fetchJson } from "../queries";
@@ -17,23 +17,39 @@ import { RunEvents } from "../run-log";
 import { isAbortRequested } from "../run-state";
 import { StepTimeline } from "../step-timeline";
 import { powerKeys } from "./power-keys";
+import { PowerRunVerdictLine } from "./run-verdict";
+import { describeOrigin } from "./timeline";
 import styles from "./power.module.css";
 
 const CALL_STATE: Record<ShutdownCallView["state"], string> = {
   would_send: "would send (dry-run: nothing sent)",
   sending: "sending…",
-  sent: "sent",
+  sent: "sent, accepted",
   failed: "failed",
-  unknown: "sent, outcome unknown (the worker stopped mid-call; never sent twice)",
+  unknown: "sent, outcome unknown (the worker stopped mid-call)",
 };
 
+/** Each target once: its latest attempt, how many there were, and whether it was seen down. */
+export function callsByTarget(calls: readonly ShutdownCallView[]) {
+  const byTarget = new Map<string, ShutdownCallView[]>();
+  for (const call of calls)
+    byTarget.set(call.targetId, [...(byTarget.get(call.targetId) ?? []), call]);
+  return [...byTarget.values()].map((attempts) => ({
+    latest: attempts.at(-1)!,
+    first: attempts[0]!,
+    attempts: attempts.length,
+    seenDownAt: attempts.find((a) => a.seenDownAt)?.seenDownAt ?? null,
+  }));
+}
+
 /**
- * The latest power-shutdown run, live: its phase line and step timeline (the same components as
- * a host's onboarding), what was sent — or would have been — to each target, its events and log,
- * and Abort for operators.
+ * The latest power-shutdown run, live: what it did in one line (never onboarding's words), its
+ * phase line and step timeline (a step that did nothing says skipped), what was sent — or would
+ * have been — to each target and whether it was seen down, its events and log, and Abort.
  */
 export function ShutdownRunPanel({ initial }: { initial: ShutdownRunView | null }) {
   const refetchInterval = useFallbackRefetchInterval();
+  const queryClient = useQueryClient();
   const { data } = useQuery({
     queryKey: powerKeys.shutdownRun,
     queryFn: async () =>
@@ -41,9 +57,20 @@ export function ShutdownRunPanel({ initial }: { initial: ShutdownRunView | null 
     initialData: initial,
     refetchInterval,
   });
+  // Each tick of the run commits a run message: the whole view (run, calls, verdicts) follows it,
+  // so the verdict line and the steps never disagree with the run they describe.
+  const runId = data?.run.id;
+  useLiveMessages((message) => {
+    if (message.type === "run" && message.runId === runId) {
+      void queryClient.invalidateQueries(
+        { queryKey: powerKeys.shutdownRun },
+        { cancelRefetch: false },
+      );
+    }
+  });
   return (
     <section className="panel" aria-labelledby="shutdown-heading" data-testid="shutdown-run">
-      <h2 id="shutdown-heading">Shutdown run</h2>
+      <h2 id="shutdown-heading">Latest shutdown run</h2>
       {data ? (
         <ShutdownRun key={data.run.id} view={data} />
       ) : (
@@ -56,23 +83,24 @@ export function ShutdownRunPanel({ initial }: { initial: ShutdownRunView | null 
 }
 
 function ShutdownRun({ view }: { view: ShutdownRunView }) {
-  const refetchInterval = useFallbackRefetchInterval();
-  // The run's own key: the live stream's run messages move its phase line and timeline.
-  const { data: run } = useQuery({
-    queryKey: liveKeys.run(view.run.id),
-    queryFn: () => fetchJson<RunDetail>(`/api/runs/${encodeURIComponent(view.run.id)}`),
-    initialData: view.run,
-    refetchInterval,
-  });
+  const run = view.run;
+  const targets = callsByTarget(view.calls);
   return (
     <>
       <div className="panel-head">
-        <p className="phase">
-          <PhaseLine run={run} testId="shutdown-phase-line" />
-        </p>
+        <div>
+          <PowerRunVerdictLine verdict={view.verdict} testId="shutdown-verdict" />
+          {run.status === "running" && (
+            <div className="phase">
+              <PhaseLine run={run} testId="shutdown-phase-line" />
+            </div>
+          )}
+        </div>
         <AbortShutdown run={run} />
       </div>
       <p className="muted small">
+        <span data-testid="shutdown-origin">{describeOrigin(view.origin)}</span>
+        {" · "}
         Started{" "}
         <time dateTime={run.createdAt} suppressHydrationWarning>
           {formatDateTime(run.createdAt)}
@@ -85,48 +113,71 @@ function ShutdownRun({ view }: { view: ShutdownRunView }) {
             </time>
           </>
         )}
+        {" · "}
+        <Link href={`/power/runs?run=${run.id}`}>its timeline</Link>
       </p>
-      <StepTimeline steps={run.timeline} phase={run.phase} />
-      <h3>Calls</h3>
-      {view.calls.length === 0 ? (
-        <p className="muted">No call yet.</p>
-      ) : (
-        <table className={styles.table} data-testid="shutdown-calls">
-          <thead>
-            <tr>
-              <th scope="col">Target</th>
-              <th scope="col">State</th>
-              <th scope="col">Request</th>
-              <th scope="col">When</th>
-            </tr>
-          </thead>
-          <tbody>
-            {view.calls.map((call) => (
-              <tr
-                key={call.targetId}
-                data-testid={`shutdown-call-${call.targetName}`}
-                data-state={call.state}
-              >
-                <th scope="row">{call.targetName}</th>
-                <td>
-                  {CALL_STATE[call.state]}
-                  {call.detail && <div className="muted small">{call.detail}</div>}
-                </td>
-                <td className={styles.request}>{call.request}</td>
-                <td className={styles.time}>
-                  <time dateTime={call.startedAt} suppressHydrationWarning>
-                    {formatClock(call.startedAt)}
-                  </time>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-      <h3>Events</h3>
-      <RunEvents events={run.events} />
-      <h3>Log</h3>
-      <LogViewer key={run.id} run={run} />
+      <details className="run-details" data-testid="shutdown-run-details">
+        <summary>Steps, calls, events and log</summary>
+        <StepTimeline steps={run.timeline} phase={run.phase} verdicts={view.steps} />
+        <h3>Calls</h3>
+        {targets.length === 0 ? (
+          <p className="muted">No call yet.</p>
+        ) : (
+          <div className="table-scroll">
+            <table className={`${styles.table} stack-on-phone`} data-testid="shutdown-calls">
+              <thead>
+                <tr>
+                  <th scope="col">Target</th>
+                  <th scope="col">State</th>
+                  <th scope="col">Request</th>
+                  <th scope="col">When</th>
+                </tr>
+              </thead>
+              <tbody>
+                {targets.map(({ latest, first, attempts, seenDownAt }) => (
+                  <tr
+                    key={latest.targetId}
+                    data-testid={`shutdown-call-${latest.targetName}`}
+                    data-state={latest.state}
+                    data-seen-down={seenDownAt ? "true" : "false"}
+                  >
+                    <th scope="row">{latest.targetName}</th>
+                    <td data-label="State">
+                      {CALL_STATE[latest.state]}
+                      {attempts > 1 && ` (attempt ${latest.attempt})`}
+                      {seenDownAt ? (
+                        <div className="small">
+                          seen down{" "}
+                          <time dateTime={seenDownAt} suppressHydrationWarning>
+                            {formatClock(seenDownAt)}
+                          </time>
+                        </div>
+                      ) : (
+                        latest.state !== "would_send" && (
+                          <div className="small muted">not seen down</div>
+                        )
+                      )}
+                      {latest.detail && <div className="muted small">{latest.detail}</div>}
+                    </td>
+                    <td data-label="Request" className={styles.request}>
+                      {latest.request}
+                    </td>
+                    <td data-label="When" className={styles.time}>
+                      <time dateTime={first.startedAt} suppressHydrationWarning>
+                        {formatClock(first.startedAt)}
+                      </time>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+        <h3>Events</h3>
+        <RunEvents events={run.events} />
+        <h3>Log</h3>
+        <LogViewer key={run.id} run={run} outcome={view.verdict} />
+      </details>
     </>
   );
 }
@@ -145,7 +196,7 @@ function AbortShutdown({ run }: { run: RunDetail }) {
       const result = await abortRunAction({ runId: run.id });
       if (result.ok) setConfirming(false);
       else setError(result.message);
-      await queryClient.invalidateQueries({ queryKey: liveKeys.run(run.id) });
+      await queryClient.invalidateQueries({ queryKey: powerKeys.shutdownRun });
     });
   return (
     <div className="run-controls">

@@ -44,14 +44,18 @@ export function TargetForm({
   ups: Ups[];
 }) {
   const router = useRouter();
-  const { state, pending, errorOf, formProps, formError, confirmation, confirmable } =
+  const { state, pending, errorOf, formProps, formError, confirmation, confirmable, formRef } =
     useConfigForm(target ? updatePowerTargetAction : createPowerTargetAction, FIELDS);
   const [kind, setKind] = useState<"pve-node" | "pbs">(target?.kind ?? "pve-node");
   const feeds = new Set(target?.feeds.map((feed) => feed.upsId) ?? []);
 
+  // Saved a new target: the form starts empty again — no host chosen, no feed ticked — so the
+  // next save protects only a host someone chose (it kept the last one's values before).
   useEffect(() => {
-    if (state?.ok && state.saved && !target) router.push("/power/targets");
-  }, [state, target, router]);
+    if (!(state?.ok && state.saved && !target)) return;
+    formRef.current?.reset();
+    router.refresh();
+  }, [state, target, router, formRef]);
 
   return (
     <form {...formProps} data-testid="target-form">

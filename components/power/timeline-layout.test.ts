@@ -56,6 +56,22 @@ describe("the timeline's layout", () => {
     expect(lane.bars[0]!.widthPct).toBe(MIN_BAR_PCT);
   });
 
+  it("draws a 0-ms bar at its minimum width with its label beside it, readable, and keeps that room free", () => {
+    const layout = layoutTimeline({
+      lanes: ["pve1", "pve2"],
+      actions: [action(1, "pve1", 0, 0), action(2, "pve1", 1, 1), action(3, "pve2", 10, 10)],
+      runStartedAt: at(0),
+      runFinishedAt: at(10),
+      nowMs: T0,
+    });
+    const [first, second] = layout.lanes[0]!.bars;
+    expect(first).toMatchObject({ widthPct: MIN_BAR_PCT, labelOutside: true, labelBefore: false });
+    // The second starts within the first's label: a row of its own, never drawn over it.
+    expect([first!.row, second!.row]).toEqual([0, 1]);
+    // At the axis's end the label goes before the bar.
+    expect(layout.lanes[1]!.bars[0]).toMatchObject({ labelOutside: true, labelBefore: true });
+  });
+
   it("keeps a planned lane with no action yet, empty", () => {
     const layout = layoutTimeline({
       lanes: ["pve1", "pve2"],

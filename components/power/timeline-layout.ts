@@ -20,6 +20,12 @@ export type Bar<A extends LayoutAction> = {
   durationMs: number;
   /** Still in flight: it grows with the console's clock until it ends. */
   open: boolean;
+  /**
+   * Too narrow to hold its label (dry-run's instant would-do, a 0-ms bar): the label is drawn
+   * beside it, readable, to its right — or to its left near the axis's end (`labelBefore`).
+   */
+  labelOutside: boolean;
+  labelBefore: boolean;
 };
 
 export type TimelineLayout<A extends LayoutAction> = {
@@ -30,6 +36,10 @@ export type TimelineLayout<A extends LayoutAction> = {
 
 /** An action that takes no time (dry-run's would-do) still gets a bar one can see and point at. */
 export const MIN_BAR_PCT = 1.5;
+/** Narrower than this, a bar's label goes beside it. */
+export const LABEL_INSIDE_MIN_PCT = 18;
+/** The room a label beside its bar takes on the axis: no other bar of the row goes there. */
+export const LABEL_ROOM_PCT = 28;
 const TICK_STEPS_S = [0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600];
 const MAX_TICKS = 8;
 
@@ -76,10 +86,24 @@ export function layoutTimeline<A extends LayoutAction>(input: {
         const end = Math.max(endOf(action), start);
         const xPct = Math.min(pct(start), 100 - MIN_BAR_PCT);
         const widthPct = Math.max(pct(end) - pct(start), MIN_BAR_PCT);
-        let row = rowEnds.findIndex((rowEnd) => rowEnd <= xPct);
+        const labelOutside = widthPct < LABEL_INSIDE_MIN_PCT;
+        const labelBefore = labelOutside && xPct + widthPct + LABEL_ROOM_PCT > 100;
+        const from = labelBefore ? Math.max(0, xPct - LABEL_ROOM_PCT) : xPct;
+        const to =
+          labelOutside && !labelBefore ? xPct + widthPct + LABEL_ROOM_PCT : xPct + widthPct;
+        let row = rowEnds.findIndex((rowEnd) => rowEnd <= from);
         if (row === -1) row = rowEnds.push(0) - 1;
-        rowEnds[row] = xPct + widthPct;
-        return { action, xPct, widthPct, row, durationMs: end - start, open: !action.finishedAt };
+        rowEnds[row] = to;
+        return {
+          action,
+          xPct,
+          widthPct,
+          row,
+          durationMs: end - start,
+          open: !action.finishedAt,
+          labelOutside,
+          labelBefore,
+        };
       });
     return { name, rows: Math.max(rowEnds.length, 1), bars };
   });

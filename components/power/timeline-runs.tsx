@@ -13,7 +13,7 @@ import {
 import { fetchJson } from "../queries";
 import { describeOrigin } from "./timeline";
 import styles from "./timeline.module.css";
-import { runOutcome } from "@/lib/pipeline/abort-reason";
+import { PowerRunVerdictLine } from "./run-verdict";
 
 type RunsPage = { runs: PowerRunSummary[]; nextBefore: string | null };
 
@@ -69,12 +69,12 @@ export function PowerRunList({ initial }: { initial: RunsPage }) {
     );
   }
   return (
-    <table className={styles.runs} data-testid="power-runs">
+    <table className={`${styles.runs} stack-on-phone`} data-testid="power-runs">
       <thead>
         <tr>
           <th scope="col">Started</th>
           <th scope="col">What</th>
-          <th scope="col">Status</th>
+          <th scope="col">Outcome</th>
           <th scope="col">Actions</th>
         </tr>
       </thead>
@@ -86,21 +86,23 @@ export function PowerRunList({ initial }: { initial: RunsPage }) {
             data-origin={run.origin.kind}
             data-status={run.status}
           >
-            <td>
+            <td data-label="Started">
               <Link href={`/power/runs?run=${run.id}`} data-testid="power-run-link">
                 <time dateTime={run.createdAt} suppressHydrationWarning>
                   {formatDateTime(run.createdAt)}
                 </time>
               </Link>
             </td>
-            <td>{describeOrigin(run.origin)}</td>
-            <td>
-              {runOutcome(run)}
-              {run.finishedAt &&
-                ` after ${formatDuration(Date.parse(run.finishedAt) - Date.parse(run.createdAt))}`}
-              {run.failureReason && <div className="muted small">{run.failureReason}</div>}
+            <td data-label="What">{describeOrigin(run.origin)}</td>
+            <td data-label="Outcome">
+              <PowerRunVerdictLine verdict={run.verdict} testId="power-run-verdict" as="div" />
+              {run.finishedAt && (
+                <div className="muted small nowrap">
+                  after {formatDuration(Date.parse(run.finishedAt) - Date.parse(run.createdAt))}
+                </div>
+              )}
             </td>
-            <td>{outcomeSummary(run)}</td>
+            <td data-label="Actions">{outcomeSummary(run)}</td>
           </tr>
         ))}
       </tbody>

@@ -10,6 +10,7 @@ import { liveKeys } from "../live-keys";
 import { useFallbackRefetchInterval, usePowerLiveMessages } from "../live-provider";
 import { fetchJson } from "../queries";
 import { layoutTimeline, type Bar } from "./timeline-layout";
+import { PowerRunVerdictLine } from "./run-verdict";
 import { useConsoleNow } from "./use-console-now";
 import styles from "./timeline.module.css";
 
@@ -107,25 +108,24 @@ export function RunTimelineView({ initial }: { initial: RunTimeline }) {
 
   return (
     <div data-testid="run-timeline" data-run-status={data.run.status}>
-      <p className={styles.origin} data-testid="run-origin" data-origin={data.run.origin.kind}>
+      <div className={styles.origin} data-testid="run-origin" data-origin={data.run.origin.kind}>
         <strong>{describeOrigin(data.run.origin)}</strong>
-        <br />
+        <PowerRunVerdictLine verdict={data.run.verdict} testId="run-verdict" />
         <span className="muted small">
           Started{" "}
           <time dateTime={data.run.createdAt} suppressHydrationWarning>
             {formatDateTime(data.run.createdAt)}
           </time>
           {data.run.finishedAt ? (
-            <>
-              {" · "}
-              {data.run.status} after {formatDuration(Date.parse(data.run.finishedAt) - runStart)}
-            </>
+            <span className="nowrap">
+              {" · ended after "}
+              {formatDuration(Date.parse(data.run.finishedAt) - runStart)}
+            </span>
           ) : (
             " · running"
           )}
-          {data.run.failureReason && <> · {data.run.failureReason}</>}
         </span>
-      </p>
+      </div>
       <ul className={styles.legend} aria-label="Outcomes">
         {(Object.keys(OUTCOME) as Outcome[]).map((outcome) => (
           <li key={outcome}>
@@ -233,41 +233,45 @@ export function RunTimelineView({ initial }: { initial: RunTimeline }) {
       {data.actions.length > 0 && (
         <details>
           <summary>Every action as a table</summary>
-          <table className={styles.actions} data-testid="timeline-actions">
-            <thead>
-              <tr>
-                <th scope="col">Lane</th>
-                <th scope="col">Action</th>
-                <th scope="col">Outcome</th>
-                <th scope="col">Started</th>
-                <th scope="col">Took</th>
-                <th scope="col">Request and detail</th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.actions.map((action) => (
-                <tr key={action.id} data-outcome={outcomeOf(action)}>
-                  <td>{action.lane}</td>
-                  <td>{action.label}</td>
-                  <td>{OUTCOME[outcomeOf(action)].word}</td>
-                  <td>
-                    <time dateTime={action.startedAt} suppressHydrationWarning>
-                      {formatClock(action.startedAt)}
-                    </time>
-                  </td>
-                  <td>
-                    {action.finishedAt
-                      ? formatDuration(Date.parse(action.finishedAt) - Date.parse(action.startedAt))
-                      : "—"}
-                  </td>
-                  <td>
-                    {action.request && <div className={styles.request}>{action.request}</div>}
-                    {action.detail}
-                  </td>
+          <div className="table-scroll">
+            <table className={styles.actions} data-testid="timeline-actions">
+              <thead>
+                <tr>
+                  <th scope="col">Lane</th>
+                  <th scope="col">Action</th>
+                  <th scope="col">Outcome</th>
+                  <th scope="col">Started</th>
+                  <th scope="col">Took</th>
+                  <th scope="col">Request and detail</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {data.actions.map((action) => (
+                  <tr key={action.id} data-outcome={outcomeOf(action)}>
+                    <td>{action.lane}</td>
+                    <td>{action.label}</td>
+                    <td>{OUTCOME[outcomeOf(action)].word}</td>
+                    <td>
+                      <time dateTime={action.startedAt} suppressHydrationWarning>
+                        {formatClock(action.startedAt)}
+                      </time>
+                    </td>
+                    <td>
+                      {action.finishedAt
+                        ? formatDuration(
+                            Date.parse(action.finishedAt) - Date.parse(action.startedAt),
+                          )
+                        : "—"}
+                    </td>
+                    <td>
+                      {action.request && <div className={styles.request}>{action.request}</div>}
+                      {action.detail}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         </details>
       )}
     </div>
@@ -315,15 +319,27 @@ function BarShape({
         rx={3}
         className={`${styles.barShape} ${OUTCOME[outcome].className}`}
       />
-      <text
-        x={`${bar.xPct + 0.4}%`}
-        y={y + height / 2 + 4}
-        clipPath={`url(#${clipId})`}
-        className={styles.barLabel}
-      >
-        {bar.action.label}
-        {bar.open ? "" : ` · ${formatDuration(bar.durationMs)}`}
-      </text>
+      {bar.labelOutside ? (
+        <text
+          x={`${bar.labelBefore ? bar.xPct - 0.5 : bar.xPct + bar.widthPct + 0.5}%`}
+          y={y + height / 2 + 4}
+          textAnchor={bar.labelBefore ? "end" : "start"}
+          className={styles.barLabelOutside}
+        >
+          {bar.action.label}
+          {bar.open ? "" : ` · ${formatDuration(bar.durationMs)}`}
+        </text>
+      ) : (
+        <text
+          x={`${bar.xPct + 0.4}%`}
+          y={y + height / 2 + 4}
+          clipPath={`url(#${clipId})`}
+          className={styles.barLabel}
+        >
+          {bar.action.label}
+          {bar.open ? "" : ` · ${formatDuration(bar.durationMs)}`}
+        </text>
+      )}
     </g>
   );
 }

@@ -29,6 +29,7 @@ const card = (over: Partial<UpsCard> = {}): UpsCard => ({
   onBatterySince: "2026-12-01T10:07:55Z",
   alarm: null,
   latch: null,
+  pending: null,
   watchedUntil: "2026-12-01T10:10:04Z",
   triggers: DEFAULT_POWER_SETTINGS.triggers,
   ...over,
@@ -102,7 +103,7 @@ describe("the release-latch dialog's words (issue 29, item 15)", () => {
         chargePercent: 12,
         rawStatus: "OB LB",
       },
-      latch: { trigger: "low_battery", at: "2026-12-01T10:09:00Z", reason: "LB" },
+      latch: { trigger: "low_battery", at: "2026-12-01T10:09:00Z", reason: "LB", dormant: false },
       ...over,
     });
   const plan = {

@@ -1,22 +1,20 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
+import type { PreviewGroup } from "@/lib/power/plan-preview";
 import type { PowerOverview } from "@/lib/power/queries/power-overview";
+import type { PowerPlanView } from "@/lib/power/queries/power-plan";
 import type { UpsCard } from "@/lib/power/queries/ups-cards";
 import type { PowerMode } from "@/lib/power/settings";
 import { formatElapsed } from "../format";
 import { useFallbackRefetchInterval } from "../live-provider";
 import { fetchJson } from "../queries";
+import { usePowerPlan } from "./plan-preview";
+import { powerOutlook } from "./power-outlook";
 import { powerKeys } from "./power-keys";
 import { ReleaseLatchButton } from "./release-latch-button";
 import styles from "./power.module.css";
-import {
-  readingAge,
-  timeOnBattery,
-  triggerSummary,
-  upsHeadline,
-  upsWarning,
-} from "./ups-card-text";
+import { readingAge, timeOnBattery, upsHeadline, upsWarning } from "./ups-card-text";
 import { useConsoleNow } from "./use-console-now";
 
 export function usePowerOverview(initial: PowerOverview) {
@@ -29,9 +27,19 @@ export function usePowerOverview(initial: PowerOverview) {
   });
 }
 
-/** A card per UPS, live: what it says now, and what the console does not know. */
-export function UpsCards({ initial }: { initial: PowerOverview }) {
+/**
+ * A card per UPS, live: what it says now, what will happen and when (from the plan), and what the
+ * console does not know.
+ */
+export function UpsCards({
+  initial,
+  initialPlan,
+}: {
+  initial: PowerOverview;
+  initialPlan: PowerPlanView;
+}) {
   const { data, dataUpdatedAt, error } = usePowerOverview(initial);
+  const { data: plan } = usePowerPlan(initialPlan);
   const now = useConsoleNow(data.serverTime, dataUpdatedAt);
   return (
     <section aria-labelledby="ups-heading">
@@ -51,6 +59,7 @@ export function UpsCards({ initial }: { initial: PowerOverview }) {
             <UpsCardView
               key={card.id}
               card={card}
+              group={plan.groups.find((g) => g.ups.id === card.id) ?? { targets: [] }}
               now={now}
               pollIntervalMs={data.pollIntervalMs}
               mode={data.mode.mode}
@@ -64,11 +73,13 @@ export function UpsCards({ initial }: { initial: PowerOverview }) {
 
 function UpsCardView({
   card,
+  group,
   now,
   pollIntervalMs,
   mode,
 }: {
   card: UpsCard;
+  group: Pick<PreviewGroup, "targets">;
   now: number;
   pollIntervalMs: number;
   mode: PowerMode;
@@ -78,6 +89,7 @@ function UpsCardView({
   const onBattery = timeOnBattery(card, now);
   const reading = card.lastReading;
   const stale = card.condition === "no-reading";
+  const outlook = powerOutlook(group, card, mode, now);
   return (
     <article
       className={`${styles.card} ${styles[`tone-${headline.tone}`]}`}
@@ -94,19 +106,31 @@ function UpsCardView({
           {headline.text}
         </span>
       </div>
+      <p
+        className={`${styles.outlook} ${styles[`headline-${outlook.tone}`]}`}
+        data-testid="ups-outlook"
+        data-tone={outlook.tone}
+      >
+        {outlook.text}
+      </p>
       {warning && (
         <p className="notice notice-warning small" role="status" data-testid="ups-warning">
           {warning}
         </p>
       )}
       {card.latch && (
-        <p className="notice notice-error small" data-testid="ups-latch">
-          Trigger latched{" "}
-          <time dateTime={card.latch.at} suppressHydrationWarning>
-            {formatElapsed((now - Date.parse(card.latch.at)) / 1000)} ago
-          </time>
-          : {card.latch.reason} <ReleaseLatchButton card={card} mode={mode} />
-        </p>
+        // A div: the release button brings its dialog, which a <p> cannot hold (the parser
+        // would close the paragraph before it and the page would no longer hydrate).
+        <div className={`notice notice-error small ${styles.latch}`} data-testid="ups-latch">
+          <span>
+            Trigger latched{" "}
+            <time dateTime={card.latch.at} className="nowrap">
+              {formatElapsed((now - Date.parse(card.latch.at)) / 1000)} ago
+            </time>
+            : {card.latch.reason}
+          </span>
+          <ReleaseLatchButton card={card} mode={mode} />
+        </div>
       )}
       <dl className={styles.figures}>
         <div>
@@ -147,10 +171,6 @@ function UpsCardView({
         <div>
           <dt>Source</dt>
           <dd className="mono">{card.source}</dd>
-        </div>
-        <div>
-          <dt>Fires at</dt>
-          <dd>{triggerSummary(card.triggers)}</dd>
         </div>
       </dl>
     </article>

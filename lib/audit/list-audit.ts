@@ -92,6 +92,11 @@ export type AuditEntryView = {
   target: string | null;
   /** The host the target is or belongs to (`host:<id>`, `run:<id>` of a host's run). */
   host: { id: string; name: string } | null;
+  /**
+   * What else the target names, by its name as it is now: a UPS, a power target, a notification
+   * target, a plan or plan version, a cluster; null for anything else, or once it was deleted.
+   */
+  subject: { kind: AuditSubjectKind; name: string; href: string } | null;
   outcome: "success" | "failure" | "denied";
   detail: Record<string, unknown> | null;
 };
@@ -107,6 +112,42 @@ const targetHostId = sql`(case
   when ${auditLog.target} ~ ${`^run:${UUID}$`} then
     (select r.host_id from runs r where r.id = substring(${auditLog.target} from 5)::uuid)
   end)`;
+
+export type AuditSubjectKind =
+  "ups" | "power-target" | "notification-target" | "plan" | "plan-version" | "cluster";
+
+/** `<prefix>:<uuid>` → the id, only when well-formed (any target text stays safe to cast). */
+const idOf = (prefix: string) =>
+  sql`(case when ${auditLog.target} ~ ${`^${prefix}:${UUID}$`} then substring(${auditLog.target} from ${sql.raw(String(prefix.length + 2))})::uuid end)`;
+
+/** The kind and current name of what a target names besides hosts (see AuditEntryView). */
+const subjectKind = sql<AuditSubjectKind | null>`(case
+  when ${auditLog.target} like 'ups:%' then 'ups'
+  when ${auditLog.target} like 'power_target:%' then 'power-target'
+  when ${auditLog.target} like 'notify:%' then 'notification-target'
+  when ${auditLog.target} like 'plan_version:%' then 'plan-version'
+  when ${auditLog.target} like 'plan:%' then 'plan'
+  when ${auditLog.target} like 'cluster:%' then 'cluster'
+  end)`;
+const subjectName = sql<string | null>`coalesce(
+  (select u.name from ups_devices u where u.id = ${idOf("ups")}),
+  (select coalesce(h.name, t.name) from power_targets t left join hosts h on h.id = t.host_id
+     where t.id = ${idOf("power_target")}),
+  (select n.name from notification_targets n where n.id = ${idOf("notify")}),
+  (select p.name || ' v' || v.version from plan_versions v join plans p on p.id = v.plan_id
+     where v.id = ${idOf("plan_version")}),
+  (select p.name from plans p where p.id = ${idOf("plan")}),
+  (select c.name from power_clusters c where c.id = ${idOf("cluster")})
+)`;
+
+const SUBJECT_HREF: Record<AuditSubjectKind, string> = {
+  ups: "/power/ups",
+  "power-target": "/power/targets",
+  "notification-target": "/power/notifications",
+  plan: "/catalog",
+  "plan-version": "/catalog",
+  cluster: "/power/clusters",
+};
 
 export type AuditPage = {
   entries: AuditEntryView[];
@@ -148,6 +189,8 @@ export async function listAudit(db: Database, filter: TAuditFilter): Promise<Aud
       target: auditLog.target,
       hostId: sql<string | null>`(select h.id from hosts h where h.id = ${targetHostId})`,
       hostName: sql<string | null>`(select h.name from hosts h where h.id = ${targetHostId})`,
+      subjectKind,
+      subjectName,
       outcome: auditLog.outcome,
       detail: auditLog.detail,
     })
@@ -155,10 +198,13 @@ export async function listAudit(db: Database, filter: TAuditFilter): Promise<Aud
     .where(and(...conditions))
     .orderBy(desc(auditLog.at), desc(auditLog.id))
     .limit(filter.limit + 1);
-  const entries = rows.slice(0, filter.limit).map(({ hostId, hostName, ...entry }) => ({
-    ...entry,
-    host: hostId !== null && hostName !== null ? { id: hostId, name: hostName } : null,
-  }));
+  const entries = rows
+    .slice(0, filter.limit)
+    .map(({ hostId, hostName, subjectKind: kind, subjectName: name, ...entry }) => ({
+      ...entry,
+      host: hostId !== null && hostName !== null ? { id: hostId, name: hostName } : null,
+      subject: kind && name ? { kind, name, href: SUBJECT_HREF[kind] } : null,
+    }));
   const last = entries.at(-1);
   return {
     entries,

@@ -1,8 +1,10 @@
 import { and, eq, isNull } from "drizzle-orm";
+import { z } from "zod";
 import type { Database } from "@/lib/db/client";
 import { setupTokens, users } from "@/lib/db/schema";
 import { AppError, isUniqueViolation } from "@/lib/errors";
 import { hashPassword } from "./password";
+import { ZCompleteSetup, type TCompleteSetup } from "./schemas";
 import { randomToken, sha256Hex } from "./secret-token";
 import type { UserSummary } from "./users";
 import { countUsers, nameTaken, userSummaryColumns } from "./users";
@@ -28,13 +30,48 @@ export async function issueSetupToken(db: Database): Promise<string | null> {
 
 const WRONG_TOKEN = new AppError(
   "invalid_input",
-  "That setup token is not valid. Use the one printed by the latest `npm start`.",
+  "That setup token is not valid. Use the one the latest npm start printed in its terminal.",
   { setupToken: ["Not the current setup token."] },
 );
 const SETUP_DONE = new AppError(
   "conflict",
   "Setup is done: an admin exists already. Sign in instead.",
 );
+
+/**
+ * The setup form's input, every field judged at once: when the name or the password is refused,
+ * a token that is not the current one is named too, in the same answer — not only after the
+ * password was fixed (issue 32). The token is only looked at here; completeSetup uses it up.
+ */
+export async function parseSetupInput(
+  db: Pick<Database, "select">,
+  raw: Record<string, unknown>,
+): Promise<TCompleteSetup> {
+  const parsed = ZCompleteSetup.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const token = typeof raw.setupToken === "string" ? raw.setupToken.trim() : "";
+  const tokenJudged = parsed.error.issues.some((issue) => issue.path[0] === "setupToken");
+  if (!tokenJudged && token !== "" && !(await setupTokenCurrent(db, token))) {
+    throw new z.ZodError([
+      ...parsed.error.issues,
+      {
+        code: "custom",
+        path: ["setupToken"],
+        message: "Not the current setup token.",
+        input: token,
+      },
+    ]);
+  }
+  throw parsed.error;
+}
+
+async function setupTokenCurrent(db: Pick<Database, "select">, token: string): Promise<boolean> {
+  const [row] = await db
+    .select({ id: setupTokens.id })
+    .from(setupTokens)
+    .where(and(eq(setupTokens.tokenHash, sha256Hex(token)), isNull(setupTokens.usedAt)));
+  return row !== undefined;
+}
 
 /**
  * Trades the setup token for the first admin. In one transaction: the token is marked used

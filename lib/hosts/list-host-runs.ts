@@ -1,11 +1,14 @@
 import { desc, eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { runs } from "@/lib/db/schema";
+import { runOutcome, type RunOutcome } from "@/lib/pipeline/abort-reason";
 
 export type HostRunSummary = {
   id: string;
   pipeline: string;
   status: "running" | "succeeded" | "failed";
+  /** The status as a person reads it: an operator's Abort is `aborted`, never `failed`. */
+  outcome: RunOutcome;
   failedStep: string | null;
   failureReason: string | null;
   createdAt: string;
@@ -32,6 +35,7 @@ export async function listHostRuns(db: Database, hostId: string): Promise<HostRu
     .orderBy(desc(runs.createdAt));
   return rows.map((row) => ({
     ...row,
+    outcome: runOutcome(row),
     createdAt: row.createdAt.toISOString(),
     finishedAt: row.finishedAt?.toISOString() ?? null,
   }));

@@ -2,7 +2,7 @@ import { and, desc, eq, inArray, sql, type AnyColumn, type SQL } from "drizzle-o
 import type { z } from "zod";
 import { audited, type AuditActor } from "@/lib/audit/record-audit";
 import type { Database } from "@/lib/db/client";
-import { notificationDeliveries, notificationTargets } from "@/lib/db/schema";
+import { auditLog, notificationDeliveries, notificationTargets } from "@/lib/db/schema";
 import { AppError } from "@/lib/errors";
 import { notifyLive } from "@/lib/live/notify";
 import { ZAcknowledgeDeliveries } from "./schemas";
@@ -63,6 +63,8 @@ function deliveryView(row: DeliveryRow): DeliveryView {
 export type TargetCard = {
   target: NotificationTargetView;
   lastDelivery: DeliveryView | null;
+  /** The last Test (audited: `notify.target_test`), which is a real message but no delivery. */
+  lastTest: { at: string; by: string; ok: boolean; answer: string } | null;
   failing: DeliveryView[];
 };
 
@@ -91,13 +93,45 @@ export async function targetCards(db: Pick<Database, "select">): Promise<TargetC
         )
         .orderBy(desc(notificationDeliveries.id))
         .limit(FAILING_SHOWN);
+      const [test] = await db
+        .select({ at: auditLog.at, by: auditLog.actorName, detail: auditLog.detail })
+        .from(auditLog)
+        .where(
+          and(
+            eq(auditLog.action, "notify.target_test"),
+            eq(auditLog.target, `notify:${target.id}`),
+          ),
+        )
+        .orderBy(desc(auditLog.at))
+        .limit(1);
       return {
         target,
         lastDelivery: last ? deliveryView(last) : null,
+        lastTest: test ? testView(test) : null,
         failing: failing.map(deliveryView),
       };
     }),
   );
+}
+
+function testView(row: {
+  at: Date;
+  by: string;
+  detail: Record<string, unknown> | null;
+}): NonNullable<TargetCard["lastTest"]> {
+  const status = row.detail?.status;
+  const error = row.detail?.error;
+  return {
+    at: row.at.toISOString(),
+    by: row.by,
+    ok: typeof status === "number" && status < 400,
+    answer:
+      typeof status === "number"
+        ? `HTTP ${status}`
+        : typeof error === "string"
+          ? error
+          : "no answer recorded",
+  };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { events, hosts, powerEvents, powerTargets, runs, upsDevices } from "@/lib/db/schema";
-import { messageTitle, type NotificationMessage, type Severity } from "./message";
+import { DRILL_MARK, messageTitle, type NotificationMessage, type Severity } from "./message";
 
 export type DeliveryEventRef = {
   kind: string;
@@ -29,26 +29,31 @@ export async function loadMessage(
         upsName: upsDevices.name,
         targetName: powerTargets.name,
         targetHost: hosts.name,
+        runContext: runs.context,
       })
       .from(powerEvents)
       .leftJoin(upsDevices, eq(upsDevices.id, powerEvents.upsId))
       .leftJoin(powerTargets, eq(powerTargets.id, powerEvents.targetId))
       .leftJoin(hosts, eq(hosts.id, powerTargets.hostId))
+      .leftJoin(runs, eq(runs.id, powerEvents.runId))
       .where(eq(powerEvents.id, ref.powerEventId));
     if (!row) return null;
     // A console event (a crash loop) is about one of the console's own processes.
     const process = typeof row.data?.process === "string" ? row.data.process : null;
     const subject = row.targetHost ?? row.targetName ?? row.upsName ?? process;
+    // An event of a drill's run (or the drill's start) says so first, in every format.
+    const drill = ref.kind === "drill.started" || isDrillRun(row.runContext);
+    const mark = drill ? DRILL_MARK : "";
     return {
       id: `power:${row.id}`,
       source: "power",
       kind: ref.kind,
       severity: ref.severity,
-      title: messageTitle(ref.kind, subject),
-      text: row.message,
+      title: `${mark}${messageTitle(ref.kind, subject)}`,
+      text: `${mark}${row.message}`,
       at: row.at.toISOString(),
       subject,
-      data: { ...row.data, ups: row.upsName },
+      data: { ...row.data, ups: row.upsName, ...(drill ? { drill: true } : {}) },
     };
   }
   if (ref.runEventId === null) return null;
@@ -83,4 +88,13 @@ export async function loadMessage(
     subject,
     data: { runId: row.runId, pipeline: row.pipeline, failedStep: row.step },
   };
+}
+
+/**
+ * Whether a power run is a drill: its input carries the drill mark (lib/power/drill/drill-mark.ts
+ * reads the same field; notify sits below power, so the one-line test is repeated here).
+ */
+function isDrillRun(context: Record<string, unknown> | null): boolean {
+  const input = context?.input;
+  return typeof input === "object" && input !== null && "drill" in input;
 }

@@ -55,6 +55,8 @@ const KIND_TITLES: Record<string, string> = {
   "mode.armed": "Power management armed",
   "mode.disarmed": "Power management disarmed",
   "config.changed": "Power configuration changed",
+  "drill.started": "Drill started",
+  "cluster.membership": "Cluster membership changed",
   "self-test.failed": "Self-test failed",
   "console.crash_loop": "Crash loop",
   "console.crash_loop_over": "Crash loop over",
@@ -74,6 +76,9 @@ export function kindTitle(kind: string): string {
 export function messageTitle(kind: string, subject: string | null): string {
   return subject ? `${kindTitle(kind)}: ${subject}` : kindTitle(kind);
 }
+
+/** What a drill's messages begin with, so nobody mistakes a rehearsal for an outage. */
+export const DRILL_MARK = "DRILL — ";
 
 /** Severity in order, for "at least" comparisons. */
 export function severityRank(severity: Severity): number {

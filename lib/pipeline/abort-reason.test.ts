@@ -18,6 +18,7 @@ function shutdownRun(over: Partial<PowerRunSummary>): PowerRunSummary {
       trigger: "runtime",
       reason: "runtime 240 s < 300 s",
     },
+    verdict: { tone: "running", text: "planning the shutdown" },
     actionCount: 0,
     outcomes: {},
     ...over,

@@ -2,7 +2,7 @@ import { and, asc, desc, eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { events, runAbortRequests, runs, stepVisits } from "@/lib/db/schema";
 import { readLogHead, readLogTail } from "@/lib/logs/read";
-import { isAbortedRun } from "@/lib/pipeline/abort-reason";
+import { isAbortedRun, runOutcome, type RunOutcome } from "@/lib/pipeline/abort-reason";
 import type { AnyPipeline } from "@/lib/pipeline/step";
 import { RUN_RETRIED, splitAttempts, type StepAttempt } from "./attempts";
 
@@ -28,6 +28,8 @@ export type RunDetail = {
   hostId: string | null;
   pipeline: string;
   status: "running" | "succeeded" | "failed";
+  /** The status as a person reads it: an operator's Abort is `aborted`, never `failed`. */
+  outcome: RunOutcome;
   currentStep: string;
   phase: string | null;
   stepStartedAt: string;
@@ -113,6 +115,7 @@ export async function getRun(
     hostId: run.hostId,
     pipeline: run.pipeline,
     status: run.status,
+    outcome: runOutcome(run),
     currentStep: run.currentStep,
     phase: run.phase,
     stepStartedAt: run.stepStartedAt.toISOString(),

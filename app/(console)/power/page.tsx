@@ -1,15 +1,12 @@
 import type { Metadata } from "next";
-import Link from "next/link";
 import { FailingNotificationsBanner } from "@/components/notify/failing-notifications-banner";
-import { DrillControl } from "@/components/power/drill-control";
 import { PowerEventLog, type EventFilterValues } from "@/components/power/event-log";
-import { PlanPreviewPanel } from "@/components/power/plan-preview";
+import { PlanArmControl, PlanPreviewPanel } from "@/components/power/plan-preview";
 import { ProtectionTable } from "@/components/power/protection-table";
 import { RestoreClusters } from "@/components/power/restore-clusters";
 import { ReadingsCharts } from "@/components/power/readings-chart";
 import { SelfTestCard } from "@/components/power/self-test-card";
 import { ShutdownRunPanel } from "@/components/power/shutdown-run-panel";
-import { LatestRunTimeline } from "@/components/power/timeline-latest";
 import { UpsCards } from "@/components/power/ups-cards";
 import { searchParamsInput } from "@/lib/http/query-params";
 import { requirePageActor } from "@/lib/auth/actor";
@@ -26,7 +23,6 @@ import {
 } from "@/lib/power/queries/power-events";
 import { readPowerPlan } from "@/lib/power/queries/power-plan";
 import { latestShutdownRun } from "@/lib/power/queries/shutdown-run";
-import { runTimeline } from "@/lib/power/queries/timeline";
 import { listTargetProtection } from "@/lib/power/queries/target-protection";
 import { readSelfTestOverview } from "@/lib/power/self-test/latest-self-test";
 
@@ -37,9 +33,10 @@ export const metadata: Metadata = { title: "Power" };
 type SearchParams = Promise<Record<string, string | string[] | undefined>>;
 
 /**
- * The power dashboard, for an operator woken at 3 a.m.: the UPS cards first (what the power is
- * doing now), the shutdown run while one runs, the chart, the plan, who is protected and how,
- * and the event log. Everything follows the live stream.
+ * The power dashboard, for an operator woken at 3 a.m. The first screen: the mode (the banner) and
+ * the one action (Arm… / Disarm…), a card per UPS with its state, time left and what will happen
+ * when, and the latest shutdown run in one line. Below: the charts, the plan in full, who is
+ * protected and how, the self-test and the event log. Everything follows the live stream.
  */
 export default async function PowerPage({ searchParams }: { searchParams: SearchParams }) {
   const actor = await requirePageActor("viewer", "/power");
@@ -63,48 +60,22 @@ export default async function PowerPage({ searchParams }: { searchParams: Search
       failingDeliveriesSummary(db),
     ]);
   const ups = overview.ups.map(({ id, name }) => ({ id, name }));
-  const timeline = shutdown ? await runTimeline(db, shutdown.run.id) : null;
   const clusters = hasRole(actor.role, "admin") ? await loadClusterGroups(db) : [];
 
   return (
     <>
       <div className="page-head">
         <h1>Power</h1>
-        <div style={{ display: "flex", gap: "0.5rem" }}>
-          <Link href="/power/runs" className="button" data-testid="power-runs-link">
-            Runs and drills
-          </Link>
-          <Link
-            href="/power/notifications"
-            className="button"
-            data-testid="power-notifications-link"
-          >
-            Notifications
-          </Link>
-          {hasRole(actor.role, "admin") && (
-            <>
-              <DrillControl ups={ups} />
-              <Link href="/power/ups" className="button" data-testid="power-configure-ups">
-                UPS devices
-              </Link>
-              <Link href="/power/targets" className="button" data-testid="power-configure-targets">
-                Targets
-              </Link>
-              <Link href="/power/settings" className="button" data-testid="power-configure">
-                Triggers and deadlines
-              </Link>
-            </>
-          )}
-        </div>
+        <PlanArmControl initial={plan} />
       </div>
-      <p className="lead">
-        The UPS devices the console watches, what it would shut down when the power runs out, and in
-        which order. Times on battery are measured by the console&apos;s own clock.
-      </p>
       <FailingNotificationsBanner initial={failingNotifications} />
-      <UpsCards initial={overview} />
+      <UpsCards initial={overview} initialPlan={plan} />
       <ShutdownRunPanel initial={shutdown} />
-      <LatestRunTimeline initialShutdown={shutdown} initialTimeline={timeline} />
+      <h2 className="section-break">Details</h2>
+      <p className="muted small">
+        The charts, the plan in full, who is protected, the self-test and the event log. Times on
+        battery are measured by the console&apos;s own clock.
+      </p>
       <ReadingsCharts ups={ups} />
       <PlanPreviewPanel initial={plan} />
       <RestoreClusters clusters={clusters} />

@@ -5,6 +5,8 @@ import { powerRunActions, runs } from "@/lib/db/schema";
 import { actionsOfRun, CLUSTER_LANE, type ActionOutcome } from "@/lib/power/actions/record-action";
 import { runOriginOf, type RunOrigin } from "@/lib/power/drill/run-origin";
 import { POWER_SHUTDOWN } from "@/lib/power/shutdown/pipeline";
+import { loadPowerRunFacts } from "./power-run-facts";
+import { describePowerRun, type PowerRunVerdict } from "./power-run-verdict";
 
 export type TimelineAction = {
   id: number;
@@ -27,6 +29,8 @@ type RunFacts = {
   createdAt: string;
   finishedAt: string | null;
   origin: RunOrigin;
+  /** What the run did, in one line (./power-run-verdict.ts). */
+  verdict: PowerRunVerdict;
 };
 
 /** One power run's timeline: its lanes ("cluster" first, then the nodes) and every action. */
@@ -46,8 +50,9 @@ export type PowerRunSummary = RunFacts & {
 /** The nodes a run planned, in order, from its frozen plan; none when the plan is not there. */
 const ZPlannedLanes = z.object({ targets: z.array(z.object({ name: z.string() })) });
 
-function runFacts(row: typeof runs.$inferSelect): RunFacts {
+function runFacts(row: typeof runs.$inferSelect, verdict: PowerRunVerdict): RunFacts {
   return {
+    verdict,
     id: row.id,
     status: row.status,
     phase: row.phase,
@@ -81,10 +86,13 @@ export async function runTimeline(db: Database, runId: string): Promise<RunTimel
     .from(runs)
     .where(and(eq(runs.id, runId), eq(runs.pipeline, POWER_SHUTDOWN)));
   if (!row) return null;
-  const actions = await actionsOfRun(db, runId);
+  const [actions, facts] = await Promise.all([
+    actionsOfRun(db, runId),
+    loadPowerRunFacts(db, [row]),
+  ]);
   const plan = ZPlannedLanes.safeParse(row.context.plan);
   return {
-    run: runFacts(row),
+    run: runFacts(row, describePowerRun(facts.get(row.id)!)),
     lanes: laneOrder(plan.success ? plan.data.targets.map((t) => t.name) : [], actions),
     actions: actions.map((a) => ({
       id: a.id,
@@ -127,6 +135,7 @@ export async function listPowerRuns(
     .orderBy(desc(runs.createdAt), desc(runs.id))
     .limit(limit + 1);
   const page = rows.slice(0, limit);
+  const facts = await loadPowerRunFacts(db, page);
   const counts =
     page.length === 0
       ? []
@@ -148,7 +157,7 @@ export async function listPowerRuns(
     runs: page.map((row) => {
       const mine = counts.filter((c) => c.runId === row.id);
       return {
-        ...runFacts(row),
+        ...runFacts(row, describePowerRun(facts.get(row.id)!)),
         actionCount: mine.reduce((sum, c) => sum + c.count, 0),
         outcomes: Object.fromEntries(mine.map((c) => [c.outcome ?? "open", c.count])),
       };

@@ -2,7 +2,7 @@ import { asc, eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { upsDevices, upsMonitorState } from "@/lib/db/schema";
 import { effectiveTriggers, type TriggerSettings } from "@/lib/power/settings";
-import type { TriggerKind } from "@/lib/power/triggers/state";
+import { FINAL_TRIGGER, type TriggerKind } from "@/lib/power/triggers/state";
 import { describeUpsSource, type PublicUpsSource } from "@/lib/power/ups-source-config";
 
 /**
@@ -35,7 +35,13 @@ export type UpsCard = {
   /** Start of the current outage by the console's own clock; null on mains or unknown. */
   onBatterySince: string | null;
   alarm: { since: string; reason: string } | null;
-  latch: { trigger: TriggerKind; at: string; reason: string } | null;
+  /**
+   * The latched trigger. `dormant`: mains came back since it fired — it demands nothing until a
+   * trigger holds again on battery (it is released after stable mains, or by an admin).
+   */
+  latch: { trigger: TriggerKind; at: string; reason: string; dormant: boolean } | null;
+  /** The UPS's own trigger firing but not confirmed yet (it must hold a moment before it fires). */
+  pending: { trigger: TriggerKind; reason: string; since: string } | null;
   /** Until when a worker's monitor holds this UPS; past or null: nobody is watching it. */
   watchedUntil: string | null;
   triggers: TriggerSettings;
@@ -80,12 +86,21 @@ export async function listUpsCards(
               trigger: state.latchedTrigger as TriggerKind,
               at: state.latchedAt.toISOString(),
               reason: state.latchedReason ?? state.latchedTrigger,
+              dormant: state.latchDormant,
             }
           : null,
+      pending: pendingOf(state?.pendingTriggers ?? {}),
       watchedUntil: state?.leaseUntil?.toISOString() ?? null,
       triggers: effectiveTriggers(triggerDefaults, ups.triggerOverrides),
     };
   });
+}
+
+function pendingOf(
+  pending: Record<string, { trigger: TriggerKind; reason: string; since: string }>,
+): UpsCard["pending"] {
+  const own = pending[FINAL_TRIGGER];
+  return own ? { trigger: own.trigger, reason: own.reason, since: own.since } : null;
 }
 
 function conditionOf(

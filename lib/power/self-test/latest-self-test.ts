@@ -1,6 +1,6 @@
-import { and, desc, eq, isNotNull } from "drizzle-orm";
+import { and, desc, eq, inArray, isNotNull } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
-import { notificationTargets, powerSelfTests } from "@/lib/db/schema";
+import { auditLog, notificationTargets, powerSelfTests } from "@/lib/db/schema";
 import { webhookCheckKey, type SelfTestCheck, type SelfTestVerdict } from "./verdict";
 
 export type SelfTestView = {
@@ -29,13 +29,37 @@ export type SelfTestOverview = {
     requestedBy: string | null;
     checks: SelfTestCheck[];
   } | null;
+  /**
+   * The last change to what the self-test checks (UPS devices, targets, settings, a cluster's
+   * policy, notification targets, a host's connection), from the audit log: a result older than
+   * it no longer describes the configuration. Null when there was none.
+   */
+  lastChange: { at: string; action: string; by: string } | null;
 };
+
+/** Audited changes that alter what a self-test would find. */
+export const SELF_TEST_INPUTS = [
+  "power.ups_create",
+  "power.ups_update",
+  "power.ups_delete",
+  "power.target_create",
+  "power.target_update",
+  "power.target_delete",
+  "power.settings_update",
+  "power.cluster_policy",
+  "notify.target_create",
+  "notify.target_update",
+  "notify.target_delete",
+  "host.edit",
+  "host.decommission",
+  "host.delete",
+] as const;
 
 /** What the dashboard's self-test card and `GET /api/power/self-test` show. */
 export async function readSelfTestOverview(
   db: Pick<Database, "select">,
 ): Promise<SelfTestOverview> {
-  const [[ran], [last], [byHand], enabledTargets] = await Promise.all([
+  const [[ran], [last], [byHand], enabledTargets, [change]] = await Promise.all([
     db
       .select()
       .from(powerSelfTests)
@@ -53,6 +77,12 @@ export async function readSelfTestOverview(
       .select({ id: notificationTargets.id })
       .from(notificationTargets)
       .where(eq(notificationTargets.enabled, true)),
+    db
+      .select({ at: auditLog.at, action: auditLog.action, by: auditLog.actorName })
+      .from(auditLog)
+      .where(and(inArray(auditLog.action, SELF_TEST_INPUTS), eq(auditLog.outcome, "success")))
+      .orderBy(desc(auditLog.at))
+      .limit(1),
   ]);
   const skipped = last && last.verdict === null ? last : null;
   // Targets that still exist and are on: a deleted or disabled one's old verdict tells nothing.
@@ -85,5 +115,8 @@ export async function readSelfTestOverview(
             checks: webhookChecks,
           }
         : null,
+    lastChange: change
+      ? { at: change.at.toISOString(), action: change.action, by: change.by }
+      : null,
   };
 }

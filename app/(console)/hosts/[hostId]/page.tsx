@@ -8,11 +8,9 @@ import { getHost } from "@/lib/hosts/get-host";
 import { hasRole } from "@/lib/roles";
 import { installKeyCommand } from "@/lib/console-key/commands";
 import { ensureConsoleKey } from "@/lib/host-access/console-key-store";
-import { listHostRuns } from "@/lib/hosts/list-host-runs";
 import { ZHostId, ZRunId } from "@/lib/hosts/schemas";
 import { getRun } from "@/lib/runs/get-run";
 import { pipelines } from "@/lib/registry/pipelines";
-import { HostRuns } from "@/components/host-runs";
 
 export const dynamic = "force-dynamic";
 
@@ -44,7 +42,6 @@ export default async function HostPage({ params, searchParams }: Props) {
   if (!host) notFound();
   // The edit form's "the console's key" option needs its install command; only editors see it.
   const key = hasRole(actor.role, "operator") ? await ensureConsoleKey(getDb()) : null;
-  const runs = await listHostRuns(getDb(), host.id);
   // `?run=<id>`: an earlier run of this host (a malformed or foreign id shows the latest).
   const requested = ZRunId.safeParse((await searchParams).run);
   const earlier =
@@ -53,24 +50,17 @@ export default async function HostPage({ params, searchParams }: Props) {
       : null;
   const viewedRun = earlier?.hostId === host.id ? earlier : null;
   return (
-    <>
-      <HostDetailView
-        initialHost={host}
-        viewedRun={viewedRun}
-        consoleKey={
-          key && {
-            id: key.id,
-            publicKey: key.publicKey,
-            fingerprint: key.fingerprint,
-            installCommand: installKeyCommand(key.publicKey),
-          }
+    <HostDetailView
+      initialHost={host}
+      viewedRun={viewedRun}
+      consoleKey={
+        key && {
+          id: key.id,
+          publicKey: key.publicKey,
+          fingerprint: key.fingerprint,
+          installCommand: installKeyCommand(key.publicKey),
         }
-      />
-      <HostRuns
-        hostId={host.id}
-        runs={runs}
-        shownRunId={viewedRun?.id ?? host.latestRun?.id ?? null}
-      />
-    </>
+      }
+    />
   );
 }

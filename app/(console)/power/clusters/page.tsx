@@ -1,6 +1,5 @@
 import type { Metadata } from "next";
 import { ClusterGroups } from "@/components/power/cluster-groups";
-import { PowerConfigNav } from "@/components/power/config-form";
 import { requirePageActor } from "@/lib/auth/actor";
 import { getDb } from "@/lib/db/client";
 import { listClusterGroups, listLooseHosts } from "@/lib/power/clusters/cluster-groups-view";
@@ -16,7 +15,6 @@ export default async function PowerClustersPage() {
   const [clusters, loose] = await Promise.all([listClusterGroups(db), listLooseHosts(db)]);
   return (
     <>
-      <PowerConfigNav current="clusters" />
       <h1>Clusters</h1>
       <p className="lead">
         The console asks each onboarded Proxmox VE host which cluster it belongs to (every few

@@ -1,5 +1,4 @@
 import type { Metadata } from "next";
-import Link from "next/link";
 import { z } from "zod";
 import { DrillControl } from "@/components/power/drill-control";
 import { RunTimelineView } from "@/components/power/timeline";
@@ -32,9 +31,6 @@ export default async function PowerRunsPage({ searchParams }: { searchParams: Se
   ]);
   return (
     <>
-      <p className="muted small">
-        <Link href="/power">Power</Link> / Runs and drills
-      </p>
       <div className="page-head">
         <h1>Runs and drills</h1>
         {hasRole(actor.role, "admin") && (

@@ -1,5 +1,4 @@
 import type { Metadata } from "next";
-import { PowerConfigNav } from "@/components/power/config-form";
 import { PowerSettingsForm } from "@/components/power/power-settings-form";
 import { requirePageActor } from "@/lib/auth/actor";
 import { getDb } from "@/lib/db/client";
@@ -14,7 +13,6 @@ export default async function PowerSettingsPage() {
   const { mode, triggers, pollIntervalMs, shutdown } = await readPowerSettings(getDb());
   return (
     <>
-      <PowerConfigNav current="settings" />
       <h1>Triggers and deadlines</h1>
       <p className="lead">
         The defaults every UPS follows unless it overrides them, how often the console asks each

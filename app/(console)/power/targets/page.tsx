@@ -1,6 +1,5 @@
 import type { Metadata } from "next";
 import Link from "next/link";
-import { PowerConfigNav } from "@/components/power/config-form";
 import { DeleteConfigButton } from "@/components/power/delete-config-button";
 import styles from "@/components/power/power.module.css";
 import { TargetForm } from "@/components/power/target-form";
@@ -33,7 +32,6 @@ export default async function PowerTargetsPage({ searchParams }: { searchParams:
   const ups = devices.map(({ id, name }) => ({ id, name }));
   return (
     <>
-      <PowerConfigNav current="targets" />
       <h1>Protected targets</h1>
       <p className="lead">
         The hosts the console onboarded are the hosts it protects: it calls each node&apos;s own API

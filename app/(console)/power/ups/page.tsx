@@ -1,6 +1,5 @@
 import type { Metadata } from "next";
 import Link from "next/link";
-import { PowerConfigNav } from "@/components/power/config-form";
 import { DeleteConfigButton } from "@/components/power/delete-config-button";
 import styles from "@/components/power/power.module.css";
 import { UpsForm } from "@/components/power/ups-form";
@@ -27,7 +26,6 @@ export default async function PowerUpsPage({ searchParams }: { searchParams: Sea
   const editing = devices.find((ups) => ups.id === editId) ?? null;
   return (
     <>
-      <PowerConfigNav current="ups" />
       <h1>UPS devices</h1>
       <p className="lead">
         Each UPS is read every {settings.pollIntervalMs / 1000} s over one persistent connection.

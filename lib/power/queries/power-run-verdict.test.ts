@@ -202,6 +202,33 @@ describe("powerStepVerdicts", () => {
     });
   });
 
+  it("a partial outage: HA is not disarmed, and the step says why", () => {
+    const plan = {
+      mode: "armed",
+      targets: [{ id: "a", name: "pve1", cluster: "c1", afterClusters: false }],
+      clusters: [
+        {
+          clusterId: "c1",
+          name: "lab",
+          hyperConverged: true,
+          nodes: [{ targetId: "a" }],
+          consolidate: null,
+          partial: { staying: ["pve2", "pve3"] },
+        },
+      ],
+    };
+    const verdicts = powerStepVerdicts(
+      facts({ context: { plan }, calls: [sent("a", "x")] }),
+      allDone,
+    );
+    expect(verdicts.DisarmHa).toEqual({
+      state: "skipped",
+      note: "skipped — partial outage: HA stays armed for the nodes that keep power",
+    });
+    expect(verdicts.StopClusterGuests).toBeUndefined();
+    expect(verdicts.SetCephFlags).toBeUndefined();
+  });
+
   it("leaves steps that are not done as the engine says", () => {
     const run = facts({ context: { plan: standalone("dry-run") } });
     expect(

@@ -60,6 +60,10 @@ const ZPlan = z.object({
           .object({ stage: z.string(), mode: z.string() })
           .nullish()
           .transform((c) => c ?? null),
+        partial: z
+          .object({ staying: z.array(z.string()) })
+          .nullish()
+          .transform((p) => p ?? null),
       }),
     )
     .optional()
@@ -243,7 +247,12 @@ export function powerStepVerdicts(
           ? "every target goes down with its cluster"
           : "no target left (mains back)",
     CheckConsolidation: () => (firstStage.length > 0 ? null : "no consolidation"),
-    DisarmHa: () => (prepared.length > 0 ? null : noCluster),
+    DisarmHa: () =>
+      prepared.some((c) => !c.partial)
+        ? null
+        : prepared.length > 0
+          ? "partial outage: HA stays armed for the nodes that keep power"
+          : noCluster,
     MigrateGuests: () => (migrating.length > 0 ? null : "no migration"),
     StopClusterGuests: () =>
       prepared.some((c) => !migrating.includes(c))

@@ -37,7 +37,10 @@ export function apiGetRoutes(ids: Record<string, string>): string[] {
     .readdirSync(apiDir, { recursive: true, encoding: "utf8" })
     .filter((file) => path.basename(file) === "route.ts")
     .filter((file) =>
-      /export\s+(async\s+)?function\s+GET\b/.test(fs.readFileSync(path.join(apiDir, file), "utf8")),
+      // A handler function, or the route wrapper's `export const GET = route(…)`.
+      /export\s+((async\s+)?function|const)\s+GET\b/.test(
+        fs.readFileSync(path.join(apiDir, file), "utf8"),
+      ),
     )
     .map((file) => {
       const route = path

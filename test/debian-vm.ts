@@ -428,6 +428,15 @@ async function waitForQmpSocket(socketPath: string, qemu: Qemu, timeoutMs: numbe
   }
 }
 
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function freePort(): Promise<number> {
@@ -538,8 +547,12 @@ export async function debianVmImage(log: Log = console.log): Promise<DebianVmIma
   }
 
   await mkdir(CACHE_DIR, { recursive: true });
-  for (const old of await readdir(CACHE_DIR))
+  // Other recipes' images go, and builds left by dead processes; a build still running stays.
+  for (const old of await readdir(CACHE_DIR)) {
+    const builder = /\.building-(\d+)$/.exec(old)?.[1];
+    if (builder !== undefined && processAlive(Number(builder))) continue;
     await rm(path.join(CACHE_DIR, old), { recursive: true, force: true });
+  }
   const work = path.join(CACHE_DIR, `${hash}.building-${process.pid}`);
   try {
     let started = performance.now();

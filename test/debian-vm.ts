@@ -190,21 +190,21 @@ async function biosSeconds(
 export async function chooseAccelerator(): Promise<Accelerator> {
   const tcg = await biosSeconds("tcg", "max", 30);
   if (tcg === null) throw new Error("QEMU cannot run a machine with TCG here");
-  const useTcg = (why: string): Accelerator => ({ accel: "tcg", cpu: "qemu64", why });
+  const tcgBecause = (why: string): Accelerator => ({ accel: "tcg", cpu: "qemu64", why });
   try {
     const fd = await import("node:fs/promises").then((fs) => fs.open("/dev/kvm", "r+"));
     await fd.close();
   } catch {
-    return useTcg("no /dev/kvm this user may use");
+    return tcgBecause("no /dev/kvm this user may use");
   }
   const limit = 2 * tcg + 0.5;
   const kvm = await biosSeconds("kvm", "host", limit);
   if (kvm === null)
-    return useTcg(
+    return tcgBecause(
       `KVM does not run a machine here within ${limit.toFixed(1)} s (TCG: ${tcg.toFixed(2)} s)`,
     );
   if (kvm >= tcg)
-    return useTcg(`KVM is slower than TCG here (${kvm.toFixed(2)} s, TCG ${tcg.toFixed(2)} s)`);
+    return tcgBecause(`KVM is slower than TCG here (${kvm.toFixed(2)} s, TCG ${tcg.toFixed(2)} s)`);
   return {
     accel: "kvm",
     cpu: "host",

@@ -202,9 +202,9 @@ async function holdDpkgLock(): Promise<void> {
   await vm.execOk(
     [
       "rm -f /run/clupilot-test-release /run/clupilot-test-holding",
-      `nohup setsid apt-get -o ${shQuote("DPkg::Pre-Invoke::=touch /run/clupilot-test-holding; while [ ! -e /run/clupilot-test-release ]; do sleep 1; done")} install -y --reinstall clupilot-lock-holder > /root/lock-holder.log 2>&1 < /dev/null &`,
+      `nohup setsid apt-get -o ${shQuote("DPkg::Pre-Invoke::=touch /run/clupilot-test-holding; while [ ! -e /run/clupilot-test-release ]; do sleep 1; done")} install -y --reinstall clupilot-lock-holder > /var/log/clupilot-test-lock-holder.log 2>&1 < /dev/null &`,
       "for i in $(seq 1 600); do [ -e /run/clupilot-test-holding ] && exit 0; sleep 0.5; done",
-      "echo 'the lock holder did not reach its hook' >&2; cat /root/lock-holder.log >&2; exit 1",
+      "echo 'the lock holder did not reach its hook' >&2; cat /var/log/clupilot-test-lock-holder.log >&2; exit 1",
     ].join("\n"),
     { timeoutMs: 360_000 },
   );

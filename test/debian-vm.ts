@@ -366,8 +366,31 @@ function qemuPidOf(guard: ChildProcess): number | null {
   }
 }
 
+/**
+ * Connects to QEMU's QMP socket. The socket file appears a moment before QEMU listens on it:
+ * a refused connection is tried again, for up to 30 s.
+ */
+async function connectQmp(socketPath: string): Promise<net.Socket> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const socket = net.connect(socketPath);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        socket.once("connect", resolve);
+        socket.once("error", reject);
+      });
+      return socket;
+    } catch (error) {
+      socket.destroy();
+      const code = (error as NodeJS.ErrnoException).code;
+      if ((code !== "ECONNREFUSED" && code !== "ENOENT") || Date.now() > deadline) throw error;
+      await delay(100);
+    }
+  }
+}
+
 async function qmp(socketPath: string, commands: { execute: string; arguments?: object }[]) {
-  const socket = net.connect(socketPath);
+  const socket = await connectQmp(socketPath);
   socket.setEncoding("utf8");
   const replies: unknown[] = [];
   let buffer = "";
@@ -399,10 +422,7 @@ async function qmp(socketPath: string, commands: { execute: string; arguments?: 
         resolve(value as Record<string, unknown>);
       });
     });
-  await new Promise<void>((resolve, reject) => {
-    socket.once("connect", resolve);
-    socket.once("error", reject);
-  });
+  socket.on("error", () => {});
   try {
     await next(); // the greeting
     const results: unknown[] = [];

@@ -28,12 +28,16 @@ gpg                                  gpg                      lab nodes check th
 virt-customize                       libguestfs-tools         image tools: template.sh with the real libguestfs tools
 virt-cat                             libguestfs-tools         image tools: verify_image_contents
 virt-filesystems                     libguestfs-tools         image tools: verify_image_structure
-qemu-img                             qemu-utils               image tools: the test's disk images
-mmdebstrap                           mmdebstrap               image tools: the Debian root of the test's image
+qemu-img                             qemu-utils               image tools and the Debian VM test: disk images
+mmdebstrap                           mmdebstrap               image tools and the Debian VM test: their Debian roots
 /sbin/sgdisk                         gdisk                    image tools: the image's GPT
 /sbin/mkfs.vfat                      dosfstools               image tools: the image's EFI partition
 dpkg-scanpackages                    dpkg-dev                 image tools: the image's local repository
 /boot/vmlinuz-*                      linux-image-cloud-amd64  image tools: a kernel for the libguestfs appliance (any installed one will do)
+qemu-system-x86_64                   qemu-system-x86          the Debian VM test: runs the VM (test/debian-vm.ts)
+/sbin/mke2fs                         e2fsprogs                the Debian VM test: its disk (mkfs.ext4 -d, no mount)
+setpriv                              util-linux               the Debian VM test: QEMU ends with the test process
+dpkg-deb                             dpkg                     the Debian VM test: the stand-in repository's packages
 "
 
 if [ -n "${CHROMIUM_PATH:-}" ] && [ ! -x "$root$CHROMIUM_PATH" ]; then

@@ -11,17 +11,11 @@ import { createUpsSource } from "@/lib/power/ups/source";
 import { waitUntil, type LabNode } from "@/lab";
 import { startLabUps, type LabUps } from "@/lab/ups/lab-ups";
 import { registerTestDatabase } from "@/test/db";
-import {
-  addUps,
-  ADMIN,
-  nutSourceOf,
-  onboardedLabNode,
-  powerTestPipelines,
-  protectHost,
-} from "@/test/fixtures/power";
+import { addUps, ADMIN, nutSourceOf, onboardedLabNode, protectHost } from "@/test/fixtures/power";
+import { startPowerTestWorker } from "@/test/fixtures/protected-lab-cluster";
 import { settled } from "@/test/runs";
 import { waitFor } from "@/test/worker-process";
-import { startWorker, type WorkerHandle } from "@/worker/runner";
+import type { WorkerHandle } from "@/worker/runner";
 import { startPowerMonitor, type PowerMonitor } from "./power-monitor";
 
 /**
@@ -39,14 +33,7 @@ const wallStep = new Map<string, number>();
 
 beforeAll(async () => {
   const { db, url } = database;
-  worker = await startWorker({
-    connectionString: url,
-    pipelines: powerTestPipelines,
-    concurrency: 2,
-    pollIntervalMs: 200,
-    periodicChecks: false,
-    log: () => {},
-  });
+  worker = await startPowerTestWorker({ url });
   await updatePowerSettings(
     db,
     {

@@ -15,17 +15,10 @@ import { POWER_SHUTDOWN } from "@/lib/power/shutdown/pipeline";
 import { updatePowerSettings } from "@/lib/power/update-power-settings";
 import { waitUntil, type LabNode } from "@/lab";
 import { startLabUps } from "@/lab/ups/lab-ups";
-import {
-  addUps,
-  ADMIN,
-  nutSourceOf,
-  onboardedLabNode,
-  powerTestPipelines,
-  protectHost,
-} from "@/test/fixtures/power";
+import { addUps, ADMIN, nutSourceOf, onboardedLabNode, protectHost } from "@/test/fixtures/power";
+import { startPowerTestWorker } from "@/test/fixtures/protected-lab-cluster";
 import { startRestartablePostgres, type RestartablePostgres } from "@/test/restartable-postgres";
 import { waitFor } from "@/test/worker-process";
-import { startWorker } from "@/worker/runner";
 import { startPowerMonitor, type PowerMonitor } from "./power-monitor";
 
 /**
@@ -81,14 +74,7 @@ afterAll(async () => {
  * production (worker/process-guard.ts); in a test process it would count as an error.
  */
 async function fleet(name: string, stages: number) {
-  const worker = await startWorker({
-    connectionString: postgres.url,
-    pipelines: powerTestPipelines,
-    concurrency: 2,
-    pollIntervalMs: 200,
-    periodicChecks: false,
-    log: () => {},
-  });
+  const worker = await startPowerTestWorker({ url: postgres.url });
   try {
     return await fleetWith(name, stages);
   } finally {

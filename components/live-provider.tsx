@@ -2,7 +2,7 @@
 
 import { useQueryClient, type QueryKey } from "@tanstack/react-query";
 import { createContext, useContext, useEffect, useRef, useState, type ReactNode } from "react";
-import type { LiveMessage } from "@/lib/live/notify";
+import type { LiveList, LiveMessage } from "@/lib/live/notify";
 import { leaveForSignIn } from "./leave-for-sign-in";
 import { liveKeys } from "./live-keys";
 import { isPowerLiveMessage, powerKeysFor, type PowerLiveMessage } from "./power/power-keys";
@@ -37,8 +37,23 @@ const COALESCE_MS = 150;
  */
 export type BrowserLiveMessage = Exclude<
   LiveMessage,
-  { type: "log" } | { type: "access" } | { type: "process-restart" } | { type: "power" }
+  | { type: "log" }
+  | { type: "access" }
+  | { type: "process-restart" }
+  | { type: "power" }
+  | { type: "list" }
 >;
+
+/** A list page's records changed: those pages re-render (ListLiveRefresh). */
+type ListListener = (list: LiveList) => void;
+type SubscribeList = (listener: ListListener) => () => void;
+const ListMessagesContext = createContext<SubscribeList>(() => () => {});
+
+function listOf(value: unknown): LiveList | null {
+  if (typeof value !== "object" || value === null) return null;
+  const v = value as Record<string, unknown>;
+  return v.type === "list" && (v.list === "catalog" || v.list === "users") ? v.list : null;
+}
 
 /**
  * The hosts list is not invalidated here: with a fleet changing phase every few seconds that
@@ -90,6 +105,13 @@ export function LiveProvider({ children }: { children: ReactNode }) {
     listeners.current.add(listener);
     return () => {
       listeners.current.delete(listener);
+    };
+  });
+  const listListeners = useRef(new Set<ListListener>());
+  const [subscribeList] = useState<SubscribeList>(() => (listener: ListListener) => {
+    listListeners.current.add(listener);
+    return () => {
+      listListeners.current.delete(listener);
     };
   });
   const powerListeners = useRef(new Set<PowerListener>());
@@ -157,6 +179,11 @@ export function LiveProvider({ children }: { children: ReactNode }) {
       es.onmessage = (event) => {
         const message = parse(event.data);
         if (isProcessRestart(message)) return invalidate([liveKeys.crashLoops]);
+        const list = listOf(message);
+        if (list) {
+          for (const listener of listListeners.current) listener(list);
+          return;
+        }
         if (isPowerLiveMessage(message)) {
           refreshPower(powerKeysFor(message));
           for (const listener of powerListeners.current) listener(message);
@@ -194,7 +221,9 @@ export function LiveProvider({ children }: { children: ReactNode }) {
     <LiveContext.Provider value={status}>
       <LiveMessagesContext.Provider value={subscribe}>
         <PowerMessagesContext.Provider value={subscribePower}>
-          {children}
+          <ListMessagesContext.Provider value={subscribeList}>
+            {children}
+          </ListMessagesContext.Provider>
         </PowerMessagesContext.Provider>
       </LiveMessagesContext.Provider>
     </LiveContext.Provider>
@@ -258,4 +287,14 @@ export function LiveIndicator() {
       {label}
     </span>
   );
+}
+
+/** Calls `listener` whenever the records of a list page changed (see ListLiveRefresh). */
+export function useListLiveMessages(listener: ListListener): void {
+  const subscribe = useContext(ListMessagesContext);
+  const latest = useRef(listener);
+  useEffect(() => {
+    latest.current = listener;
+  });
+  useEffect(() => subscribe((list) => latest.current(list)), [subscribe]);
 }

@@ -2,6 +2,7 @@ import { and, desc, eq, isNull, lt, or } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { apiTokens, users } from "@/lib/db/schema";
 import { AppError } from "@/lib/errors";
+import { notifyLive } from "@/lib/live/notify";
 import type { SessionUser } from "./session";
 import { notifyAccessChanged } from "./access-changed";
 import { randomToken, sha256Hex } from "./secret-token";
@@ -35,6 +36,7 @@ export async function createApiToken(
     .insert(apiTokens)
     .values({ userId, label, tokenHash: sha256Hex(token), prefix })
     .returning({ id: apiTokens.id });
+  await notifyLive(db, { type: "list", list: "users" });
   return { id: row!.id, token, prefix };
 }
 
@@ -134,5 +136,6 @@ export async function revokeApiToken(
     .where(and(eq(apiTokens.id, tokenId), isNull(apiTokens.revokedAt)))
     .returning({ userId: apiTokens.userId });
   for (const { userId } of revoked) await notifyAccessChanged(db, userId);
+  if (revoked.length > 0) await notifyLive(db, { type: "list", list: "users" });
   return token;
 }

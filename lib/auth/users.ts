@@ -1,5 +1,6 @@
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
+import { notifyLive } from "@/lib/live/notify";
 import { users } from "@/lib/db/schema";
 import { AppError, isUniqueViolation } from "@/lib/errors";
 import { hashPassword, verifyPassword } from "./password";
@@ -57,6 +58,7 @@ export async function createUser(
       .insert(users)
       .values({ name: input.name, role: input.role, passwordHash })
       .returning(userSummaryColumns);
+    await notifyUsersList(db);
     return row!;
   } catch (error) {
     if (isUniqueViolation(error)) throw nameTaken(input.name);
@@ -100,6 +102,7 @@ async function updateGuardingLastAdmin(
       .set({ ...change, updatedAt: new Date() })
       .where(eq(users.id, userId))
       .returning(userSummaryColumns);
+    await notifyUsersList(tx);
     return updated!;
   });
 }
@@ -164,4 +167,9 @@ export async function changeOwnPassword(
 export async function countUsers(db: Pick<Database, "select">): Promise<number> {
   const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(users);
   return row?.n ?? 0;
+}
+
+/** The users page (and the tokens on it) re-renders in every open tab, on commit. */
+export function notifyUsersList(db: Pick<Database, "execute">): Promise<void> {
+  return notifyLive(db, { type: "list", list: "users" });
 }

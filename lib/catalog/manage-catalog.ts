@@ -2,6 +2,7 @@ import { desc, eq, max } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { events, plans, planVersions } from "@/lib/db/schema";
 import { AppError, isUniqueViolation } from "@/lib/errors";
+import { notifyLive } from "@/lib/live/notify";
 import type { TCreatePlan, TCreatePlanVersion } from "./schemas";
 
 export async function createPlan(db: Database, input: TCreatePlan, actor: string): Promise<string> {
@@ -26,6 +27,7 @@ export async function createPlan(db: Database, input: TCreatePlan, actor: string
     await tx
       .insert(events)
       .values({ kind: "catalog.plan_created", actor, message: `plan ${input.slug} created` });
+    await notifyLive(tx, { type: "list", list: "catalog" });
     return plan!.id;
   });
 }
@@ -61,6 +63,7 @@ export async function createPlanVersion(
       actor,
       message: `${plan.slug} v${version} drafted (template VMID ${input.templateVmid})`,
     });
+    await notifyLive(tx, { type: "list", list: "catalog" });
     return row!.id;
   });
 }
@@ -93,6 +96,7 @@ export async function publishPlanVersion(
       actor,
       message: `${plan?.slug ?? "plan"} v${version.version} published; template VMID ${version.templateVmid} is now required on every host`,
     });
+    await notifyLive(tx, { type: "list", list: "catalog" });
   });
 }
 

@@ -57,6 +57,7 @@ export const ZLiveMessage = z.discriminatedUnion("type", [
     upsId: z.uuid().nullable(),
     eventId: z.number().int().positive().nullable(),
   }),
+  z.object({ type: z.literal("list"), list: z.enum(["catalog", "users"]) }),
 ]);
 
 /** A notification payload is `unknown` until it parses: a malformed one is dropped, not relayed. */

@@ -44,7 +44,15 @@ export type LiveMessage =
    * Power state changed (lib/power): a UPS's reading or state (`upsId`), a power event
    * (`eventId`), or the mode or configuration (both null). The UI re-reads what it shows.
    */
-  | { type: "power"; upsId: string | null; eventId: number | null };
+  | { type: "power"; upsId: string | null; eventId: number | null }
+  /**
+   * The records a list page shows changed (`catalog`: plans and versions; `users`: accounts and
+   * API tokens): a page showing that list re-renders. Carries nothing but which list.
+   */
+  | { type: "list"; list: LiveList };
+
+/** The list pages the live stream keeps current (see the `list` message). */
+export type LiveList = "catalog" | "users";
 
 /** Characters of phase / failure reason a notification carries (the row shows one line). */
 export const LIVE_PHASE_MAX = 300;

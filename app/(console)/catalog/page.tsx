@@ -11,6 +11,7 @@ import {
   type RequiredTemplates,
 } from "@/lib/catalog/required-template-vmids";
 import { getDb } from "@/lib/db/client";
+import { ListLiveRefresh } from "@/components/list-live-refresh";
 
 export const dynamic = "force-dynamic";
 
@@ -25,6 +26,7 @@ export default async function CatalogPage() {
 
   return (
     <>
+      <ListLiveRefresh list="catalog" />
       <div className="page-head">
         <h1>Catalog</h1>
         {hasRole(actor.role, "admin") && (

@@ -7,6 +7,7 @@ import { requirePageActor } from "@/lib/auth/actor";
 import { listApiTokens } from "@/lib/auth/api-tokens";
 import { listUsers } from "@/lib/auth/users";
 import { getDb } from "@/lib/db/client";
+import { ListLiveRefresh } from "@/components/list-live-refresh";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Users" };
@@ -18,6 +19,7 @@ export default async function UsersPage() {
   const [users, tokens] = await Promise.all([listUsers(db), listApiTokens(db, null)]);
   return (
     <>
+      <ListLiveRefresh list="users" />
       <h1>Users</h1>
       <p className="lead">
         Viewers read; operators also add hosts, retry and abort; admins also manage users, tokens

@@ -71,25 +71,18 @@ test("the self-test runs from its button; each check shows its verdict and reaso
 
   await page.goto("/power");
   const card = page.getByTestId("self-test");
-  const message = card.getByTestId("run-self-test-message");
-  // A click before the page hydrated does nothing: repeat it until the card answers (a second
-  // request while one is queued is the same job).
-  const ask = () =>
-    expect(async () => {
-      await card.getByTestId("run-self-test").click();
-      await expect(message).toContainText("Self-test queued", { timeout: 2_000 });
-    }).toPass({ timeout: 20_000 });
+  // The button is disabled until the page hydrated, so one click is one request: a second one
+  // after the worker took the first would be a second run and a second test message.
+  await card.getByTestId("run-self-test").click();
 
-  // The worker runs it; the card follows on the live stream. Webhooks are tested on the button
-  // only, so this run's own targets in the table prove it is the run just asked for. The
-  // hourly run on the worker's crontab tests no webhooks and replaces the card's result: a
-  // test that runs across the hour asks once more.
+  // The worker runs it; the card follows on the live stream ("Self-test queued" shows until the
+  // result does, and not at all when the result is quicker than the answer to the click).
+  // Webhooks are tested on the button only, so this run's own targets in the table prove it is
+  // the run just asked for; an hourly run landing meanwhile keeps them under "as last tested
+  // by hand", where the same rows are found.
   const passing = checkRow(page, `${OK_NAME}: the webhook delivers`);
   const failing = checkRow(page, `${FAILING_NAME}: the webhook delivers`);
-  await expect(async () => {
-    await ask();
-    await expect(passing).toHaveAttribute("data-verdict", "ok", { timeout: 60_000 });
-  }).toPass({ timeout: 130_000 });
+  await expect(passing).toHaveAttribute("data-verdict", "ok", { timeout: 120_000 });
   await expect(passing.locator("td").nth(0)).toHaveText("ok");
   await expect(passing.locator("td").nth(1)).toContainText(
     `${new URL(receiver.url()).origin} took a test message (HTTP 200).`,

@@ -10,6 +10,7 @@ import {
   type SelfTestVerdict,
 } from "@/lib/power/self-test/verdict";
 import { useCan } from "../actor-context";
+import { useHydrated } from "../use-now";
 import { auditActionWords } from "../audit-words";
 import { LocalTime } from "../local-time";
 import { useFallbackRefetchInterval } from "../live-provider";
@@ -191,6 +192,9 @@ function RunSelfTestButton({
   const canRun = useCan("operator");
   const queryClient = useQueryClient();
   const [pending, startTransition] = useTransition();
+  // Server-rendered, the button has no handler until the page hydrates: a press then would do
+  // nothing and say nothing, so it is disabled until it can act.
+  const hydrated = useHydrated();
   if (!canRun) return null;
   const run = () =>
     startTransition(async () => {
@@ -203,7 +207,7 @@ function RunSelfTestButton({
       type="button"
       className="button"
       onClick={run}
-      disabled={pending}
+      disabled={pending || !hydrated}
       data-testid="run-self-test"
     >
       {pending ? "Queuing…" : "Run self-test now"}

@@ -16,6 +16,7 @@
  * the moment the lab saw its last node lose power (polled every 20 ms). The timeline's recorded
  * actions give each phase's share.
  */
+import { CONSOLE_PRIVILEGE_NAMES } from "@/lib/proxmox/console-identity";
 import crypto from "node:crypto";
 import { parseArgs } from "node:util";
 import { startLabCluster, type LabCluster } from "@/lab";
@@ -34,7 +35,6 @@ import { DEFAULT_POWER_SETTINGS } from "@/lib/power/settings";
 import { powerShutdownPipeline } from "@/lib/power/shutdown/pipeline";
 import { startShutdownRun } from "@/lib/power/shutdown/start-shutdown-run";
 import { updatePowerSettings } from "@/lib/power/update-power-settings";
-import { CONSOLE_PRIVILEGE_NAMES } from "@/lib/steps/host/create-api-token";
 import { createUpsDevice } from "@/lib/power/ups-devices";
 import { settled } from "@/test/runs";
 import { startWorker } from "@/worker/runner";

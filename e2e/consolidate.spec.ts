@@ -1,3 +1,4 @@
+import { CONSOLE_PRIVILEGE_NAMES } from "../lib/proxmox/console-identity";
 import { expect, test, type Page } from "./support/test";
 import { startLabCluster, type LabCluster } from "../lab";
 import type { LabGuestSpec } from "../lab/pve/cluster/model";
@@ -5,7 +6,6 @@ import { startLabUps, type LabUps } from "../lab/ups/lab-ups";
 import { addLabUps, databaseUrl } from "./support/console";
 import { createDb } from "../lib/db/client";
 import { seedActiveLabHost } from "../test/fixtures/active-lab-host";
-import { CONSOLE_PRIVILEGE_NAMES } from "../lib/steps/host/create-api-token";
 import { removeFleet } from "../test/fleet-seed";
 import { E2E_STORAGE_STATE } from "./auth-state";
 

@@ -1,3 +1,4 @@
+import { CONSOLE_TOKEN_ID } from "@/lib/proxmox/console-identity";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -11,7 +12,7 @@ import { definePipeline, poll, type Step } from "@/lib/pipeline/step";
 import { getRun } from "@/lib/runs/get-run";
 import { retryRun } from "@/lib/runs/retry-run";
 import { createOnboardHostPipeline } from "@/lib/steps/host";
-import { createApiToken, CONSOLE_TOKEN_ID } from "@/lib/steps/host/create-api-token";
+import { createApiToken } from "@/lib/steps/host/create-api-token";
 import { createDecommissionHostPipeline } from "@/lib/steps/host/decommission";
 import { connectHost } from "@/lib/steps/host/connect-host";
 import { createHostServices, type HostServices } from "@/lib/steps/host/services";

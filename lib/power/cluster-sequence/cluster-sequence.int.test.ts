@@ -1,3 +1,4 @@
+import { CONSOLE_PRIVILEGE_NAMES } from "@/lib/proxmox/console-identity";
 import https from "node:https";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { and, eq } from "drizzle-orm";
@@ -13,7 +14,6 @@ import { clusterApiOver } from "./cluster-api";
 import { startLabCluster, waitUntil, type LabCluster } from "@/lab";
 import type { LabGuestSpec, PveRelease } from "@/lab/pve/cluster/model";
 import { registerTestDatabase } from "@/test/db";
-import { CONSOLE_PRIVILEGE_NAMES } from "@/lib/steps/host/create-api-token";
 import { ADMIN, persistReading, shutdownInput } from "@/test/fixtures/power";
 import { settled } from "@/test/runs";
 import type { WorkerHandle } from "@/worker/runner";

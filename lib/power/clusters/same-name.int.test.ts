@@ -1,3 +1,4 @@
+import { CONSOLE_PRIVILEGE_NAMES } from "@/lib/proxmox/console-identity";
 import { and, eq, gte } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { powerClusterMemberships, powerClusters, powerEvents, powerTargets } from "@/lib/db/schema";
@@ -9,7 +10,6 @@ import { startShutdownRun } from "@/lib/power/shutdown/start-shutdown-run";
 import { setPowerMode } from "@/lib/power/set-power-mode";
 import { DEFAULT_POWER_SETTINGS } from "@/lib/power/settings";
 import { loadTargets } from "@/lib/power/targets/load-targets";
-import { CONSOLE_PRIVILEGE_NAMES } from "@/lib/steps/host/create-api-token";
 import { registerTestDatabase } from "@/test/db";
 import { ADMIN, persistReading, shutdownInput } from "@/test/fixtures/power";
 import { settled } from "@/test/runs";

@@ -1,7 +1,7 @@
+import { missingPrivileges } from "@/lib/proxmox/console-identity";
 import type { Database } from "@/lib/db/client";
 import { safeErrorSummary } from "@/lib/errors";
 import type { PbsClient } from "@/lib/proxmox/pbs-client";
-import { missingPrivileges } from "@/lib/steps/host/verify-proxmox-api";
 import type { PbsEndpoint, TargetRecord } from "../targets/load-targets";
 import { apiBaseUrl } from "@/lib/proxmox/pinned-https";
 import { pbsClientFor } from "../targets/shutdown-call";

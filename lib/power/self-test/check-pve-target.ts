@@ -1,3 +1,8 @@
+import {
+  CONSOLE_ROLE,
+  missingPrivileges,
+  type RequiredPrivilege,
+} from "@/lib/proxmox/console-identity";
 import { eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { powerClusterMemberships, powerClusters } from "@/lib/db/schema";
@@ -7,12 +12,7 @@ import type { ProxmoxClient } from "@/lib/proxmox/client";
 import { ProxmoxPermissionError } from "@/lib/proxmox/errors";
 import type { TClusterStatusEntry } from "@/lib/proxmox/schemas";
 import { sh } from "@/lib/ssh";
-import { CONSOLE_ROLE } from "@/lib/steps/host/create-api-token";
-import {
-  judgeNodeName,
-  missingPrivileges,
-  type RequiredPrivilege,
-} from "@/lib/steps/host/verify-proxmox-api";
+import { judgeNodeName } from "@/lib/steps/host/verify-proxmox-api";
 import type { PveEndpoint, TargetRecord } from "../targets/load-targets";
 import { apiBaseUrl } from "@/lib/proxmox/pinned-https";
 import { apiFailure } from "./failure";

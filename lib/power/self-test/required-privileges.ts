@@ -1,5 +1,4 @@
-import { CONSOLE_PRIVILEGES } from "@/lib/steps/host/create-api-token";
-import type { RequiredPrivilege } from "@/lib/steps/host/verify-proxmox-api";
+import { CONSOLE_PRIVILEGES, type RequiredPrivilege } from "@/lib/proxmox/console-identity";
 
 /**
  * The privileges a protected node's token needs for the features the console uses on it, each

@@ -1,3 +1,4 @@
+import { CONSOLE_PRIVILEGE_NAMES, CONSOLE_TOKEN_ID } from "@/lib/proxmox/console-identity";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -18,7 +19,7 @@ import {
 import { startStepHarness, type StepHarness } from "@/test/fixtures/step-harness";
 import { runLogText } from "@/test/runs";
 import { connectHost } from "./connect-host";
-import { CONSOLE_PRIVILEGE_NAMES, CONSOLE_TOKEN_ID, createApiToken } from "./create-api-token";
+import { createApiToken } from "./create-api-token";
 import { registerCapacity } from "./register-capacity";
 import { verifyProxmoxApi } from "./verify-proxmox-api";
 import { verifyVmTemplate } from "./verify-vm-template";

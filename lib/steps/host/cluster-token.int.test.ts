@@ -1,3 +1,4 @@
+import { CONSOLE_TOKEN_ID } from "@/lib/proxmox/console-identity";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -11,7 +12,7 @@ import { apiTestPipeline, hostRow, insertLabHost, runToEnd } from "@/test/fixtur
 import { startStepHarness, type StepHarness } from "@/test/fixtures/step-harness";
 import { runLogText } from "@/test/runs";
 import { connectHost } from "./connect-host";
-import { CONSOLE_TOKEN_ID, createApiToken } from "./create-api-token";
+import { createApiToken } from "./create-api-token";
 import { verifyProxmoxApi } from "./verify-proxmox-api";
 
 const onboard = apiTestPipeline("test-cluster-token", [

@@ -1,6 +1,6 @@
+import { CONSOLE_PRIVILEGE_NAMES } from "@/lib/proxmox/console-identity";
 import { describe, expect, it } from "vitest";
 import {
-  CONSOLE_PRIVILEGE_NAMES,
   accessCommand,
   parseAccessProbe,
   parseTokenAdd,

@@ -1,70 +1,17 @@
 import { z } from "zod";
 import { advance, fail, type Outcome, type Step } from "@/lib/pipeline/step";
 import { ProxmoxAuthError, ProxmoxCertificateMismatchError } from "@/lib/proxmox/errors";
+import {
+  CONSOLE_PRIVILEGE_NAMES,
+  CONSOLE_ROLE,
+  CONSOLE_TOKEN_ID,
+  CONSOLE_TOKEN_NAME,
+  CONSOLE_USER,
+} from "@/lib/proxmox/console-identity";
 import { sh } from "@/lib/ssh";
 import { asRoot, type HostServices } from "./services";
 import { withPermanentSshFailures } from "./ssh-failure";
 import { alreadyInPlace } from "./already-in-place";
-
-/** The console's own Proxmox identity: a user without a password, used only through its token. */
-export const CONSOLE_USER = "clupilot@pve";
-export const CONSOLE_ROLE = "CluPilot";
-export const CONSOLE_TOKEN_NAME = "console";
-export const CONSOLE_TOKEN_ID = `${CONSOLE_USER}!${CONSOLE_TOKEN_NAME}`;
-
-/**
- * Exactly the privileges the console's features need, each with the path its feature checks
- * and what it is for. All exist on PVE 9 (no `VM.Monitor`: PVE 9 rejects a role naming it).
- * Templates are built over SSH as root, so no `VM.Allocate`/`VM.Config.*` is needed here.
- * `{node}` stands for the host's node name.
- */
-export const CONSOLE_PRIVILEGES = [
-  {
-    privilege: "VM.Audit",
-    path: "/vms",
-    purpose: "template checks: list VMs and read their configs (VerifyVmTemplate, pre-sale check)",
-  },
-  {
-    privilege: "Sys.Audit",
-    path: "/nodes/{node}",
-    purpose: "node status and capacity: CPU and memory (RegisterCapacity), cluster and HA status",
-  },
-  {
-    privilege: "Datastore.Audit",
-    path: "/storage",
-    purpose: "storage capacity: which storages take disk images and their size (RegisterCapacity)",
-  },
-  {
-    privilege: "Sys.PowerMgmt",
-    path: "/nodes/{node}",
-    purpose: "power: shut the node down (POST /nodes/{node}/status)",
-  },
-  {
-    privilege: "VM.PowerMgmt",
-    path: "/vms",
-    purpose: "power: shut guests down before the node (guest shutdown, stopall)",
-  },
-  {
-    privilege: "Sys.Modify",
-    path: "/",
-    purpose: "power: set and clear Ceph flags such as noout around a shutdown",
-  },
-  {
-    privilege: "Sys.Console",
-    path: "/",
-    purpose: "power: disarm and re-arm HA around a shutdown (PVE 9.2+)",
-  },
-  {
-    privilege: "VM.Migrate",
-    path: "/vms",
-    purpose:
-      "power: consolidate a cluster onto one node at the first threshold (POST …/{qemu|lxc}/{vmid}/migrate)",
-  },
-] as const;
-
-export const CONSOLE_PRIVILEGE_NAMES: readonly string[] = CONSOLE_PRIVILEGES.map(
-  (p) => p.privilege,
-);
 
 const MARK = "--clupilot--";
 const HOST_FILE = (file: string) => `"/etc/pve/local/${file}"`;

@@ -1,10 +1,6 @@
+import { missingPrivileges, requiredPrivileges } from "@/lib/proxmox/console-identity";
 import { describe, expect, it } from "vitest";
-import {
-  judgeNodeName,
-  missingPrivileges,
-  missingPrivilegesReason,
-  requiredPrivileges,
-} from "./verify-proxmox-api";
+import { judgeNodeName, missingPrivilegesReason } from "./verify-proxmox-api";
 
 describe("VerifyProxmoxApi: the node name", () => {
   it("an exact match passes", () => {

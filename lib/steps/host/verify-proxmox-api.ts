@@ -1,6 +1,11 @@
 import { fail, type Outcome, type Step } from "@/lib/pipeline/step";
+import {
+  CONSOLE_ROLE,
+  missingPrivileges,
+  requiredPrivileges,
+  type RequiredPrivilege,
+} from "@/lib/proxmox/console-identity";
 import { sh } from "@/lib/ssh";
-import { CONSOLE_PRIVILEGES, CONSOLE_ROLE } from "./create-api-token";
 import { withPermanentProxmoxFailures } from "./proxmox-failure";
 import type { HostServices } from "./services";
 import { alreadyInPlace } from "./already-in-place";
@@ -30,28 +35,6 @@ export function judgeNodeName(configured: string, listed: readonly string[]): Ou
     );
   }
   return fail(`Proxmox knows no node "${configured}" (nodes: ${known}). ${fix}`);
-}
-
-export type RequiredPrivilege = { privilege: string; path: string; purpose: string };
-
-/** CONSOLE_PRIVILEGES with `{node}` filled in: where each feature's check happens. */
-export function requiredPrivileges(node: string): RequiredPrivilege[] {
-  return CONSOLE_PRIVILEGES.map((p) => ({ ...p, path: p.path.replace("{node}", node) }));
-}
-
-/**
- * Which required privileges the token does not hold, from `GET /access/permissions?path=…`
- * answers (`{ "<path>": { "<Priv>": 0|1 } }`). The number is the propagate flag, not whether
- * the privilege is granted: the key's presence is the grant.
- */
-export function missingPrivileges(
-  required: readonly RequiredPrivilege[],
-  answers: ReadonlyMap<string, Readonly<Record<string, Readonly<Record<string, number>>>>>,
-): RequiredPrivilege[] {
-  return required.filter((r) => {
-    const atPath = answers.get(r.path)?.[r.path];
-    return !atPath || !Object.hasOwn(atPath, r.privilege);
-  });
 }
 
 /** The failure for missing privileges: each named with what it is for, and the fix. */

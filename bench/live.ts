@@ -8,6 +8,8 @@
 import crypto from "node:crypto";
 import pg from "pg";
 import { createDb } from "@/lib/db/client";
+import { invalidateSessionToken } from "@/lib/auth/session";
+import { ACCESS_RECHECK_MS } from "@/lib/auth/stream-access";
 import { createTestUser } from "@/test/auth";
 import { LIVE_CHANNEL } from "@/lib/live/notify";
 import { sseEvents } from "@/test/sse";
@@ -22,8 +24,8 @@ async function main() {
   const { url, base } = server;
   // /api/live needs a signed-in viewer: a real user and session, as a browser would have.
   const users = createDb(url, 1);
+  stopAtEnd("the users' database pool", () => users.pool.end());
   const viewer = await createTestUser(users.db, "viewer");
-  await users.pool.end();
   const writer = new pg.Client({ connectionString: url });
   const bare = new pg.Client({ connectionString: url });
   const controller = new AbortController();
@@ -60,8 +62,10 @@ async function main() {
   }
   const reader = response.body.getReader();
   let listening = false;
+  let signedOutAt: number | null = null;
   void (async () => {
     for await (const sse of sseEvents(reader)) {
+      if (sse.event === "signed-out") signedOutAt = performance.now();
       if (sse.data?.includes('"listening":true')) listening = true;
       const id = sse.data && (JSON.parse(sse.data) as { runId?: string }).runId;
       if (id) arrivedSse.set(id, performance.now());
@@ -98,6 +102,21 @@ async function main() {
   report("commit→SSE latency p50", percentile(sse, 50), "ms");
   report("commit→SSE latency p95", percentile(sse, 95), "ms");
   report("commit→SSE latency max", percentile(sse, 100), "ms");
+
+  // Signing out ends the open stream through the same notification, not at the stream's
+  // periodic re-check (ACCESS_RECHECK_MS): the figure the e2e sign-out tests used to bound.
+  const signingOut = performance.now();
+  await invalidateSessionToken(users.db, viewer.sessionToken);
+  const signOutDeadline = signingOut + ACCESS_RECHECK_MS * 2;
+  while (signedOutAt === null && performance.now() < signOutDeadline) {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  report(
+    "sign-out→signed-out on the open stream",
+    signedOutAt === null ? Number.NaN : signedOutAt - signingOut,
+    "ms",
+  );
+  report("baseline periodic access re-check", ACCESS_RECHECK_MS, "ms");
 }
 
 runBench(main);

@@ -49,7 +49,7 @@ import { createDb, type Database } from "@/lib/db/client";
 import { migrateDatabase } from "@/lib/db/migrate";
 import { runs, stepVisits } from "@/lib/db/schema";
 import { createHost } from "@/lib/hosts/create-host";
-import type { OnboardingConfig } from "@/lib/steps/host/config";
+import type { OnboardingConfig } from "@/lib/steps/onboarding/config";
 import { setCatalog } from "@/test/fixtures/build-vm-template";
 import { DEFAULT_WORKER_CONCURRENCY } from "@/worker/concurrency";
 import { openCpuAccount, type CpuAccount } from "./support/cpu-account";
@@ -83,7 +83,7 @@ type WorkerReport = {
  * the poll's own tick is only the fallback (`BENCH_POLL_SECONDS` to try another).
  */
 async function labConfig(image: ImageServer): Promise<OnboardingConfig> {
-  const { onboardingConfigFromEnv } = await import("@/lib/steps/host/config");
+  const { onboardingConfigFromEnv } = await import("@/lib/steps/onboarding/config");
   const production = onboardingConfigFromEnv({});
   return {
     ...production,
@@ -112,7 +112,7 @@ async function workerMain() {
     return (query as (...a: unknown[]) => unknown).apply(this, args);
   } as typeof query;
 
-  const { createOnboardHostPipeline } = await import("@/lib/steps/host");
+  const { createOnboardHostPipeline } = await import("@/lib/steps/onboarding");
   const { TICK_TASK } = await import("@/lib/pipeline/schedule");
   const { startWorker } = await import("@/worker/runner");
   const pipeline = createOnboardHostPipeline(config);

@@ -9,7 +9,7 @@
  * - A detached start (`nohup setsid … &`, how remote jobs and builds start): its round trip
  *   beside a plain command's — it returns while its job runs on.
  * - A command given up on (`timeoutMs` 300): when the call rejects, beside the 300 ms.
- * - The waiters' watch loop (lib/steps/host/remote-watch.ts): a status file changed on the host
+ * - The waiters' watch loop (lib/steps/remote-job/remote-watch.ts): a status file changed on the host
  *   at a random moment while the loop waits → the loop's `changed` at the console, beside its
  *   round (WATCH_ROUND_SECONDS) and a one-shot status read (what a poll costs); and a baseline
  *   that no longer holds when the loop starts → `changed` at once, beside a plain command.
@@ -27,7 +27,7 @@ import {
   watchSawChange,
   watchStatusCommand,
   type WatchedStatus,
-} from "@/lib/steps/host/remote-watch";
+} from "@/lib/steps/remote-job/remote-watch";
 import { percentile, report } from "./support/report";
 import { runBench, startUntilEnd } from "./support/run-bench";
 

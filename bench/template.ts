@@ -26,9 +26,9 @@ import { runs, stepVisits } from "@/lib/db/schema";
 import { advance, definePipeline, poll, type Step } from "@/lib/pipeline/step";
 import { abortRun } from "@/lib/runs/abort-run";
 import { startRun } from "@/lib/runs/start-run";
-import { BUILD_VM_TEMPLATE, buildVmTemplate } from "@/lib/steps/host/build-vm-template";
-import { connectHost } from "@/lib/steps/host/connect-host";
-import { createHostServices, type HostServices } from "@/lib/steps/host/services";
+import { BUILD_VM_TEMPLATE, buildVmTemplate } from "@/lib/steps/onboarding/build-vm-template";
+import { connectHost } from "@/lib/steps/onboarding/connect-host";
+import { createHostServices, type HostServices } from "@/lib/steps/onboarding/services";
 import {
   buildTemplatePipeline,
   insertOnboardedHost,

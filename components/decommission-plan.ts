@@ -2,7 +2,7 @@ import type { HostDetail } from "@/lib/hosts/get-host";
 
 /**
  * What decommissioning this host will do, one sentence per step, in the pipeline's order
- * (lib/steps/host/decommission): the confirmation dialog shows exactly this list.
+ * (lib/steps/onboarding/decommission): the confirmation dialog shows exactly this list.
  */
 export function decommissionPlan(
   host: Pick<HostDetail, "name" | "address" | "sshUser" | "proxmox" | "latestRun">,

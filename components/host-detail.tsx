@@ -2,7 +2,7 @@
 
 import Link from "next/link";
 import type { HostDetail } from "@/lib/hosts/get-host";
-import { DECOMMISSION_HOST } from "@/lib/steps/host/decommission/name";
+import { DECOMMISSION_HOST } from "@/lib/steps/onboarding/decommission/name";
 import { formatDateTime } from "./format";
 import type { HostFormConsoleKey } from "./host-form";
 import { DecommissionResults, HostLifecycle } from "./host-lifecycle";

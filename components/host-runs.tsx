@@ -2,7 +2,7 @@
 
 import Link from "next/link";
 import type { HostRunSummary } from "@/lib/hosts/list-host-runs";
-import { DECOMMISSION_HOST } from "@/lib/steps/host/decommission/name";
+import { DECOMMISSION_HOST } from "@/lib/steps/onboarding/decommission/name";
 import { formatDateTime } from "./format";
 
 const PIPELINE_NAME: Record<string, string> = {

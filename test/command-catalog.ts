@@ -1,6 +1,6 @@
-import { OS_PROBE } from "@/lib/steps/host/check-operating-system";
-import { PRIVILEGE_PROBE } from "@/lib/steps/host/connect-host";
-import { asRoot } from "@/lib/steps/host/services";
+import { OS_PROBE } from "@/lib/steps/onboarding/check-operating-system";
+import { PRIVILEGE_PROBE } from "@/lib/steps/onboarding/connect-host";
+import { asRoot } from "@/lib/steps/remote-job/remote-host";
 import {
   buildEnvFile,
   CLEAR_STATUS,
@@ -11,13 +11,17 @@ import {
   startBuildCommand,
   watchBuildCommand,
   BUILD_SIGNATURE,
-} from "@/lib/steps/host/build-vm-template/commands";
-import { ACCESS_PROBE, accessCommand, type AccessAction } from "@/lib/steps/host/create-api-token";
+} from "@/lib/steps/onboarding/build-vm-template/commands";
+import {
+  ACCESS_PROBE,
+  accessCommand,
+  type AccessAction,
+} from "@/lib/steps/onboarding/create-api-token";
 import {
   HOSTNAME_PROBE,
   VERIFY_COMMAND,
   writeHostsCommand,
-} from "@/lib/steps/host/prepare-hostname";
+} from "@/lib/steps/onboarding/prepare-hostname";
 import {
   aptUpdateCommand,
   aptUpdateJobBody,
@@ -25,7 +29,7 @@ import {
   removeSourceCommand,
   repositoryProbe,
   writeSourceCommand,
-} from "@/lib/steps/host/install-proxmox-repository";
+} from "@/lib/steps/onboarding/install-proxmox-repository";
 import {
   JOB_WRAPPER,
   clearJobCommand,
@@ -33,14 +37,14 @@ import {
   readJobCommand,
   startJobCommand,
   watchJobCommand,
-} from "@/lib/steps/host/remote-job";
+} from "@/lib/steps/remote-job/remote-job";
 import {
   kernelJobBody,
   KERNEL_PROBE,
   packageStatesCommand,
-} from "@/lib/steps/host/install-proxmox-kernel";
-import { PVE_PROBE, planPveJob } from "@/lib/steps/host/install-proxmox-ve";
-import { REBOOT_COMMAND, REBOOT_PROBE } from "@/lib/steps/host/reboot-into-pve-kernel";
+} from "@/lib/steps/onboarding/install-proxmox-kernel";
+import { PVE_PROBE, planPveJob } from "@/lib/steps/onboarding/install-proxmox-ve";
+import { REBOOT_COMMAND, REBOOT_PROBE } from "@/lib/steps/onboarding/reboot-into-pve-kernel";
 import {
   APPLY_NETWORK,
   CANCEL_ROLLBACK,
@@ -48,8 +52,8 @@ import {
   NETWORK_PROBE,
   RESTORE_NETWORK,
   prepareNetworkCommand,
-} from "@/lib/steps/host/configure-proxmox";
-import { ENSURE_IMAGE_STORAGE } from "@/lib/steps/host/image-storage";
+} from "@/lib/steps/onboarding/configure-proxmox";
+import { ENSURE_IMAGE_STORAGE } from "@/lib/steps/onboarding/image-storage";
 import {
   appendKeyCommand,
   hasKeyCommand,
@@ -60,7 +64,7 @@ import {
   tokenListCommand,
   tokenRemoveCommand,
   userListCommand,
-} from "@/lib/steps/host/decommission/remove-api-token";
+} from "@/lib/steps/onboarding/decommission/remove-api-token";
 import { tailCommand } from "@/lib/logs/tail-remote-file";
 import { killGroupCommand, uploadCommand, withGroupMarker } from "@/lib/ssh/commands";
 import { sh } from "@/lib/ssh/quote";
@@ -162,15 +166,15 @@ export const commandCatalog: readonly CommandCatalogEntry[] = [
       ]),
   },
   {
-    name: "steps/host/ConnectHost",
+    name: "steps/onboarding/ConnectHost",
     samples: () => [PRIVILEGE_PROBE, asRoot("admin", PRIVILEGE_PROBE)],
   },
   {
-    name: "steps/host/CheckOperatingSystem",
+    name: "steps/onboarding/CheckOperatingSystem",
     samples: () => [OS_PROBE, asRoot("admin", OS_PROBE)],
   },
   {
-    name: "steps/host/asRoot",
+    name: "steps/remote-job/asRoot",
     samples: () =>
       HOSTILE_VALUES.flatMap((value) => [
         asRoot("root", sh`echo ${value}`),
@@ -178,7 +182,7 @@ export const commandCatalog: readonly CommandCatalogEntry[] = [
       ]),
   },
   {
-    name: "steps/host/BuildVmTemplate",
+    name: "steps/onboarding/BuildVmTemplate",
     samples: () => [
       RESOLVE_BUILD_DIR,
       READ_STATUS,
@@ -236,7 +240,7 @@ export const commandCatalog: readonly CommandCatalogEntry[] = [
     ],
   },
   {
-    name: "steps/host/CreateApiToken",
+    name: "steps/onboarding/CreateApiToken",
     samples: () => {
       const actions: AccessAction[] = [
         { kind: "createUser" },
@@ -253,7 +257,7 @@ export const commandCatalog: readonly CommandCatalogEntry[] = [
     },
   },
   {
-    name: "steps/host/remote-job",
+    name: "steps/remote-job",
     samples: () => [
       JOB_WRAPPER,
       startJobCommand("install-proxmox-kernel"),
@@ -277,7 +281,7 @@ export const commandCatalog: readonly CommandCatalogEntry[] = [
     ],
   },
   {
-    name: "steps/host/PrepareHostname",
+    name: "steps/onboarding/PrepareHostname",
     samples: () => [
       HOSTNAME_PROBE,
       VERIFY_COMMAND,
@@ -287,7 +291,7 @@ export const commandCatalog: readonly CommandCatalogEntry[] = [
     ],
   },
   {
-    name: "steps/host/InstallProxmoxRepository",
+    name: "steps/onboarding/InstallProxmoxRepository",
     samples: () => [
       aptUpdateCommand(30),
       aptUpdateJobBody(600),
@@ -307,7 +311,7 @@ export const commandCatalog: readonly CommandCatalogEntry[] = [
     ],
   },
   {
-    name: "steps/host/InstallProxmoxKernel+InstallProxmoxVe",
+    name: "steps/onboarding/InstallProxmoxKernel+InstallProxmoxVe",
     samples: () => [
       KERNEL_PROBE,
       kernelJobBody(300),
@@ -331,11 +335,11 @@ export const commandCatalog: readonly CommandCatalogEntry[] = [
     ],
   },
   {
-    name: "steps/host/RebootIntoPveKernel",
+    name: "steps/onboarding/RebootIntoPveKernel",
     samples: () => [REBOOT_PROBE, REBOOT_COMMAND, asRoot("admin", REBOOT_COMMAND)],
   },
   {
-    name: "steps/host/ConfigureProxmox",
+    name: "steps/onboarding/ConfigureProxmox",
     samples: () => [
       NETWORK_PROBE,
       prepareNetworkCommand("0".repeat(64), 120),
@@ -351,7 +355,7 @@ export const commandCatalog: readonly CommandCatalogEntry[] = [
     ],
   },
   {
-    name: "steps/host/decommission/RemoveApiToken",
+    name: "steps/onboarding/decommission/RemoveApiToken",
     samples: () => [
       userListCommand(),
       ...HOSTILE_VALUES.flatMap((value) => [

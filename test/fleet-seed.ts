@@ -1,5 +1,5 @@
 import pg from "pg";
-import { COULD_NOT_CHECK, TEMPLATES_MISSING } from "@/lib/steps/host/verify-vm-template";
+import { COULD_NOT_CHECK, TEMPLATES_MISSING } from "@/lib/steps/onboarding/verify-vm-template";
 
 /**
  * A fleet of N hosts with runs in mixed states, written straight into a console database (e2e,

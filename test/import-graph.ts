@@ -10,7 +10,7 @@ import ts from "typescript";
  */
 
 export type Import = {
-  /** Importing file, relative to the repository root (`lib/steps/host/index.ts`). */
+  /** Importing file, relative to the repository root (`lib/steps/onboarding/index.ts`). */
   from: string;
   /** Imported file, relative to the repository root; null for a package or an unresolved path. */
   to: string | null;

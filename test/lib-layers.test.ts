@@ -95,7 +95,7 @@ const root = path.resolve(import.meta.dirname, "..");
 const PRODUCT_FOLDERS = ["lib", "app", "components", "worker", "scripts"];
 const ROOT_FILES = ["proxy.ts", "next.config.ts", "drizzle.config.ts"];
 
-/** `lib/steps` for lib/steps/host/index.ts, `lib/(root)` for lib/errors.ts, `app` for app/… */
+/** `lib/steps` for lib/steps/onboarding/index.ts, `lib/(root)` for lib/errors.ts, `app` for app/… */
 function folderOf(file: string): string {
   const parts = file.split("/");
   if (parts[0] !== "lib") return parts.length > 1 ? parts[0]! : "(repository root)";

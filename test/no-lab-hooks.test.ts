@@ -94,8 +94,8 @@ describe("lib/ and deploy/ carry no lab hook", () => {
     expect(files.length).toBeGreaterThan(300);
     expect(files).toEqual(
       expect.arrayContaining([
-        "lib/steps/host/prepare-hostname.ts",
-        "lib/steps/host/remote-job.ts",
+        "lib/steps/onboarding/prepare-hostname.ts",
+        "lib/steps/remote-job/remote-job.ts",
         "deploy/bootstrap/lib/template.sh",
         "deploy/bootstrap/lib/template-run.sh",
       ]),

@@ -1,5 +1,5 @@
-import { connectHost } from "@/lib/steps/host/connect-host";
-import { createApiToken } from "@/lib/steps/host/create-api-token";
+import { connectHost } from "@/lib/steps/onboarding/connect-host";
+import { createApiToken } from "@/lib/steps/onboarding/create-api-token";
 import { apiTestPipeline } from "@/test/fixtures/api-steps";
 
 /**

@@ -4,8 +4,8 @@ import { labProxmoxKeyring } from "@/lab/debian/apt-sources";
 import type { Database } from "@/lib/db/client";
 import { runs } from "@/lib/db/schema";
 import { createHost } from "@/lib/hosts/create-host";
-import { BUILD_VM_TEMPLATE } from "@/lib/steps/host/build-vm-template";
-import { onboardingConfigFromEnv, type OnboardingConfig } from "@/lib/steps/host/config";
+import { BUILD_VM_TEMPLATE } from "@/lib/steps/onboarding/build-vm-template";
+import { onboardingConfigFromEnv, type OnboardingConfig } from "@/lib/steps/onboarding/config";
 import { setCatalog } from "@/test/fixtures/build-vm-template";
 
 /** The template every onboarding builds (one published plan version, as bench:onboard). */

@@ -18,8 +18,8 @@ import pg from "pg";
 import { currentQueryScope } from "@/lib/pipeline/query-scope";
 import { startPowerMonitor } from "@/lib/power/monitor/power-monitor";
 import { powerShutdownPipeline } from "@/lib/power/shutdown/pipeline";
-import { createOnboardHostPipeline } from "@/lib/steps/host";
-import type { OnboardingConfig } from "@/lib/steps/host/config";
+import { createOnboardHostPipeline } from "@/lib/steps/onboarding";
+import type { OnboardingConfig } from "@/lib/steps/onboarding/config";
 import { startWorker } from "@/worker/runner";
 import { hostAccessPipeline } from "./host-access";
 

@@ -1,5 +1,5 @@
 import type { LabNode } from "@/lab";
-import { DRIVER_NAME } from "@/lib/steps/host/build-vm-template/commands";
+import { DRIVER_NAME } from "@/lib/steps/onboarding/build-vm-template/commands";
 import { isLive, type ProcessInfo } from "./proc";
 
 /**

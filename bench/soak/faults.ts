@@ -1,4 +1,4 @@
-import { RESOLVE_BUILD_DIR } from "@/lib/steps/host/build-vm-template/commands";
+import { RESOLVE_BUILD_DIR } from "@/lib/steps/onboarding/build-vm-template/commands";
 import { buildGroupsOn } from "./build-processes";
 import { coveredMs, type Window } from "./away-windows";
 import { replacementOf } from "./console-output";

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 
-import type { OnboardingConfig } from "@/lib/steps/host/config";
+import type { OnboardingConfig } from "@/lib/steps/onboarding/config";
 import type { RepoId } from "./catalog";
 import { hostPath } from "./lab-state";
 

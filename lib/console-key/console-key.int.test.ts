@@ -12,12 +12,12 @@ import {
 } from "@/lib/db/schema";
 import { createHost } from "@/lib/hosts/create-host";
 import type { SshAuth } from "@/lib/ssh";
-import { createOnboardHostPipeline } from "@/lib/steps/host";
-import { checkOperatingSystem } from "@/lib/steps/host/check-operating-system";
-import { onboardingConfigFromEnv } from "@/lib/steps/host/config";
-import { connectHost } from "@/lib/steps/host/connect-host";
-import { prepareHostname } from "@/lib/steps/host/prepare-hostname";
-import { loadAuth } from "@/lib/steps/host/services";
+import { createOnboardHostPipeline } from "@/lib/steps/onboarding";
+import { checkOperatingSystem } from "@/lib/steps/onboarding/check-operating-system";
+import { onboardingConfigFromEnv } from "@/lib/steps/onboarding/config";
+import { connectHost } from "@/lib/steps/onboarding/connect-host";
+import { prepareHostname } from "@/lib/steps/onboarding/prepare-hostname";
+import { loadAuth } from "@/lib/steps/onboarding/services";
 import { startStepHarness, type StepHarness } from "@/test/fixtures/step-harness";
 import { hostRow, runRow, settled } from "@/test/runs";
 

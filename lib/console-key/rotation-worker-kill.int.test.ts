@@ -8,7 +8,7 @@ import { startLab, type LabNode } from "@/lab";
 import { createDb, type Database } from "@/lib/db/client";
 import { consoleKeyRotationHosts, hosts } from "@/lib/db/schema";
 import { connectSsh } from "@/lib/ssh";
-import { loadAuth } from "@/lib/steps/host/services";
+import { loadAuth } from "@/lib/steps/onboarding/services";
 import { createTestDatabase } from "@/test/db";
 import { settled } from "@/test/runs";
 import { waitFor } from "@/test/worker-process";

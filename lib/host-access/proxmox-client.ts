@@ -20,7 +20,7 @@ export class HostApiNotReadyError extends Error {
 /**
  * THE way the console reaches a host's Proxmox API: its address and API port, the certificate
  * pinned over SSH (CreateApiToken), the console's token with its unsealed secret. Used by the
- * onboarding steps (lib/steps/host/services.ts) and the periodic VmTemplateCheck alike.
+ * onboarding steps (lib/steps/onboarding/services.ts) and the periodic VmTemplateCheck alike.
  * `onSecret` receives the plaintext so the caller can mask it in its logs.
  */
 export async function proxmoxClientForHost(

@@ -5,7 +5,7 @@ import { createHostCredential } from "@/lib/host-access/host-credential";
 import { events, hosts } from "@/lib/db/schema";
 import { AppError, isUniqueViolation } from "@/lib/errors";
 import { startRun } from "@/lib/runs/start-run";
-import { onboardHostPipeline } from "@/lib/steps/host";
+import { onboardHostPipeline } from "@/lib/steps/onboarding";
 import type { TCreateHost } from "./schemas";
 
 /**

@@ -3,11 +3,11 @@ import { events } from "@/lib/db/schema";
 import { audited, type AuditActor } from "@/lib/audit/record-audit";
 import { AppError } from "@/lib/errors";
 import { startRun } from "@/lib/runs/start-run";
-import { DECOMMISSION_HOST, decommissionHostPipeline } from "@/lib/steps/host/decommission";
+import { DECOMMISSION_HOST, decommissionHostPipeline } from "@/lib/steps/onboarding/decommission";
 import { latestRun, lockHost } from "@/lib/host-access/host-guards";
 
 /**
- * Starts the decommission pipeline for a host (lib/steps/host/decommission): abort any running
+ * Starts the decommission pipeline for a host (lib/steps/onboarding/decommission): abort any running
  * run, remove the console's API token and SSH key from the host (best effort, each result on
  * the host page), mark it retired. Refused for a retired host and while a decommission is
  * already running; a running onboarding is not a refusal — aborting it is the first step.

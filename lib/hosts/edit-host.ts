@@ -5,7 +5,7 @@ import { credentials, events, hosts } from "@/lib/db/schema";
 import { audited, type AuditActor } from "@/lib/audit/record-audit";
 import { AppError } from "@/lib/errors";
 import type { SshAuth } from "@/lib/ssh";
-import { loadAuth } from "@/lib/steps/host/services";
+import { loadAuth } from "@/lib/steps/onboarding/services";
 import { createHostCredential } from "@/lib/host-access/host-credential";
 import {
   consoleKeyById,

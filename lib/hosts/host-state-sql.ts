@@ -1,6 +1,6 @@
 import { sql, type SQL } from "drizzle-orm";
 import { ABORT_REASON } from "@/lib/pipeline/abort-reason";
-import { DECOMMISSION_HOST } from "@/lib/steps/host/decommission/name";
+import { DECOMMISSION_HOST } from "@/lib/steps/onboarding/decommission/name";
 
 /**
  * SQL twin of `hostStateOf` (host-state.ts), over the host's `retired_at` and its latest run's

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DECOMMISSION_HOST } from "@/lib/steps/host/decommission/name";
+import { DECOMMISSION_HOST } from "@/lib/steps/onboarding/decommission/name";
 import { hostStateOf } from "./host-state";
 
 describe("hostStateOf", () => {

@@ -1,6 +1,6 @@
 import type { runs } from "@/lib/db/schema";
 import { isAbortedRun } from "@/lib/pipeline/abort-reason";
-import { DECOMMISSION_HOST } from "@/lib/steps/host/decommission/name";
+import { DECOMMISSION_HOST } from "@/lib/steps/onboarding/decommission/name";
 
 export type HostState =
   "onboarding" | "failed" | "aborted" | "active" | "decommissioning" | "retired";

@@ -1,6 +1,9 @@
 import { sql } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
-import { templateCheckState, type TemplateCheckState } from "@/lib/steps/host/verify-vm-template";
+import {
+  templateCheckState,
+  type TemplateCheckState,
+} from "@/lib/steps/onboarding/verify-vm-template";
 import { hostStateOf } from "./host-state";
 import {
   attentionReasons,

@@ -1,5 +1,5 @@
 import { sql, type SQL } from "drizzle-orm";
-import type { TemplateCheckState } from "@/lib/steps/host/verify-vm-template";
+import type { TemplateCheckState } from "@/lib/steps/onboarding/verify-vm-template";
 import type { HostState } from "./host-state";
 
 /**

@@ -3,7 +3,7 @@ import { events } from "@/lib/db/schema";
 import { audited, type AuditActor } from "@/lib/audit/record-audit";
 import { AppError } from "@/lib/errors";
 import { startRun } from "@/lib/runs/start-run";
-import { onboardHostPipeline } from "@/lib/steps/host";
+import { onboardHostPipeline } from "@/lib/steps/onboarding";
 import { latestRun, lockHost, retiredHostError } from "@/lib/host-access/host-guards";
 
 /**

@@ -7,7 +7,7 @@ import {
   SshError,
   type SshAuth,
 } from "@/lib/ssh";
-import { PRIVILEGE_PROBE } from "@/lib/steps/host/connect-host";
+import { PRIVILEGE_PROBE } from "@/lib/steps/onboarding/connect-host";
 
 /** Where and how to log in, as the edit form (or the stored host) describes it. */
 export type ConnectionTarget = {

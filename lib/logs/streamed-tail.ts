@@ -3,7 +3,7 @@ import type { LogEntry } from "./chunks";
 import { RECREATED_MARKER } from "./tail-remote-file";
 
 /**
- * The tail of a host file delivered as a stream (a waiter's watch loop, lib/steps/host/
+ * The tail of a host file delivered as a stream (a waiter's watch loop, lib/steps/onboarding/
  * remote-watch.ts) instead of read by a visit: complete lines as they come, the byte offset
  * they end at, and a new file when the one read before was replaced. Turns them into run-log
  * entries and the position to save WITH them (appendRunLog's `source`), so the next visit's

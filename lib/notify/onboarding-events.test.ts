@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ROTATE_CONSOLE_KEY } from "@/lib/console-key/rotation/pipeline";
-import { onboardHostPipeline } from "@/lib/steps/host";
+import { onboardHostPipeline } from "@/lib/steps/onboarding";
 import { retryDelayMs } from "./backoff";
 import { classifyRunEvent, RUN_NAMES } from "./onboarding-events";
 

@@ -1,7 +1,7 @@
 import type { Severity } from "./message";
 
 /**
- * Pipeline and step names as runs store them (lib/steps/host, lib/console-key/rotation): spelled
+ * Pipeline and step names as runs store them (lib/steps/onboarding, lib/console-key/rotation): spelled
  * here because the engine calls this module and the pipelines import the engine's modules;
  * onboarding-events.test.ts holds them equal to the pipelines' own.
  */

@@ -1,8 +1,8 @@
 import type { AnyPipeline } from "@/lib/pipeline/step";
 import { rotateConsoleKeyPipeline } from "@/lib/console-key/rotation/pipeline";
 import { powerShutdownPipeline } from "@/lib/power/shutdown/pipeline";
-import { onboardHostPipeline } from "@/lib/steps/host";
-import { decommissionHostPipeline } from "@/lib/steps/host/decommission";
+import { onboardHostPipeline } from "@/lib/steps/onboarding";
+import { decommissionHostPipeline } from "@/lib/steps/onboarding/decommission";
 
 /**
  * Every pipeline this version of the console can run, by the name stored on the run: what the

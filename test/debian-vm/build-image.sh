@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Debian VM of lib/steps/host/debian-vm.int.test.ts (test/debian-vm.ts starts it): a Debian
+# The Debian VM of lib/steps/onboarding/debian-vm.int.test.ts (test/debian-vm.ts starts it): a Debian
 # root built with mmdebstrap from Debian's packages only, as a plain install of a server leaves
 # it (systemd, OpenSSH, ifupdown2 with a static address in /etc/network/interfaces, sudo, chrony,
 # Debian's cloud kernel), written into an ext4 image by mkfs.ext4 -d (no mount, no loop device).

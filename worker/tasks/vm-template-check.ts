@@ -16,7 +16,7 @@ import {
   findMissingTemplates,
   missingTemplatesText,
   TEMPLATES_MISSING,
-} from "@/lib/steps/host/verify-vm-template";
+} from "@/lib/steps/onboarding/verify-vm-template";
 
 export const VM_TEMPLATE_CHECK_TASK = "vm-template-check";
 

@@ -23,7 +23,7 @@ if ! flock -n 9; then
 fi
 echo "$$" >"$STATE_DIR/lock"
 # Every process of the build carries this: the evidence a clean-up needs to kill a member that
-# outlived the driver (lib/steps/host/detached-process.ts).
+# outlived the driver (lib/steps/remote-job/detached-process.ts).
 export CLUPILOT_DETACHED="$STATE_DIR"
 # Our own PID, not the starter's $!: with setsid in between, $! can name a process that is
 # already gone. As the session leader, this PID is also the process group the console kills.

@@ -5,7 +5,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { startNodeNamespace, type NodeNamespace } from "@/lab/namespace/namespace";
-import { BUILD_DIR } from "@/lib/steps/host/build-vm-template/commands";
+import { BUILD_DIR } from "@/lib/steps/onboarding/build-vm-template/commands";
 
 const here = import.meta.dirname;
 const scripts = ["template.sh", "template-run.sh"].map((name) => path.join(here, name));

@@ -12,7 +12,7 @@ import type { ProxmoxClient } from "@/lib/proxmox/client";
 import { ProxmoxPermissionError } from "@/lib/proxmox/errors";
 import type { TClusterStatusEntry } from "@/lib/proxmox/schemas";
 import { sh } from "@/lib/ssh";
-import { judgeNodeName } from "@/lib/steps/host/verify-proxmox-api";
+import { judgeNodeName } from "@/lib/steps/onboarding/verify-proxmox-api";
 import type { PveEndpoint, TargetRecord } from "../targets/load-targets";
 import { apiBaseUrl } from "@/lib/proxmox/pinned-https";
 import { apiFailure } from "./failure";

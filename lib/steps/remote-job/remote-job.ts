@@ -11,9 +11,9 @@ import { readSourcePosition } from "@/lib/logs/append";
 import { foldCarriageReturns } from "@/lib/logs/text";
 import { sh } from "@/lib/ssh";
 import { copyHostFile, type HostFileCopy } from "./host-file-log";
-import type { HostServices } from "./services";
+import type { RemoteHost } from "./remote-host";
 import { readFirstLine } from "./shell-read";
-import { alreadyInPlace } from "./already-in-place";
+import { alreadyInPlace } from "../../pipeline/already-in-place";
 import {
   describeKill,
   exportMark,
@@ -293,7 +293,7 @@ export function phaseFromLines(
 export type GoalCheck = { holds: true; detail: string } | { holds: false; missing: string };
 
 /** A long step's work, described for {@link visitRemoteJob}. */
-export type RemoteJob<Facts> = {
+export type RemoteJob<Facts, S extends RemoteHost = RemoteHost> = {
   /** `jobs/<name>` on the host, and the run-context key. */
   name: string;
   /** The step whose run log the job's output is filed under. */
@@ -312,7 +312,7 @@ export type RemoteJob<Facts> = {
    * adopted and the goal does not hold, so nothing is rewritten under a job still running.
    * An outcome ends the visit there (a refusal); null goes on to the start.
    */
-  prepare?(ctx: StepContext<HostServices>, facts: Facts): Promise<Outcome | null>;
+  prepare?(ctx: StepContext<S>, facts: Facts): Promise<Outcome | null>;
 };
 
 export function contextKey(name: string): string {
@@ -328,9 +328,9 @@ const STATUS_MARK = `echo ${SEPARATOR}`;
  * apt can make the goal look reached); without a record, a live job is adopted before the goal
  * is trusted, then the goal, then the job's `prepare`, then a start.
  */
-export async function visitRemoteJob<Facts>(
-  ctx: StepContext<HostServices>,
-  job: RemoteJob<Facts>,
+export async function visitRemoteJob<Facts, S extends RemoteHost>(
+  ctx: StepContext<S>,
+  job: RemoteJob<Facts, S>,
   now: () => Date = () => new Date(),
 ): Promise<Outcome> {
   const key = contextKey(job.name);
@@ -467,26 +467,23 @@ export async function visitRemoteJob<Facts>(
 }
 
 /** Operator abort: kill the job's process group (after the cmdline check), forget it. */
-export async function abortRemoteJob(
-  ctx: StepContext<HostServices>,
-  name: string,
-): Promise<string> {
+export async function abortRemoteJob(ctx: StepContext<RemoteHost>, name: string): Promise<string> {
   const what = await killJob(ctx, name);
   await clearJob(ctx, name);
   ctx.context.delete(contextKey(name));
   return what;
 }
 
-async function killJob(ctx: StepContext<HostServices>, name: string): Promise<string> {
+async function killJob(ctx: StepContext<RemoteHost>, name: string): Promise<string> {
   const result = await ctx.services.exec(killJobCommand(name), { timeoutMs: 30_000 });
   return describeKill(result.stdout.trim().split("\n").pop() ?? "");
 }
 
-async function clearJob(ctx: StepContext<HostServices>, name: string): Promise<void> {
+async function clearJob(ctx: StepContext<RemoteHost>, name: string): Promise<void> {
   await ctx.services.exec(clearJobCommand(name), { timeoutMs: 30_000 });
 }
 
-async function lastLogLines(ctx: StepContext<HostServices>, name: string): Promise<string> {
+async function lastLogLines(ctx: StepContext<RemoteHost>, name: string): Promise<string> {
   const result = await ctx.services.exec(`tail -n 5 ${jobDir(name)}/log 2>/dev/null`, {
     timeoutMs: 30_000,
   });

@@ -13,7 +13,7 @@ import type { OnboardingConfig } from "./config";
 import { KERNEL_PACKAGE, packageStatesCommand, parsePackageStates } from "./install-proxmox-kernel";
 import type { Connect, HostServices } from "./services";
 import { withPermanentSshFailures } from "./ssh-failure";
-import { alreadyInPlace } from "./already-in-place";
+import { alreadyInPlace } from "../../pipeline/already-in-place";
 
 const SEPARATOR = "--clupilot--";
 

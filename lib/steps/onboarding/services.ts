@@ -5,7 +5,6 @@ import { credentials, events, hosts } from "@/lib/db/schema";
 import { loadCredentialAuth } from "@/lib/host-access/host-credential";
 import {
   connectSsh,
-  sh,
   type ExecOptions,
   type ExecResult,
   type SshAuth,
@@ -22,8 +21,9 @@ import {
   type RequiredTemplates,
 } from "@/lib/catalog/required-template-vmids";
 import { seal } from "@/lib/secrets/seal";
+import { asRoot } from "../remote-job/remote-host";
 import type { OnboardingConfig } from "./config";
-import { runWatch, type WatchShows } from "./watch-waiter";
+import { runWatch, type WatchShows } from "../remote-job/watch-waiter";
 
 export type HostRecord = typeof hosts.$inferSelect;
 
@@ -90,11 +90,6 @@ export type HostFacts = Partial<
     | "templateCheckedAt"
   >
 >;
-
-/** A command as root: as is for root, through `sudo -n` (never prompting) for anyone else. */
-export function asRoot(sshUser: string, command: string): string {
-  return sshUser === "root" ? command : sh`sudo -n sh -c ${command}`;
-}
 
 export function createHostServices(
   db: Database,

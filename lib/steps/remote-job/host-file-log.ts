@@ -1,13 +1,13 @@
 import type { SourcePosition } from "@/lib/logs/append";
 import { tailIntoRunLog, type RemoteExec } from "@/lib/logs/tail-remote-file";
 import type { StepContext } from "@/lib/pipeline/step";
-import { asRoot, type HostServices } from "./services";
+import { asRoot, type RemoteHost } from "./remote-host";
 
 /**
  * Commands as root over the tick's connection, not logged: poll-rate reads (a status, a log's
  * tail) would drown the run log in identical lines.
  */
-export async function quietRemote(services: HostServices): Promise<RemoteExec> {
+export async function quietRemote(services: RemoteHost): Promise<RemoteExec> {
   const host = await services.host();
   const session = await services.ssh();
   return { exec: (command, opts) => session.exec(asRoot(host.sshUser, command), opts) };
@@ -24,7 +24,7 @@ export type HostFileCopy = { position: SourcePosition; lastLine: string | null }
  * next copy goes on from the same place.
  */
 export async function copyHostFile(
-  ctx: StepContext<HostServices>,
+  ctx: StepContext<RemoteHost>,
   file: { step: string; path: string; finish?: boolean },
   remote?: RemoteExec,
 ): Promise<HostFileCopy | null> {

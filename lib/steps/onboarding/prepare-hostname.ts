@@ -3,7 +3,7 @@ import { advance, fail, type Step } from "@/lib/pipeline/step";
 import { sh } from "@/lib/ssh";
 import type { HostServices } from "./services";
 import { withPermanentSshFailures } from "./ssh-failure";
-import { alreadyInPlace } from "./already-in-place";
+import { alreadyInPlace } from "../../pipeline/already-in-place";
 
 const SEPARATOR = "--clupilot--";
 

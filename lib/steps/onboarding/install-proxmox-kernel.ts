@@ -1,7 +1,12 @@
 import type { Step } from "@/lib/pipeline/step";
 import { sh } from "@/lib/ssh";
 import { aptLockOption, withAptAdvice } from "./apt-failure";
-import { abortRemoteJob, visitRemoteJob, type GoalCheck, type RemoteJob } from "./remote-job";
+import {
+  abortRemoteJob,
+  visitRemoteJob,
+  type GoalCheck,
+  type RemoteJob,
+} from "../remote-job/remote-job";
 import type { HostServices } from "./services";
 import { withPermanentSshFailures } from "./ssh-failure";
 

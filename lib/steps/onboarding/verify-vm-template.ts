@@ -3,7 +3,7 @@ import type { ProxmoxClient } from "@/lib/proxmox/client";
 import { bootDiskVolume } from "@/lib/proxmox/is-template";
 import { withPermanentProxmoxFailures } from "./proxmox-failure";
 import type { HostServices } from "./services";
-import { alreadyInPlace } from "./already-in-place";
+import { alreadyInPlace } from "../../pipeline/already-in-place";
 
 export type MissingTemplate = { vmid: number; why: string };
 

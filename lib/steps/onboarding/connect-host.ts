@@ -1,7 +1,7 @@
 import { advance, fail, type Step } from "@/lib/pipeline/step";
 import type { HostServices } from "./services";
 import { withPermanentSshFailures } from "./ssh-failure";
-import { alreadyInPlace } from "./already-in-place";
+import { alreadyInPlace } from "../../pipeline/already-in-place";
 
 /** `id -u` first: root needs nothing else; otherwise sudo must work without a password prompt. */
 export const PRIVILEGE_PROBE =

@@ -9,9 +9,10 @@ import {
   CONSOLE_USER,
 } from "@/lib/proxmox/console-identity";
 import { sh } from "@/lib/ssh";
-import { asRoot, type HostServices } from "./services";
+import { asRoot } from "../remote-job/remote-host";
+import type { HostServices } from "./services";
 import { withPermanentSshFailures } from "./ssh-failure";
-import { alreadyInPlace } from "./already-in-place";
+import { alreadyInPlace } from "../../pipeline/already-in-place";
 
 const MARK = "--clupilot--";
 const HOST_FILE = (file: string) => `"/etc/pve/local/${file}"`;

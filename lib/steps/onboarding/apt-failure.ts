@@ -139,7 +139,7 @@ export function explainAptFailure(
 }
 
 /**
- * A remote apt job's failure (lib/steps/host/remote-job.ts ends it with generic advice) gets
+ * A remote apt job's failure (lib/steps/remote-job/remote-job.ts ends it with generic advice) gets
  * the advice for its cause instead; reasons whose cause is unknown stay as they are.
  */
 export function withAptAdvice(outcome: Outcome, lockTimeoutSeconds: number): Outcome {

@@ -2,7 +2,7 @@ import { advance, fail, type Outcome, type Step } from "@/lib/pipeline/step";
 import type { TNodeStatus, TStorageStatusEntry } from "@/lib/proxmox/schemas";
 import { withPermanentProxmoxFailures } from "./proxmox-failure";
 import type { HostServices } from "./services";
-import { alreadyInPlace } from "./already-in-place";
+import { alreadyInPlace } from "../../pipeline/already-in-place";
 
 const GIB = 1024 ** 3;
 const MIB = 1024 ** 2;

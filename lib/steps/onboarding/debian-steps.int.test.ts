@@ -29,7 +29,7 @@ import { configureProxmox } from "./configure-proxmox";
 import { connectHost } from "./connect-host";
 import { installProxmoxKernel } from "./install-proxmox-kernel";
 import { installProxmoxRepository, SOURCES_NAME } from "./install-proxmox-repository";
-import { startJobCommand } from "./remote-job";
+import { startJobCommand } from "../remote-job/remote-job";
 import { installProxmoxVe } from "./install-proxmox-ve";
 import { prepareHostname } from "./prepare-hostname";
 import { rebootIntoPveKernel } from "./reboot-into-pve-kernel";

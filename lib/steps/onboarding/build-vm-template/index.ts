@@ -34,10 +34,10 @@ import {
   type ParsedStatus,
 } from "./commands";
 import { decideWithDeadline, decideWithoutDeadline } from "./decide";
-import { alreadyInPlace } from "../already-in-place";
-import { copyHostFile, quietRemote } from "../host-file-log";
-import { takeSignature } from "../remote-watch";
-import { describeKill } from "../detached-process";
+import { alreadyInPlace } from "../../../pipeline/already-in-place";
+import { copyHostFile, quietRemote } from "../../remote-job/host-file-log";
+import { takeSignature } from "../../remote-job/remote-watch";
+import { describeKill } from "../../remote-job/detached-process";
 
 export const BUILD_VM_TEMPLATE = "BuildVmTemplate";
 

@@ -1,13 +1,13 @@
 import { sh } from "@/lib/ssh";
-import { killSessionSnippet, ownedLeaderSnippet } from "../detached-process";
+import { killSessionSnippet, ownedLeaderSnippet } from "../../remote-job/detached-process";
 import {
   printSignature,
   takeSignature,
   watchStatusCommand,
   type FollowedFile,
   type WatchedStatus,
-} from "../remote-watch";
-import { readFirstLine, SHOW_FUNCTION } from "../shell-read";
+} from "../../remote-job/remote-watch";
+import { readFirstLine, SHOW_FUNCTION } from "../../remote-job/shell-read";
 
 /**
  * Commands BuildVmTemplate sends; every one is in test/command-catalog.ts and passes `sh -n`.

@@ -2,12 +2,12 @@ import { createHash } from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";
 import { advance, fail, type Outcome, type Step, type StepContext } from "@/lib/pipeline/step";
 import { SshChannelError, SshCommandTimeoutError, SshConnectError, sh } from "@/lib/ssh";
-import { jobDir } from "./remote-job";
+import { jobDir } from "../remote-job/remote-job";
 import type { HostServices } from "./services";
 import { withPermanentSshFailures } from "./ssh-failure";
-import { visitShell } from "./visit-shell";
-import { alreadyInPlace } from "./already-in-place";
-import { readFirstLine, SHOW_FUNCTION } from "./shell-read";
+import { visitShell } from "../remote-job/visit-shell";
+import { alreadyInPlace } from "../../pipeline/already-in-place";
+import { readFirstLine, SHOW_FUNCTION } from "../remote-job/shell-read";
 import {
   ENSURE_IMAGE_STORAGE,
   ensureImageStorageScript,

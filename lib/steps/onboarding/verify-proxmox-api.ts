@@ -8,7 +8,7 @@ import {
 import { sh } from "@/lib/ssh";
 import { withPermanentProxmoxFailures } from "./proxmox-failure";
 import type { HostServices } from "./services";
-import { alreadyInPlace } from "./already-in-place";
+import { alreadyInPlace } from "../../pipeline/already-in-place";
 
 /**
  * The node name the console uses in every `/nodes/{node}` path must be one Proxmox lists,

@@ -1,7 +1,7 @@
 import { advance, fail, type Outcome, type Step } from "@/lib/pipeline/step";
 import type { HostServices } from "./services";
 import { withPermanentSshFailures } from "./ssh-failure";
-import { alreadyInPlace } from "./already-in-place";
+import { alreadyInPlace } from "../../pipeline/already-in-place";
 
 /** The floors CheckOperatingSystem holds the host to (from OnboardingConfig). */
 export type OsRequirements = { minMemoryMiB: number; minFreeDiskGiB: number };

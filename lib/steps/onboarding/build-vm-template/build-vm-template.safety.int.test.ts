@@ -17,9 +17,9 @@ import { definePipeline } from "@/lib/pipeline/step";
 import { abortRun } from "@/lib/runs/abort-run";
 import { retryRun } from "@/lib/runs/retry-run";
 import type { SshSession } from "@/lib/ssh";
-import { connectHost } from "@/lib/steps/host/connect-host";
-import type { OnboardingConfig } from "@/lib/steps/host/config";
-import { createHostServices, type HostServices } from "@/lib/steps/host/services";
+import { connectHost } from "@/lib/steps/onboarding/connect-host";
+import type { OnboardingConfig } from "@/lib/steps/onboarding/config";
+import { createHostServices, type HostServices } from "@/lib/steps/onboarding/services";
 import { createTestDatabase } from "@/test/db";
 import {
   insertOnboardedHost,

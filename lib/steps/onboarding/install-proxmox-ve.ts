@@ -9,7 +9,12 @@ import {
   parsePackageStates,
 } from "./install-proxmox-kernel";
 import { isProxmoxKernel } from "./reboot-into-pve-kernel";
-import { abortRemoteJob, visitRemoteJob, type GoalCheck, type RemoteJob } from "./remote-job";
+import {
+  abortRemoteJob,
+  visitRemoteJob,
+  type GoalCheck,
+  type RemoteJob,
+} from "../remote-job/remote-job";
 import type { HostServices } from "./services";
 import { withPermanentSshFailures } from "./ssh-failure";
 

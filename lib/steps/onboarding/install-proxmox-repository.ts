@@ -3,10 +3,15 @@ import { sh, shQuote } from "@/lib/ssh";
 import type { OnboardingConfig } from "./config";
 import type { HostServices } from "./services";
 import { withPermanentSshFailures } from "./ssh-failure";
-import { visitShell } from "./visit-shell";
+import { visitShell } from "../remote-job/visit-shell";
 import { aptLockOption, explainAptFailure, withAptAdvice } from "./apt-failure";
 import { jobLockSeconds } from "./install-proxmox-kernel";
-import { abortRemoteJob, visitRemoteJob, type GoalCheck, type RemoteJob } from "./remote-job";
+import {
+  abortRemoteJob,
+  visitRemoteJob,
+  type GoalCheck,
+  type RemoteJob,
+} from "../remote-job/remote-job";
 
 /** Where the PVE 9 "Install on Debian 13" guide puts the repository and its key. */
 
@@ -328,7 +333,7 @@ export function updateJob(
   repositoryUrl: string,
   keyLockSeconds: number,
   updateLockSeconds: number,
-): RemoteJob<RepositoryFacts> {
+): RemoteJob<RepositoryFacts, HostServices> {
   return {
     name: UPDATE_JOB_NAME,
     step: INSTALL_PROXMOX_REPOSITORY,

@@ -5,7 +5,7 @@ import type { Database } from "@/lib/db/client";
 import type { LabNode, StartLabOptions } from "@/lab";
 import { apiTestPipeline, insertLabHost, runToEnd } from "@/test/fixtures/api-steps";
 import { startStepHarness, type StepHarness } from "@/test/fixtures/step-harness";
-import { ALREADY_IN_PLACE } from "./already-in-place";
+import { ALREADY_IN_PLACE } from "../../pipeline/already-in-place";
 import { configureProxmox } from "./configure-proxmox";
 import { connectHost } from "./connect-host";
 import { createApiToken } from "./create-api-token";

@@ -28,7 +28,7 @@ import { onboardingConfigFromEnv, type OnboardingConfig } from "./config";
 import { connectHost } from "./connect-host";
 import { installProxmoxKernel } from "./install-proxmox-kernel";
 import { installProxmoxRepository } from "./install-proxmox-repository";
-import { visitRemoteJob } from "./remote-job";
+import { visitRemoteJob } from "../remote-job/remote-job";
 import { rebootIntoPveKernel } from "./reboot-into-pve-kernel";
 import { createHostServices, type HostServices } from "./services";
 

@@ -31,7 +31,7 @@ import { refreshClusterGroups } from "@/lib/power/clusters/refresh-cluster-group
 import { seedActiveLabHost } from "@/test/fixtures/active-lab-host";
 import { createPowerTarget } from "@/lib/power/power-targets";
 import { setPowerMode } from "@/lib/power/set-power-mode";
-import { DEFAULT_POWER_SETTINGS } from "@/lib/power/settings";
+import { DEFAULT_POWER_SETTINGS } from "@/lib/power/config/settings";
 import { powerShutdownPipeline } from "@/lib/power/shutdown/pipeline";
 import { startShutdownRun } from "@/lib/power/shutdown/start-shutdown-run";
 import { updatePowerSettings } from "@/lib/power/update-power-settings";

@@ -12,7 +12,7 @@ import {
   upsMonitorState,
   upsReadings,
 } from "@/lib/db/schema";
-import type { TriggerOverrides } from "@/lib/power/settings";
+import type { TriggerOverrides } from "@/lib/power/config/settings";
 import { seal } from "@/lib/secrets/seal";
 
 /*

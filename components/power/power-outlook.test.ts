@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { UpsCard } from "@/lib/power/queries/ups-cards";
-import { DEFAULT_POWER_SETTINGS } from "@/lib/power/settings";
+import { DEFAULT_POWER_SETTINGS } from "@/lib/power/config/settings";
 import { powerOutlook as outlookOf } from "./power-outlook";
 
 /** The outlook with its durations' unbreakable spaces as plain ones, to read in a test. */

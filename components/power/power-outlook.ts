@@ -1,6 +1,6 @@
 import type { PreviewGroup } from "@/lib/power/plan-preview";
 import type { UpsCard } from "@/lib/power/queries/ups-cards";
-import type { PowerMode } from "@/lib/power/settings";
+import type { PowerMode } from "@/lib/power/config/settings";
 import { formatElapsed } from "../format";
 
 /** A duration that never breaks inside ("3m 20s" is one value): its spaces do not break. */

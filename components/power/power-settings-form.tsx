@@ -1,7 +1,7 @@
 "use client";
 
 import { updatePowerSettingsAction } from "@/lib/actions/power/update-power-settings";
-import type { PowerSettings } from "@/lib/power/settings";
+import type { PowerSettings } from "@/lib/power/config/settings";
 import { SubmitActions } from "../action-form";
 import { Field, TextField } from "../form-fields";
 import { ConfigOutcome, useConfigForm } from "./config-form";

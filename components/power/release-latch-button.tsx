@@ -2,7 +2,7 @@
 
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { releaseUpsLatchAction } from "@/lib/actions/power/release-ups-latch";
-import type { PowerMode } from "@/lib/power/settings";
+import type { PowerMode } from "@/lib/power/config/settings";
 import type { PowerPlanView } from "@/lib/power/queries/power-plan";
 import type { UpsCard } from "@/lib/power/queries/ups-cards";
 import { useCan } from "../actor-context";

@@ -5,7 +5,7 @@ import type { PreviewGroup } from "@/lib/power/plan-preview";
 import type { PowerOverview } from "@/lib/power/queries/power-overview";
 import type { PowerPlanView } from "@/lib/power/queries/power-plan";
 import type { UpsCard } from "@/lib/power/queries/ups-cards";
-import type { PowerMode } from "@/lib/power/settings";
+import type { PowerMode } from "@/lib/power/config/settings";
 import { formatElapsed } from "../format";
 import { useFallbackRefetchInterval } from "../live-provider";
 import { fetchJson } from "../queries";

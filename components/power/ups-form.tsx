@@ -4,7 +4,7 @@ import { useRouter } from "next/navigation";
 import { useEffect, useState } from "react";
 import { createUpsDeviceAction } from "@/lib/actions/power/create-ups-device";
 import { updateUpsDeviceAction } from "@/lib/actions/power/update-ups-device";
-import type { TriggerOverrides, TriggerSettings } from "@/lib/power/settings";
+import type { TriggerOverrides, TriggerSettings } from "@/lib/power/config/settings";
 import {
   ZSnmpAuthProtocol,
   ZSnmpPrivProtocol,

@@ -15,7 +15,7 @@ import { registerTestDatabase } from "@/test/db";
 import { addUps, ADMIN, persistReading, protectHost } from "@/test/fixtures/power";
 import { acknowledgePowerEvent } from "./acknowledge-power-event";
 import { planPreview } from "./plan-preview";
-import { readPowerSettings } from "./power-settings-store";
+import { readPowerSettings } from "./config/power-settings-store";
 import { createPowerTarget, listPowerTargets } from "./power-targets";
 import { releaseLatch } from "./release-latch";
 import { setPowerMode } from "./set-power-mode";

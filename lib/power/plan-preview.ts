@@ -1,12 +1,12 @@
 import { formatDuration } from "@/lib/logs/text";
 import type { Database } from "@/lib/db/client";
-import type { PowerPlanSnapshot } from "./plan-snapshot";
+import type { PowerPlanSnapshot } from "./config/armed-plan-snapshot";
 import type { ClusterSequencePlan } from "./cluster-sequence/plan";
 import { loadClusterGroups } from "./clusters/load-cluster-groups";
 import { consolidateInputs } from "./consolidate/stage-inputs";
 import { upsDevices } from "@/lib/db/schema";
-import { readPowerSettings } from "./power-settings-store";
-import { effectiveTriggers } from "./settings";
+import { readPowerSettings } from "./config/power-settings-store";
+import { effectiveTriggers } from "./config/settings";
 import { runtimeAtTrigger } from "./triggers/runtime-at-trigger";
 import { buildPlan, orderTargets, type PlannedTarget } from "./shutdown/plan";
 import { dueTargets } from "./targets/due-targets";

@@ -6,7 +6,7 @@ import { credentials, hosts, powerTargetFeeds, powerTargets, upsDevices } from "
 import { AppError, isUniqueViolation } from "@/lib/errors";
 import { seal } from "@/lib/secrets/seal";
 import { recordPowerEvents } from "./events";
-import { ZCreatePowerTarget, ZPowerTargetRef, ZUpdatePowerTarget } from "./schemas";
+import { ZCreatePowerTarget, ZPowerTargetRef, ZUpdatePowerTarget } from "./config/schemas";
 import { loadTargets, type TargetRecord } from "./targets/load-targets";
 import { describeShutdown } from "./targets/shutdown-call";
 

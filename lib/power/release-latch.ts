@@ -11,7 +11,7 @@ import {
   releaseIsDuringOutage,
 } from "./latch-release-warning";
 import { planPreview } from "./plan-preview";
-import { ZReleaseLatch } from "./schemas";
+import { ZReleaseLatch } from "./config/schemas";
 
 export type LatchReleased = {
   upsId: string;

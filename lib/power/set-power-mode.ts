@@ -5,8 +5,8 @@ import type { Database } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import { recordPowerEvents } from "./events";
 import { planSnapshot } from "./plan-preview";
-import { writePowerSettings } from "./power-settings-store";
-import { ZSetPowerMode } from "./schemas";
+import { writePowerSettings } from "./config/power-settings-store";
+import { ZSetPowerMode } from "./config/schemas";
 import { queueSelfTest } from "./self-test/queue-self-test";
 import { loadTargets } from "./targets/load-targets";
 

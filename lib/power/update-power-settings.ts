@@ -6,9 +6,9 @@ import {
   readPowerSettings,
   writePowerSettings,
   type StoredPowerSettings,
-} from "./power-settings-store";
-import { ZUpdatePowerSettings } from "./schemas";
-import { ZShutdownSettings, ZTriggerSettings } from "./settings";
+} from "./config/power-settings-store";
+import { ZUpdatePowerSettings } from "./config/schemas";
+import { ZShutdownSettings, ZTriggerSettings } from "./config/settings";
 
 /** Changes the global triggers, poll interval or shutdown deadlines; the rest keeps its value. */
 export async function updatePowerSettings(

@@ -6,10 +6,10 @@ import { credentials, powerTargetFeeds, powerTargets, upsDevices, hosts } from "
 import { AppError, isUniqueViolation } from "@/lib/errors";
 import { seal, unseal } from "@/lib/secrets/seal";
 import { recordPowerEvents } from "./events";
-import { ZCreateUpsDevice, ZUpdateUpsDevice, ZUpsDeviceRef } from "./schemas";
-import type { TriggerOverrides } from "./settings";
+import { ZCreateUpsDevice, ZUpdateUpsDevice, ZUpsDeviceRef } from "./config/schemas";
+import type { TriggerOverrides } from "./config/settings";
 import type { TUpsSourceConfig } from "./ups/reading";
-import { checkUpsSource, type UpsSourceCheck } from "./ups-source-check";
+import { checkUpsSource, type UpsSourceCheck } from "./config/ups-source-check";
 import {
   describeUpsSource,
   joinUpsSource,
@@ -17,7 +17,7 @@ import {
   ZUpsSourceSecret,
   type PublicUpsSource,
   type UpsSourceSecret,
-} from "./ups-source-config";
+} from "./config/ups-source-config";
 
 /** A UPS as the pages and the API show it: never a secret, only whether one is stored. */
 export type UpsDeviceView = {

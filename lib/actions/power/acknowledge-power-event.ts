@@ -2,7 +2,7 @@
 
 import { getDb } from "@/lib/db/client";
 import { acknowledgePowerEvent } from "@/lib/power/acknowledge-power-event";
-import { ZAcknowledgePowerEvent } from "@/lib/power/schemas";
+import { ZAcknowledgePowerEvent } from "@/lib/power/config/schemas";
 import { action } from "../action";
 import { powerFormInput } from "./power-form-input";
 

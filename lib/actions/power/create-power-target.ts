@@ -2,7 +2,7 @@
 
 import { createPowerTarget } from "@/lib/power/power-targets";
 import { withPlanChangeConfirmation } from "@/lib/power/queries/plan-change";
-import { ZCreatePowerTarget } from "@/lib/power/schemas";
+import { ZCreatePowerTarget } from "@/lib/power/config/schemas";
 import { formAction } from "../action";
 import { powerTargetForm, runConfigChange } from "./config-change";
 

@@ -1,7 +1,7 @@
 "use server";
 
 import { withPlanChangeConfirmation } from "@/lib/power/queries/plan-change";
-import { ZCreateUpsDevice } from "@/lib/power/schemas";
+import { ZCreateUpsDevice } from "@/lib/power/config/schemas";
 import { createUpsDevice } from "@/lib/power/ups-devices";
 import { formAction } from "../action";
 import { powerForm, runConfigChange } from "./config-change";

@@ -2,7 +2,7 @@
 
 import { deletePowerTarget } from "@/lib/power/power-targets";
 import { withPlanChangeConfirmation } from "@/lib/power/queries/plan-change";
-import { ZPowerTargetRef } from "@/lib/power/schemas";
+import { ZPowerTargetRef } from "@/lib/power/config/schemas";
 import { action } from "../action";
 import { powerForm, runConfigChange } from "./config-change";
 

@@ -1,7 +1,7 @@
 "use server";
 
 import { withPlanChangeConfirmation } from "@/lib/power/queries/plan-change";
-import { ZUpsDeviceRef } from "@/lib/power/schemas";
+import { ZUpsDeviceRef } from "@/lib/power/config/schemas";
 import { deleteUpsDevice } from "@/lib/power/ups-devices";
 import { action } from "../action";
 import { powerForm, runConfigChange } from "./config-change";

@@ -2,7 +2,7 @@
 
 import { getDb } from "@/lib/db/client";
 import { releaseLatch } from "@/lib/power/release-latch";
-import { ZReleaseLatch } from "@/lib/power/schemas";
+import { ZReleaseLatch } from "@/lib/power/config/schemas";
 import { action } from "../action";
 import { powerFormInput } from "./power-form-input";
 

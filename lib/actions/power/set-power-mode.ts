@@ -1,7 +1,7 @@
 "use server";
 
 import { getDb } from "@/lib/db/client";
-import { ZSetPowerMode } from "@/lib/power/schemas";
+import { ZSetPowerMode } from "@/lib/power/config/schemas";
 import { setPowerMode } from "@/lib/power/set-power-mode";
 import { action } from "../action";
 import { powerFormInput } from "./power-form-input";

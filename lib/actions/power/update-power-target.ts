@@ -2,7 +2,7 @@
 
 import { updatePowerTarget } from "@/lib/power/power-targets";
 import { withPlanChangeConfirmation } from "@/lib/power/queries/plan-change";
-import { ZUpdatePowerTarget } from "@/lib/power/schemas";
+import { ZUpdatePowerTarget } from "@/lib/power/config/schemas";
 import { formAction } from "../action";
 import { powerTargetForm, runConfigChange } from "./config-change";
 

@@ -15,15 +15,19 @@ import {
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
-import type { PowerPlanSnapshot } from "@/lib/power/plan-snapshot";
-import type { PublicUpsSource } from "@/lib/power/ups-source-config";
+import type { PowerPlanSnapshot } from "@/lib/power/config/armed-plan-snapshot";
+import type { PublicUpsSource } from "@/lib/power/config/ups-source-config";
 import type {
   MonotonicDurations,
   ReadingRecord,
   StoredLatch,
   StoredPending,
 } from "@/lib/power/triggers/state";
-import type { ShutdownSettings, TriggerOverrides, TriggerSettings } from "@/lib/power/settings";
+import type {
+  ShutdownSettings,
+  TriggerOverrides,
+  TriggerSettings,
+} from "@/lib/power/config/settings";
 import { credentials } from "./credentials";
 import { hosts } from "./hosts";
 import { runs } from "./runs";
@@ -50,7 +54,7 @@ export const powerCallState = pgEnum("power_call_state", [
 export const upsDevices = pgTable("ups_devices", {
   id: uuid("id").primaryKey().defaultRandom(),
   name: text("name").notNull().unique(),
-  /** The source settings without their secrets (lib/power/ups-source-config.ts). */
+  /** The source settings without their secrets (lib/power/config/ups-source-config.ts). */
   source: jsonb("source").$type<PublicUpsSource>().notNull(),
   /** Sealed JSON of the source's secret fields; null when it has none. */
   secretCredentialId: uuid("secret_credential_id").references(() => credentials.id),
@@ -60,7 +64,7 @@ export const upsDevices = pgTable("ups_devices", {
   updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
 });
 
-/** The one row of power settings (id 1); absent = the defaults of lib/power/settings.ts. */
+/** The one row of power settings (id 1); absent = the defaults of lib/power/config/settings.ts. */
 export const powerSettings = pgTable(
   "power_settings",
   {

@@ -8,7 +8,7 @@ import { protectLabCluster, startClusterTestWorker } from "@/test/fixtures/prote
 import { buildPlan } from "@/lib/power/shutdown/plan";
 import { startShutdownRun } from "@/lib/power/shutdown/start-shutdown-run";
 import { setPowerMode } from "@/lib/power/set-power-mode";
-import { DEFAULT_POWER_SETTINGS } from "@/lib/power/settings";
+import { DEFAULT_POWER_SETTINGS } from "@/lib/power/config/settings";
 import { loadTargets } from "@/lib/power/targets/load-targets";
 import { registerTestDatabase } from "@/test/db";
 import { ADMIN, persistReading, shutdownInput } from "@/test/fixtures/power";

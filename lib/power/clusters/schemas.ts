@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ZThresholds } from "@/lib/power/settings";
+import { ZThresholds } from "@/lib/power/config/settings";
 
 /**
  * How a cluster goes down. `cluster`: as one unit when every node lost power, only the nodes

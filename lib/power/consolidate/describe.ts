@@ -1,6 +1,6 @@
 import { formatDuration } from "@/lib/logs/text";
 import type { ConsolidateSettings } from "@/lib/power/clusters/schemas";
-import type { Thresholds } from "@/lib/power/settings";
+import type { Thresholds } from "@/lib/power/config/settings";
 
 /** `runtime below 15 min 0 s, charge below 60 %, 5 min 0 s on battery` (the rows set). */
 export function describeThresholds(t: Thresholds): string {

@@ -1,7 +1,7 @@
 import type { Database } from "@/lib/db/client";
 import { safeErrorSummary } from "@/lib/errors";
 import { loadClusterGroups } from "@/lib/power/clusters/load-cluster-groups";
-import { readPowerSettings } from "@/lib/power/power-settings-store";
+import { readPowerSettings } from "@/lib/power/config/power-settings-store";
 import { loadTargets, type PveEndpoint } from "@/lib/power/targets/load-targets";
 import type { ConsolidateCheck } from "./check";
 import { saveConsolidateCheck } from "./save-check";

@@ -1,7 +1,7 @@
 import type { ClusterGroup } from "@/lib/power/clusters/load-cluster-groups";
 import type { ConsolidatePlanFacts } from "./check";
 import type { ConsolidateSettings } from "@/lib/power/clusters/schemas";
-import type { ShutdownSettings } from "@/lib/power/settings";
+import type { ShutdownSettings } from "@/lib/power/config/settings";
 import type { TargetRecord } from "@/lib/power/targets/load-targets";
 
 /** The node that stays up at the first threshold, and how it was chosen (or why none is). */

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { PowerMode } from "@/lib/power/settings";
+import type { PowerMode } from "@/lib/power/config/settings";
 
 /**
  * What marks a `power-shutdown` run as a drill: the `drill` field of the run's input, beside the

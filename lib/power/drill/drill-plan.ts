@@ -1,7 +1,7 @@
 import type { Database } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import { planPreview } from "@/lib/power/plan-preview";
-import type { PowerMode } from "@/lib/power/settings";
+import type { PowerMode } from "@/lib/power/config/settings";
 
 export type DrillTarget = {
   id: string;

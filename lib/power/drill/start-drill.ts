@@ -5,7 +5,7 @@ import type { Database } from "@/lib/db/client";
 import { runs } from "@/lib/db/schema";
 import { AppError } from "@/lib/errors";
 import { recordPowerEvents } from "@/lib/power/events";
-import { readPowerSettings } from "@/lib/power/power-settings-store";
+import { readPowerSettings } from "@/lib/power/config/power-settings-store";
 import { POWER_SHUTDOWN, powerShutdownPipeline } from "@/lib/power/shutdown/pipeline";
 import type { ShutdownInput } from "@/lib/power/shutdown/plan";
 import { startRun } from "@/lib/runs/start-run";

@@ -3,7 +3,7 @@ import type { Database } from "@/lib/db/client";
 import { powerShutdownCalls, runs, upsMonitorState } from "@/lib/db/schema";
 import { ABORT_REASON } from "@/lib/pipeline/abort-reason";
 import { loadClusterGroups } from "@/lib/power/clusters/load-cluster-groups";
-import type { PowerMode } from "@/lib/power/settings";
+import type { PowerMode } from "@/lib/power/config/settings";
 import { POWER_SHUTDOWN } from "@/lib/power/shutdown/pipeline";
 import type { ShutdownInput, ShutdownPlan } from "@/lib/power/shutdown/plan";
 import { verifyTargetsDown } from "@/lib/power/shutdown/verify-targets-down";

@@ -2,8 +2,12 @@ import { createHash } from "node:crypto";
 import type { Database } from "@/lib/db/client";
 import { upsDevices } from "@/lib/db/schema";
 import { loadClusterGroups, type ClusterGroup } from "@/lib/power/clusters/load-cluster-groups";
-import { readPowerSettings } from "@/lib/power/power-settings-store";
-import { effectiveTriggers, type PowerSettings, type TriggerSettings } from "@/lib/power/settings";
+import { readPowerSettings } from "@/lib/power/config/power-settings-store";
+import {
+  effectiveTriggers,
+  type PowerSettings,
+  type TriggerSettings,
+} from "@/lib/power/config/settings";
 import { loadTargets, type TargetRecord } from "@/lib/power/targets/load-targets";
 import { tokenCredentialOf, tokenSecretOf } from "@/lib/power/targets/shutdown-call";
 

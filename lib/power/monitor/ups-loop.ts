@@ -6,8 +6,8 @@ import { safeErrorSummary } from "@/lib/errors";
 import { notifyLive } from "@/lib/live/notify";
 import { mainsBackAfterFirstStage } from "@/lib/power/consolidate/mains-back";
 import { recordPowerEvents } from "@/lib/power/events";
-import { readPowerSettings } from "@/lib/power/power-settings-store";
-import type { TriggerSettings } from "@/lib/power/settings";
+import { readPowerSettings } from "@/lib/power/config/power-settings-store";
+import type { TriggerSettings } from "@/lib/power/config/settings";
 import {
   decide,
   type Decision,

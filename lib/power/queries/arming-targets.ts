@@ -1,5 +1,5 @@
 import type { Database } from "@/lib/db/client";
-import type { PowerPlanSnapshot } from "@/lib/power/plan-snapshot";
+import type { PowerPlanSnapshot } from "@/lib/power/config/armed-plan-snapshot";
 import { planSnapshot } from "@/lib/power/plan-preview";
 import { loadTargets } from "@/lib/power/targets/load-targets";
 

@@ -1,6 +1,6 @@
 import type { Database } from "@/lib/db/client";
 import { countUnacknowledgedPowerEvents } from "./power-events";
-import { readPowerSettings } from "@/lib/power/power-settings-store";
+import { readPowerSettings } from "@/lib/power/config/power-settings-store";
 import { powerModeView, type PowerModeView } from "./power-settings";
 import { listUpsCards, type UpsCard } from "./ups-cards";
 

@@ -1,6 +1,6 @@
 import type { Database } from "@/lib/db/client";
 import { planPreview, type PlanPreview } from "@/lib/power/plan-preview";
-import type { PowerPlanSnapshot } from "@/lib/power/plan-snapshot";
+import type { PowerPlanSnapshot } from "@/lib/power/config/armed-plan-snapshot";
 import { armingTargets } from "./arming-targets";
 
 /** The plan page section and `GET /api/power/plan`: the preview and what an arming confirms. */

@@ -1,6 +1,9 @@
 import type { Database } from "@/lib/db/client";
-import { readPowerSettings, type StoredPowerSettings } from "@/lib/power/power-settings-store";
-import type { PowerMode } from "@/lib/power/settings";
+import {
+  readPowerSettings,
+  type StoredPowerSettings,
+} from "@/lib/power/config/power-settings-store";
+import type { PowerMode } from "@/lib/power/config/settings";
 
 export type PowerModeView = {
   mode: PowerMode;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { powerSettings, powerShutdownCalls, runs } from "@/lib/db/schema";
-import { DEFAULT_POWER_SETTINGS } from "@/lib/power/settings";
+import { DEFAULT_POWER_SETTINGS } from "@/lib/power/config/settings";
 import { registerTestDatabase } from "@/test/db";
 import {
   seedEvent,

@@ -1,4 +1,4 @@
-import { ZUpdatePowerSettings } from "@/lib/power/schemas";
+import { ZUpdatePowerSettings } from "@/lib/power/config/schemas";
 
 /**
  * A change of the global power settings as the API and the settings form take it: at least one

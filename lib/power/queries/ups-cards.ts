@@ -1,9 +1,9 @@
 import { asc, eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { upsDevices, upsMonitorState } from "@/lib/db/schema";
-import { effectiveTriggers, type TriggerSettings } from "@/lib/power/settings";
+import { effectiveTriggers, type TriggerSettings } from "@/lib/power/config/settings";
 import { FINAL_TRIGGER, type TriggerKind } from "@/lib/power/triggers/state";
-import { describeUpsSource, type PublicUpsSource } from "@/lib/power/ups-source-config";
+import { describeUpsSource, type PublicUpsSource } from "@/lib/power/config/ups-source-config";
 
 /**
  * What an operator reads off one UPS at a glance. `condition` is never a guess: without a

@@ -3,7 +3,7 @@ import { safeErrorSummary } from "@/lib/errors";
 import { proxmoxClientForHost } from "@/lib/host-access/proxmox-client";
 import { clusterApiFor, SHUTDOWN_CEPH_FLAGS } from "../cluster-sequence/cluster-api";
 import { loadClusterGroups, type ClusterGroup } from "../clusters/load-cluster-groups";
-import { readPowerSettings } from "../power-settings-store";
+import { readPowerSettings } from "../config/power-settings-store";
 import type { PveEndpoint, TargetRecord } from "../targets/load-targets";
 import { checkConsoleGuest } from "./check-console-guest";
 import type { SelfTestCheck, SelfTestVerdict } from "./verdict";

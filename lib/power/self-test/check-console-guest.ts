@@ -3,7 +3,7 @@ import { safeErrorSummary } from "@/lib/errors";
 import { proxmoxClientForHost } from "@/lib/host-access/proxmox-client";
 import { clusterApiFor, type GuestType } from "../cluster-sequence/cluster-api";
 import type { ClusterGroup } from "../clusters/load-cluster-groups";
-import type { ShutdownSettings } from "../settings";
+import type { ShutdownSettings } from "../config/settings";
 import type { PveEndpoint, TargetRecord } from "../targets/load-targets";
 import { CEPH_STORAGE_TYPES, guestVolumes, type GuestVolume } from "./guest-volumes";
 import type { SelfTestCheck, SubjectCheck } from "./verdict";

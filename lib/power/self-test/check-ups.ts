@@ -3,7 +3,7 @@ import type { upsDevices } from "@/lib/db/schema";
 import { safeErrorSummary } from "@/lib/errors";
 import { formatDuration } from "@/lib/logs/text";
 import { readSecret } from "../ups-devices";
-import { joinUpsSource } from "../ups-source-config";
+import { joinUpsSource } from "../config/ups-source-config";
 import { NutConnectionPool } from "../ups/nut/pool";
 import type { UpsReading } from "../ups/reading";
 import { createUpsSource } from "../ups/source";

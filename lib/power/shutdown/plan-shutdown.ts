@@ -3,7 +3,7 @@ import { advance, fail, type Step } from "@/lib/pipeline/step";
 import { loadClusterGroups } from "@/lib/power/clusters/load-cluster-groups";
 import { consolidateInputs } from "@/lib/power/consolidate/stage-inputs";
 import { planModeOf } from "@/lib/power/drill/drill-mark";
-import { readPowerSettings } from "@/lib/power/power-settings-store";
+import { readPowerSettings } from "@/lib/power/config/power-settings-store";
 import { loadTargets } from "@/lib/power/targets/load-targets";
 import type { ClusterSequencePlan } from "@/lib/power/cluster-sequence/plan";
 import { buildPlan, ZShutdownInput, type PlannedTarget } from "./plan";

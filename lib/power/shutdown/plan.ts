@@ -6,7 +6,7 @@ import {
   type ClusterSequencePlan,
   type ConsolidateInput,
 } from "@/lib/power/cluster-sequence/plan";
-import { POWER_MODES, type PowerMode, type ShutdownSettings } from "@/lib/power/settings";
+import { POWER_MODES, type PowerMode, type ShutdownSettings } from "@/lib/power/config/settings";
 import type { TargetRecord } from "@/lib/power/targets/load-targets";
 import { describeShutdown, type ShutdownRequest } from "@/lib/power/targets/shutdown-call";
 

@@ -2,7 +2,7 @@ import { advance, fail, poll, type Step, type StepContext } from "@/lib/pipeline
 import { recordInstantAction } from "@/lib/power/actions/record-action";
 import { cancelsOnMainsBack } from "@/lib/power/drill/drill-mark";
 import { recordPowerEvents } from "@/lib/power/events";
-import { readPowerSettings } from "@/lib/power/power-settings-store";
+import { readPowerSettings } from "@/lib/power/config/power-settings-store";
 import { mainsBackFor } from "@/lib/power/targets/due-targets";
 import { feedsBackFor, feedsOnMains } from "@/lib/power/targets/feed-status";
 import { powerShutdownCalls } from "@/lib/db/schema";

@@ -1,8 +1,8 @@
 import { eq, inArray } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { upsDevices, upsMonitorState } from "@/lib/db/schema";
-import { readPowerSettings } from "@/lib/power/power-settings-store";
-import { effectiveTriggers } from "@/lib/power/settings";
+import { readPowerSettings } from "@/lib/power/config/power-settings-store";
+import { effectiveTriggers } from "@/lib/power/config/settings";
 
 /**
  * Which UPSes are on mains right now by a recent reliable reading. Anything else — on battery,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ZTriggerSettings, type TriggerSettings } from "@/lib/power/settings";
+import { ZTriggerSettings, type TriggerSettings } from "@/lib/power/config/settings";
 import type { UpsReading } from "@/lib/power/ups/reading";
 import { decide, type Decision, type StageThreshold } from "./decide";
 import { UNKNOWN_STATE, type UpsMonitorState } from "./state";

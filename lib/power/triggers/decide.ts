@@ -1,5 +1,5 @@
 import type { UpsReading } from "@/lib/power/ups/reading";
-import type { Thresholds, TriggerSettings } from "@/lib/power/settings";
+import type { Thresholds, TriggerSettings } from "@/lib/power/config/settings";
 import { formatDuration } from "@/lib/logs/text";
 import {
   FINAL_TRIGGER,

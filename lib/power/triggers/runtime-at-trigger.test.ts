@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ZTriggerSettings } from "@/lib/power/settings";
+import { ZTriggerSettings } from "@/lib/power/config/settings";
 import { runtimeAtTrigger } from "./runtime-at-trigger";
 
 const defaults = ZTriggerSettings.parse({});

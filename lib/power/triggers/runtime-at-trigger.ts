@@ -1,5 +1,5 @@
 import { formatDuration } from "@/lib/logs/text";
-import type { TriggerSettings } from "@/lib/power/settings";
+import type { TriggerSettings } from "@/lib/power/config/settings";
 import type { UpsValues } from "./state";
 
 /**

@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import { PowerSettingsForm } from "@/components/power/power-settings-form";
 import { requirePageActor } from "@/lib/auth/actor";
 import { getDb } from "@/lib/db/client";
-import { readPowerSettings } from "@/lib/power/power-settings-store";
+import { readPowerSettings } from "@/lib/power/config/power-settings-store";
 
 export const dynamic = "force-dynamic";
 

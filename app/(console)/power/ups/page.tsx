@@ -7,8 +7,8 @@ import { triggerSummary } from "@/components/power/ups-card-text";
 import { deleteUpsDeviceAction } from "@/lib/actions/power/delete-ups-device";
 import { requirePageActor } from "@/lib/auth/actor";
 import { getDb } from "@/lib/db/client";
-import { readPowerSettings } from "@/lib/power/power-settings-store";
-import { effectiveTriggers } from "@/lib/power/settings";
+import { readPowerSettings } from "@/lib/power/config/power-settings-store";
+import { effectiveTriggers } from "@/lib/power/config/settings";
 import { listUpsDevices } from "@/lib/power/ups-devices";
 
 export const dynamic = "force-dynamic";

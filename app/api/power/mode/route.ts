@@ -2,7 +2,7 @@ import { route } from "@/lib/api/route";
 import { json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
 import { readPowerMode } from "@/lib/power/queries/power-settings";
-import { ZSetPowerMode } from "@/lib/power/schemas";
+import { ZSetPowerMode } from "@/lib/power/config/schemas";
 import { setPowerMode } from "@/lib/power/set-power-mode";
 
 export const dynamic = "force-dynamic";

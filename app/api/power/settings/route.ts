@@ -2,7 +2,7 @@ import { respondToGuardedChange } from "@/lib/api/plan-guarded-response";
 import { route } from "@/lib/api/route";
 import { json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
-import { readPowerSettings } from "@/lib/power/power-settings-store";
+import { readPowerSettings } from "@/lib/power/config/power-settings-store";
 import { withPlanChangeConfirmation } from "@/lib/power/queries/plan-change";
 import { ZPowerSettingsChange } from "@/lib/power/queries/settings-change";
 import { updatePowerSettings } from "@/lib/power/update-power-settings";

@@ -5,7 +5,7 @@ import { getDb } from "@/lib/db/client";
 import { createPowerTarget } from "@/lib/power/power-targets";
 import { withPlanChangeConfirmation } from "@/lib/power/queries/plan-change";
 import { listTargetProtection } from "@/lib/power/queries/target-protection";
-import { ZCreatePowerTarget } from "@/lib/power/schemas";
+import { ZCreatePowerTarget } from "@/lib/power/config/schemas";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";

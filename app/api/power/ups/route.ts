@@ -3,7 +3,7 @@ import { route } from "@/lib/api/route";
 import { json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
 import { withPlanChangeConfirmation } from "@/lib/power/queries/plan-change";
-import { ZCreateUpsDevice } from "@/lib/power/schemas";
+import { ZCreateUpsDevice } from "@/lib/power/config/schemas";
 import { createUpsDevice, listUpsDevices } from "@/lib/power/ups-devices";
 
 export const dynamic = "force-dynamic";

@@ -6,7 +6,7 @@ import {
   withPlanChangeConfirmation,
   ZPlanChangeConfirmation,
 } from "@/lib/power/queries/plan-change";
-import { ZUpdatePowerTarget } from "@/lib/power/schemas";
+import { ZUpdatePowerTarget } from "@/lib/power/config/schemas";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";

@@ -5,7 +5,7 @@ import {
   withPlanChangeConfirmation,
   ZPlanChangeConfirmation,
 } from "@/lib/power/queries/plan-change";
-import { ZUpdateUpsDevice } from "@/lib/power/schemas";
+import { ZUpdateUpsDevice } from "@/lib/power/config/schemas";
 import { deleteUpsDevice, updateUpsDevice } from "@/lib/power/ups-devices";
 
 export const dynamic = "force-dynamic";

@@ -3,7 +3,7 @@ import { route } from "@/lib/api/route";
 import { json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
 import { releaseLatch } from "@/lib/power/release-latch";
-import { ZReleaseLatch } from "@/lib/power/schemas";
+import { ZReleaseLatch } from "@/lib/power/config/schemas";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";

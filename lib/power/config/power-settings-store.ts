@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { powerSettings } from "@/lib/db/schema";
-import type { PowerPlanSnapshot } from "./plan-snapshot";
+import type { PowerPlanSnapshot } from "./armed-plan-snapshot";
 import { DEFAULT_POWER_SETTINGS, ZPowerSettings, type PowerSettings } from "./settings";
 
 type Reader = Pick<Database, "select">;

@@ -1,6 +1,6 @@
 import { AppError } from "@/lib/errors";
-import type { TUpsSourceConfig } from "./ups/reading";
-import { checkNutLogin } from "./ups/nut/check-login";
+import type { TUpsSourceConfig } from "../ups/reading";
+import { checkNutLogin } from "../ups/nut/check-login";
 
 /** Tries a UPS's settings before they are saved; throws an AppError (400) saying what to fix. */
 export type UpsSourceCheck = (config: TUpsSourceConfig) => Promise<void>;

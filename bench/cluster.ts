@@ -26,7 +26,7 @@ import { asc, eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { migrateDatabase } from "@/lib/db/migrate";
 import { stepVisits } from "@/lib/db/schema";
-import { actionsOfRun } from "@/lib/power/actions/record-action";
+import { actionsOfRun } from "@/lib/power/records/run-actions";
 import { refreshClusterGroups } from "@/lib/power/clusters/refresh-cluster-groups";
 import { seedActiveLabHost } from "@/test/fixtures/active-lab-host";
 import { createPowerTarget } from "@/lib/power/power-targets";

@@ -1,7 +1,7 @@
 import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { auditLog, notificationDeliveries } from "@/lib/db/schema";
-import { recordPowerEvents, type PowerEventInput } from "@/lib/power/events";
+import { recordPowerEvents, type PowerEventInput } from "@/lib/power/records/power-events";
 import { waitUntil } from "@/lab";
 import { startWebhookReceiver, type WebhookReceiver } from "@/lab/webhook-receiver/receiver";
 import { registerTestDatabase } from "@/test/db";

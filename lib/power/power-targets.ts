@@ -5,7 +5,7 @@ import type { Database, Transaction } from "@/lib/db/client";
 import { credentials, hosts, powerTargetFeeds, powerTargets, upsDevices } from "@/lib/db/schema";
 import { AppError, isUniqueViolation } from "@/lib/errors";
 import { seal } from "@/lib/secrets/seal";
-import { recordPowerEvents } from "./events";
+import { recordPowerEvents } from "./records/power-events";
 import { ZCreatePowerTarget, ZPowerTargetRef, ZUpdatePowerTarget } from "./config/schemas";
 import { loadTargets, type TargetRecord } from "./targets/load-targets";
 import { describeShutdown } from "./targets/shutdown-call";

@@ -4,7 +4,7 @@ import { audited, type AuditActor } from "@/lib/audit/record-audit";
 import type { Database } from "@/lib/db/client";
 import { upsDevices, upsMonitorState } from "@/lib/db/schema";
 import { AppError } from "@/lib/errors";
-import { recordPowerEvents } from "./events";
+import { recordPowerEvents } from "./records/power-events";
 import {
   outageReadingWords,
   releaseDuringOutageWarning,

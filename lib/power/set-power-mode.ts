@@ -3,7 +3,7 @@ import type { z } from "zod";
 import { audited, type AuditActor } from "@/lib/audit/record-audit";
 import type { Database } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
-import { recordPowerEvents } from "./events";
+import { recordPowerEvents } from "./records/power-events";
 import { planSnapshot } from "./plan-preview";
 import { writePowerSettings } from "./config/power-settings-store";
 import { ZSetPowerMode } from "./config/schemas";

@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import { audited, type AuditActor } from "@/lib/audit/record-audit";
 import type { Database } from "@/lib/db/client";
-import { recordPowerEvents } from "./events";
+import { recordPowerEvents } from "./records/power-events";
 import {
   readPowerSettings,
   writePowerSettings,

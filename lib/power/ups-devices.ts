@@ -5,7 +5,7 @@ import type { Database, Transaction } from "@/lib/db/client";
 import { credentials, powerTargetFeeds, powerTargets, upsDevices, hosts } from "@/lib/db/schema";
 import { AppError, isUniqueViolation } from "@/lib/errors";
 import { seal, unseal } from "@/lib/secrets/seal";
-import { recordPowerEvents } from "./events";
+import { recordPowerEvents } from "./records/power-events";
 import { ZCreateUpsDevice, ZUpdateUpsDevice, ZUpsDeviceRef } from "./config/schemas";
 import type { TriggerOverrides } from "./config/settings";
 import type { TUpsSourceConfig } from "./ups/reading";

@@ -1,4 +1,4 @@
-import type { PowerEventInput } from "@/lib/power/events";
+import type { PowerEventInput } from "@/lib/power/records/power-events";
 import type { CrashLoopEvent } from "./supervisor";
 
 /** The power event kinds of a crash loop (and so its notification kinds, family `console.*`). */

@@ -4,7 +4,7 @@ import { consoleProcessRestarts } from "@/lib/db/schema";
 import { safeErrorSummary } from "@/lib/errors";
 import { serialRerun } from "@/lib/live/serial-rerun";
 import { notifyLive } from "@/lib/live/notify";
-import { recordPowerEvents } from "@/lib/power/events";
+import { recordPowerEvents } from "@/lib/power/records/power-events";
 import { crashLoopPowerEvent } from "./crash-loop-events";
 import type { CrashLoopEvent, RestartEvent } from "./supervisor";
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { and, eq } from "drizzle-orm";
 import { auditLog, powerEvents, powerTargets } from "@/lib/db/schema";
 import { readLogTail } from "@/lib/logs/read";
-import { actionsOfRun, type PowerRunAction } from "@/lib/power/actions/record-action";
+import { actionsOfRun, type PowerRunAction } from "@/lib/power/records/run-actions";
 import { setPowerMode } from "@/lib/power/set-power-mode";
 import { startShutdownRun } from "@/lib/power/shutdown/start-shutdown-run";
 import { loadClusterGroups } from "@/lib/power/clusters/load-cluster-groups";

@@ -5,7 +5,7 @@ import {
   finishAction,
   recordInstantAction,
   startAction,
-} from "@/lib/power/actions/record-action";
+} from "@/lib/power/records/run-actions";
 import type { PowerServices } from "@/lib/power/shutdown/services";
 import { isNotImplemented, paths } from "./cluster-api";
 import { HA_DISARM_WAIT_SECONDS, READ_BACK_POLL_MS, type ClusterSequencePlan } from "./plan";

@@ -1,5 +1,5 @@
-import { CLUSTER_LANE, recordInstantAction } from "@/lib/power/actions/record-action";
-import { recordPowerEvents, type PowerEventInput } from "@/lib/power/events";
+import { CLUSTER_LANE, recordInstantAction } from "@/lib/power/records/run-actions";
+import { recordPowerEvents, type PowerEventInput } from "@/lib/power/records/power-events";
 import type { PlannedTarget, ShutdownInput, ShutdownPlan } from "@/lib/power/shutdown/plan";
 import type { PowerServices } from "@/lib/power/shutdown/services";
 import type { PveEndpoint } from "@/lib/power/targets/load-targets";

@@ -1,6 +1,6 @@
 import { errorMessage } from "@/lib/pipeline/engine";
 import { advance, poll, type Step } from "@/lib/pipeline/step";
-import { CLUSTER_LANE, finishAction, startAction } from "@/lib/power/actions/record-action";
+import { CLUSTER_LANE, finishAction, startAction } from "@/lib/power/records/run-actions";
 import type { PowerServices } from "@/lib/power/shutdown/services";
 import { paths, SHUTDOWN_CEPH_FLAGS, type ClusterApi } from "./cluster-api";
 import {

@@ -1,5 +1,5 @@
 import { advance, poll, type Step } from "@/lib/pipeline/step";
-import { finishAction, startAction } from "@/lib/power/actions/record-action";
+import { finishAction, startAction } from "@/lib/power/records/run-actions";
 import {
   attemptDue,
   attemptShutdown,

@@ -9,7 +9,7 @@ import {
 import { safeErrorSummary } from "@/lib/errors";
 import { notifyLive } from "@/lib/live/notify";
 import { refreshConsolidateChecks } from "@/lib/power/consolidate/refresh-checks";
-import { recordPowerEvents, type PowerEventInput } from "@/lib/power/events";
+import { recordPowerEvents, type PowerEventInput } from "@/lib/power/records/power-events";
 import { normalizeFingerprint } from "@/lib/proxmox/pinned-https";
 import { activeHosts } from "@/lib/hosts/active-hosts";
 import {

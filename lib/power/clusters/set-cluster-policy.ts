@@ -6,7 +6,7 @@ import { powerClusters } from "@/lib/db/schema";
 import { AppError } from "@/lib/errors";
 import { notifyLive } from "@/lib/live/notify";
 import { describeConsolidate } from "../consolidate/describe";
-import { recordPowerEvents } from "../events";
+import { recordPowerEvents } from "../records/power-events";
 import { consolidateSettingsOf, type ClusterPolicy } from "./load-cluster-groups";
 import { requestClusterRefresh } from "./refresh-task";
 import {

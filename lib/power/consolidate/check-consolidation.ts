@@ -1,5 +1,5 @@
 import { advance, type Step } from "@/lib/pipeline/step";
-import { CLUSTER_LANE, recordInstantAction, startAction } from "@/lib/power/actions/record-action";
+import { CLUSTER_LANE, recordInstantAction, startAction } from "@/lib/power/records/run-actions";
 import type { ClusterSequencePlan } from "@/lib/power/cluster-sequence/plan";
 import {
   clusterStepRun,

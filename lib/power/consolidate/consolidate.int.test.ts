@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { desc, eq } from "drizzle-orm";
 import { powerClusters, powerEvents, powerTargets, upsMonitorState } from "@/lib/db/schema";
 import { readLogTail } from "@/lib/logs/read";
-import { actionsOfRun, type PowerRunAction } from "@/lib/power/actions/record-action";
+import { actionsOfRun, type PowerRunAction } from "@/lib/power/records/run-actions";
 import { loadClusterGroups } from "@/lib/power/clusters/load-cluster-groups";
 import { setClusterPolicy } from "@/lib/power/clusters/set-cluster-policy";
 import { startDueShutdowns } from "@/lib/power/monitor/start-due-shutdowns";

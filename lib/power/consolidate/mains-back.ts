@@ -2,7 +2,7 @@ import { and, inArray } from "drizzle-orm";
 import type { Transaction } from "@/lib/db/client";
 import { powerShutdownCalls } from "@/lib/db/schema";
 import { loadClusterGroups } from "@/lib/power/clusters/load-cluster-groups";
-import type { PowerEventInput } from "@/lib/power/events";
+import type { PowerEventInput } from "@/lib/power/records/power-events";
 import type { StageLatch } from "@/lib/power/triggers/state";
 
 type Tx = Transaction;

@@ -2,7 +2,7 @@ import { and, inArray, isNotNull } from "drizzle-orm";
 import { upsMonitorState } from "@/lib/db/schema";
 import { errorMessage } from "@/lib/pipeline/engine";
 import { advance, poll, type Step } from "@/lib/pipeline/step";
-import { CLUSTER_LANE, finishAction, startAction } from "@/lib/power/actions/record-action";
+import { CLUSTER_LANE, finishAction, startAction } from "@/lib/power/records/run-actions";
 import {
   ClusterApi,
   paths,

@@ -5,7 +5,7 @@ import * as runRoute from "@/app/api/power/runs/[runId]/route";
 import * as runsRoute from "@/app/api/power/runs/route";
 import { auditLog, runs } from "@/lib/db/schema";
 import { getDb } from "@/lib/db/client";
-import { actionsOfRun } from "@/lib/power/actions/record-action";
+import { actionsOfRun } from "@/lib/power/records/run-actions";
 import { listPowerRuns, runTimeline, type RunTimeline } from "@/lib/power/queries/timeline";
 import { setPowerMode } from "@/lib/power/set-power-mode";
 import { updatePowerSettings } from "@/lib/power/update-power-settings";

@@ -4,7 +4,7 @@ import { audited, type AuditActor } from "@/lib/audit/record-audit";
 import type { Database } from "@/lib/db/client";
 import { runs } from "@/lib/db/schema";
 import { AppError } from "@/lib/errors";
-import { recordPowerEvents } from "@/lib/power/events";
+import { recordPowerEvents } from "@/lib/power/records/power-events";
 import { readPowerSettings } from "@/lib/power/config/power-settings-store";
 import { POWER_SHUTDOWN, powerShutdownPipeline } from "@/lib/power/shutdown/pipeline";
 import type { ShutdownInput } from "@/lib/power/shutdown/plan";

@@ -3,7 +3,7 @@ import { events, powerShutdownCalls, runs } from "@/lib/db/schema";
 import { notifyLive } from "@/lib/live/notify";
 import { appendRunLog } from "@/lib/logs/append";
 import { TICK_TASKS } from "@/lib/pipeline/schedule";
-import { recordPowerEvents } from "@/lib/power/events";
+import { recordPowerEvents } from "@/lib/power/records/power-events";
 import type { ShutdownInput } from "@/lib/power/shutdown/plan";
 import { POWER_SHUTDOWN } from "@/lib/power/shutdown/pipeline";
 import { POWER_MONITOR_ACTOR } from "@/lib/power/shutdown/start-shutdown-run";

@@ -5,7 +5,7 @@ import { isDatabaseUnreachable } from "@/lib/db/unreachable";
 import { safeErrorSummary } from "@/lib/errors";
 import { notifyLive } from "@/lib/live/notify";
 import { mainsBackAfterFirstStage } from "@/lib/power/consolidate/mains-back";
-import { recordPowerEvents } from "@/lib/power/events";
+import { recordPowerEvents } from "@/lib/power/records/power-events";
 import { readPowerSettings } from "@/lib/power/config/power-settings-store";
 import type { TriggerSettings } from "@/lib/power/config/settings";
 import {

@@ -2,7 +2,7 @@ import { and, desc, eq, inArray, lt, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Database } from "@/lib/db/client";
 import { powerRunActions, runs } from "@/lib/db/schema";
-import { actionsOfRun, CLUSTER_LANE, type ActionOutcome } from "@/lib/power/actions/record-action";
+import { actionsOfRun, CLUSTER_LANE, type ActionOutcome } from "@/lib/power/records/run-actions";
 import { runOriginOf, type RunOrigin } from "@/lib/power/drill/run-origin";
 import { POWER_SHUTDOWN } from "@/lib/power/shutdown/pipeline";
 import { loadPowerRunFacts } from "./power-run-facts";

@@ -2,7 +2,7 @@ import { desc, isNotNull } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { powerSelfTests, upsDevices } from "@/lib/db/schema";
 import { notifyLive } from "@/lib/live/notify";
-import { recordPowerEvents } from "../events";
+import { recordPowerEvents } from "../records/power-events";
 import { planPreview } from "../plan-preview";
 import { loadTargets, type TargetRecord } from "../targets/load-targets";
 import { checkClusters } from "./check-clusters";

@@ -1,10 +1,10 @@
 import { and, asc, eq, inArray, lt, sql } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { powerShutdownCalls } from "@/lib/db/schema";
-import { finishOpenActions, startAction } from "@/lib/power/actions/record-action";
+import { finishOpenActions, startAction } from "@/lib/power/records/run-actions";
 import { errorMessage } from "@/lib/pipeline/engine";
 import type { StepContext } from "@/lib/pipeline/step";
-import { recordPowerEvents } from "@/lib/power/events";
+import { recordPowerEvents } from "@/lib/power/records/power-events";
 import { sendShutdown } from "@/lib/power/targets/shutdown-call";
 import type { ShutdownCall } from "./calls";
 import type { PlannedTarget } from "./plan";

@@ -2,7 +2,7 @@ import { asc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { powerEvents } from "@/lib/db/schema";
 import { readLogTail } from "@/lib/logs/read";
-import { actionsOfRun } from "@/lib/power/actions/record-action";
+import { actionsOfRun } from "@/lib/power/records/run-actions";
 import { setPowerMode } from "@/lib/power/set-power-mode";
 import { updatePowerSettings } from "@/lib/power/update-power-settings";
 import { waitUntil, type LabNode } from "@/lab";

@@ -3,7 +3,7 @@ import type { Transaction } from "@/lib/db/client";
 import { events, upsDevices } from "@/lib/db/schema";
 import type { FailedRun, RunFailure } from "@/lib/pipeline/step";
 import { DRILL_TRIGGER } from "@/lib/power/drill/drill-mark";
-import { recordPowerEvents } from "@/lib/power/events";
+import { recordPowerEvents } from "@/lib/power/records/power-events";
 import type { ShutdownInput } from "./plan";
 
 /** What the operator is to make of each way a run can end failed, after the reason itself. */

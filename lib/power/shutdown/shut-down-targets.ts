@@ -1,7 +1,7 @@
 import { advance, fail, poll, type Step, type StepContext } from "@/lib/pipeline/step";
-import { recordInstantAction } from "@/lib/power/actions/record-action";
+import { recordInstantAction } from "@/lib/power/records/run-actions";
 import { cancelsOnMainsBack } from "@/lib/power/drill/drill-mark";
-import { recordPowerEvents } from "@/lib/power/events";
+import { recordPowerEvents } from "@/lib/power/records/power-events";
 import { readPowerSettings } from "@/lib/power/config/power-settings-store";
 import { mainsBackFor } from "@/lib/power/targets/due-targets";
 import { feedsBackFor, feedsOnMains } from "@/lib/power/targets/feed-status";

@@ -1,5 +1,5 @@
 import { advance, fail, poll, type Step } from "@/lib/pipeline/step";
-import { recordPowerEvents } from "@/lib/power/events";
+import { recordPowerEvents } from "@/lib/power/records/power-events";
 import { probeTarget } from "@/lib/power/targets/shutdown-call";
 import {
   attemptDue,

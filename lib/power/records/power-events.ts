@@ -2,7 +2,7 @@ import type { Database } from "@/lib/db/client";
 import { powerEvents } from "@/lib/db/schema";
 import { enqueueNotifications } from "@/lib/notify/enqueue";
 import { notifyLive } from "@/lib/live/notify";
-import type { MonitorEventKind, PowerEventDraft } from "./triggers/decide";
+import type { MonitorEventKind, PowerEventDraft } from "../triggers/decide";
 
 /** Every kind of power event: the monitor's (triggers/decide.ts) and these. */
 export type PowerEventKind =

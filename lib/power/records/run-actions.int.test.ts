@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { runs } from "@/lib/db/schema";
 import { registerTestDatabase } from "@/test/db";
-import { actionsOfRun, recordInstantAction, startAction } from "./record-action";
+import { actionsOfRun, recordInstantAction, startAction } from "./run-actions";
 
 const database = registerTestDatabase();
 let runId: string;

@@ -1,4 +1,4 @@
-import type { ClusterSequencePlan } from "@/lib/power/cluster-sequence/plan";
+import type { ClusterSequencePlan } from "@/lib/power/clusters/sequence-plan";
 import { describeThresholds } from "@/lib/power/consolidate/describe";
 import { formatElapsed } from "../format";
 import { ConsolidateCheckView } from "./consolidate-panel";

@@ -5,7 +5,7 @@ import { useQueryClient } from "@tanstack/react-query";
 import { useEffect } from "react";
 import { setClusterConsolidateAction } from "@/lib/actions/power/set-cluster-policy";
 import type { ClusterGroupView } from "@/lib/power/clusters/cluster-groups-view";
-import type { ConsolidateCheck } from "@/lib/power/consolidate/check";
+import type { ConsolidateCheck } from "@/lib/power/clusters/consolidation-check";
 import { describeConsolidate } from "@/lib/power/consolidate/describe";
 import { useCan } from "../actor-context";
 import { SubmitActions, useActionForm } from "../action-form";

@@ -1,7 +1,7 @@
 import { formatDuration } from "@/lib/logs/text";
 import type { Database } from "@/lib/db/client";
 import type { PowerPlanSnapshot } from "./config/armed-plan-snapshot";
-import type { ClusterSequencePlan } from "./cluster-sequence/plan";
+import type { ClusterSequencePlan } from "./clusters/sequence-plan";
 import { loadClusterGroups } from "./clusters/load-cluster-groups";
 import { consolidateInputs } from "./consolidate/stage-inputs";
 import { upsDevices } from "@/lib/db/schema";

@@ -10,8 +10,8 @@ import {
   isNotImplemented,
   SHUTDOWN_CEPH_FLAGS,
   type ClusterApi,
-} from "./cluster-sequence/cluster-api";
-import { CEPH_FLAGS_WAIT_SECONDS } from "./cluster-sequence/plan";
+} from "./clusters/sequence-api";
+import { CEPH_FLAGS_WAIT_SECONDS } from "./clusters/sequence-plan";
 import { loadClusterGroups, type ClusterGroup } from "./clusters/load-cluster-groups";
 import type { PveEndpoint } from "./targets/load-targets";
 import { probeTarget } from "./targets/shutdown-call";

@@ -1,7 +1,7 @@
 import { boolean, jsonb, pgEnum, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
 import type { ConsolidateSettings } from "@/lib/power/clusters/schemas";
 import type { ClusterMembership } from "@/lib/power/clusters/membership-evidence";
-import type { ConsolidateCheck } from "@/lib/power/consolidate/check";
+import type { ConsolidateCheck } from "@/lib/power/clusters/consolidation-check";
 import { hosts } from "./hosts";
 
 /**
@@ -50,7 +50,7 @@ export const powerClusters = pgTable("power_clusters", {
    * ZConsolidateSettings; null until an admin sets them: the defaults apply).
    */
   consolidate: jsonb("consolidate").$type<ConsolidateSettings>(),
-  /** The last check whether consolidating can work (lib/power/consolidate/check.ts); null: never. */
+  /** The last check whether consolidating can work (lib/power/clusters/consolidation-check.ts); null: never. */
   consolidateCheck: jsonb("consolidate_check").$type<ConsolidateCheck>(),
   nodes: jsonb("nodes").$type<ClusterNodeRecord[]>().notNull().default([]),
   /**

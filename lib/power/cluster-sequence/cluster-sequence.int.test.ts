@@ -10,7 +10,7 @@ import { startShutdownRun } from "@/lib/power/shutdown/start-shutdown-run";
 import { loadClusterGroups } from "@/lib/power/clusters/load-cluster-groups";
 import { restoreCluster } from "@/lib/power/restore-cluster";
 import { loadTargets, type PveEndpoint } from "@/lib/power/targets/load-targets";
-import { clusterApiOver } from "./cluster-api";
+import { clusterApiOver } from "../clusters/sequence-api";
 import { startLabCluster, waitUntil, type LabCluster } from "@/lab";
 import type { LabGuestSpec, PveRelease } from "@/lab/pve/cluster/model";
 import { registerTestDatabase } from "@/test/db";

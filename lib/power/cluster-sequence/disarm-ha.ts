@@ -7,8 +7,12 @@ import {
   startAction,
 } from "@/lib/power/records/run-actions";
 import type { PowerServices } from "@/lib/power/shutdown/services";
-import { isNotImplemented, paths } from "./cluster-api";
-import { HA_DISARM_WAIT_SECONDS, READ_BACK_POLL_MS, type ClusterSequencePlan } from "./plan";
+import { isNotImplemented, paths } from "../clusters/sequence-api";
+import {
+  HA_DISARM_WAIT_SECONDS,
+  READ_BACK_POLL_MS,
+  type ClusterSequencePlan,
+} from "../clusters/sequence-plan";
 import {
   clusterApi,
   clusterStepRun,

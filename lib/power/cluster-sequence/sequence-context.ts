@@ -6,8 +6,8 @@ import type { PveEndpoint } from "@/lib/power/targets/load-targets";
 import { advance, fail, type Outcome, type StepContext } from "@/lib/pipeline/step";
 import { NO_PLAN } from "@/lib/power/shutdown/plan";
 import { armedNow } from "@/lib/power/shutdown/shut-down-targets";
-import { clusterApiOver, requestLine, type ClusterApi } from "./cluster-api";
-import type { ClusterSequencePlan } from "./plan";
+import { clusterApiOver, requestLine, type ClusterApi } from "../clusters/sequence-api";
+import type { ClusterSequencePlan } from "../clusters/sequence-plan";
 
 export type Ctx = StepContext<PowerServices>;
 
@@ -134,7 +134,7 @@ type ApiRoutes = Record<string, { node: string; at: string }>;
 /**
  * The API the cluster-wide calls go to: the first of the cluster's preferred nodes that answers
  * a probe now (or answered a moment ago), the others behind it for when it stops answering
- * mid-sequence (./cluster-api.ts). Null when none answers, with why.
+ * mid-sequence (lib/power/clusters/sequence-api.ts). Null when none answers, with why.
  */
 export async function clusterApi(
   ctx: Ctx,

@@ -2,13 +2,13 @@ import { errorMessage } from "@/lib/pipeline/engine";
 import { advance, poll, type Step } from "@/lib/pipeline/step";
 import { CLUSTER_LANE, finishAction, startAction } from "@/lib/power/records/run-actions";
 import type { PowerServices } from "@/lib/power/shutdown/services";
-import { paths, SHUTDOWN_CEPH_FLAGS, type ClusterApi } from "./cluster-api";
+import { paths, SHUTDOWN_CEPH_FLAGS, type ClusterApi } from "../clusters/sequence-api";
 import {
   CEPH_FLAGS_WAIT_SECONDS,
   PARTIAL_OUTAGE_CEPH_FLAGS,
   READ_BACK_POLL_MS,
   type ClusterSequencePlan,
-} from "./plan";
+} from "../clusters/sequence-plan";
 import {
   clusterApi,
   clusterStepRun,

@@ -8,8 +8,12 @@ import {
   type ClusterApi,
   type GuestResource,
   type GuestType,
-} from "./cluster-api";
-import { FORCE_STOP_SECONDS, GUEST_READ_BACK_POLL_MS, type ClusterSequencePlan } from "./plan";
+} from "../clusters/sequence-api";
+import {
+  FORCE_STOP_SECONDS,
+  GUEST_READ_BACK_POLL_MS,
+  type ClusterSequencePlan,
+} from "../clusters/sequence-plan";
 import {
   clusterApi,
   clusterStepRun,

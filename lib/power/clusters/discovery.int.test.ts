@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hosts, powerClusterMemberships } from "@/lib/db/schema";
 import { startLab, startLabCluster, type LabCluster, type LabNode } from "@/lab";
 import { registerTestDatabase } from "@/test/db";
-import { hostApi } from "./cluster-api";
+import { hostApi } from "./discovery-api";
 import { listLooseHosts } from "./cluster-groups-view";
 import { loadClusterGroups, type ClusterGroup } from "./load-cluster-groups";
 import { waitFor } from "@/test/worker-process";

@@ -1,7 +1,7 @@
 import { asc, eq, inArray } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { hosts, powerClusterMemberships, powerClusters, powerTargets } from "@/lib/db/schema";
-import type { ConsolidateCheck } from "@/lib/power/consolidate/check";
+import type { ConsolidateCheck } from "@/lib/power/clusters/consolidation-check";
 import type { ClusterMembership } from "./membership-evidence";
 import {
   DEFAULT_CONSOLIDATE_SETTINGS,

@@ -1,6 +1,6 @@
 import crypto from "node:crypto";
 import { describe, expect, it } from "vitest";
-import type { JoinAnswer } from "./cluster-api";
+import type { JoinAnswer } from "./discovery-api";
 import { judgeMembership, type MemberAnswer } from "./membership-evidence";
 
 /** A certificate fingerprint as Proxmox shows it; each call a new machine's key. */

@@ -1,5 +1,5 @@
 import { normalizeFingerprint } from "@/lib/proxmox/pinned-https";
-import type { ClusterAnswer, JoinAnswer } from "./cluster-api";
+import type { ClusterAnswer, JoinAnswer } from "./discovery-api";
 
 /**
  * Which answering hosts are members of the same cluster (docs/power-cluster-sequence.md,

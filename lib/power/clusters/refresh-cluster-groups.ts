@@ -18,7 +18,7 @@ import {
   type ClusterAnswer,
   type HostApi,
   type JoinAnswer,
-} from "./cluster-api";
+} from "./discovery-api";
 import {
   judgeMembership,
   type ClusterMembership,

@@ -1,6 +1,6 @@
 import { advance, type Step } from "@/lib/pipeline/step";
 import { CLUSTER_LANE, recordInstantAction, startAction } from "@/lib/power/records/run-actions";
-import type { ClusterSequencePlan } from "@/lib/power/cluster-sequence/plan";
+import type { ClusterSequencePlan } from "@/lib/power/clusters/sequence-plan";
 import {
   clusterStepRun,
   handBack,
@@ -11,7 +11,7 @@ import {
 } from "@/lib/power/cluster-sequence/sequence-context";
 import type { PowerServices } from "@/lib/power/shutdown/services";
 import type { PveEndpoint } from "@/lib/power/targets/load-targets";
-import type { ConsolidateCheck } from "./check";
+import type { ConsolidateCheck } from "../clusters/consolidation-check";
 import { checkConsolidation } from "./read-facts";
 import { saveConsolidateCheck } from "./save-check";
 

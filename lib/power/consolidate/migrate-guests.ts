@@ -8,12 +8,12 @@ import {
   paths,
   type GuestResource,
   type GuestType,
-} from "@/lib/power/cluster-sequence/cluster-api";
+} from "@/lib/power/clusters/sequence-api";
 import {
   GUEST_READ_BACK_POLL_MS,
   MIGRATE_TIMEOUT_SECONDS,
   type ClusterSequencePlan,
-} from "@/lib/power/cluster-sequence/plan";
+} from "@/lib/power/clusters/sequence-plan";
 import {
   clusterApi,
   clusterStepRun,

@@ -1,9 +1,9 @@
 import type { Database } from "@/lib/db/client";
 import { safeErrorSummary } from "@/lib/errors";
 import { proxmoxClientForHost } from "@/lib/host-access/proxmox-client";
-import { clusterApiFor, type GuestType } from "@/lib/power/cluster-sequence/cluster-api";
+import { clusterApiFor, type GuestType } from "@/lib/power/clusters/sequence-api";
 import type { ClusterGroup } from "@/lib/power/clusters/load-cluster-groups";
-import { guestDevices, guestVolumes } from "@/lib/power/self-test/guest-volumes";
+import { guestDevices, guestVolumes } from "@/lib/power/clusters/guest-volumes";
 import type { PveEndpoint } from "@/lib/power/targets/load-targets";
 import {
   judgeConsolidation,
@@ -13,8 +13,8 @@ import {
   type GuestConfigFacts,
   type LeavingGuest,
   type StorageFacts,
-} from "./check";
-import type { Consolidation } from "./remaining-node";
+} from "../clusters/consolidation-check";
+import type { Consolidation } from "../clusters/remaining-node";
 
 /**
  * Asks the cluster what the consolidation check judges (./check.ts): through the API of the node

@@ -3,10 +3,10 @@ import { safeErrorSummary } from "@/lib/errors";
 import { loadClusterGroups } from "@/lib/power/clusters/load-cluster-groups";
 import { readPowerSettings } from "@/lib/power/config/power-settings-store";
 import { loadTargets, type PveEndpoint } from "@/lib/power/targets/load-targets";
-import type { ConsolidateCheck } from "./check";
+import type { ConsolidateCheck } from "../clusters/consolidation-check";
 import { saveConsolidateCheck } from "./save-check";
 import { checkConsolidation } from "./read-facts";
-import { consolidationOf } from "./remaining-node";
+import { consolidationOf } from "../clusters/remaining-node";
 
 /**
  * Checks every consolidating cluster (or the given ones) again and keeps the answer for the

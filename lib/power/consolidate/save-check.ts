@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { powerClusters } from "@/lib/db/schema";
 import { notifyLive } from "@/lib/live/notify";
-import type { ConsolidateCheck } from "./check";
+import type { ConsolidateCheck } from "../clusters/consolidation-check";
 
 /** Keeps the check where the cluster card and the plan preview show it. */
 export async function saveConsolidateCheck(

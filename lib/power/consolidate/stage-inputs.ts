@@ -1,12 +1,12 @@
 import { and, inArray } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { powerShutdownCalls, upsMonitorState } from "@/lib/db/schema";
-import type { ConsolidateInput } from "@/lib/power/cluster-sequence/plan";
+import type { ConsolidateInput } from "@/lib/power/clusters/sequence-plan";
 import type { ClusterGroup } from "@/lib/power/clusters/load-cluster-groups";
 import type { PowerMode, ShutdownSettings } from "@/lib/power/config/settings";
 import type { PveEndpoint, TargetRecord } from "@/lib/power/targets/load-targets";
 import { fromStoredLatches } from "@/lib/power/triggers/state";
-import { consolidationOf } from "./remaining-node";
+import { consolidationOf } from "../clusters/remaining-node";
 
 type Reader = Pick<Database, "select">;
 

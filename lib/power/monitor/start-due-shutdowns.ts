@@ -3,7 +3,7 @@ import type { Transaction } from "@/lib/db/client";
 import { powerShutdownCalls, runs, upsMonitorState } from "@/lib/db/schema";
 import { runOutcome } from "@/lib/pipeline/abort-reason";
 import { loadClusterGroups } from "@/lib/power/clusters/load-cluster-groups";
-import { consolidationOf } from "@/lib/power/consolidate/remaining-node";
+import { consolidationOf } from "@/lib/power/clusters/remaining-node";
 import { readPowerSettings } from "@/lib/power/config/power-settings-store";
 import type { PowerMode } from "@/lib/power/config/settings";
 import type { ShutdownInput, ShutdownPlan } from "@/lib/power/shutdown/plan";

@@ -1,7 +1,7 @@
 import type { Database } from "@/lib/db/client";
 import { safeErrorSummary } from "@/lib/errors";
 import { proxmoxClientForHost } from "@/lib/host-access/proxmox-client";
-import { clusterApiFor, SHUTDOWN_CEPH_FLAGS } from "../cluster-sequence/cluster-api";
+import { clusterApiFor, SHUTDOWN_CEPH_FLAGS } from "../clusters/sequence-api";
 import { loadClusterGroups, type ClusterGroup } from "../clusters/load-cluster-groups";
 import { readPowerSettings } from "../config/power-settings-store";
 import type { PveEndpoint, TargetRecord } from "../targets/load-targets";

@@ -1,11 +1,11 @@
 import type { Database } from "@/lib/db/client";
 import { safeErrorSummary } from "@/lib/errors";
 import { proxmoxClientForHost } from "@/lib/host-access/proxmox-client";
-import { clusterApiFor, type GuestType } from "../cluster-sequence/cluster-api";
+import { clusterApiFor, type GuestType } from "../clusters/sequence-api";
 import type { ClusterGroup } from "../clusters/load-cluster-groups";
 import type { ShutdownSettings } from "../config/settings";
 import type { PveEndpoint, TargetRecord } from "../targets/load-targets";
-import { CEPH_STORAGE_TYPES, guestVolumes, type GuestVolume } from "./guest-volumes";
+import { CEPH_STORAGE_TYPES, guestVolumes, type GuestVolume } from "../clusters/guest-volumes";
 import type { SelfTestCheck, SubjectCheck } from "./verdict";
 
 type ConsoleGuest = NonNullable<ShutdownSettings["consoleGuest"]>;

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { UpsReading } from "../ups/reading";
 import { judgeConsoleGuest, type ConsoleGuestFacts } from "./check-console-guest";
 import { judgeUpsReading } from "./check-ups";
-import { guestVolumes } from "./guest-volumes";
+import { guestVolumes } from "../clusters/guest-volumes";
 import { requiredPowerPrivileges } from "./required-privileges";
 import { checksOf, overallVerdict } from "./verdict";
 

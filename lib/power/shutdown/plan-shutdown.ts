@@ -5,7 +5,7 @@ import { consolidateInputs } from "@/lib/power/consolidate/stage-inputs";
 import { planModeOf } from "@/lib/power/drill/drill-mark";
 import { readPowerSettings } from "@/lib/power/config/power-settings-store";
 import { loadTargets } from "@/lib/power/targets/load-targets";
-import type { ClusterSequencePlan } from "@/lib/power/cluster-sequence/plan";
+import type { ClusterSequencePlan } from "@/lib/power/clusters/sequence-plan";
 import { buildPlan, ZShutdownInput, type PlannedTarget } from "./plan";
 import type { PowerServices } from "./services";
 

@@ -5,7 +5,7 @@ import {
   sequencedGroups,
   type ClusterSequencePlan,
   type ConsolidateInput,
-} from "@/lib/power/cluster-sequence/plan";
+} from "@/lib/power/clusters/sequence-plan";
 import { POWER_MODES, type PowerMode, type ShutdownSettings } from "@/lib/power/config/settings";
 import type { TargetRecord } from "@/lib/power/targets/load-targets";
 import { describeShutdown, type ShutdownRequest } from "@/lib/power/targets/shutdown-call";
@@ -15,7 +15,7 @@ import { describeShutdown, type ShutdownRequest } from "@/lib/power/targets/shut
  * stages ascending, the host the console runs on in a group of its own at the very end. Within a
  * group the calls go out together, each under its own deadline; groups follow one another.
  * Nodes of a cluster shut down as one unit follow their cluster's sequence
- * (lib/power/cluster-sequence/plan.ts), one node per group; a standalone console host then
+ * (lib/power/clusters/sequence-plan.ts), one node per group; a standalone console host then
  * waits until every cluster is down. The same function orders the run's frozen plan and the
  * preview, so the preview is what a run would do.
  */

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
 import type { ClusterGroup } from "@/lib/power/clusters/load-cluster-groups";
 import { DEFAULT_CONSOLIDATE_SETTINGS } from "@/lib/power/clusters/schemas";
-import { guestDevices } from "@/lib/power/self-test/guest-volumes";
+import { guestDevices } from "@/lib/power/clusters/guest-volumes";
 import {
   HOST_MEMORY_RESERVE_BYTES,
   judgeConsolidation,
   type ConsolidateFacts,
   type ConsolidatePlanFacts,
-} from "./check";
+} from "./consolidation-check";
 import { consolidationOf, remainingNodeOf } from "./remaining-node";
 
 const GiB = 1024 ** 3;

@@ -1,6 +1,6 @@
-import type { GuestType } from "@/lib/power/cluster-sequence/cluster-api";
+import type { GuestType } from "@/lib/power/clusters/sequence-api";
 import { CONSOLIDATE_ON_CEPH, type ConsolidateMode } from "@/lib/power/clusters/schemas";
-import { SHARED_STORAGE_TYPES, type GuestVolume } from "@/lib/power/self-test/guest-volumes";
+import { SHARED_STORAGE_TYPES, type GuestVolume } from "@/lib/power/clusters/guest-volumes";
 import type { RemainingNode } from "./remaining-node";
 
 /**

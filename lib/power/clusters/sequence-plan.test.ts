@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { ClusterGroup } from "@/lib/power/clusters/load-cluster-groups";
 import { DEFAULT_CONSOLIDATE_SETTINGS } from "@/lib/power/clusters/schemas";
-import { consolidationOf } from "@/lib/power/consolidate/remaining-node";
+import { consolidationOf } from "@/lib/power/clusters/remaining-node";
 import { acceptsParameter, pveApiMethod } from "@/test/fixtures/proxmox/api-schema";
-import { ClusterApi, CLUSTER_SEQUENCE_REQUESTS } from "./cluster-api";
+import { ClusterApi, CLUSTER_SEQUENCE_REQUESTS } from "./sequence-api";
 import {
   CEPH_FLAGS_WAIT_SECONDS,
   FORCE_STOP_SECONDS,
@@ -11,7 +11,7 @@ import {
   guestRounds,
   planClusterSequence,
   sequencedGroups,
-} from "./plan";
+} from "./sequence-plan";
 
 const node = (name: string, cephMon = false, targetId: string | null = `t-${name}`) => ({
   name,

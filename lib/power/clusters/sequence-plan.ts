@@ -1,7 +1,7 @@
 import type { ClusterGroup } from "@/lib/power/clusters/load-cluster-groups";
 import type { ConsolidateMode } from "@/lib/power/clusters/schemas";
-import type { ConsolidateCheck } from "@/lib/power/consolidate/check";
-import type { Consolidation } from "@/lib/power/consolidate/remaining-node";
+import type { ConsolidateCheck } from "@/lib/power/clusters/consolidation-check";
+import type { Consolidation } from "@/lib/power/clusters/remaining-node";
 import type { ShutdownSettings, Thresholds } from "@/lib/power/config/settings";
 import type { PveEndpoint, TargetRecord } from "@/lib/power/targets/load-targets";
 

@@ -1,5 +1,5 @@
 import type { ClusterGroup } from "@/lib/power/clusters/load-cluster-groups";
-import type { ConsolidatePlanFacts } from "./check";
+import type { ConsolidatePlanFacts } from "./consolidation-check";
 import type { ConsolidateSettings } from "@/lib/power/clusters/schemas";
 import type { ShutdownSettings } from "@/lib/power/config/settings";
 import type { TargetRecord } from "@/lib/power/targets/load-targets";

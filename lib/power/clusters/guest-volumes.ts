@@ -1,4 +1,4 @@
-import type { GuestType } from "../cluster-sequence/cluster-api";
+import type { GuestType } from "./sequence-api";
 
 /** One attached volume of a guest: the config key and the storage it lives on. */
 export type GuestVolume = { key: string; storage: string };

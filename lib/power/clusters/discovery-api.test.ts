@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ProxmoxPermissionError, ProxmoxUnavailableError } from "@/lib/proxmox/errors";
 import { pveApiMethod } from "@/test/fixtures/proxmox/api-schema";
-import { cephAbsentReason, CLUSTER_DISCOVERY_REQUESTS } from "./cluster-api";
+import { cephAbsentReason, CLUSTER_DISCOVERY_REQUESTS } from "./discovery-api";
 
 describe("cluster discovery requests", () => {
   it("exist in Proxmox's published API schema and are allowed for API tokens", () => {

@@ -46,8 +46,8 @@ import { powerEvents, runs, stepVisits, upsMonitorState } from "@/lib/db/schema"
 import { createPowerTarget } from "@/lib/power/power-targets";
 import { releaseLatch } from "@/lib/power/release-latch";
 import { setPowerMode } from "@/lib/power/set-power-mode";
-import { POWER_SHUTDOWN } from "@/lib/power/shutdown/pipeline";
-import type { ShutdownInput } from "@/lib/power/shutdown/plan";
+import { POWER_SHUTDOWN } from "@/lib/power/shutdown-pipeline/pipeline";
+import type { ShutdownInput } from "@/lib/power/shutdown/shutdown-plan";
 import { updatePowerSettings } from "@/lib/power/update-power-settings";
 import { createUpsDevice } from "@/lib/power/ups-devices";
 import { insertLabHost } from "@/test/fixtures/api-steps";

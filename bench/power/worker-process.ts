@@ -17,7 +17,7 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import pg from "pg";
 import { currentQueryScope } from "@/lib/pipeline/query-scope";
 import { startPowerMonitor } from "@/lib/power/monitor/power-monitor";
-import { powerShutdownPipeline } from "@/lib/power/shutdown/pipeline";
+import { powerShutdownPipeline } from "@/lib/power/shutdown-pipeline/pipeline";
 import { createOnboardHostPipeline } from "@/lib/steps/onboarding";
 import type { OnboardingConfig } from "@/lib/steps/onboarding/config";
 import { startWorker } from "@/worker/runner";

@@ -1,7 +1,7 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import type { PreviewGroup } from "@/lib/power/plan-preview";
+import type { PreviewGroup } from "@/lib/power/shutdown-pipeline/plan-preview";
 import type { PowerPlanView } from "@/lib/power/queries/power-plan";
 import { IfCan } from "../actor-context";
 import { formatDateTime, formatElapsed, keepDurationsWhole } from "../format";

@@ -1,4 +1,4 @@
-import type { PreviewGroup } from "@/lib/power/plan-preview";
+import type { PreviewGroup } from "@/lib/power/shutdown-pipeline/plan-preview";
 import type { UpsCard } from "@/lib/power/queries/ups-cards";
 import type { PowerMode } from "@/lib/power/config/settings";
 import { formatElapsed } from "../format";

@@ -3,7 +3,7 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, useSyncExternalStore } from "react";
 import { formatDuration } from "@/lib/logs/text";
-import type { RunOrigin } from "@/lib/power/drill/run-origin";
+import type { RunOrigin } from "@/lib/power/shutdown/run-origin";
 import type { RunTimeline, TimelineAction } from "@/lib/power/queries/timeline";
 import { formatClock, formatDateTime } from "../format";
 import { liveKeys } from "../live-keys";

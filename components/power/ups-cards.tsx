@@ -1,7 +1,7 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import type { PreviewGroup } from "@/lib/power/plan-preview";
+import type { PreviewGroup } from "@/lib/power/shutdown-pipeline/plan-preview";
 import type { PowerOverview } from "@/lib/power/queries/power-overview";
 import type { PowerPlanView } from "@/lib/power/queries/power-plan";
 import type { UpsCard } from "@/lib/power/queries/ups-cards";

@@ -91,7 +91,7 @@ export async function loadMessage(
 }
 
 /**
- * Whether a power run is a drill: its input carries the drill mark (lib/power/drill/drill-mark.ts
+ * Whether a power run is a drill: its input carries the drill mark (lib/power/shutdown/drill-mark.ts
  * reads the same field; notify sits below power, so the one-line test is repeated here).
  */
 function isDrillRun(context: Record<string, unknown> | null): boolean {

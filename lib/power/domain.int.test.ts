@@ -14,7 +14,7 @@ import { seal } from "@/lib/secrets/seal";
 import { registerTestDatabase } from "@/test/db";
 import { addUps, ADMIN, persistReading, protectHost } from "@/test/fixtures/power";
 import { acknowledgePowerEvent } from "./acknowledge-power-event";
-import { planPreview } from "./plan-preview";
+import { planPreview } from "./shutdown-pipeline/plan-preview";
 import { readPowerSettings } from "./config/power-settings-store";
 import { createPowerTarget, listPowerTargets } from "./power-targets";
 import { releaseLatch } from "./release-latch";

@@ -10,7 +10,7 @@ import {
   releaseDuringOutageWarning,
   releaseIsDuringOutage,
 } from "./latch-release-warning";
-import { planPreview } from "./plan-preview";
+import { planPreview } from "./shutdown-pipeline/plan-preview";
 import { ZReleaseLatch } from "./config/schemas";
 
 export type LatchReleased = {

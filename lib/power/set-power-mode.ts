@@ -4,7 +4,7 @@ import { audited, type AuditActor } from "@/lib/audit/record-audit";
 import type { Database } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import { recordPowerEvents } from "./records/power-events";
-import { planSnapshot } from "./plan-preview";
+import { planSnapshot } from "./shutdown-pipeline/plan-preview";
 import { writePowerSettings } from "./config/power-settings-store";
 import { ZSetPowerMode } from "./config/schemas";
 import { queueSelfTest } from "./self-test/queue-self-test";

@@ -1,6 +1,6 @@
 import type { AnyPipeline } from "@/lib/pipeline/step";
 import { rotateConsoleKeyPipeline } from "@/lib/console-key/rotation/pipeline";
-import { powerShutdownPipeline } from "@/lib/power/shutdown/pipeline";
+import { powerShutdownPipeline } from "@/lib/power/shutdown-pipeline/pipeline";
 import { onboardHostPipeline } from "@/lib/steps/onboarding";
 import { decommissionHostPipeline } from "@/lib/steps/onboarding/decommission";
 

@@ -6,7 +6,7 @@ import { auditLog, powerEvents, powerTargets } from "@/lib/db/schema";
 import { readLogTail } from "@/lib/logs/read";
 import { actionsOfRun, type PowerRunAction } from "@/lib/power/records/run-actions";
 import { setPowerMode } from "@/lib/power/set-power-mode";
-import { startShutdownRun } from "@/lib/power/shutdown/start-shutdown-run";
+import { startShutdownRun } from "@/lib/power/shutdown-pipeline/start-shutdown-run";
 import { loadClusterGroups } from "@/lib/power/clusters/load-cluster-groups";
 import { restoreCluster } from "@/lib/power/restore-cluster";
 import { loadTargets, type PveEndpoint } from "@/lib/power/targets/load-targets";

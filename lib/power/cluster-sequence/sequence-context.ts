@@ -1,10 +1,14 @@
 import { CLUSTER_LANE, recordInstantAction } from "@/lib/power/records/run-actions";
 import { recordPowerEvents, type PowerEventInput } from "@/lib/power/records/power-events";
-import type { PlannedTarget, ShutdownInput, ShutdownPlan } from "@/lib/power/shutdown/plan";
+import type {
+  PlannedTarget,
+  ShutdownInput,
+  ShutdownPlan,
+} from "@/lib/power/shutdown/shutdown-plan";
 import type { PowerServices } from "@/lib/power/shutdown/services";
 import type { PveEndpoint } from "@/lib/power/targets/load-targets";
 import { advance, fail, type Outcome, type StepContext } from "@/lib/pipeline/step";
-import { NO_PLAN } from "@/lib/power/shutdown/plan";
+import { NO_PLAN } from "@/lib/power/shutdown/shutdown-plan";
 import { armedNow } from "@/lib/power/shutdown/shut-down-targets";
 import { clusterApiOver, requestLine, type ClusterApi } from "../clusters/sequence-api";
 import type { ClusterSequencePlan } from "../clusters/sequence-plan";

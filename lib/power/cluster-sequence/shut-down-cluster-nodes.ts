@@ -8,7 +8,7 @@ import {
   recordSeenDown,
   standingOf,
 } from "@/lib/power/shutdown/call-attempts";
-import type { PlannedTarget } from "@/lib/power/shutdown/plan";
+import type { PlannedTarget } from "@/lib/power/shutdown/shutdown-plan";
 import type { PowerServices } from "@/lib/power/shutdown/services";
 import {
   sendDueRetries,
@@ -50,7 +50,7 @@ type NodesState = Record<string, NodeWatch>;
 /**
  * Last step of the cluster sequences: the nodes of every cluster one after another in the
  * planned order (no Ceph monitor, then monitors, the console's node last, across all clusters:
- * lib/power/shutdown/plan.ts), each shutdown sent to the node's own API
+ * lib/power/shutdown/shutdown-plan.ts), each shutdown sent to the node's own API
  * address through the same claim as standalone targets (at most one accepted call per target per
  * outage). A call that fails or goes unanswered is sent again with backoff while the node is
  * watched; the next node waits until the previous one stopped answering or its time to go down

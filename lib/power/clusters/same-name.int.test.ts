@@ -5,8 +5,8 @@ import { powerClusterMemberships, powerClusters, powerEvents, powerTargets } fro
 import { startLab, startLabCluster, type LabCluster, type LabNode } from "@/lab";
 import type { LabGuestSpec } from "@/lab/pve/cluster/model";
 import { protectLabCluster, startClusterTestWorker } from "@/test/fixtures/protected-lab-cluster";
-import { buildPlan } from "@/lib/power/shutdown/plan";
-import { startShutdownRun } from "@/lib/power/shutdown/start-shutdown-run";
+import { buildPlan } from "@/lib/power/shutdown/shutdown-plan";
+import { startShutdownRun } from "@/lib/power/shutdown-pipeline/start-shutdown-run";
 import { setPowerMode } from "@/lib/power/set-power-mode";
 import { DEFAULT_POWER_SETTINGS } from "@/lib/power/config/settings";
 import { loadTargets } from "@/lib/power/targets/load-targets";

@@ -6,7 +6,7 @@ import { loadClusterGroups } from "@/lib/power/clusters/load-cluster-groups";
 import { setClusterPolicy } from "@/lib/power/clusters/set-cluster-policy";
 import { startPowerMonitor, type PowerMonitor } from "@/lib/power/monitor/power-monitor";
 import { setPowerMode } from "@/lib/power/set-power-mode";
-import type { ShutdownInput } from "@/lib/power/shutdown/plan";
+import type { ShutdownInput } from "@/lib/power/shutdown/shutdown-plan";
 import { updatePowerSettings } from "@/lib/power/update-power-settings";
 import { startLabCluster, type LabCluster } from "@/lab";
 import { startLabUps, type LabUps } from "@/lab/ups/lab-ups";

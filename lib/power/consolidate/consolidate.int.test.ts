@@ -7,7 +7,7 @@ import { loadClusterGroups } from "@/lib/power/clusters/load-cluster-groups";
 import { setClusterPolicy } from "@/lib/power/clusters/set-cluster-policy";
 import { startDueShutdowns } from "@/lib/power/monitor/start-due-shutdowns";
 import { setPowerMode } from "@/lib/power/set-power-mode";
-import type { ShutdownInput } from "@/lib/power/shutdown/plan";
+import type { ShutdownInput } from "@/lib/power/shutdown/shutdown-plan";
 import type { Latch, StageLatch } from "@/lib/power/triggers/state";
 import { startLabCluster, type LabCluster } from "@/lab";
 import type { LabGuestSpec } from "@/lab/pve/cluster/model";

@@ -1,6 +1,6 @@
 import type { Database } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
-import { planPreview } from "@/lib/power/plan-preview";
+import { planPreview } from "@/lib/power/shutdown-pipeline/plan-preview";
 import type { PowerMode } from "@/lib/power/config/settings";
 
 export type DrillTarget = {

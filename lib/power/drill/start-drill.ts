@@ -6,10 +6,10 @@ import { runs } from "@/lib/db/schema";
 import { AppError } from "@/lib/errors";
 import { recordPowerEvents } from "@/lib/power/records/power-events";
 import { readPowerSettings } from "@/lib/power/config/power-settings-store";
-import { POWER_SHUTDOWN, powerShutdownPipeline } from "@/lib/power/shutdown/pipeline";
-import type { ShutdownInput } from "@/lib/power/shutdown/plan";
+import { POWER_SHUTDOWN, powerShutdownPipeline } from "@/lib/power/shutdown-pipeline/pipeline";
+import type { ShutdownInput } from "@/lib/power/shutdown/shutdown-plan";
 import { startRun } from "@/lib/runs/start-run";
-import { DRILL_TRIGGER, planModeOf, type DrillMark } from "./drill-mark";
+import { DRILL_TRIGGER, planModeOf, type DrillMark } from "../shutdown/drill-mark";
 import { drillPlan } from "./drill-plan";
 import { ZStartDrill } from "./schemas";
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { powerEvents, powerShutdownCalls, runs, upsMonitorState } from "@/lib/db/schema";
 import { listPowerTargets } from "@/lib/power/power-targets";
 import { setPowerMode } from "@/lib/power/set-power-mode";
-import { POWER_SHUTDOWN } from "@/lib/power/shutdown/pipeline";
+import { POWER_SHUTDOWN } from "@/lib/power/shutdown-pipeline/pipeline";
 import { updatePowerSettings } from "@/lib/power/update-power-settings";
 import { waitUntil, type LabNode } from "@/lab";
 import { startLabUps, type LabUps } from "@/lab/ups/lab-ups";

@@ -2,7 +2,7 @@ import { and, asc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { credentials, hosts, powerEvents, runs, upsMonitorState } from "@/lib/db/schema";
 import { releaseLatch } from "@/lib/power/release-latch";
-import { POWER_SHUTDOWN } from "@/lib/power/shutdown/pipeline";
+import { POWER_SHUTDOWN } from "@/lib/power/shutdown-pipeline/pipeline";
 import { SHUTDOWN_CANCELLED } from "@/lib/power/shutdown/shut-down-targets";
 import { updatePowerSettings } from "@/lib/power/update-power-settings";
 import { seal } from "@/lib/secrets/seal";

@@ -3,7 +3,11 @@ import { setTimeout as delay } from "node:timers/promises";
 import { formatDuration } from "@/lib/logs/text";
 import type { PowerEventInput } from "@/lib/power/records/power-events";
 import { retryDelayMs } from "@/lib/power/shutdown/call-attempts";
-import { buildPlan, type PlannedTarget, type ShutdownPlan } from "@/lib/power/shutdown/plan";
+import {
+  buildPlan,
+  type PlannedTarget,
+  type ShutdownPlan,
+} from "@/lib/power/shutdown/shutdown-plan";
 import { dueTargets, mainsBackFor } from "@/lib/power/targets/due-targets";
 import {
   probeTarget,

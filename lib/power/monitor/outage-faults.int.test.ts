@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { powerEvents, powerTargets, runs, upsDevices, upsMonitorState } from "@/lib/db/schema";
 import { releaseLatch } from "@/lib/power/release-latch";
 import { setPowerMode } from "@/lib/power/set-power-mode";
-import { POWER_SHUTDOWN } from "@/lib/power/shutdown/pipeline";
+import { POWER_SHUTDOWN } from "@/lib/power/shutdown-pipeline/pipeline";
 import { updatePowerSettings } from "@/lib/power/update-power-settings";
 import type { UpsSource } from "@/lib/power/ups/reading";
 import { createUpsSource } from "@/lib/power/ups/source";

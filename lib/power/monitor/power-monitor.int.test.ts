@@ -4,7 +4,7 @@ import { powerEvents, runs, upsMonitorState, upsReadings } from "@/lib/db/schema
 import { listPowerTargets } from "@/lib/power/power-targets";
 import { releaseLatch } from "@/lib/power/release-latch";
 import { setPowerMode } from "@/lib/power/set-power-mode";
-import { POWER_SHUTDOWN } from "@/lib/power/shutdown/pipeline";
+import { POWER_SHUTDOWN } from "@/lib/power/shutdown-pipeline/pipeline";
 import { updatePowerSettings } from "@/lib/power/update-power-settings";
 import { waitUntil, type LabNode } from "@/lab";
 import { startLabUps, type LabUps } from "@/lab/ups/lab-ups";

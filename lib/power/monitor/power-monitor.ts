@@ -12,7 +12,7 @@ import { readSecret } from "@/lib/power/ups-devices";
 import { joinUpsSource } from "@/lib/power/config/ups-source-config";
 import type { TUpsSourceConfig, UpsSource } from "@/lib/power/ups/reading";
 import { createUpsSource } from "@/lib/power/ups/source";
-import { stateOfRow } from "./monitor-state-store";
+import { stateOfRow } from "../triggers/monitor-state-store";
 import { OfflineShutdowns } from "./offline-shutdowns";
 import { loadStandbyPlan, type StandbyPlan } from "./standby-plan";
 import { LEASE_SECONDS, UpsLoop } from "./ups-loop";

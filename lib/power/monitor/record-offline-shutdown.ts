@@ -4,9 +4,9 @@ import { notifyLive } from "@/lib/live/notify";
 import { appendRunLog } from "@/lib/logs/append";
 import { TICK_TASKS } from "@/lib/pipeline/schedule";
 import { recordPowerEvents } from "@/lib/power/records/power-events";
-import type { ShutdownInput } from "@/lib/power/shutdown/plan";
-import { POWER_SHUTDOWN } from "@/lib/power/shutdown/pipeline";
-import { POWER_MONITOR_ACTOR } from "@/lib/power/shutdown/start-shutdown-run";
+import type { ShutdownInput } from "@/lib/power/shutdown/shutdown-plan";
+import { POWER_SHUTDOWN } from "@/lib/power/shutdown-pipeline/pipeline";
+import { POWER_MONITOR_ACTOR } from "@/lib/power/shutdown-pipeline/start-shutdown-run";
 import type { OfflineRecord } from "./offline-shutdown";
 
 /** The step an offline shutdown's log lines and verdict are filed under. */

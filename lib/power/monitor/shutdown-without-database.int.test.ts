@@ -11,7 +11,7 @@ import {
   upsMonitorState,
 } from "@/lib/db/schema";
 import { setPowerMode } from "@/lib/power/set-power-mode";
-import { POWER_SHUTDOWN } from "@/lib/power/shutdown/pipeline";
+import { POWER_SHUTDOWN } from "@/lib/power/shutdown-pipeline/pipeline";
 import { updatePowerSettings } from "@/lib/power/update-power-settings";
 import { waitUntil, type LabNode } from "@/lab";
 import { startLabUps } from "@/lab/ups/lab-ups";

@@ -17,7 +17,7 @@ import {
 import type { Latch, UpsMonitorState } from "@/lib/power/triggers/state";
 import type { UpsReading, UpsSource } from "@/lib/power/ups/reading";
 import { historyPoint, keepInHistory, type HistoryPoint } from "./history-rule";
-import { columnsOfState, stateOfRow } from "./monitor-state-store";
+import { columnsOfState, stateOfRow } from "../triggers/monitor-state-store";
 import { describeFailure, type OfflineShutdowns } from "./offline-shutdowns";
 import { doneWithOutage, outageTargets, type OutageTarget } from "./outage-done";
 import { startDueShutdowns, type StartedShutdown } from "./start-due-shutdowns";

@@ -1,6 +1,6 @@
 import type { Database } from "@/lib/db/client";
 import type { PowerPlanSnapshot } from "@/lib/power/config/armed-plan-snapshot";
-import { planSnapshot } from "@/lib/power/plan-preview";
+import { planSnapshot } from "@/lib/power/shutdown-pipeline/plan-preview";
 import { loadTargets } from "@/lib/power/targets/load-targets";
 
 /**

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Database } from "@/lib/db/client";
-import type { PlanPreview } from "@/lib/power/plan-preview";
+import type { PlanPreview } from "@/lib/power/shutdown-pipeline/plan-preview";
 import { readPowerPlan, type PowerPlanView } from "./power-plan";
 import { readPowerMode } from "./power-settings";
 

@@ -1,5 +1,5 @@
 import type { Database } from "@/lib/db/client";
-import { planPreview, type PlanPreview } from "@/lib/power/plan-preview";
+import { planPreview, type PlanPreview } from "@/lib/power/shutdown-pipeline/plan-preview";
 import type { PowerPlanSnapshot } from "@/lib/power/config/armed-plan-snapshot";
 import { armingTargets } from "./arming-targets";
 

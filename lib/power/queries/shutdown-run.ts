@@ -2,8 +2,8 @@ import { asc, desc, eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { hosts, powerShutdownCalls, powerTargets, runs } from "@/lib/db/schema";
 import { getRun, type RunDetail } from "@/lib/runs/get-run";
-import { runOriginOf, type RunOrigin } from "@/lib/power/drill/run-origin";
-import { POWER_SHUTDOWN, powerShutdownPipeline } from "@/lib/power/shutdown/pipeline";
+import { runOriginOf, type RunOrigin } from "@/lib/power/shutdown/run-origin";
+import { POWER_SHUTDOWN, powerShutdownPipeline } from "@/lib/power/shutdown-pipeline/pipeline";
 import { loadPowerRunFacts } from "./power-run-facts";
 import {
   describePowerRun,

@@ -3,8 +3,8 @@ import { z } from "zod";
 import type { Database } from "@/lib/db/client";
 import { powerRunActions, runs } from "@/lib/db/schema";
 import { actionsOfRun, CLUSTER_LANE, type ActionOutcome } from "@/lib/power/records/run-actions";
-import { runOriginOf, type RunOrigin } from "@/lib/power/drill/run-origin";
-import { POWER_SHUTDOWN } from "@/lib/power/shutdown/pipeline";
+import { runOriginOf, type RunOrigin } from "@/lib/power/shutdown/run-origin";
+import { POWER_SHUTDOWN } from "@/lib/power/shutdown-pipeline/pipeline";
 import { loadPowerRunFacts } from "./power-run-facts";
 import { describePowerRun, type PowerRunVerdict } from "./power-run-verdict";
 

@@ -1,8 +1,8 @@
 import { and, eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { runs } from "@/lib/db/schema";
-import { readMonitorStates } from "../monitor/monitor-state-store";
-import { POWER_SHUTDOWN } from "../shutdown/pipeline";
+import { readMonitorStates } from "../triggers/monitor-state-store";
+import { POWER_SHUTDOWN } from "../shutdown-pipeline/pipeline";
 
 /**
  * Why a self-test must not run now, or null. During an outage its probes would compete with the

@@ -3,7 +3,7 @@ import type { Database } from "@/lib/db/client";
 import { powerSelfTests, upsDevices } from "@/lib/db/schema";
 import { notifyLive } from "@/lib/live/notify";
 import { recordPowerEvents } from "../records/power-events";
-import { planPreview } from "../plan-preview";
+import { planPreview } from "../shutdown-pipeline/plan-preview";
 import { loadTargets, type TargetRecord } from "../targets/load-targets";
 import { checkClusters } from "./check-clusters";
 import { checkPbsTarget } from "./check-pbs-target";

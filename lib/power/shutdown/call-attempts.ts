@@ -7,7 +7,7 @@ import type { StepContext } from "@/lib/pipeline/step";
 import { recordPowerEvents } from "@/lib/power/records/power-events";
 import { sendShutdown } from "@/lib/power/targets/shutdown-call";
 import type { ShutdownCall } from "./calls";
-import type { PlannedTarget } from "./plan";
+import type { PlannedTarget } from "./shutdown-plan";
 import type { PowerServices } from "./services";
 
 /**

@@ -23,7 +23,7 @@ import { settled } from "@/test/runs";
 import { callsOfRun } from "./calls";
 import { startWorker, type WorkerHandle } from "@/worker/runner";
 import { SHUTDOWN_CANCELLED } from "./shut-down-targets";
-import { startShutdownRun } from "./start-shutdown-run";
+import { startShutdownRun } from "../shutdown-pipeline/start-shutdown-run";
 
 const database = registerTestDatabase(6);
 let worker: WorkerHandle;

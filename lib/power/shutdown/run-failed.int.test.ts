@@ -20,11 +20,11 @@ import {
 import { runRow, settled } from "@/test/runs";
 import { waitFor } from "@/test/worker-process";
 import { startWorker, type WorkerHandle } from "@/worker/runner";
-import { powerShutdownPipeline } from "./pipeline";
-import { planShutdown } from "./plan-shutdown";
+import { powerShutdownPipeline } from "../shutdown-pipeline/pipeline";
+import { planShutdown } from "../shutdown-pipeline/plan-shutdown";
 import type { PowerServices } from "./services";
 import { SHUTDOWN_CANCELLED } from "./shut-down-targets";
-import { POWER_MONITOR_ACTOR, startShutdownRun } from "./start-shutdown-run";
+import { POWER_MONITOR_ACTOR, startShutdownRun } from "../shutdown-pipeline/start-shutdown-run";
 
 /**
  * Every end of a power-shutdown run that is not a success notifies — through the real worker,

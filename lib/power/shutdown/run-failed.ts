@@ -2,9 +2,9 @@ import { and, desc, eq } from "drizzle-orm";
 import type { Transaction } from "@/lib/db/client";
 import { events, upsDevices } from "@/lib/db/schema";
 import type { FailedRun, RunFailure } from "@/lib/pipeline/step";
-import { DRILL_TRIGGER } from "@/lib/power/drill/drill-mark";
+import { DRILL_TRIGGER } from "@/lib/power/shutdown/drill-mark";
 import { recordPowerEvents } from "@/lib/power/records/power-events";
-import type { ShutdownInput } from "./plan";
+import type { ShutdownInput } from "./shutdown-plan";
 
 /** What the operator is to make of each way a run can end failed, after the reason itself. */
 const CAUSE_NOTE: Record<Exclude<RunFailure["cause"], "aborted">, string> = {

@@ -1,6 +1,6 @@
 import { advance, fail, poll, type Step, type StepContext } from "@/lib/pipeline/step";
 import { recordInstantAction } from "@/lib/power/records/run-actions";
-import { cancelsOnMainsBack } from "@/lib/power/drill/drill-mark";
+import { cancelsOnMainsBack } from "@/lib/power/shutdown/drill-mark";
 import { recordPowerEvents } from "@/lib/power/records/power-events";
 import { readPowerSettings } from "@/lib/power/config/power-settings-store";
 import { mainsBackFor } from "@/lib/power/targets/due-targets";
@@ -16,7 +16,12 @@ import {
   type AttemptOutcome,
 } from "./call-attempts";
 import { callsOfRun, type ShutdownCall } from "./calls";
-import { NO_PLAN, type PlannedTarget, type ShutdownInput, type ShutdownPlan } from "./plan";
+import {
+  NO_PLAN,
+  type PlannedTarget,
+  type ShutdownInput,
+  type ShutdownPlan,
+} from "./shutdown-plan";
 import type { PowerServices } from "./services";
 
 export const SHUTDOWN_CANCELLED = "mains back before anything was sent: shutdown cancelled";

@@ -10,7 +10,12 @@ import {
   type CallStanding,
 } from "./call-attempts";
 import { callsOfRun } from "./calls";
-import { NO_PLAN, type PlannedTarget, type ShutdownInput, type ShutdownPlan } from "./plan";
+import {
+  NO_PLAN,
+  type PlannedTarget,
+  type ShutdownInput,
+  type ShutdownPlan,
+} from "./shutdown-plan";
 import type { PowerServices } from "./services";
 import { armedNow } from "./shut-down-targets";
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_CONSOLIDATE_SETTINGS } from "@/lib/power/clusters/schemas";
 import type { ClusterGroup } from "@/lib/power/clusters/load-cluster-groups";
 import type { TargetRecord } from "@/lib/power/targets/load-targets";
-import { buildPlan, groupIndexes, orderTargets, shutdownBudgetSeconds } from "./plan";
+import { buildPlan, groupIndexes, orderTargets, shutdownBudgetSeconds } from "./shutdown-plan";
 
 const t = (name: string, stage: number, runsConsole = false) => ({ name, stage, runsConsole });
 

@@ -2,12 +2,12 @@ import { formatDuration } from "@/lib/logs/text";
 import { advance, fail, type Step } from "@/lib/pipeline/step";
 import { loadClusterGroups } from "@/lib/power/clusters/load-cluster-groups";
 import { consolidateInputs } from "@/lib/power/consolidate/stage-inputs";
-import { planModeOf } from "@/lib/power/drill/drill-mark";
+import { planModeOf } from "@/lib/power/shutdown/drill-mark";
 import { readPowerSettings } from "@/lib/power/config/power-settings-store";
 import { loadTargets } from "@/lib/power/targets/load-targets";
 import type { ClusterSequencePlan } from "@/lib/power/clusters/sequence-plan";
-import { buildPlan, ZShutdownInput, type PlannedTarget } from "./plan";
-import type { PowerServices } from "./services";
+import { buildPlan, ZShutdownInput, type PlannedTarget } from "../shutdown/shutdown-plan";
+import type { PowerServices } from "../shutdown/services";
 
 /**
  * Freezes the sequence into the run: the due targets in order (stages, the console's host

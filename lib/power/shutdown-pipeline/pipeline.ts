@@ -6,10 +6,10 @@ import { stopClusterGuests } from "@/lib/power/cluster-sequence/stop-cluster-gue
 import { checkConsolidationStep } from "@/lib/power/consolidate/check-consolidation";
 import { migrateGuests } from "@/lib/power/consolidate/migrate-guests";
 import { planShutdown } from "./plan-shutdown";
-import { reportFailedRun } from "./run-failed";
-import { createPowerServices, type PowerServices } from "./services";
-import { shutDownTargets } from "./shut-down-targets";
-import { verifyTargetsDown } from "./verify-targets-down";
+import { reportFailedRun } from "../shutdown/run-failed";
+import { createPowerServices, type PowerServices } from "../shutdown/services";
+import { shutDownTargets } from "../shutdown/shut-down-targets";
+import { verifyTargetsDown } from "../shutdown/verify-targets-down";
 
 export const POWER_SHUTDOWN = "power-shutdown";
 

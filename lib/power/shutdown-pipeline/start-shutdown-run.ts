@@ -1,6 +1,6 @@
 import type { Database } from "@/lib/db/client";
 import { startRun } from "@/lib/runs/start-run";
-import type { ShutdownInput } from "./plan";
+import type { ShutdownInput } from "../shutdown/shutdown-plan";
 import { powerShutdownPipeline } from "./pipeline";
 
 export const POWER_MONITOR_ACTOR = "power monitor";

@@ -1,18 +1,18 @@
 import { formatDuration } from "@/lib/logs/text";
 import type { Database } from "@/lib/db/client";
-import type { PowerPlanSnapshot } from "./config/armed-plan-snapshot";
-import type { ClusterSequencePlan } from "./clusters/sequence-plan";
-import { loadClusterGroups } from "./clusters/load-cluster-groups";
-import { consolidateInputs } from "./consolidate/stage-inputs";
+import type { PowerPlanSnapshot } from "../config/armed-plan-snapshot";
+import type { ClusterSequencePlan } from "../clusters/sequence-plan";
+import { loadClusterGroups } from "../clusters/load-cluster-groups";
+import { consolidateInputs } from "../consolidate/stage-inputs";
 import { upsDevices } from "@/lib/db/schema";
-import { readPowerSettings } from "./config/power-settings-store";
-import { effectiveTriggers } from "./config/settings";
-import { runtimeAtTrigger } from "./triggers/runtime-at-trigger";
-import { buildPlan, orderTargets, type PlannedTarget } from "./shutdown/plan";
-import { dueTargets } from "./targets/due-targets";
-import { loadTargets, type TargetRecord } from "./targets/load-targets";
-import { describeShutdown } from "./targets/shutdown-call";
-import { readMonitorStates } from "./monitor/monitor-state-store";
+import { readPowerSettings } from "../config/power-settings-store";
+import { effectiveTriggers } from "../config/settings";
+import { runtimeAtTrigger } from "../triggers/runtime-at-trigger";
+import { buildPlan, orderTargets, type PlannedTarget } from "../shutdown/shutdown-plan";
+import { dueTargets } from "../targets/due-targets";
+import { loadTargets, type TargetRecord } from "../targets/load-targets";
+import { describeShutdown } from "../targets/shutdown-call";
+import { readMonitorStates } from "../triggers/monitor-state-store";
 
 /**
  * The exact sequence the console would run right now, per UPS: if that UPS's trigger fired at

@@ -20,13 +20,8 @@ import { createPowerTarget, listPowerTargets } from "./power-targets";
 import { releaseLatch } from "./release-latch";
 import { setPowerMode } from "./set-power-mode";
 import { updatePowerSettings } from "./update-power-settings";
-import {
-  createUpsDevice,
-  deleteUpsDevice,
-  listUpsDevices,
-  readSecret,
-  updateUpsDevice,
-} from "./ups-devices";
+import { createUpsDevice, deleteUpsDevice, listUpsDevices, updateUpsDevice } from "./ups-devices";
+import { readSecret } from "./config/ups-secret-store";
 
 const database = registerTestDatabase();
 let counter = 0;

@@ -4,17 +4,17 @@ import { audited, type AuditActor } from "@/lib/audit/record-audit";
 import type { Database, Transaction } from "@/lib/db/client";
 import { credentials, powerTargetFeeds, powerTargets, upsDevices, hosts } from "@/lib/db/schema";
 import { AppError, isUniqueViolation } from "@/lib/errors";
-import { seal, unseal } from "@/lib/secrets/seal";
+import { seal } from "@/lib/secrets/seal";
 import { recordPowerEvents } from "./records/power-events";
 import { ZCreateUpsDevice, ZUpdateUpsDevice, ZUpsDeviceRef } from "./config/schemas";
 import type { TriggerOverrides } from "./config/settings";
 import type { TUpsSourceConfig } from "./ups/reading";
 import { checkUpsSource, type UpsSourceCheck } from "./config/ups-source-check";
+import { readSecret } from "./config/ups-secret-store";
 import {
   describeUpsSource,
   joinUpsSource,
   splitUpsSource,
-  ZUpsSourceSecret,
   type PublicUpsSource,
   type UpsSourceSecret,
 } from "./config/ups-source-config";
@@ -245,17 +245,6 @@ export async function deleteUpsDevice(
       ]);
     }),
   );
-}
-
-/** The UPS's stored secret, unsealed (for the monitor's connection and for merging a change). */
-export async function readSecret(
-  db: Pick<Database, "select">,
-  credentialId: string | null,
-): Promise<UpsSourceSecret | null> {
-  if (credentialId === null) return null;
-  const [row] = await db.select().from(credentials).where(eq(credentials.id, credentialId));
-  if (!row) return null;
-  return ZUpsSourceSecret.parse(JSON.parse(unseal(row.sealed)));
 }
 
 /** The stored source with its secrets; null when they no longer fit together. */

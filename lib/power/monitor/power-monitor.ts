@@ -8,7 +8,7 @@ import { safeErrorSummary } from "@/lib/errors";
 import { stageThresholdsByUps } from "@/lib/power/consolidate/thresholds";
 import { readPowerSettings } from "@/lib/power/config/power-settings-store";
 import { effectiveTriggers } from "@/lib/power/config/settings";
-import { readSecret } from "@/lib/power/ups-devices";
+import { readSecret } from "@/lib/power/config/ups-secret-store";
 import { joinUpsSource } from "@/lib/power/config/ups-source-config";
 import type { TUpsSourceConfig, UpsSource } from "@/lib/power/ups/reading";
 import { createUpsSource } from "@/lib/power/ups/source";

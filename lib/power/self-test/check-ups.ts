@@ -2,7 +2,7 @@ import type { Database } from "@/lib/db/client";
 import type { upsDevices } from "@/lib/db/schema";
 import { safeErrorSummary } from "@/lib/errors";
 import { formatDuration } from "@/lib/logs/text";
-import { readSecret } from "../ups-devices";
+import { readSecret } from "../config/ups-secret-store";
 import { joinUpsSource } from "../config/ups-source-config";
 import { NutConnectionPool } from "../ups/nut/pool";
 import type { UpsReading } from "../ups/reading";

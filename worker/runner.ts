@@ -37,7 +37,7 @@ import {
   CLUSTER_REFRESH_CRONTAB,
   CLUSTER_REFRESH_TASK,
   createClusterRefreshTask,
-} from "@/lib/power/clusters/refresh-task";
+} from "@/lib/power/cluster-refresh/refresh-task";
 import { untilDatabaseAnswers } from "./wait-for-database";
 import {
   createVmTemplateCheckTask,

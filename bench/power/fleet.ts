@@ -18,12 +18,12 @@ import {
   stepVisits,
   upsMonitorState,
 } from "@/lib/db/schema";
-import { createPowerTarget } from "@/lib/power/power-targets";
-import { releaseLatch } from "@/lib/power/release-latch";
-import { setPowerMode } from "@/lib/power/set-power-mode";
+import { createPowerTarget } from "@/lib/power/operations/power-targets";
+import { releaseLatch } from "@/lib/power/operations/release-latch";
+import { setPowerMode } from "@/lib/power/operations/set-power-mode";
 import { POWER_SHUTDOWN } from "@/lib/power/shutdown-pipeline/pipeline";
-import { updatePowerSettings } from "@/lib/power/update-power-settings";
-import { createUpsDevice } from "@/lib/power/ups-devices";
+import { updatePowerSettings } from "@/lib/power/operations/update-power-settings";
+import { createUpsDevice } from "@/lib/power/operations/ups-devices";
 import { seal } from "@/lib/secrets/seal";
 import { percentile, report } from "../support/report";
 import { openBenchDb, startBenchPostgres } from "../support/postgres";

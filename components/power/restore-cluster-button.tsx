@@ -3,7 +3,7 @@
 import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { restoreClusterAction } from "@/lib/actions/power/restore-cluster";
-import type { RestoreReport } from "@/lib/power/restore-cluster";
+import type { RestoreReport } from "@/lib/power/operations/restore-cluster";
 import { useCan } from "../actor-context";
 import { ConfirmedAction, useConfirmedAction } from "../confirmed-action";
 import { powerKeys } from "./power-keys";

@@ -4,7 +4,7 @@ import { useRouter } from "next/navigation";
 import { useEffect, useState } from "react";
 import { createPowerTargetAction } from "@/lib/actions/power/create-power-target";
 import { updatePowerTargetAction } from "@/lib/actions/power/update-power-target";
-import type { PowerTargetView } from "@/lib/power/power-targets";
+import type { PowerTargetView } from "@/lib/power/operations/power-targets";
 import type { TargetCandidate } from "@/lib/power/queries/target-candidates";
 import { SubmitActions } from "../action-form";
 import { Field, FieldError, TextField } from "../form-fields";

@@ -1,7 +1,7 @@
 import {
   releaseDuringOutageWarning,
   type LatchReleaseState,
-} from "@/lib/power/latch-release-warning";
+} from "@/lib/power/operations/latch-release-warning";
 import type { PowerPlanView } from "@/lib/power/queries/power-plan";
 import type { UpsCard } from "@/lib/power/queries/ups-cards";
 import { formatElapsed } from "../format";
@@ -90,7 +90,7 @@ export function triggerSummary(triggers: UpsCard["triggers"]): string {
 
 /**
  * What releasing the card's latch would do, as the release dialog says it: null on mains (or
- * with no reading), else the outage warning (lib/power/latch-release-warning.ts) from the card's
+ * with no reading), else the outage warning (lib/power/operations/latch-release-warning.ts) from the card's
  * last reading, the mode, and what the plan says this UPS's trigger shuts down (`plan` null:
  * not loaded on this page, the warning then speaks of "the targets it feeds").
  */

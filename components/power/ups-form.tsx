@@ -11,7 +11,7 @@ import {
   type TSnmpSource,
   type TUpsSourceConfig,
 } from "@/lib/power/ups/reading";
-import type { UpsDeviceView } from "@/lib/power/ups-devices";
+import type { UpsDeviceView } from "@/lib/power/operations/ups-devices";
 import { SubmitActions } from "../action-form";
 import { formatElapsed } from "../format";
 import { Field, TextField } from "../form-fields";

@@ -1,7 +1,7 @@
 "use server";
 
 import { getDb } from "@/lib/db/client";
-import { acknowledgePowerEvent } from "@/lib/power/acknowledge-power-event";
+import { acknowledgePowerEvent } from "@/lib/power/operations/acknowledge-power-event";
 import { ZAcknowledgePowerEvent } from "@/lib/power/config/schemas";
 import { action } from "../action";
 import { powerFormInput } from "./power-form-input";

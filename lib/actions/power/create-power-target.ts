@@ -1,6 +1,6 @@
 "use server";
 
-import { createPowerTarget } from "@/lib/power/power-targets";
+import { createPowerTarget } from "@/lib/power/operations/power-targets";
 import { withPlanChangeConfirmation } from "@/lib/power/queries/plan-change";
 import { ZCreatePowerTarget } from "@/lib/power/config/schemas";
 import { formAction } from "../action";

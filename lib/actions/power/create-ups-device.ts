@@ -2,7 +2,7 @@
 
 import { withPlanChangeConfirmation } from "@/lib/power/queries/plan-change";
 import { ZCreateUpsDevice } from "@/lib/power/config/schemas";
-import { createUpsDevice } from "@/lib/power/ups-devices";
+import { createUpsDevice } from "@/lib/power/operations/ups-devices";
 import { formAction } from "../action";
 import { powerForm, runConfigChange } from "./config-change";
 

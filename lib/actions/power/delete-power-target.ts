@@ -1,6 +1,6 @@
 "use server";
 
-import { deletePowerTarget } from "@/lib/power/power-targets";
+import { deletePowerTarget } from "@/lib/power/operations/power-targets";
 import { withPlanChangeConfirmation } from "@/lib/power/queries/plan-change";
 import { ZPowerTargetRef } from "@/lib/power/config/schemas";
 import { action } from "../action";

@@ -2,7 +2,7 @@
 
 import { withPlanChangeConfirmation } from "@/lib/power/queries/plan-change";
 import { ZUpsDeviceRef } from "@/lib/power/config/schemas";
-import { deleteUpsDevice } from "@/lib/power/ups-devices";
+import { deleteUpsDevice } from "@/lib/power/operations/ups-devices";
 import { action } from "../action";
 import { powerForm, runConfigChange } from "./config-change";
 

@@ -1,7 +1,7 @@
 "use server";
 
 import { getDb } from "@/lib/db/client";
-import { requestClusterRefreshBy } from "@/lib/power/clusters/refresh-task";
+import { requestClusterRefreshBy } from "@/lib/power/cluster-refresh/refresh-task";
 import { ZRefreshClusters } from "@/lib/power/clusters/schemas";
 import { action } from "../action";
 import { powerFormInput } from "./power-form-input";

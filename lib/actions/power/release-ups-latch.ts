@@ -1,7 +1,7 @@
 "use server";
 
 import { getDb } from "@/lib/db/client";
-import { releaseLatch } from "@/lib/power/release-latch";
+import { releaseLatch } from "@/lib/power/operations/release-latch";
 import { ZReleaseLatch } from "@/lib/power/config/schemas";
 import { action } from "../action";
 import { powerFormInput } from "./power-form-input";

@@ -1,7 +1,7 @@
 "use server";
 
 import { getDb } from "@/lib/db/client";
-import { restoreCluster, ZRestoreCluster } from "@/lib/power/restore-cluster";
+import { restoreCluster, ZRestoreCluster } from "@/lib/power/operations/restore-cluster";
 import { action } from "../action";
 import { powerFormInput } from "./power-form-input";
 

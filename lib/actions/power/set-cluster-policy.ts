@@ -4,7 +4,7 @@ import type { z } from "zod";
 import type { Actor } from "@/lib/auth/actor";
 import { getDb } from "@/lib/db/client";
 import { ZSetClusterPolicy } from "@/lib/power/clusters/schemas";
-import { setClusterPolicy } from "@/lib/power/clusters/set-cluster-policy";
+import { setClusterPolicy } from "@/lib/power/operations/set-cluster-policy";
 import { action, formAction, type ActionSpec } from "../action";
 import { powerForm } from "./config-change";
 

@@ -2,7 +2,7 @@
 
 import { getDb } from "@/lib/db/client";
 import { ZSetPowerMode } from "@/lib/power/config/schemas";
-import { setPowerMode } from "@/lib/power/set-power-mode";
+import { setPowerMode } from "@/lib/power/operations/set-power-mode";
 import { action } from "../action";
 import { powerFormInput } from "./power-form-input";
 

@@ -2,7 +2,7 @@
 
 import { withPlanChangeConfirmation } from "@/lib/power/queries/plan-change";
 import { ZPowerSettingsChange } from "@/lib/power/queries/settings-change";
-import { updatePowerSettings } from "@/lib/power/update-power-settings";
+import { updatePowerSettings } from "@/lib/power/operations/update-power-settings";
 import { formAction } from "../action";
 import { powerForm, runConfigChange } from "./config-change";
 

@@ -1,6 +1,6 @@
 "use server";
 
-import { updatePowerTarget } from "@/lib/power/power-targets";
+import { updatePowerTarget } from "@/lib/power/operations/power-targets";
 import { withPlanChangeConfirmation } from "@/lib/power/queries/plan-change";
 import { ZUpdatePowerTarget } from "@/lib/power/config/schemas";
 import { formAction } from "../action";

@@ -2,7 +2,7 @@
 
 import { withPlanChangeConfirmation } from "@/lib/power/queries/plan-change";
 import { ZUpdateUpsDevice } from "@/lib/power/config/schemas";
-import { updateUpsDevice } from "@/lib/power/ups-devices";
+import { updateUpsDevice } from "@/lib/power/operations/ups-devices";
 import { formAction } from "../action";
 import { powerForm, runConfigChange } from "./config-change";
 

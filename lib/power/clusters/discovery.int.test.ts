@@ -9,8 +9,8 @@ import { listLooseHosts } from "./cluster-groups-view";
 import { loadClusterGroups, type ClusterGroup } from "./load-cluster-groups";
 import { waitFor } from "@/test/worker-process";
 import { startWorker } from "@/worker/runner";
-import { refreshClusterGroups } from "./refresh-cluster-groups";
-import { CLUSTER_REFRESH_TASK, requestClusterRefresh } from "./refresh-task";
+import { refreshClusterGroups } from "../cluster-refresh/refresh-cluster-groups";
+import { CLUSTER_REFRESH_TASK, requestClusterRefresh } from "../cluster-refresh/refresh-task";
 import { pointHostAt, seedActiveLabHost, type LabApi } from "@/test/fixtures/active-lab-host";
 
 const database = registerTestDatabase();

@@ -7,7 +7,7 @@ import { onboardingConfigFromEnv } from "@/lib/steps/onboarding/config";
 import { hostRow, insertLabHost, runToEnd } from "@/test/fixtures/api-steps";
 import { startStepHarness, type StepHarness } from "@/test/fixtures/step-harness";
 import { loadClusterGroups } from "./load-cluster-groups";
-import { refreshClusterGroups } from "./refresh-cluster-groups";
+import { refreshClusterGroups } from "../cluster-refresh/refresh-cluster-groups";
 
 let db: Database;
 let harness: StepHarness;

@@ -4,7 +4,7 @@ import { auditLog, powerClusters, powerEvents } from "@/lib/db/schema";
 import { AppError } from "@/lib/errors";
 import { registerTestDatabase } from "@/test/db";
 import { CONSOLIDATE_ON_CEPH, DEFAULT_CONSOLIDATE_SETTINGS } from "./schemas";
-import { setClusterPolicy } from "./set-cluster-policy";
+import { setClusterPolicy } from "../operations/set-cluster-policy";
 
 const database = registerTestDatabase();
 const admin = { userId: null, name: "alice" };

@@ -7,7 +7,7 @@ import type { LabGuestSpec } from "@/lab/pve/cluster/model";
 import { protectLabCluster, startClusterTestWorker } from "@/test/fixtures/protected-lab-cluster";
 import { buildPlan } from "@/lib/power/shutdown/shutdown-plan";
 import { startShutdownRun } from "@/lib/power/shutdown-pipeline/start-shutdown-run";
-import { setPowerMode } from "@/lib/power/set-power-mode";
+import { setPowerMode } from "@/lib/power/operations/set-power-mode";
 import { DEFAULT_POWER_SETTINGS } from "@/lib/power/config/settings";
 import { loadTargets } from "@/lib/power/targets/load-targets";
 import { registerTestDatabase } from "@/test/db";
@@ -16,8 +16,8 @@ import { settled } from "@/test/runs";
 import type { WorkerHandle } from "@/worker/runner";
 import { listClusterGroups, listLooseHosts } from "./cluster-groups-view";
 import { loadClusterGroups, type ClusterGroup } from "./load-cluster-groups";
-import { refreshClusterGroups } from "./refresh-cluster-groups";
-import { setClusterPolicy } from "./set-cluster-policy";
+import { refreshClusterGroups } from "../cluster-refresh/refresh-cluster-groups";
+import { setClusterPolicy } from "../operations/set-cluster-policy";
 import { pointHostAt } from "@/test/fixtures/active-lab-host";
 
 /**

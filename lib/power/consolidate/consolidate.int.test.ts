@@ -4,9 +4,9 @@ import { powerClusters, powerEvents, powerTargets, upsMonitorState } from "@/lib
 import { readLogTail } from "@/lib/logs/read";
 import { actionsOfRun, type PowerRunAction } from "@/lib/power/records/run-actions";
 import { loadClusterGroups } from "@/lib/power/clusters/load-cluster-groups";
-import { setClusterPolicy } from "@/lib/power/clusters/set-cluster-policy";
+import { setClusterPolicy } from "@/lib/power/operations/set-cluster-policy";
 import { startDueShutdowns } from "@/lib/power/monitor/start-due-shutdowns";
-import { setPowerMode } from "@/lib/power/set-power-mode";
+import { setPowerMode } from "@/lib/power/operations/set-power-mode";
 import type { ShutdownInput } from "@/lib/power/shutdown/shutdown-plan";
 import type { Latch, StageLatch } from "@/lib/power/triggers/state";
 import { startLabCluster, type LabCluster } from "@/lab";

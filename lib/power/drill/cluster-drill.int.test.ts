@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { protectLabCluster } from "@/test/fixtures/protected-lab-cluster";
 import { runTimeline } from "@/lib/power/queries/timeline";
-import { setPowerMode } from "@/lib/power/set-power-mode";
+import { setPowerMode } from "@/lib/power/operations/set-power-mode";
 import { startLabCluster, type LabCluster } from "@/lab";
 import { registerTestDatabase } from "@/test/db";
 import { ADMIN, persistReading } from "@/test/fixtures/power";

@@ -7,8 +7,8 @@ import { auditLog, runs } from "@/lib/db/schema";
 import { getDb } from "@/lib/db/client";
 import { actionsOfRun } from "@/lib/power/records/run-actions";
 import { listPowerRuns, runTimeline, type RunTimeline } from "@/lib/power/queries/timeline";
-import { setPowerMode } from "@/lib/power/set-power-mode";
-import { updatePowerSettings } from "@/lib/power/update-power-settings";
+import { setPowerMode } from "@/lib/power/operations/set-power-mode";
+import { updatePowerSettings } from "@/lib/power/operations/update-power-settings";
 import type { LabNode } from "@/lab";
 import { createTestUser, type TestUser } from "@/test/auth";
 import {

@@ -1,10 +1,10 @@
 import { asc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { powerEvents, powerShutdownCalls, runs, upsMonitorState } from "@/lib/db/schema";
-import { listPowerTargets } from "@/lib/power/power-targets";
-import { setPowerMode } from "@/lib/power/set-power-mode";
+import { listPowerTargets } from "@/lib/power/operations/power-targets";
+import { setPowerMode } from "@/lib/power/operations/set-power-mode";
 import { POWER_SHUTDOWN } from "@/lib/power/shutdown-pipeline/pipeline";
-import { updatePowerSettings } from "@/lib/power/update-power-settings";
+import { updatePowerSettings } from "@/lib/power/operations/update-power-settings";
 import { waitUntil, type LabNode } from "@/lab";
 import { startLabUps, type LabUps } from "@/lab/ups/lab-ups";
 import { registerTestDatabase } from "@/test/db";

@@ -1,10 +1,10 @@
 import { and, asc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { credentials, hosts, powerEvents, runs, upsMonitorState } from "@/lib/db/schema";
-import { releaseLatch } from "@/lib/power/release-latch";
+import { releaseLatch } from "@/lib/power/operations/release-latch";
 import { POWER_SHUTDOWN } from "@/lib/power/shutdown-pipeline/pipeline";
 import { SHUTDOWN_CANCELLED } from "@/lib/power/shutdown/shut-down-targets";
-import { updatePowerSettings } from "@/lib/power/update-power-settings";
+import { updatePowerSettings } from "@/lib/power/operations/update-power-settings";
 import { seal } from "@/lib/secrets/seal";
 import { startUpsdPeer, UPSD_PEER_USER, type UpsdPeer } from "@/lab/ups/upsd-peer";
 import { registerTestDatabase } from "@/test/db";

@@ -1,10 +1,10 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { powerShutdownCalls, upsMonitorState } from "@/lib/db/schema";
-import { listPowerTargets } from "@/lib/power/power-targets";
-import { releaseLatch } from "@/lib/power/release-latch";
-import { setPowerMode } from "@/lib/power/set-power-mode";
-import { updatePowerSettings } from "@/lib/power/update-power-settings";
+import { listPowerTargets } from "@/lib/power/operations/power-targets";
+import { releaseLatch } from "@/lib/power/operations/release-latch";
+import { setPowerMode } from "@/lib/power/operations/set-power-mode";
+import { updatePowerSettings } from "@/lib/power/operations/update-power-settings";
 import type { UpsSource } from "@/lib/power/ups/reading";
 import { createUpsSource } from "@/lib/power/ups/source";
 import type { LabNode } from "@/lab";

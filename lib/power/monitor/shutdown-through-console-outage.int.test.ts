@@ -4,12 +4,12 @@ import { createDb, type Database } from "@/lib/db/client";
 import { trackReachability } from "@/lib/db/reachability";
 import { powerShutdownCalls, runs, upsMonitorState } from "@/lib/db/schema";
 import { abortRun } from "@/lib/runs/abort-run";
-import { listPowerTargets } from "@/lib/power/power-targets";
-import { setPowerMode } from "@/lib/power/set-power-mode";
+import { listPowerTargets } from "@/lib/power/operations/power-targets";
+import { setPowerMode } from "@/lib/power/operations/set-power-mode";
 import { definePipeline } from "@/lib/pipeline/step";
 import { POWER_SHUTDOWN, powerShutdownPipeline } from "@/lib/power/shutdown-pipeline/pipeline";
 import { planShutdown } from "@/lib/power/shutdown-pipeline/plan-shutdown";
-import { updatePowerSettings } from "@/lib/power/update-power-settings";
+import { updatePowerSettings } from "@/lib/power/operations/update-power-settings";
 import { waitUntil, type LabNode } from "@/lab";
 import { startLabUps, type LabUps } from "@/lab/ups/lab-ups";
 import {

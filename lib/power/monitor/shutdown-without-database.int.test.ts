@@ -10,9 +10,9 @@ import {
   runs,
   upsMonitorState,
 } from "@/lib/db/schema";
-import { setPowerMode } from "@/lib/power/set-power-mode";
+import { setPowerMode } from "@/lib/power/operations/set-power-mode";
 import { POWER_SHUTDOWN } from "@/lib/power/shutdown-pipeline/pipeline";
-import { updatePowerSettings } from "@/lib/power/update-power-settings";
+import { updatePowerSettings } from "@/lib/power/operations/update-power-settings";
 import { waitUntil, type LabNode } from "@/lab";
 import { startLabUps } from "@/lab/ups/lab-ups";
 import { addUps, ADMIN, nutSourceOf, onboardedLabNode, protectHost } from "@/test/fixtures/power";

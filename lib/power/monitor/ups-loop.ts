@@ -212,7 +212,7 @@ export class UpsLoop {
           .where(eq(upsMonitorState.upsId, ups.id))
           .for("update");
         if (!row || row.leaseOwner !== ownerId) throw new LeaseLost();
-        // An admin may have released the latch (lib/power/release-latch.ts): theirs wins.
+        // An admin may have released the latch (lib/power/operations/release-latch.ts): theirs wins.
         const storedState = stateOfRow(row);
         const stored = storedState.latch;
         const previous =

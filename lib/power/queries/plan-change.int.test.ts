@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { createPowerTarget, updatePowerTarget } from "@/lib/power/power-targets";
-import { updatePowerSettings } from "@/lib/power/update-power-settings";
+import { createPowerTarget, updatePowerTarget } from "@/lib/power/operations/power-targets";
+import { updatePowerSettings } from "@/lib/power/operations/update-power-settings";
 import { registerTestDatabase } from "@/test/db";
 import { seedHost, seedUps } from "@/test/power-seed";
 import { applyWithPlanChange, previewPlanChange } from "./plan-change";

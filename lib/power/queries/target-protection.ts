@@ -1,7 +1,7 @@
 import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { powerShutdownCalls, powerTargets, runs, stepVisits } from "@/lib/db/schema";
-import { listPowerTargets, type PowerTargetView } from "@/lib/power/power-targets";
+import { listPowerTargets, type PowerTargetView } from "@/lib/power/operations/power-targets";
 import { verifyProxmoxApi } from "@/lib/steps/onboarding/verify-proxmox-api";
 import { judgeShutdownToken, type ShutdownTokenVerdict } from "./shutdown-token-evidence";
 

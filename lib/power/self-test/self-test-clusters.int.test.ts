@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { powerClusters, powerTargets } from "@/lib/db/schema";
-import { refreshClusterGroups } from "@/lib/power/clusters/refresh-cluster-groups";
+import { refreshClusterGroups } from "@/lib/power/cluster-refresh/refresh-cluster-groups";
 import { readPowerSettings, writePowerSettings } from "@/lib/power/config/power-settings-store";
 import type { ShutdownSettings } from "@/lib/power/config/settings";
 import { seedActiveLabHost } from "@/test/fixtures/active-lab-host";

@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hosts, powerEvents } from "@/lib/db/schema";
-import { updatePowerSettings } from "@/lib/power/update-power-settings";
+import { updatePowerSettings } from "@/lib/power/operations/update-power-settings";
 import type { LabNode } from "@/lab";
 import { startLabPbs, type LabPbs } from "@/lab/pbs/server";
 import { startUpsdPeer, upsdAvailable, type UpsdPeer } from "@/lab/ups/upsd-peer";

@@ -6,9 +6,9 @@ import { TargetForm } from "@/components/power/target-form";
 import { deletePowerTargetAction } from "@/lib/actions/power/delete-power-target";
 import { requirePageActor } from "@/lib/auth/actor";
 import { getDb } from "@/lib/db/client";
-import { listPowerTargets } from "@/lib/power/power-targets";
+import { listPowerTargets } from "@/lib/power/operations/power-targets";
 import { targetCandidates } from "@/lib/power/queries/target-candidates";
-import { listUpsDevices } from "@/lib/power/ups-devices";
+import { listUpsDevices } from "@/lib/power/operations/ups-devices";
 
 export const dynamic = "force-dynamic";
 

@@ -9,7 +9,7 @@ import { requirePageActor } from "@/lib/auth/actor";
 import { getDb } from "@/lib/db/client";
 import { readPowerSettings } from "@/lib/power/config/power-settings-store";
 import { effectiveTriggers } from "@/lib/power/config/settings";
-import { listUpsDevices } from "@/lib/power/ups-devices";
+import { listUpsDevices } from "@/lib/power/operations/ups-devices";
 
 export const dynamic = "force-dynamic";
 

@@ -2,7 +2,7 @@ import { eq, sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "@/lib/db/client";
 import { powerClusters } from "@/lib/db/schema";
-import { CLUSTER_REFRESH_TASK } from "@/lib/power/clusters/refresh-task";
+import { CLUSTER_REFRESH_TASK } from "@/lib/power/cluster-refresh/refresh-task";
 import { CONSOLIDATE_ON_CEPH, DEFAULT_CONSOLIDATE_SETTINGS } from "@/lib/power/clusters/schemas";
 import { createTestUser, type TestUser } from "@/test/auth";
 import { routeParams as params, registerProcessTestDatabase } from "@/test/process-database";

@@ -3,7 +3,7 @@ import { json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
 import { readPowerMode } from "@/lib/power/queries/power-settings";
 import { ZSetPowerMode } from "@/lib/power/config/schemas";
-import { setPowerMode } from "@/lib/power/set-power-mode";
+import { setPowerMode } from "@/lib/power/operations/set-power-mode";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";

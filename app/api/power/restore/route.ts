@@ -1,7 +1,7 @@
 import { route } from "@/lib/api/route";
 import { json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
-import { restoreCluster, ZRestoreCluster } from "@/lib/power/restore-cluster";
+import { restoreCluster, ZRestoreCluster } from "@/lib/power/operations/restore-cluster";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";

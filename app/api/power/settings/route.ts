@@ -5,7 +5,7 @@ import { getDb } from "@/lib/db/client";
 import { readPowerSettings } from "@/lib/power/config/power-settings-store";
 import { withPlanChangeConfirmation } from "@/lib/power/queries/plan-change";
 import { ZPowerSettingsChange } from "@/lib/power/queries/settings-change";
-import { updatePowerSettings } from "@/lib/power/update-power-settings";
+import { updatePowerSettings } from "@/lib/power/operations/update-power-settings";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";

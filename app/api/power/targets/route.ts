@@ -2,7 +2,7 @@ import { respondToGuardedChange } from "@/lib/api/plan-guarded-response";
 import { route } from "@/lib/api/route";
 import { json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
-import { createPowerTarget } from "@/lib/power/power-targets";
+import { createPowerTarget } from "@/lib/power/operations/power-targets";
 import { withPlanChangeConfirmation } from "@/lib/power/queries/plan-change";
 import { listTargetProtection } from "@/lib/power/queries/target-protection";
 import { ZCreatePowerTarget } from "@/lib/power/config/schemas";

@@ -4,7 +4,7 @@ import { json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
 import { withPlanChangeConfirmation } from "@/lib/power/queries/plan-change";
 import { ZCreateUpsDevice } from "@/lib/power/config/schemas";
-import { createUpsDevice, listUpsDevices } from "@/lib/power/ups-devices";
+import { createUpsDevice, listUpsDevices } from "@/lib/power/operations/ups-devices";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";

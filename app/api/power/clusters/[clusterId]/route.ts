@@ -2,7 +2,7 @@ import { route } from "@/lib/api/route";
 import { json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
 import { ZSetClusterPolicy } from "@/lib/power/clusters/schemas";
-import { setClusterPolicy } from "@/lib/power/clusters/set-cluster-policy";
+import { setClusterPolicy } from "@/lib/power/operations/set-cluster-policy";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";

@@ -1,7 +1,7 @@
 import { route } from "@/lib/api/route";
 import { json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
-import { requestClusterRefreshBy } from "@/lib/power/clusters/refresh-task";
+import { requestClusterRefreshBy } from "@/lib/power/cluster-refresh/refresh-task";
 import { ZRefreshClusters } from "@/lib/power/clusters/schemas";
 
 export const dynamic = "force-dynamic";

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { respondToGuardedChange } from "@/lib/api/plan-guarded-response";
 import { route } from "@/lib/api/route";
-import { deletePowerTarget, updatePowerTarget } from "@/lib/power/power-targets";
+import { deletePowerTarget, updatePowerTarget } from "@/lib/power/operations/power-targets";
 import {
   withPlanChangeConfirmation,
   ZPlanChangeConfirmation,

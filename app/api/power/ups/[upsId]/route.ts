@@ -6,7 +6,7 @@ import {
   ZPlanChangeConfirmation,
 } from "@/lib/power/queries/plan-change";
 import { ZUpdateUpsDevice } from "@/lib/power/config/schemas";
-import { deleteUpsDevice, updateUpsDevice } from "@/lib/power/ups-devices";
+import { deleteUpsDevice, updateUpsDevice } from "@/lib/power/operations/ups-devices";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";

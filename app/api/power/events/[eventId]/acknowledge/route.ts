@@ -2,7 +2,7 @@ import { z } from "zod";
 import { route } from "@/lib/api/route";
 import { json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
-import { acknowledgePowerEvent } from "@/lib/power/acknowledge-power-event";
+import { acknowledgePowerEvent } from "@/lib/power/operations/acknowledge-power-event";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";

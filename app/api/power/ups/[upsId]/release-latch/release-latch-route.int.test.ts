@@ -1,8 +1,8 @@
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "@/lib/db/client";
-import { createPowerTarget } from "@/lib/power/power-targets";
-import { setPowerMode } from "@/lib/power/set-power-mode";
+import { createPowerTarget } from "@/lib/power/operations/power-targets";
+import { setPowerMode } from "@/lib/power/operations/set-power-mode";
 import { armingTargets } from "@/lib/power/queries/arming-targets";
 import { createTestUser, type TestUser } from "@/test/auth";
 import { seedHost, seedMonitorState, seedUps } from "@/test/power-seed";

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { route } from "@/lib/api/route";
 import { json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db/client";
-import { releaseLatch } from "@/lib/power/release-latch";
+import { releaseLatch } from "@/lib/power/operations/release-latch";
 import { ZReleaseLatch } from "@/lib/power/config/schemas";
 
 export const dynamic = "force-dynamic";

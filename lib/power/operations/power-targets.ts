@@ -5,10 +5,10 @@ import type { Database, Transaction } from "@/lib/db/client";
 import { credentials, hosts, powerTargetFeeds, powerTargets, upsDevices } from "@/lib/db/schema";
 import { AppError, isUniqueViolation } from "@/lib/errors";
 import { seal } from "@/lib/secrets/seal";
-import { recordPowerEvents } from "./records/power-events";
-import { ZCreatePowerTarget, ZPowerTargetRef, ZUpdatePowerTarget } from "./config/schemas";
-import { loadTargets, type TargetRecord } from "./targets/load-targets";
-import { describeShutdown } from "./targets/shutdown-call";
+import { recordPowerEvents } from "../records/power-events";
+import { ZCreatePowerTarget, ZPowerTargetRef, ZUpdatePowerTarget } from "../config/schemas";
+import { loadTargets, type TargetRecord } from "../targets/load-targets";
+import { describeShutdown } from "../targets/shutdown-call";
 
 /** A protected target as the pages and the API show it (the PBS token's secret never). */
 export type PowerTargetView = Omit<TargetRecord, "endpoint"> & {

@@ -5,7 +5,7 @@ import type { Database } from "@/lib/db/client";
 import { powerEvents } from "@/lib/db/schema";
 import { AppError } from "@/lib/errors";
 import { notifyLive } from "@/lib/live/notify";
-import { ZAcknowledgePowerEvent } from "./config/schemas";
+import { ZAcknowledgePowerEvent } from "../config/schemas";
 
 export type AcknowledgedEvent = { eventId: number; acknowledgedAt: string; acknowledgedBy: string };
 

@@ -5,19 +5,19 @@ import type { Database, Transaction } from "@/lib/db/client";
 import { credentials, powerTargetFeeds, powerTargets, upsDevices, hosts } from "@/lib/db/schema";
 import { AppError, isUniqueViolation } from "@/lib/errors";
 import { seal } from "@/lib/secrets/seal";
-import { recordPowerEvents } from "./records/power-events";
-import { ZCreateUpsDevice, ZUpdateUpsDevice, ZUpsDeviceRef } from "./config/schemas";
-import type { TriggerOverrides } from "./config/settings";
-import type { TUpsSourceConfig } from "./ups/reading";
-import { checkUpsSource, type UpsSourceCheck } from "./config/ups-source-check";
-import { readSecret } from "./config/ups-secret-store";
+import { recordPowerEvents } from "../records/power-events";
+import { ZCreateUpsDevice, ZUpdateUpsDevice, ZUpsDeviceRef } from "../config/schemas";
+import type { TriggerOverrides } from "../config/settings";
+import type { TUpsSourceConfig } from "../ups/reading";
+import { checkUpsSource, type UpsSourceCheck } from "../config/ups-source-check";
+import { readSecret } from "../config/ups-secret-store";
 import {
   describeUpsSource,
   joinUpsSource,
   splitUpsSource,
   type PublicUpsSource,
   type UpsSourceSecret,
-} from "./config/ups-source-config";
+} from "../config/ups-source-config";
 
 /** A UPS as the pages and the API show it: never a secret, only whether one is stored. */
 export type UpsDeviceView = {

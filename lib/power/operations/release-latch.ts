@@ -4,14 +4,14 @@ import { audited, type AuditActor } from "@/lib/audit/record-audit";
 import type { Database } from "@/lib/db/client";
 import { upsDevices, upsMonitorState } from "@/lib/db/schema";
 import { AppError } from "@/lib/errors";
-import { recordPowerEvents } from "./records/power-events";
+import { recordPowerEvents } from "../records/power-events";
 import {
   outageReadingWords,
   releaseDuringOutageWarning,
   releaseIsDuringOutage,
 } from "./latch-release-warning";
-import { planPreview } from "./shutdown-pipeline/plan-preview";
-import { ZReleaseLatch } from "./config/schemas";
+import { planPreview } from "../shutdown-pipeline/plan-preview";
+import { ZReleaseLatch } from "../config/schemas";
 
 export type LatchReleased = {
   upsId: string;

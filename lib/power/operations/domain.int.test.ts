@@ -14,14 +14,14 @@ import { seal } from "@/lib/secrets/seal";
 import { registerTestDatabase } from "@/test/db";
 import { addUps, ADMIN, persistReading, protectHost } from "@/test/fixtures/power";
 import { acknowledgePowerEvent } from "./acknowledge-power-event";
-import { planPreview } from "./shutdown-pipeline/plan-preview";
-import { readPowerSettings } from "./config/power-settings-store";
+import { planPreview } from "../shutdown-pipeline/plan-preview";
+import { readPowerSettings } from "../config/power-settings-store";
 import { createPowerTarget, listPowerTargets } from "./power-targets";
 import { releaseLatch } from "./release-latch";
 import { setPowerMode } from "./set-power-mode";
 import { updatePowerSettings } from "./update-power-settings";
 import { createUpsDevice, deleteUpsDevice, listUpsDevices, updateUpsDevice } from "./ups-devices";
-import { readSecret } from "./config/ups-secret-store";
+import { readSecret } from "../config/ups-secret-store";
 
 const database = registerTestDatabase();
 let counter = 0;

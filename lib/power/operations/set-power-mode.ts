@@ -3,12 +3,12 @@ import type { z } from "zod";
 import { audited, type AuditActor } from "@/lib/audit/record-audit";
 import type { Database } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
-import { recordPowerEvents } from "./records/power-events";
-import { planSnapshot } from "./shutdown-pipeline/plan-preview";
-import { writePowerSettings } from "./config/power-settings-store";
-import { ZSetPowerMode } from "./config/schemas";
-import { queueSelfTest } from "./self-test/queue-self-test";
-import { loadTargets } from "./targets/load-targets";
+import { recordPowerEvents } from "../records/power-events";
+import { planSnapshot } from "../shutdown-pipeline/plan-preview";
+import { writePowerSettings } from "../config/power-settings-store";
+import { ZSetPowerMode } from "../config/schemas";
+import { queueSelfTest } from "../self-test/queue-self-test";
+import { loadTargets } from "../targets/load-targets";
 
 const sqlLock = sql`select pg_advisory_xact_lock(hashtext('clupilot power mode'))`;
 

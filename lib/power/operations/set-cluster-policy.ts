@@ -7,14 +7,14 @@ import { AppError } from "@/lib/errors";
 import { notifyLive } from "@/lib/live/notify";
 import { describeConsolidate } from "../consolidate/describe";
 import { recordPowerEvents } from "../records/power-events";
-import { consolidateSettingsOf, type ClusterPolicy } from "./load-cluster-groups";
-import { requestClusterRefresh } from "./refresh-task";
+import { consolidateSettingsOf, type ClusterPolicy } from "../clusters/load-cluster-groups";
+import { requestClusterRefresh } from "../cluster-refresh/refresh-task";
 import {
   CONSOLIDATE_ON_CEPH,
   ZConsolidateSettings,
   ZSetClusterPolicy,
   type ConsolidateSettings,
-} from "./schemas";
+} from "../clusters/schemas";
 
 const POLICY_TEXT: Record<ClusterPolicy, string> = {
   cluster: "cluster: only the nodes that lost power, as one unit when all did",

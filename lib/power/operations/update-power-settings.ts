@@ -1,14 +1,14 @@
 import type { z } from "zod";
 import { audited, type AuditActor } from "@/lib/audit/record-audit";
 import type { Database } from "@/lib/db/client";
-import { recordPowerEvents } from "./records/power-events";
+import { recordPowerEvents } from "../records/power-events";
 import {
   readPowerSettings,
   writePowerSettings,
   type StoredPowerSettings,
-} from "./config/power-settings-store";
-import { ZUpdatePowerSettings } from "./config/schemas";
-import { ZShutdownSettings, ZTriggerSettings } from "./config/settings";
+} from "../config/power-settings-store";
+import { ZUpdatePowerSettings } from "../config/schemas";
+import { ZShutdownSettings, ZTriggerSettings } from "../config/settings";
 
 /** Changes the global triggers, poll interval or shutdown deadlines; the rest keeps its value. */
 export async function updatePowerSettings(

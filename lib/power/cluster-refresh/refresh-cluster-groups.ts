@@ -18,14 +18,14 @@ import {
   type ClusterAnswer,
   type HostApi,
   type JoinAnswer,
-} from "./discovery-api";
+} from "../clusters/discovery-api";
 import {
   judgeMembership,
   type ClusterMembership,
   type EvidencePart,
   type MemberAnswer,
   type MembershipJudgement,
-} from "./membership-evidence";
+} from "../clusters/membership-evidence";
 
 type HostRecord = typeof hosts.$inferSelect;
 type ClusterRow = typeof powerClusters.$inferSelect;

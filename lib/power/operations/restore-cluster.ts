@@ -10,11 +10,11 @@ import {
   isNotImplemented,
   SHUTDOWN_CEPH_FLAGS,
   type ClusterApi,
-} from "./clusters/sequence-api";
-import { CEPH_FLAGS_WAIT_SECONDS } from "./clusters/sequence-plan";
-import { loadClusterGroups, type ClusterGroup } from "./clusters/load-cluster-groups";
-import type { PveEndpoint } from "./targets/load-targets";
-import { probeTarget } from "./targets/shutdown-call";
+} from "../clusters/sequence-api";
+import { CEPH_FLAGS_WAIT_SECONDS } from "../clusters/sequence-plan";
+import { loadClusterGroups, type ClusterGroup } from "../clusters/load-cluster-groups";
+import type { PveEndpoint } from "../targets/load-targets";
+import { probeTarget } from "../targets/shutdown-call";
 
 /**
  * Restore after power is back (manual, admins, audited): re-arm HA (`arm-ha`) and clear the

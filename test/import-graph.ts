@@ -172,3 +172,68 @@ export function readSources(root: string, files: readonly string[]): SourceFacts
     };
   });
 }
+
+/** Folder → folder → the imports that make the edge. */
+export type FolderEdges = Map<string, Map<string, Import[]>>;
+
+/**
+ * The folder edges between the files under `prefix` (`lib/`, `lib/power/`), each with the
+ * imports that make it; `folderOf` names a file's folder. Imports within one folder are no edge.
+ */
+export function folderEdges(
+  sources: readonly SourceFacts[],
+  prefix: string,
+  folderOf: (file: string) => string,
+): FolderEdges {
+  const edges: FolderEdges = new Map();
+  for (const source of sources) {
+    if (!source.file.startsWith(prefix)) continue;
+    for (const edge of source.imports) {
+      if (!edge.to?.startsWith(prefix)) continue;
+      const from = folderOf(edge.from);
+      const to = folderOf(edge.to);
+      if (from === to) continue;
+      const out = edges.get(from) ?? new Map<string, Import[]>();
+      edges.set(from, out);
+      out.set(to, [...(out.get(to) ?? []), edge]);
+    }
+  }
+  return edges;
+}
+
+/** Strongly connected components with more than one folder (Tarjan): the folder cycles. */
+export function folderCycles(nodes: readonly string[], edges: FolderEdges): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (node: string) => {
+    index.set(node, next);
+    low.set(node, next);
+    next++;
+    stack.push(node);
+    onStack.add(node);
+    for (const target of edges.get(node)?.keys() ?? []) {
+      if (!index.has(target)) {
+        visit(target);
+        low.set(node, Math.min(low.get(node)!, low.get(target)!));
+      } else if (onStack.has(target)) {
+        low.set(node, Math.min(low.get(node)!, index.get(target)!));
+      }
+    }
+    if (low.get(node) === index.get(node)) {
+      const component: string[] = [];
+      let member: string;
+      do {
+        member = stack.pop()!;
+        onStack.delete(member);
+        component.push(member);
+      } while (member !== node);
+      if (component.length > 1) found.push(component.sort());
+    }
+  };
+  for (const node of nodes) if (!index.has(node)) visit(node);
+  return found;
+}

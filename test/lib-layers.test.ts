@@ -4,12 +4,16 @@ import { describe, expect, it } from "vitest";
 
 import { END_WITH_SUPERVISOR_IMPORT } from "@/lib/supervisor/supervisor-pid";
 import {
+  folderCycles,
+  folderEdges,
   isTestFile,
   readSources,
   sourceFiles,
+  type FolderEdges,
   type Import,
-  type SourceFacts,
 } from "./import-graph";
+
+type Layers = ReadonlyArray<{ name: string; folders: readonly string[] }>;
 
 /**
  * lib/ in layers (docs/README.md, "Where things are"): each folder of lib/ belongs to one layer
@@ -20,7 +24,7 @@ import {
  * Lowest first. A new folder of lib/ fails this test until it is given its layer here and in
  * docs/README.md.
  */
-const LAYERS: ReadonlyArray<{ name: string; folders: readonly string[] }> = [
+const LAYERS: Layers = [
   {
     // Storage, transport and records every part uses; no workflow of the console's own.
     name: "foundation",
@@ -67,6 +71,60 @@ const LAYERS: ReadonlyArray<{ name: string; folders: readonly string[] }> = [
 ];
 
 /**
+ * lib/power in layers the same way (docs/README.md, "Where things are"): each sub-folder belongs
+ * to one layer and imports only from its own or a lower one, no two sub-folders import each
+ * other, and no module sits loose in lib/power itself. Lowest first. A new sub-folder of lib/power
+ * fails this test until it is given its layer here and in docs/README.md.
+ */
+const POWER_LAYERS: Layers = [
+  {
+    // Talking to a UPS over NUT or SNMP, and what a reading is; nothing of the console's own.
+    name: "UPS sources",
+    folders: ["ups"],
+  },
+  {
+    // The configuration: settings and their store, the forms' schemas, a UPS source's settings
+    // and secret, the plan an admin confirmed when arming.
+    name: "configuration",
+    folders: ["config"],
+  },
+  {
+    // What the decisions read and the records they append: the triggers and the monitor's
+    // stored state, the targets and their shutdown call, power events and a run's actions.
+    name: "facts and records",
+    folders: ["triggers", "targets", "records"],
+  },
+  {
+    // The shared cluster facts: discovery and the cluster groups, both cluster APIs, the
+    // sequence's plan, the consolidation check.
+    name: "clusters",
+    folders: ["clusters"],
+  },
+  {
+    // The steps of the power-shutdown pipeline: the standalone shutdown, the cluster sequence,
+    // consolidation (which runs first and uses both).
+    name: "steps",
+    folders: ["shutdown", "cluster-sequence", "consolidate"],
+  },
+  {
+    // Composition roots: the power-shutdown pipeline (its step order, plan, start, preview) and
+    // the cluster refresh task (discovery, then the consolidation checks).
+    name: "composition roots",
+    folders: ["shutdown-pipeline", "cluster-refresh"],
+  },
+  {
+    // What starts runs: the UPS monitor, the self-test, drills.
+    name: "processes",
+    folders: ["monitor", "self-test", "drill"],
+  },
+  {
+    // What the web calls: the operations and the power pages' queries.
+    name: "web",
+    folders: ["operations", "queries"],
+  },
+];
+
+/**
  * The one kind of upward import allowed: the database schema naming the JSON shape a jsonb
  * column holds, from the power module that owns the shape. `import type` only, so it is gone
  * after compilation and the schema still loads without lib/power.
@@ -102,11 +160,7 @@ function folderOf(file: string): string {
   return parts.length > 2 ? `lib/${parts[1]}` : "lib/(root)";
 }
 
-const layerOf = new Map<string, number>(
-  LAYERS.flatMap((layer, index) =>
-    layer.folders.map((folder) => [`lib/${folder}`, index] as const),
-  ),
-);
+const layerOf = layerIndex(LAYERS, "lib/");
 
 function allowedUpward(edge: Import): boolean {
   return TYPE_ONLY_UPWARD.some(
@@ -117,59 +171,40 @@ function allowedUpward(edge: Import): boolean {
 const describeEdge = (edge: Import) =>
   `${edge.from}:${edge.line} imports ${edge.to}${edge.typeOnly ? " (type only)" : ""}`;
 
-/** Folder edges of lib/ (each with the imports that make it), from non-test files. */
-function folderEdges(sources: readonly SourceFacts[]) {
-  const edges = new Map<string, Map<string, Import[]>>();
-  for (const source of sources) {
-    if (!source.file.startsWith("lib/")) continue;
-    for (const edge of source.imports) {
-      if (!edge.to?.startsWith("lib/")) continue;
-      const from = folderOf(edge.from);
-      const to = folderOf(edge.to);
-      if (from === to) continue;
-      const out = edges.get(from) ?? new Map<string, Import[]>();
-      edges.set(from, out);
-      out.set(to, [...(out.get(to) ?? []), edge]);
-    }
-  }
-  return edges;
+/** Each folder, named from the repository root, to the index of its layer. */
+function layerIndex(layers: Layers, prefix: string): Map<string, number> {
+  return new Map(
+    layers.flatMap((layer, index) =>
+      layer.folders.map((folder) => [`${prefix}${folder}`, index] as const),
+    ),
+  );
 }
 
-/** Strongly connected components with more than one folder (Tarjan). */
-function cycles(nodes: readonly string[], edges: Map<string, Map<string, Import[]>>) {
-  let next = 0;
-  const index = new Map<string, number>();
-  const low = new Map<string, number>();
-  const stack: string[] = [];
-  const onStack = new Set<string>();
-  const found: string[][] = [];
-  const visit = (node: string) => {
-    index.set(node, next);
-    low.set(node, next);
-    next++;
-    stack.push(node);
-    onStack.add(node);
-    for (const target of edges.get(node)?.keys() ?? []) {
-      if (!index.has(target)) {
-        visit(target);
-        low.set(node, Math.min(low.get(node)!, low.get(target)!));
-      } else if (onStack.has(target)) {
-        low.set(node, Math.min(low.get(node)!, index.get(target)!));
-      }
+/** Every folder edge that points into a higher layer, with the imports that make it. */
+function upwardImports(layers: Layers, layerOf: Map<string, number>, edges: FolderEdges) {
+  const upward: string[] = [];
+  for (const [from, out] of edges) {
+    for (const [to, imports] of out) {
+      if (layerOf.get(to)! <= layerOf.get(from)!) continue;
+      const names = `${layers[layerOf.get(from)!]!.name} -> ${layers[layerOf.get(to)!]!.name}`;
+      upward.push(`${from} -> ${to} (${names}):\n    ${imports.map(describeEdge).join("\n    ")}`);
     }
-    if (low.get(node) === index.get(node)) {
-      const component: string[] = [];
-      let member: string;
-      do {
-        member = stack.pop()!;
-        onStack.delete(member);
-        component.push(member);
-      } while (member !== node);
-      if (component.length > 1) found.push(component.sort());
-    }
-  };
-  for (const node of nodes) if (!index.has(node)) visit(node);
-  return found;
+  }
+  return upward;
+}
+
+/** Every folder cycle, with the imports inside it. */
+function describedCycles(folders: readonly string[], edges: FolderEdges) {
+  return folderCycles(folders, edges).map((component) => {
+    const inside = component.flatMap((from) =>
+      [...(edges.get(from) ?? [])]
+        .filter(([to]) => component.includes(to))
+        .map(
+          ([to, imports]) => `${from} -> ${to}:\n    ${imports.map(describeEdge).join("\n    ")}`,
+        ),
+    );
+    return `cycle ${component.join(" ")}:\n  ${inside.join("\n  ")}`;
+  });
 }
 
 const productFiles = [
@@ -180,7 +215,7 @@ const sources = readSources(root, productFiles);
 const byFile = new Map(sources.map((source) => [source.file, source]));
 const libSources = sources.filter((source) => source.file.startsWith("lib/"));
 const libFolders = [...new Set(libSources.map((source) => folderOf(source.file)))].sort();
-const edges = folderEdges(sources);
+const edges = folderEdges(sources, "lib/", folderOf);
 // Edges that count for layering: the allowed type-only ones carry no dependency of the code.
 const layeringEdges = new Map(
   [...edges].map(([from, out]) => [
@@ -224,31 +259,13 @@ describe("lib/ in layers", () => {
   });
 
   it("imports only from the same layer or below", () => {
-    const upward: string[] = [];
-    for (const [from, out] of layeringEdges) {
-      for (const [to, imports] of out) {
-        if (layerOf.get(to)! <= layerOf.get(from)!) continue;
-        const layers = `${LAYERS[layerOf.get(from)!]!.name} -> ${LAYERS[layerOf.get(to)!]!.name}`;
-        upward.push(
-          `${from} -> ${to} (${layers}):\n    ${imports.map(describeEdge).join("\n    ")}`,
-        );
-      }
-    }
-    expect(upward, "imports from a higher layer").toEqual([]);
+    expect(upwardImports(LAYERS, layerOf, layeringEdges), "imports from a higher layer").toEqual(
+      [],
+    );
   });
 
   it("has no import cycle between folders, within a layer either", () => {
-    const found = cycles(libFolders, layeringEdges).map((component) => {
-      const inside = component.flatMap((from) =>
-        [...(layeringEdges.get(from) ?? [])]
-          .filter(([to]) => component.includes(to))
-          .map(
-            ([to, imports]) => `${from} -> ${to}:\n    ${imports.map(describeEdge).join("\n    ")}`,
-          ),
-      );
-      return `cycle ${component.join(" ")}:\n  ${inside.join("\n  ")}`;
-    });
-    expect(found).toEqual([]);
+    expect(describedCycles(libFolders, layeringEdges)).toEqual([]);
   });
 
   it("allows an upward type-only import only where the exception says, and only type-only", () => {
@@ -303,6 +320,66 @@ describe("lib/ in layers", () => {
     }
     const unreached = libSources.map((source) => source.file).filter((file) => !reached.has(file));
     expect(unreached, "only tests use these: move them to test/ (or delete them)").toEqual([]);
+  });
+});
+
+/** `lib/power/shutdown` for lib/power/shutdown/calls.ts, `lib/power/(root)` for a loose module. */
+function powerFolderOf(file: string): string {
+  const parts = file.split("/");
+  return parts.length > 3 ? `lib/power/${parts[2]}` : "lib/power/(root)";
+}
+
+const powerLayerOf = layerIndex(POWER_LAYERS, "lib/power/");
+const powerSources = sources.filter((source) => source.file.startsWith("lib/power/"));
+const powerFolders = [...new Set(powerSources.map((source) => powerFolderOf(source.file)))].sort();
+const powerEdges = folderEdges(sources, "lib/power/", powerFolderOf);
+
+describe("lib/power in layers", () => {
+  it("reads the real import graph of lib/power", () => {
+    // Measured when the layers were drawn: 119 modules in 16 sub-folders, 68 sub-folder edges.
+    expect(powerSources.length).toBeGreaterThan(100);
+    const edgeCount = [...powerEdges.values()].reduce((sum, out) => sum + out.size, 0);
+    expect(edgeCount).toBeGreaterThan(50);
+    // Known edges, one per layer boundary.
+    expect(powerEdges.get("lib/power/config")?.has("lib/power/ups")).toBe(true);
+    expect(powerEdges.get("lib/power/records")?.has("lib/power/triggers")).toBe(true);
+    expect(powerEdges.get("lib/power/clusters")?.has("lib/power/targets")).toBe(true);
+    expect(powerEdges.get("lib/power/consolidate")?.has("lib/power/cluster-sequence")).toBe(true);
+    expect(powerEdges.get("lib/power/shutdown-pipeline")?.has("lib/power/shutdown")).toBe(true);
+    expect(powerEdges.get("lib/power/monitor")?.has("lib/power/shutdown-pipeline")).toBe(true);
+    expect(powerEdges.get("lib/power/operations")?.has("lib/power/self-test")).toBe(true);
+  });
+
+  it("keeps no module loose in lib/power and gives every sub-folder exactly one layer", () => {
+    const listed: string[] = POWER_LAYERS.flatMap((layer) =>
+      layer.folders.map((folder) => `lib/power/${folder}`),
+    );
+    expect(
+      powerSources
+        .map((source) => source.file)
+        .filter((file) => powerFolderOf(file) === "lib/power/(root)"),
+      "modules loose in lib/power: give each its sub-folder",
+    ).toEqual([]);
+    expect(new Set(listed).size, "a sub-folder listed in two layers").toBe(listed.length);
+    expect(
+      powerFolders.filter((folder) => !powerLayerOf.has(folder)),
+      "sub-folders without a layer",
+    ).toEqual([]);
+    expect(
+      listed.filter((folder) => !powerFolders.includes(folder)),
+      "layers list a sub-folder that is gone",
+    ).toEqual([]);
+  });
+
+  it("imports only from the same layer or below", () => {
+    expect(
+      upwardImports(POWER_LAYERS, powerLayerOf, powerEdges),
+      "imports from a higher layer",
+    ).toEqual([]);
+  });
+
+  it("has no import cycle between sub-folders, within a layer either", () => {
+    expect(describedCycles(powerFolders, powerEdges)).toEqual([]);
   });
 });
 

@@ -239,7 +239,7 @@ function membershipOf(
 /**
  * Asks every host (once one is due, or all on Refresh) what cluster it belongs to and how that
  * cluster's configuration names its nodes, and records it: which hosts are one cluster — by the
- * certificates, never by the name alone (./membership-evidence.ts) — each cluster's quorum, nodes
+ * certificates, never by the name alone (lib/power/clusters/membership-evidence.ts) — each cluster's quorum, nodes
  * and Ceph monitors, and what told it apart from others of the same name or could not. A host
  * that cannot be asked keeps its last known membership with the reason; a cluster none of whose
  * members answered keeps what it was with "could not ask". Clusters no known host belongs to

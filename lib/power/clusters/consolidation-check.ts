@@ -5,7 +5,7 @@ import type { RemainingNode } from "./remaining-node";
 
 /**
  * Whether consolidating a cluster can work, judged from what its API says (pure: the facts in,
- * the verdict out; ./read-facts.ts asks). "Could not check" is never "ok": a run that gets
+ * the verdict out; lib/power/consolidate/read-facts.ts asks). "Could not check" is never "ok": a run that gets
  * anything but ok falls back to shutting the cluster down as one unit at the final threshold.
  *
  * - the node that stays is known (./remaining-node.ts), and some other node goes down;

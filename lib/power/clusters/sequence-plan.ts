@@ -27,7 +27,7 @@ export const FORCE_STOP_SECONDS = 30;
 export const CEPH_FLAGS_WAIT_SECONDS = 5;
 /**
  * How soon a step asks again what it waits for (HA's armed state, the flags), within its visit
- * (./watch.ts). Each of these waits sits between two steps that must not overlap, so every
+ * (lib/power/cluster-sequence/watch.ts). Each of these waits sits between two steps that must not overlap, so every
  * moment it is seen late is time the battery pays (bench:cluster); a read-back is one small GET.
  */
 export const READ_BACK_POLL_MS = 100;

@@ -34,7 +34,7 @@ export function memberEndpoints(
 
 /**
  * First step of a consolidation's first stage: asks the cluster, live, whether consolidating can
- * work (./check.ts) and shows the answer (the run log, the timeline, the power events, the
+ * work (lib/power/clusters/consolidation-check.ts) and shows the answer (the run log, the timeline, the power events, the
  * cluster card). Anything but ok — could not check included — and the stage does nothing: its
  * nodes are handed back, to go down with the rest as one unit at the final threshold. Dry-run
  * sends nothing, not even a read: the last check decides, and the log says which one.

@@ -17,7 +17,7 @@ import {
 import type { Consolidation } from "../clusters/remaining-node";
 
 /**
- * Asks the cluster what the consolidation check judges (./check.ts): through the API of the node
+ * Asks the cluster what the consolidation check judges (lib/power/clusters/consolidation-check.ts): through the API of the node
  * that stays (else the first protected member that answers) the quorum, the token's privileges
  * on /vms, the guest list, HA and the storage definitions, and the free memory of the node that
  * stays; each running guest's config from its own node. Only reads; the same reads as the

@@ -37,6 +37,6 @@ export const powerShutdownPipeline = definePipeline<PowerServices>({
     verifyTargetsDown,
   ],
   services: createPowerServices,
-  // A run that ends without success notifies, whatever ended it (./run-failed.ts).
+  // A run that ends without success notifies, whatever ended it (lib/power/shutdown/run-failed.ts).
   onFailed: reportFailedRun,
 });

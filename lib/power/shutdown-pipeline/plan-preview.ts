@@ -38,7 +38,7 @@ export type PreviewGroup = {
   /** `all`-policy targets this UPS alone does not bring down: the feeds still needed. */
   heldBack: { id: string; name: string; waitingFor: string[] }[];
   budgetSeconds: number;
-  /** The runtime left when the trigger fires (./triggers/runtime-at-trigger.ts); null: unknown. */
+  /** The runtime left when the trigger fires (lib/power/triggers/runtime-at-trigger.ts); null: unknown. */
   reserveSeconds: number | null;
   /** Which trigger row gives that runtime, or why it cannot be told. */
   reserveFrom: string;

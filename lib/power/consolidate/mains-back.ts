@@ -1,8 +1,7 @@
-import { and, inArray } from "drizzle-orm";
 import type { Transaction } from "@/lib/db/client";
-import { powerShutdownCalls } from "@/lib/db/schema";
 import { loadClusterGroups } from "@/lib/power/clusters/load-cluster-groups";
 import type { PowerEventInput } from "@/lib/power/records/power-events";
+import { callsInOutages } from "@/lib/power/shutdown/call-attempts";
 import type { StageLatch } from "@/lib/power/triggers/state";
 
 type Tx = Transaction;
@@ -23,22 +22,11 @@ export async function mainsBackAfterFirstStage(
   const groups = (await loadClusterGroups(tx)).filter((g) => stages[g.id]);
   const targetIds = groups.flatMap((g) => g.nodes.flatMap((n) => (n.targetId ? [n.targetId] : [])));
   if (targetIds.length === 0) return [];
-  const calls = await tx
-    .select({
-      targetId: powerShutdownCalls.targetId,
-      dueSince: powerShutdownCalls.dueSince,
-      state: powerShutdownCalls.state,
-    })
-    .from(powerShutdownCalls)
-    .where(
-      and(
-        inArray(powerShutdownCalls.targetId, targetIds),
-        inArray(
-          powerShutdownCalls.dueSince,
-          held.map(([, latch]) => latch.at),
-        ),
-      ),
-    );
+  const calls = await callsInOutages(
+    tx,
+    targetIds,
+    held.map(([, latch]) => latch.at),
+  );
   return groups.flatMap((group): PowerEventInput[] => {
     const at = stages[group.id]!.at.getTime();
     const down = group.nodes.filter((n) =>

@@ -1,9 +1,9 @@
-import { and, inArray } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
-import { powerShutdownCalls, upsMonitorState } from "@/lib/db/schema";
+import { upsMonitorState } from "@/lib/db/schema";
 import type { ConsolidateInput } from "@/lib/power/clusters/sequence-plan";
 import type { ClusterGroup } from "@/lib/power/clusters/load-cluster-groups";
 import type { PowerMode, ShutdownSettings } from "@/lib/power/config/settings";
+import { callsInOutages } from "@/lib/power/shutdown/call-attempts";
 import type { PveEndpoint, TargetRecord } from "@/lib/power/targets/load-targets";
 import { fromStoredLatches } from "@/lib/power/triggers/state";
 import { consolidationOf } from "../clusters/remaining-node";
@@ -53,22 +53,7 @@ export async function consolidateInputs(
   }));
   const leavingIds = plans.flatMap(({ plan }) => plan.leavingTargetIds);
   const latchTimes = [...held.values()].flat();
-  const calls =
-    leavingIds.length === 0 || latchTimes.length === 0
-      ? []
-      : await db
-          .select({
-            targetId: powerShutdownCalls.targetId,
-            dueSince: powerShutdownCalls.dueSince,
-            state: powerShutdownCalls.state,
-          })
-          .from(powerShutdownCalls)
-          .where(
-            and(
-              inArray(powerShutdownCalls.targetId, leavingIds),
-              inArray(powerShutdownCalls.dueSince, latchTimes),
-            ),
-          );
+  const calls = await callsInOutages(db, leavingIds, latchTimes);
   for (const { group, plan } of plans) {
     const latches = (held.get(group.id) ?? []).map((at) => at.getTime());
     const called = new Set(

@@ -74,6 +74,32 @@ export async function outageCalls(
   return rows.filter((r) => outage.get(r.targetId) === r.dueSince.getTime());
 }
 
+/**
+ * The calls of these targets, in every state (a dry-run's would-send included), in the outages
+ * that began at these times (a call's `dueSince` names its outage): what a consolidating
+ * cluster's first stage already called while its latch holds.
+ */
+export async function callsInOutages(
+  db: Pick<Database, "select">,
+  targetIds: readonly string[],
+  outageStarts: readonly Date[],
+): Promise<Array<Pick<ShutdownCall, "targetId" | "dueSince" | "state">>> {
+  if (targetIds.length === 0 || outageStarts.length === 0) return [];
+  return db
+    .select({
+      targetId: powerShutdownCalls.targetId,
+      dueSince: powerShutdownCalls.dueSince,
+      state: powerShutdownCalls.state,
+    })
+    .from(powerShutdownCalls)
+    .where(
+      and(
+        inArray(powerShutdownCalls.targetId, [...targetIds]),
+        inArray(powerShutdownCalls.dueSince, [...outageStarts]),
+      ),
+    );
+}
+
 export function standingOf(
   calls: readonly ShutdownCall[],
   targetId: string,

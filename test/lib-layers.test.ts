@@ -125,6 +125,23 @@ const POWER_LAYERS: Layers = [
 ];
 
 /**
+ * lib/steps the same way: the onboarding steps above the remote-job machinery they use, which
+ * asks only `RemoteHost` of a step's services and never imports a step.
+ */
+const STEPS_LAYERS: Layers = [
+  {
+    // A detached job on a host, the watch loop that waits for it, its log into the run log.
+    name: "remote jobs",
+    folders: ["remote-job"],
+  },
+  {
+    // The host pipeline's steps, their services and failure advice, the step order.
+    name: "onboarding steps",
+    folders: ["onboarding"],
+  },
+];
+
+/**
  * The one kind of upward import allowed: the database schema naming the JSON shape a jsonb
  * column holds, from the power module that owns the shape. `import type` only, so it is gone
  * after compilation and the schema still loads without lib/power.
@@ -380,6 +397,32 @@ describe("lib/power in layers", () => {
 
   it("has no import cycle between sub-folders, within a layer either", () => {
     expect(describedCycles(powerFolders, powerEdges)).toEqual([]);
+  });
+});
+
+/** `lib/steps/onboarding` for lib/steps/onboarding/index.ts. */
+function stepsFolderOf(file: string): string {
+  const parts = file.split("/");
+  return parts.length > 3 ? `lib/steps/${parts[2]}` : "lib/steps/(root)";
+}
+
+const stepsLayerOf = layerIndex(STEPS_LAYERS, "lib/steps/");
+const stepsSources = sources.filter((source) => source.file.startsWith("lib/steps/"));
+const stepsFolders = [...new Set(stepsSources.map((source) => stepsFolderOf(source.file)))].sort();
+const stepsEdges = folderEdges(sources, "lib/steps/", stepsFolderOf);
+
+describe("lib/steps in layers", () => {
+  it("reads the real import graph: the steps use the remote-job machinery", () => {
+    expect(stepsEdges.get("lib/steps/onboarding")?.has("lib/steps/remote-job")).toBe(true);
+  });
+
+  it("gives every sub-folder its layer and keeps no module loose in lib/steps", () => {
+    expect(stepsFolders.filter((folder) => !stepsLayerOf.has(folder))).toEqual([]);
+  });
+
+  it("never lets the machinery import a step", () => {
+    expect(upwardImports(STEPS_LAYERS, stepsLayerOf, stepsEdges)).toEqual([]);
+    expect(describedCycles(stepsFolders, stepsEdges)).toEqual([]);
   });
 });
 

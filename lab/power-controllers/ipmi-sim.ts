@@ -102,9 +102,14 @@ export async function startLabIpmi(options: {
     for (let attempt = 0; ; attempt++) {
       const candidate = port || (await freeUdpPort());
       fs.writeFileSync(path.join(dir, "lan.conf"), config(candidate));
+      // setpriv --pdeathsig: ipmi_sim dies with this process even when it is killed outright.
       const started = spawn(
-        "ipmi_sim",
+        "setpriv",
         [
+          "--pdeathsig",
+          "KILL",
+          "--",
+          "ipmi_sim",
           "-c",
           path.join(dir, "lan.conf"),
           "-f",

@@ -57,7 +57,7 @@ Prints {"nodes":[{"name","ssh":{…},"api":{…}}],"control":"http://127.0.0.1:P
 on stdout; consoleEnv is what the console needs to onboard a fresh node from the lab's image server.
 With --ups, "ups":{"name","nut":{…},"snmpV2c":{…},"snmpV3":{…}} holds the UPS settings to enter
 in the console (--time-scale also compresses its battery: 30 minutes last 90 s at 0.05).
-With --cluster, "nodes" is empty and "cluster":{"name","ceph","token","nodes":[{"name","ip","ssh","api"}]}
+With --cluster, "nodes" is empty and "cluster":{"name","ceph","token","nodes":[{"name","ip","ssh","api","bmc"}]}
 holds each node's SSH side (add it to the console like any host that runs Proxmox) and API, and
 a token the lab seeded (for tests that skip onboarding). With --pbs,
 "pbs":{"name","url","certSha256","token"} is what to enter as a protected backup server.

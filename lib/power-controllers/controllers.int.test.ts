@@ -76,6 +76,12 @@ function ipmi(name: string, override: { username?: string; password?: string } =
 describe("Redfish against the lab's BMC", () => {
   it("reads On for a running node, Off once it lost power, and powers it on", async () => {
     expect(await redfish("pve1").readPowerState()).toMatchObject({ state: "on" });
+    // On already: nothing is sent (some BMCs refuse On for a machine that is on).
+    expect(await redfish("pve1").powerOn()).toMatchObject({
+      sent: true,
+      detail: expect.stringContaining("already") as unknown,
+    });
+    expect(bmc.node("pve1").chassis.powerOnRequests).toEqual([]);
     await cluster.powerOff("pve1");
     expect(await redfish("pve1").readPowerState()).toMatchObject({ state: "off" });
     expect(await redfish("pve1").powerOn()).toMatchObject({ sent: true });

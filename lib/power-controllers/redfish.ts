@@ -222,6 +222,12 @@ export function redfishController(options: RedfishOptions): PowerController {
       // The action's target as the system names it; the schema's default path otherwise.
       const read = await readSystem();
       if (!read.ok) return { sent: false, problem: read.problem, reason: read.reason };
+      // Some BMCs refuse On for a machine that is on (iDRAC: 409); there is nothing to send.
+      if (read.system.PowerState === "On" || read.system.PowerState === "PoweringOn")
+        return {
+          sent: true,
+          detail: `${where} reports PowerState ${read.system.PowerState} already`,
+        };
       const actions = read.system.Actions as Record<string, { target?: unknown }> | undefined;
       const named = actions?.["#ComputerSystem.Reset"]?.target;
       const target =

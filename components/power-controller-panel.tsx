@@ -10,6 +10,7 @@ import {
 import type { PowerReading } from "@/lib/power-controllers/controller";
 import type { PowerControllerKind, PowerControllerView } from "@/lib/power-controllers/schemas";
 import { useCan } from "./actor-context";
+import { ConfirmedAction, useConfirmedAction } from "./confirmed-action";
 import { errorsOf, Field, FormError, TextField, useFocusFirstInvalid } from "./form-fields";
 
 const KIND_LABEL: Record<PowerControllerKind, string> = {
@@ -65,6 +66,13 @@ export function PowerControllerPanel({
   const errors = errorsOf(result);
   const errorOf = (field: string) => errors[field]?.[0];
   const same = controller?.kind === kind ? controller : null;
+  const remove = useConfirmedAction(() => deletePowerControllerAction({ hostId }), {
+    onSuccess: () => {
+      setController(null);
+      setReading(null);
+      setMessage("Power controller removed.");
+    },
+  });
 
   const read = () =>
     startTransition(async () => {
@@ -141,24 +149,24 @@ export function PowerControllerPanel({
             {controller ? "Change" : "Set a power controller"}
           </button>
           {controller && (
-            <button
-              type="button"
+            <ConfirmedAction
+              state={remove}
+              label="Remove"
               className="button button-danger"
-              disabled={pending}
-              data-testid="power-controller-remove"
-              onClick={() =>
-                startTransition(async () => {
-                  const answer = await deletePowerControllerAction({ hostId });
-                  if (answer.ok) {
-                    setController(null);
-                    setReading(null);
-                    setMessage("Power controller removed.");
-                  } else setMessage(answer.message);
-                })
-              }
-            >
-              Remove
-            </button>
+              testId="power-controller-remove"
+              confirm={{
+                title: "Remove the power controller?",
+                confirmLabel: "Remove",
+                testId: "power-controller-remove-dialog",
+                body: (
+                  <p>
+                    The console forgets {KIND_LABEL[controller.kind]} at{" "}
+                    <span className="mono">{describe(controller)}</span> and its password; it can
+                    then no longer power this host on after an outage.
+                  </p>
+                ),
+              }}
+            />
           )}
         </div>
       )}

@@ -89,6 +89,9 @@ test("an admin sets a Redfish controller, reads the host's power state and remov
   });
 
   await page.getByTestId("power-controller-remove").click();
+  const dialog = page.getByTestId("power-controller-remove-dialog");
+  await expect(dialog).toContainText("it can then no longer power this host on");
+  await page.getByTestId("power-controller-remove-dialog-confirm").click();
   await expect(page.getByTestId("power-controller-message")).toHaveText(
     "Power controller removed.",
   );

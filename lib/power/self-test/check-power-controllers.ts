@@ -26,9 +26,20 @@ export async function checkPowerControllers(
     .innerJoin(hosts, eq(hosts.id, powerControllers.hostId))
     .where(isNull(hosts.retiredAt))
     .orderBy(hosts.name);
-  const perHost = await Promise.all(rows.map(({ host }) => checkHost(db, host, options)));
+  // A few at a time: each IPMI check is an ipmitool process, and a fleet may have hundreds.
+  const perHost: SelfTestCheck[][] = new Array(rows.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < rows.length) {
+      const at = next++;
+      perHost[at] = await checkHost(db, rows[at]!.host, options);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(PARALLEL_CONTROLLERS, rows.length) }, lane));
   return perHost.flat();
 }
+
+const PARALLEL_CONTROLLERS = 8;
 
 type Host = typeof hosts.$inferSelect;
 const FIX = "Fix the controller's reachability check first.";

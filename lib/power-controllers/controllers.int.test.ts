@@ -146,7 +146,7 @@ describe("Redfish against the lab's BMC", () => {
     expect(await apiAnswers("pve2")).toBe(false);
     // Off again (ForceOff clears the hang), then a slow boot.
     await bmc.node("pve2").chassis.forceOff();
-    await registry.apply({ "bmc.pve2.neverBoots": false, "bmc.pve2.bootMs": 1500 });
+    await registry.apply({ "bmc.pve2.neverBoots": false, "bmc.pve2.bootMs": 4000 });
     expect(await redfish("pve2").powerOn()).toMatchObject({ sent: true });
     expect(await redfish("pve2").readPowerState()).toMatchObject({ state: "on" });
     expect(online("pve2")).toBe(false);

@@ -202,4 +202,26 @@ describe("Wake-on-LAN to the lab's listener", () => {
     await waitUntil(() => online("pve1"), { timeoutMs: 30_000, what: "pve1 woken" });
     expect(bmc.node("pve1").chassis.powerOnRequests).toContain("wake-on-lan");
   });
+
+  it("a packet to an unreachable node is lost: sent, and the node stays off", async () => {
+    await cluster.powerOff("pve2");
+    const lost = bmc.node("pve2");
+    const before = lost.chassis.powerOnRequests.length;
+    await registry.apply({ "bmc.pve2.unreachable": true });
+    try {
+      // Sending cannot tell: the packet went out.
+      expect(await wolController(lost.wol).powerOn()).toMatchObject({ sent: true });
+      // The listener reads packets in order: once a later one for pve1 arrived, pve2's was read.
+      const pve1 = bmc.node("pve1").chassis.powerOnRequests;
+      const seen = pve1.length;
+      expect(await wolController(bmc.node("pve1").wol).powerOn()).toMatchObject({ sent: true });
+      await waitUntil(() => pve1.length > seen, { timeoutMs: 10_000, what: "pve1's packet" });
+      expect(lost.chassis.powerOnRequests.length).toBe(before);
+      expect(online("pve2")).toBe(false);
+    } finally {
+      await registry.apply({ "bmc.pve2.unreachable": false });
+    }
+    // Reachable again: ipmi_sim is back and reads the node off.
+    expect(await ipmi("pve2").readPowerState()).toMatchObject({ state: "off" });
+  });
 });

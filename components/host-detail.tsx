@@ -2,12 +2,14 @@
 
 import Link from "next/link";
 import type { HostDetail } from "@/lib/hosts/get-host";
+import type { PowerControllerView } from "@/lib/power-controllers/schemas";
 import { DECOMMISSION_HOST } from "@/lib/steps/onboarding/decommission/name";
 import { formatDateTime } from "./format";
 import type { HostFormConsoleKey } from "./host-form";
 import { DecommissionResults, HostLifecycle } from "./host-lifecycle";
 import { HostRuns } from "./host-runs";
 import { PhaseLine } from "./phase-line";
+import { PowerControllerPanel } from "./power-controller-panel";
 import { useHost } from "./queries";
 import { ReonboardControl } from "./reonboard-control";
 import { RunControls } from "./run-controls";
@@ -32,12 +34,15 @@ export function HostDetailView({
   initialHost,
   consoleKey = null,
   viewedRun = null,
+  powerController = null,
 }: {
   initialHost: HostDetail;
   /** An earlier run chosen in the history (`?run=`); null shows the latest, live. */
   viewedRun?: HostDetail["latestRun"];
   /** For the edit form's "the console's key" option; null for roles that cannot edit. */
   consoleKey?: HostFormConsoleKey | null;
+  /** The host's out-of-band power controller (lib/power-controllers), never its password. */
+  powerController?: PowerControllerView | null;
 }) {
   const { data: host, error } = useHost(initialHost.id, initialHost);
   const run = viewedRun ?? host.latestRun;
@@ -168,6 +173,10 @@ export function HostDetailView({
       )}
 
       <HostLifecycle host={host} consoleKey={consoleKey} />
+
+      {host.state !== "retired" && (
+        <PowerControllerPanel hostId={host.id} initial={powerController} />
+      )}
 
       {viewedRun && (
         <p className="notice notice-warning" role="status" data-testid="earlier-run-notice">

@@ -16,6 +16,8 @@ const KIND_WORDS: Record<string, string> = {
   "host.created": "host added",
   "host.edited": "host edited",
   "host.pin_cleared": "key pin cleared",
+  "host.power_controller_set": "power controller set",
+  "host.power_controller_deleted": "power controller removed",
   "host.reonboarded": "onboarding again",
   "host.decommission_started": "decommission",
 };

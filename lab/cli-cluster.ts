@@ -1,4 +1,5 @@
 import type { LabGuestSpec } from "./pve/cluster/model";
+import type { LabPowerControllers } from "./power-controllers";
 import type { LabCluster } from "./pve/cluster/start";
 
 /**
@@ -49,9 +50,13 @@ export function labClusterGuests(
 
 /**
  * The cluster part of the printed JSON: per node its SSH side (what Add host takes) and where its
- * API answers, and the token the lab seeded for tests that skip onboarding.
+ * API answers, its power controllers (what the host page's Power controller form takes), and the
+ * token the lab seeded for tests that skip onboarding.
  */
-export function describeCluster(cluster: LabCluster) {
+export function describeCluster(
+  cluster: LabCluster,
+  controllers: LabPowerControllers | null = null,
+) {
   return {
     name: cluster.name,
     ceph: cluster.model.ceph !== null,
@@ -67,6 +72,23 @@ export function describeCluster(cluster: LabCluster) {
         hostKeySha256: n.ssh.hostKeySha256,
       },
       api: { url: n.api.url, certSha256: n.api.certSha256 },
+      ...(controllers === null ? {} : { bmc: describeControllers(controllers, n.name) }),
     })),
+  };
+}
+
+function describeControllers(controllers: LabPowerControllers, name: string) {
+  const node = controllers.node(name);
+  const login = { username: controllers.username, password: controllers.password };
+  return {
+    redfish: {
+      address: node.redfish.address,
+      port: node.redfish.port,
+      systemId: node.redfish.systemId,
+      certSha256: node.redfish.certSha256,
+      ...login,
+    },
+    ipmi: { address: node.ipmi.address, port: node.ipmi.port, ...login },
+    wol: node.wol,
   };
 }

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import http from "node:http";
+import https from "node:https";
 import net from "node:net";
 import path from "node:path";
 
@@ -318,6 +319,36 @@ describe("npm run lab (lab/cli.ts as a real child process)", () => {
       expect(page).toContain("Cluster pve-cluster");
       expect(page).toContain("cluster.hangOnShutdown");
       expect(page).toContain("Proxmox Backup Server pbs1");
+      // Every node's BMC is printed (what the host page's Power controller form takes) and
+      // switched from the page; pve3's Redfish reads its power.
+      expect(page).toContain("bmc.pve3.unreachable");
+      const bmc = (
+        printed.cluster.nodes[2] as unknown as {
+          bmc: { redfish: { port: number; username: string; password: string } };
+        }
+      ).bmc;
+      const redfishState = async () => {
+        const answer = await new Promise<string>((resolve, reject) => {
+          const req = https.request(
+            {
+              host: "127.0.0.1",
+              port: bmc.redfish.port,
+              path: "/redfish/v1/Systems/1",
+              rejectUnauthorized: false,
+              auth: `${bmc.redfish.username}:${bmc.redfish.password}`,
+            },
+            (res) => {
+              let text = "";
+              res.on("data", (chunk: Buffer) => (text += chunk.toString()));
+              res.on("end", () => resolve(text));
+            },
+          );
+          req.on("error", reject);
+          req.end();
+        });
+        return (JSON.parse(answer) as { PowerState: string }).PowerState;
+      };
+      expect(await redfishState()).toBe("On");
 
       // The fault switches and the power actions answer on the cluster's own paths.
       const hang = await fetch(`${printed.control}/api/cluster/faults`, {
@@ -338,6 +369,7 @@ describe("npm run lab (lab/cli.ts as a real child process)", () => {
         ["pve3", false],
       ]);
       expect(await portRefuses(Number(new URL(printed.cluster.nodes[2]!.api.url).port))).toBe(true);
+      expect(await redfishState()).toBe("Off");
       const pbsOff = await fetch(`${printed.control}/api/pbs/faults`, {
         method: "PUT",
         headers: { "content-type": "application/json" },

@@ -12,6 +12,11 @@ import { startImageServer, type ImageServer } from "./image/server";
 import type { LabNode } from "./index";
 import { startLabPbs, type LabPbs } from "./pbs/server";
 import { startLabCluster, type LabCluster } from "./pve/cluster/start";
+import {
+  clusterNodePower,
+  startLabPowerControllers,
+  type LabPowerControllers,
+} from "./power-controllers";
 import { controlUps, labUpsSources, startLabUps, type LabUps } from "./ups/lab-ups";
 import type { PveState, PveStorageLayout } from "./pve/seed";
 
@@ -52,7 +57,7 @@ Prints {"nodes":[{"name","ssh":{…},"api":{…}}],"control":"http://127.0.0.1:P
 on stdout; consoleEnv is what the console needs to onboard a fresh node from the lab's image server.
 With --ups, "ups":{"name","nut":{…},"snmpV2c":{…},"snmpV3":{…}} holds the UPS settings to enter
 in the console (--time-scale also compresses its battery: 30 minutes last 90 s at 0.05).
-With --cluster, "nodes" is empty and "cluster":{"name","ceph","token","nodes":[{"name","ip","ssh","api"}]}
+With --cluster, "nodes" is empty and "cluster":{"name","ceph","token","nodes":[{"name","ip","ssh","api","bmc"}]}
 holds each node's SSH side (add it to the console like any host that runs Proxmox) and API, and
 a token the lab seeded (for tests that skip onboarding). With --pbs,
 "pbs":{"name","url","certSha256","token"} is what to enter as a protected backup server.
@@ -228,7 +233,11 @@ export function describeLab(
   nodes: readonly LabNode[],
   controlUrl: string,
   ups?: LabUps | null,
-  extra: { cluster?: LabCluster | null; pbs?: LabPbs | null } = {},
+  extra: {
+    cluster?: LabCluster | null;
+    pbs?: LabPbs | null;
+    controllers?: LabPowerControllers | null;
+  } = {},
 ) {
   return {
     nodes: nodes.map((node) => {
@@ -247,7 +256,9 @@ export function describeLab(
     }),
     control: controlUrl,
     ...(ups == null ? {} : { ups: { name: ups.name, ...labUpsSources(ups) } }),
-    ...(extra.cluster == null ? {} : { cluster: describeCluster(extra.cluster) }),
+    ...(extra.cluster == null
+      ? {}
+      : { cluster: describeCluster(extra.cluster, extra.controllers ?? null) }),
     ...(extra.pbs == null
       ? {}
       : {
@@ -359,6 +370,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   let images: ImageServer | null = null;
   let ups: LabUps | null = null;
   let cluster: LabCluster | null = null;
+  let controllers: LabPowerControllers | null = null;
   let pbs: LabPbs | null = null;
   let stoppingSince: number | null = null;
   const stop = async (signal: string) => {
@@ -376,6 +388,7 @@ export async function main(argv: readonly string[]): Promise<void> {
       await fleet?.stop();
       await images?.stop();
       await ups?.stop();
+      await controllers?.stop();
       await cluster?.stop();
       await pbs?.stop();
       log("stopped");
@@ -412,6 +425,11 @@ export async function main(argv: readonly string[]): Promise<void> {
         },
       });
       cluster.faults.hangOnShutdown = hanging;
+      // Every node's BMC (Redfish, ipmi_sim) and the Wake-on-LAN listener, on the node's power.
+      const started = cluster;
+      controllers = await startLabPowerControllers({
+        nodes: started.nodes.map((n) => clusterNodePower(started, n.name)),
+      });
     }
     if (options.pbs) pbs = await startLabPbs();
     // The lab's stand-in for cloud.debian.org and Proxmox's keyring: the console must be
@@ -429,7 +447,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     control = await startControlServer({
       nodes: () => nodes,
       ups: () => upsDevices,
-      cluster: cluster === null ? null : controlCluster(cluster),
+      cluster: cluster === null ? null : controlCluster(cluster, controllers),
       pbs: pbs === null ? null : controlPbs(pbs),
       ...(options.controlPort === undefined ? {} : { port: options.controlPort }),
     });
@@ -439,6 +457,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     await fleet?.stop();
     await images?.stop();
     await ups?.stop();
+    await controllers?.stop();
     await cluster?.stop();
     await pbs?.stop();
     process.exitCode = 1;
@@ -453,7 +472,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     CLUPILOT_POLL_SECONDS: "2",
   };
   process.stdout.write(
-    `${JSON.stringify({ ...describeLab(fleet?.nodes ?? [], control.url, ups, { cluster, pbs }), consoleEnv })}\n`,
+    `${JSON.stringify({ ...describeLab(fleet?.nodes ?? [], control.url, ups, { cluster, pbs, controllers }), consoleEnv })}\n`,
   );
   for (const node of fleet?.nodes ?? []) {
     log(

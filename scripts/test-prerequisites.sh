@@ -25,6 +25,8 @@ gpg                                  gpg                      lab nodes check th
 /usr/lib/nut/dummy-ups               nut-server               power: the simulated UPS driver
 /usr/sbin/upsmon                     nut-client               power: NUT's own monitor
 /usr/sbin/snmpd                      snmpd                    power: a real SNMP agent
+ipmitool                             ipmitool                 power controllers: the console's IPMI client (lib/power-controllers)
+ipmi_sim                             openipmi                 power controllers: the lab's IPMI BMC (lab/power-controllers)
 virt-customize                       libguestfs-tools         image tools: template.sh with the real libguestfs tools
 virt-cat                             libguestfs-tools         image tools: verify_image_contents
 virt-filesystems                     libguestfs-tools         image tools: verify_image_structure

@@ -42,9 +42,10 @@ const LAYERS: Layers = [
     ],
   },
   {
-    // What reaching one host takes: its login, the console's key, its API client, its row locked.
+    // What reaching one host takes: its login, the console's key, its API client, its row locked,
+    // and its out-of-band power controller (BMC or Wake-on-LAN).
     name: "host access",
-    folders: ["host-access"],
+    folders: ["host-access", "power-controllers"],
   },
   {
     // Runs and their steps' contract, the tick, what a run notifies.
@@ -160,6 +161,7 @@ const SERVER_ONLY = [
   "lib/host-access/host-credential.ts",
   "lib/host-access/console-key-store.ts",
   "lib/host-access/proxmox-client.ts",
+  "lib/power-controllers/store.ts",
   "lib/auth/cli-database.ts",
 ];
 

@@ -1,4 +1,5 @@
 import type { LabPbs } from "../pbs/server";
+import { registerPowerControllerSwitches, type LabPowerControllers } from "../power-controllers";
 import type { GuestStorage } from "../pve/cluster/model";
 import type { LabCluster } from "../pve/cluster/start";
 import { registerClusterSwitches } from "../pve/cluster/switches";
@@ -48,10 +49,16 @@ export type ControlClusterState = {
 
 export type ControlCluster = { state(): ControlClusterState; switches: SwitchRegistry };
 
-export function controlCluster(cluster: LabCluster): ControlCluster {
+export function controlCluster(
+  cluster: LabCluster,
+  controllers: LabPowerControllers | null = null,
+): ControlCluster {
   const { model } = cluster;
+  const switches = registerClusterSwitches(new SwitchRegistry(), cluster);
+  // The nodes' BMCs: `bmc.<node>.unreachable|neverBoots|bootMs`.
+  if (controllers) registerPowerControllerSwitches(switches, controllers);
   return {
-    switches: registerClusterSwitches(new SwitchRegistry(), cluster),
+    switches,
     state: () => ({
       name: model.name,
       pveVersion: model.version,

@@ -17,6 +17,8 @@ export const AUDIT_ACTIONS = [
   "host.create",
   "host.edit",
   "host.clear_pin",
+  "host.power_controller_set",
+  "host.power_controller_delete",
   "host.reonboard",
   "host.decommission",
   "host.delete",

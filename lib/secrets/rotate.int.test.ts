@@ -29,6 +29,7 @@ const PLAINTEXTS = {
   console_key: "-----BEGIN OPENSSH PRIVATE KEY-----\nconsole-key-body\n",
   webhook_url: "https://hooks.example.test/services/T000/B000/webhook-path-secret",
   webhook_header: "Bearer webhook-header-secret",
+  bmc_password: JSON.stringify({ password: "bmc-password-secret" }),
 };
 
 let databases: Array<() => Promise<void>> = [];
@@ -79,6 +80,16 @@ async function seededDatabase(): Promise<{ db: Database; pool: pg.Pool; key: Sec
      values ('ops chat', 'json', $1, 'https://hooks.example.test', 'Authorization', $2)`,
     [seal(PLAINTEXTS.webhook_url, key), seal(PLAINTEXTS.webhook_header, key)],
   );
+  // A host's out-of-band power controller (lib/power-controllers) seals its BMC password.
+  const host = await pool.query<{ id: string }>(
+    `insert into hosts (name, address, ssh_user, credential_id)
+     select 'pve-rotate', '10.0.0.5', 'root', id from credentials limit 1 returning id`,
+  );
+  await pool.query(
+    `insert into power_controllers (host_id, kind, address, port, username, sealed_secret)
+     values ($1, 'ipmi', '10.0.1.5', 623, 'console', $2)`,
+    [host.rows[0]!.id, seal(PLAINTEXTS.bmc_password, key)],
+  );
   return { db, pool, key };
 }
 
@@ -103,7 +114,11 @@ const ALL_PLAINTEXTS = Object.values(PLAINTEXTS).sort();
 describe("npm run secrets:rotate", () => {
   it("finds every sealed column of the schema", () => {
     expect(sealedColumns().map((column) => `${column.table}.${column.column}`)).toEqual(
-      expect.arrayContaining(["console_keys.sealed_private_key", "credentials.sealed"]),
+      expect.arrayContaining([
+        "console_keys.sealed_private_key",
+        "credentials.sealed",
+        "power_controllers.sealed_secret",
+      ]),
     );
   });
 
@@ -118,8 +133,9 @@ describe("npm run secrets:rotate", () => {
       "credentials.sealed": 3,
       "notification_targets.sealed_auth_header_value": 1,
       "notification_targets.sealed_url": 1,
+      "power_controllers.sealed_secret": 1,
     });
-    expect(report.verified).toBe(6);
+    expect(report.verified).toBe(7);
     const after = await envelopes(pool);
     expect(after.map(envelopeKeyId)).toEqual(after.map(() => newKey.id));
     expect(opened(after, newKey)).toEqual(ALL_PLAINTEXTS);
@@ -243,7 +259,7 @@ describe("npm run secrets:rotate", () => {
       rotateSecrets(db, { actor, newKey: generateSecretKey(), settleMs: 0 }),
     ).rejects.toThrow(/cannot switch it/);
     const report = await rotateSecrets(db, { actor, settleMs: 0 });
-    expect(report).toMatchObject({ mode: "environment", toKeyId: newKey.id, verified: 6 });
+    expect(report).toMatchObject({ mode: "environment", toKeyId: newKey.id, verified: 7 });
     expect(report.fromKeyIds).toEqual([oldKey.id]);
     expect(opened(await envelopes(pool), newKey)).toEqual(ALL_PLAINTEXTS);
     // The key files are the environment's business here: untouched.

@@ -13,6 +13,7 @@ import * as consoleKey from "../console-key/route";
 import * as crashLoops from "../crash-loops/route";
 import * as hostsHostIdClearPin from "../hosts/[hostId]/clear-pin/route";
 import * as hostsHostIdDecommission from "../hosts/[hostId]/decommission/route";
+import * as hostsHostIdPowerController from "../hosts/[hostId]/power-controller/route";
 import * as hostsHostId from "../hosts/[hostId]/route";
 import * as hostsHostIdRuns from "../hosts/[hostId]/runs/route";
 import * as hostsHostIdTestConnection from "../hosts/[hostId]/test-connection/route";
@@ -66,6 +67,7 @@ export const API_ROUTE_MODULES: readonly Record<string, unknown>[] = [
   crashLoops,
   hostsHostIdClearPin,
   hostsHostIdDecommission,
+  hostsHostIdPowerController,
   hostsHostId,
   hostsHostIdRuns,
   hostsHostIdTestConnection,

@@ -15,3 +15,4 @@ export * from "./power-run-actions";
 export * from "./power-clusters";
 export * from "./notifications";
 export * from "./power-self-tests";
+export * from "./power-controllers";

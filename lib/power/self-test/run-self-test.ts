@@ -7,6 +7,7 @@ import { planPreview } from "../shutdown-pipeline/plan-preview";
 import { loadTargets, type TargetRecord } from "../targets/load-targets";
 import { checkClusters } from "./check-clusters";
 import { checkPbsTarget } from "./check-pbs-target";
+import { checkPowerControllers } from "./check-power-controllers";
 import { checkPveTarget } from "./check-pve-target";
 import { checkUps } from "./check-ups";
 import { checkWebhooks } from "./check-webhooks";
@@ -82,6 +83,7 @@ async function collectChecks(
   const perWebhook = include.webhooks ? await checkWebhooks(db, { timeoutMs }) : [];
 
   const checks: SelfTestCheck[] = [...perTarget.flat(), ...perUps, ...perCluster, ...perWebhook];
+  checks.push(...(await checkPowerControllers(db, { timeoutMs })));
   if (enabled.length === 0) {
     checks.push({
       key: "protection:none",

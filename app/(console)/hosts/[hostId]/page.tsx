@@ -5,6 +5,7 @@ import { requirePageActor } from "@/lib/auth/actor";
 import { HostDetailView } from "@/components/host-detail";
 import { getDb } from "@/lib/db/client";
 import { getHost } from "@/lib/hosts/get-host";
+import { getPowerControllerView } from "@/lib/power-controllers/store";
 import { hasRole } from "@/lib/roles";
 import { installKeyCommand } from "@/lib/console-key/commands";
 import { ensureConsoleKey } from "@/lib/host-access/console-key-store";
@@ -49,10 +50,12 @@ export default async function HostPage({ params, searchParams }: Props) {
       ? await getRun(getDb(), requested.data, pipelines)
       : null;
   const viewedRun = earlier?.hostId === host.id ? earlier : null;
+  const powerController = await getPowerControllerView(getDb(), host.id);
   return (
     <HostDetailView
       initialHost={host}
       viewedRun={viewedRun}
+      powerController={powerController}
       consoleKey={
         key && {
           id: key.id,

@@ -1,0 +1,301 @@
+"use client";
+
+import { useRef, useState, useTransition } from "react";
+import type { ActionResult } from "@/lib/actions/action-result";
+import {
+  deletePowerControllerAction,
+  readPowerStateAction,
+  setPowerControllerAction,
+} from "@/lib/actions/power-controller";
+import type { PowerReading } from "@/lib/power-controllers/controller";
+import type { PowerControllerKind, PowerControllerView } from "@/lib/power-controllers/schemas";
+import { useCan } from "./actor-context";
+import { ConfirmedAction, useConfirmedAction } from "./confirmed-action";
+import { errorsOf, Field, FormError, TextField, useFocusFirstInvalid } from "./form-fields";
+
+const KIND_LABEL: Record<PowerControllerKind, string> = {
+  redfish: "Redfish (HTTPS)",
+  ipmi: "IPMI over LAN",
+  wol: "Wake-on-LAN",
+};
+const FIELDS = [
+  "kind",
+  "address",
+  "port",
+  "username",
+  "password",
+  "systemId",
+  "mac",
+  "broadcastAddress",
+] as const;
+
+function describe(view: PowerControllerView): string {
+  if (view.kind === "wol") return `${view.mac} via ${view.broadcastAddress}:${view.port}`;
+  return `${view.address}:${view.port} as ${view.username}${view.kind === "redfish" ? `, system ${view.systemId}` : ""}`;
+}
+
+function readingText(reading: PowerReading): string {
+  if (reading.state === "on") return `On — ${reading.detail}.`;
+  if (reading.state === "off") return `Off — ${reading.detail}.`;
+  return `Could not ask: ${reading.reason}`;
+}
+
+/**
+ * The host's out-of-band power controller: what it is, its power state asked on demand, and —
+ * for admins — the form that sets or removes it. The password is write-only: the form never
+ * shows the stored one, an empty field keeps it.
+ */
+export function PowerControllerPanel({
+  hostId,
+  initial,
+}: {
+  hostId: string;
+  initial: PowerControllerView | null;
+}) {
+  const isAdmin = useCan("admin");
+  const [controller, setController] = useState(initial);
+  const [reading, setReading] = useState<PowerReading | null>(null);
+  const [editing, setEditing] = useState(false);
+  const [kind, setKind] = useState<PowerControllerKind>(initial?.kind ?? "redfish");
+  const [result, setResult] = useState<ActionResult | null>(null);
+  const [message, setMessage] = useState<string | null>(null);
+  const [pending, startTransition] = useTransition();
+  const formRef = useRef<HTMLFormElement>(null);
+  const formErrorRef = useRef<HTMLDivElement>(null);
+  useFocusFirstInvalid(result, FIELDS, formRef, formErrorRef);
+  const errors = errorsOf(result);
+  const errorOf = (field: string) => errors[field]?.[0];
+  const same = controller?.kind === kind ? controller : null;
+  const remove = useConfirmedAction(() => deletePowerControllerAction({ hostId }), {
+    onSuccess: () => {
+      setController(null);
+      setReading(null);
+      setMessage("Power controller removed.");
+    },
+  });
+
+  const read = () =>
+    startTransition(async () => {
+      const answer = await readPowerStateAction({ hostId });
+      if (answer.ok) {
+        setReading(answer.state);
+        setController(answer.controller);
+      } else setMessage(answer.message);
+    });
+
+  return (
+    <section className="panel" aria-labelledby="power-controller-heading">
+      <div className="panel-head">
+        <h2 id="power-controller-heading">Power controller</h2>
+        {controller && (
+          <button
+            type="button"
+            className="button"
+            onClick={read}
+            disabled={pending}
+            data-testid="power-controller-read"
+          >
+            Read power state
+          </button>
+        )}
+      </div>
+      {controller ? (
+        <p data-testid="power-controller-summary">
+          {KIND_LABEL[controller.kind]}: <span className="mono">{describe(controller)}</span>
+          {controller.kind === "redfish" && (
+            <span className="muted small">
+              {" · certificate "}
+              {controller.certSha256 ? (
+                <span className="mono" title={controller.certSha256}>
+                  pinned
+                </span>
+              ) : (
+                "pinned at first contact"
+              )}
+            </span>
+          )}
+        </p>
+      ) : (
+        <p className="muted" data-testid="power-controller-summary">
+          None: the console cannot power this host on after an outage.
+        </p>
+      )}
+      {reading && (
+        <p
+          className={`notice ${reading.state === "unknown" ? "notice-warning" : "notice-ok"}`}
+          role="status"
+          data-testid="power-controller-state"
+        >
+          {readingText(reading)}
+        </p>
+      )}
+      {message && (
+        <p className="notice notice-ok" role="status" data-testid="power-controller-message">
+          {message}
+        </p>
+      )}
+      {isAdmin && !editing && (
+        <div className="form-actions">
+          <button
+            type="button"
+            className="button"
+            onClick={() => {
+              setEditing(true);
+              setResult(null);
+              setMessage(null);
+            }}
+            data-testid="power-controller-edit"
+          >
+            {controller ? "Change" : "Set a power controller"}
+          </button>
+          {controller && (
+            <ConfirmedAction
+              state={remove}
+              label="Remove"
+              className="button button-danger"
+              testId="power-controller-remove"
+              confirm={{
+                title: "Remove the power controller?",
+                confirmLabel: "Remove",
+                testId: "power-controller-remove-dialog",
+                body: (
+                  <p>
+                    The console forgets {KIND_LABEL[controller.kind]} at{" "}
+                    <span className="mono">{describe(controller)}</span> and its password; it can
+                    then no longer power this host on after an outage.
+                  </p>
+                ),
+              }}
+            />
+          )}
+        </div>
+      )}
+      {isAdmin && editing && (
+        <form
+          ref={formRef}
+          className="form"
+          noValidate
+          data-testid="power-controller-form"
+          onSubmit={(event) => {
+            event.preventDefault();
+            const data = new FormData(event.currentTarget);
+            startTransition(async () => {
+              const answer = await setPowerControllerAction(data);
+              setResult(answer);
+              if (!answer.ok) return;
+              setController(answer.controller);
+              setReading(null);
+              setEditing(false);
+              setMessage("Power controller saved.");
+            });
+          }}
+        >
+          <input type="hidden" name="hostId" value={hostId} />
+          {result && !result.ok && <FormError state={result} fields={FIELDS} ref={formErrorRef} />}
+          <Field name="kind" label="Kind" error={errorOf("kind")}>
+            {(props) => (
+              <select
+                {...props}
+                value={kind}
+                onChange={(event) => setKind(event.target.value as PowerControllerKind)}
+                data-testid="power-controller-kind"
+              >
+                {(Object.keys(KIND_LABEL) as PowerControllerKind[]).map((value) => (
+                  <option key={value} value={value}>
+                    {KIND_LABEL[value]}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+          {kind === "wol" ? (
+            <>
+              <TextField
+                key="mac"
+                name="mac"
+                label="MAC address"
+                hint="The NIC that wakes the host, e.g. aa:bb:cc:dd:ee:ff."
+                defaultValue={same?.mac ?? ""}
+                error={errorOf("mac")}
+              />
+              <TextField
+                key="broadcastAddress"
+                name="broadcastAddress"
+                label="Broadcast address"
+                hint="Of the host's network, e.g. 192.168.1.255; the console's machine must reach it."
+                defaultValue={same?.broadcastAddress ?? ""}
+                error={errorOf("broadcastAddress")}
+              />
+              <TextField
+                key="wol-port"
+                name="port"
+                label="UDP port"
+                hint="9 unless your network forwards another."
+                defaultValue={String(same?.port ?? 9)}
+                error={errorOf("port")}
+              />
+            </>
+          ) : (
+            <>
+              <TextField
+                key="address"
+                name="address"
+                label="BMC address"
+                hint="The BMC's own IP address or name (iDRAC, iLO, IPMI), not the host's."
+                defaultValue={same?.address ?? ""}
+                error={errorOf("address")}
+              />
+              <TextField
+                key={`${kind}-port`}
+                name="port"
+                label={kind === "redfish" ? "HTTPS port" : "UDP port"}
+                defaultValue={String(same?.port ?? (kind === "redfish" ? 443 : 623))}
+                error={errorOf("port")}
+              />
+              <TextField
+                key="username"
+                name="username"
+                label="BMC user"
+                defaultValue={same?.username ?? ""}
+                autoComplete="off"
+                error={errorOf("username")}
+              />
+              <TextField
+                key="password"
+                name="password"
+                type="password"
+                label="BMC password"
+                hint={same ? "Leave empty to keep the stored password." : undefined}
+                autoComplete="new-password"
+                error={errorOf("password")}
+              />
+              {kind === "redfish" && (
+                <TextField
+                  key="systemId"
+                  name="systemId"
+                  label="System id"
+                  hint="As in /redfish/v1/Systems/<id>: 1 on most BMCs, System.Embedded.1 on Dell iDRAC."
+                  defaultValue={same?.systemId ?? "1"}
+                  error={errorOf("systemId")}
+                />
+              )}
+            </>
+          )}
+          <div className="form-actions">
+            <button
+              type="submit"
+              className="button button-primary"
+              disabled={pending}
+              data-testid="power-controller-save"
+            >
+              Save
+            </button>
+            <button type="button" className="button" onClick={() => setEditing(false)}>
+              Cancel
+            </button>
+          </div>
+        </form>
+      )}
+    </section>
+  );
+}

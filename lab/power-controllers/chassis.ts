@@ -1,0 +1,73 @@
+import type { LabCluster } from "../pve/cluster/start";
+
+/**
+ * A lab node's power as its controllers (BMC and Wake-on-LAN) see it. The node's own power is
+ * what the lab models (a cluster node's `online`, its API and SSH up or refusing); the chassis
+ * adds what a BMC knows besides: a power-on in progress (a slow boot) and a machine whose
+ * power is on but which never boots (stuck in POST).
+ */
+export type LabNodePower = {
+  name: string;
+  isOn(): boolean;
+  powerOn(): Promise<void>;
+  powerOff(): Promise<void>;
+};
+
+export type ChassisFaults = {
+  /** Nothing answers: the BMC's ports refuse or stay silent, Wake-on-LAN packets are lost. */
+  unreachable: boolean;
+  /** A power-on is accepted and the chassis reads on, but the node never boots. */
+  neverBoots: boolean;
+  /** A power-on boots the node this much later (null: at once). */
+  bootMs: number | null;
+};
+
+export class LabChassis {
+  readonly faults: ChassisFaults = { unreachable: false, neverBoots: false, bootMs: null };
+  /** Power-on requests the chassis took (Redfish On, IPMI power on, a magic packet). */
+  readonly powerOnRequests: string[] = [];
+  private booting: NodeJS.Timeout | null = null;
+  private stuck = false;
+
+  constructor(readonly node: LabNodePower) {}
+
+  /** What the BMC reports: on while the node runs, boots, or hangs before booting. */
+  isOn(): boolean {
+    return this.node.isOn() || this.booting !== null || this.stuck;
+  }
+
+  requestPowerOn(via: string): void {
+    this.powerOnRequests.push(via);
+    if (this.isOn()) return;
+    if (this.faults.neverBoots) {
+      this.stuck = true;
+      return;
+    }
+    this.booting = setTimeout(() => {
+      this.booting = null;
+      void this.node.powerOn();
+    }, this.faults.bootMs ?? 0);
+  }
+
+  async forceOff(): Promise<void> {
+    this.cancel();
+    this.stuck = false;
+    if (this.node.isOn()) await this.node.powerOff();
+  }
+
+  cancel(): void {
+    if (this.booting) clearTimeout(this.booting);
+    this.booting = null;
+  }
+}
+
+/** The power of a lab cluster's node: the cluster model's `online`, cut and restored as one. */
+export function clusterNodePower(cluster: LabCluster, name: string): LabNodePower {
+  if (!cluster.model.node(name)) throw new Error(`no node '${name}' in the lab cluster`);
+  return {
+    name,
+    isOn: () => cluster.model.node(name)?.online === true,
+    powerOn: () => cluster.powerOn(name),
+    powerOff: () => cluster.powerOff(name),
+  };
+}

@@ -1,0 +1,153 @@
+import https from "node:https";
+import type net from "node:net";
+
+import { listenKeepingPort } from "../listen-port";
+import type { LabChassis } from "./chassis";
+
+export type LabRedfish = {
+  port: number;
+  systemId: string;
+  stop(): Promise<void>;
+};
+
+/**
+ * A BMC's Redfish service for one lab node: HTTPS with its own self-signed certificate, basic
+ * auth (a wrong user or password: 401 with a Redfish error body), the service root, the systems
+ * collection and one DMTF `ComputerSystem` whose `PowerState` is the chassis's, and its
+ * `ComputerSystem.Reset` action (`On`, `ForceOn`, `ForceOff`, `GracefulShutdown`; anything else
+ * 400 `ActionParameterNotSupported`). While the chassis is unreachable, every connection is
+ * cut before TLS.
+ */
+export async function startLabRedfish(options: {
+  chassis: LabChassis;
+  tls: { key: string; cert: string };
+  username: string;
+  password: string;
+  systemId?: string;
+}): Promise<LabRedfish> {
+  const { chassis } = options;
+  const systemId = options.systemId ?? "1";
+  const systemPath = `/redfish/v1/Systems/${systemId}`;
+  const resetPath = `${systemPath}/Actions/ComputerSystem.Reset`;
+  const expected = `Basic ${Buffer.from(`${options.username}:${options.password}`).toString("base64")}`;
+  const sockets = new Set<net.Socket>();
+
+  const send = (res: import("node:http").ServerResponse, status: number, body?: unknown) => {
+    const text = body === undefined ? "" : JSON.stringify(body);
+    res.writeHead(status, {
+      "Content-Type": "application/json",
+      "OData-Version": "4.0",
+      "Content-Length": Buffer.byteLength(text),
+    });
+    res.end(text);
+  };
+  const error = (code: string, message: string) => ({
+    error: {
+      code: `Base.1.8.${code}`,
+      message,
+      "@Message.ExtendedInfo": [{ MessageId: `Base.1.8.${code}`, Message: message }],
+    },
+  });
+
+  const server = https.createServer(
+    { key: options.tls.key, cert: options.tls.cert },
+    (req, res) => {
+      let body = "";
+      req.setEncoding("utf8");
+      req.on("data", (chunk: string) => {
+        if (body.length < 65_536) body += chunk;
+      });
+      req.on("end", () => {
+        const path = (req.url ?? "/").split("?")[0]!.replace(/\/$/, "");
+        if (path === "/redfish/v1" && req.method === "GET") {
+          // The service root is readable without credentials, as the schema allows.
+          return send(res, 200, {
+            "@odata.id": "/redfish/v1",
+            "@odata.type": "#ServiceRoot.v1_5_0.ServiceRoot",
+            Id: "RootService",
+            Name: "Lab Root Service",
+            RedfishVersion: "1.8.0",
+            Systems: { "@odata.id": "/redfish/v1/Systems" },
+          });
+        }
+        if (req.headers.authorization !== expected) {
+          res.setHeader("WWW-Authenticate", 'Basic realm="lab BMC"');
+          return send(res, 401, error("NoValidSession", "The credentials are not valid."));
+        }
+        if (path === "/redfish/v1/Systems" && req.method === "GET") {
+          return send(res, 200, {
+            "@odata.id": "/redfish/v1/Systems",
+            "@odata.type": "#ComputerSystemCollection.ComputerSystemCollection",
+            Name: "Computer System Collection",
+            "Members@odata.count": 1,
+            Members: [{ "@odata.id": systemPath }],
+          });
+        }
+        if (path === systemPath && req.method === "GET") {
+          return send(res, 200, {
+            "@odata.id": systemPath,
+            "@odata.type": "#ComputerSystem.v1_13_0.ComputerSystem",
+            Id: systemId,
+            Name: chassis.node.name,
+            HostName: chassis.node.name,
+            SystemType: "Physical",
+            PowerState: chassis.isOn() ? "On" : "Off",
+            Actions: {
+              "#ComputerSystem.Reset": {
+                target: resetPath,
+                "ResetType@Redfish.AllowableValues": [
+                  "On",
+                  "ForceOn",
+                  "ForceOff",
+                  "GracefulShutdown",
+                ],
+              },
+            },
+          });
+        }
+        if (path === resetPath) {
+          if (req.method !== "POST")
+            return send(res, 405, error("OperationNotAllowed", "Use POST for an action."));
+          let type: unknown;
+          try {
+            type = (JSON.parse(body) as { ResetType?: unknown }).ResetType;
+          } catch {
+            return send(res, 400, error("MalformedJSON", "The request body is not JSON."));
+          }
+          if (type === "On" || type === "ForceOn") {
+            chassis.requestPowerOn(`redfish ${type}`);
+            return send(res, 204);
+          }
+          if (type === "ForceOff" || type === "GracefulShutdown") {
+            void chassis.forceOff();
+            return send(res, 204);
+          }
+          return send(
+            res,
+            400,
+            error("ActionParameterNotSupported", `ResetType ${String(type)} is not supported.`),
+          );
+        }
+        return send(res, 404, error("ResourceMissingAtURI", `${path} does not exist.`));
+      });
+    },
+  );
+  server.on("connection", (socket: net.Socket) => {
+    if (chassis.faults.unreachable) {
+      socket.destroy();
+      return;
+    }
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+  });
+  const port = await listenKeepingPort(server, 0, "127.0.0.1");
+  return {
+    port,
+    systemId,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,51 @@
+import { sql } from "drizzle-orm";
+import { check, integer, pgEnum, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import { hosts } from "./hosts";
+
+/** How the console switches a host on out of band (lib/power-controllers). */
+export const powerControllerKind = pgEnum("power_controller_kind", ["redfish", "ipmi", "wol"]);
+
+/**
+ * A host's one out-of-band power controller: its BMC (Redfish or IPMI over LAN) or the
+ * Wake-on-LAN packet that wakes it. `sealed_secret` is a lib/secrets envelope of a JSON object
+ * (`{ "password": … }`; `{}` for Wake-on-LAN): the password never reaches a log or the browser.
+ */
+export const powerControllers = pgTable(
+  "power_controllers",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    hostId: uuid("host_id")
+      .notNull()
+      .unique()
+      .references(() => hosts.id, { onDelete: "cascade" }),
+    kind: powerControllerKind("kind").notNull(),
+    /** redfish, ipmi: the BMC's address (IP or DNS name). */
+    address: text("address"),
+    /** redfish: HTTPS port (443); ipmi: RMCP+ UDP port (623); wol: UDP port (9). */
+    port: integer("port").notNull(),
+    /** redfish, ipmi: the BMC user. */
+    username: text("username"),
+    /** redfish: the ComputerSystem's id below /redfish/v1/Systems (e.g. `1`, `System.Embedded.1`). */
+    systemId: text("system_id"),
+    /**
+     * redfish: SHA-256 of the BMC's TLS certificate (`AB:CD:…`), pinned at first contact; null
+     * until then. Changing the address or port forgets it.
+     */
+    certSha256: text("cert_sha256"),
+    certPinnedAt: timestamp("cert_pinned_at", { withTimezone: true }),
+    /** wol: the host's MAC (`aa:bb:cc:dd:ee:ff`) and the broadcast address the packet goes to. */
+    mac: text("mac"),
+    broadcastAddress: text("broadcast_address"),
+    sealedSecret: text("sealed_secret").notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    check(
+      "power_controllers_kind_fields",
+      sql`(${t.kind} in ('redfish', 'ipmi') and ${t.address} is not null and ${t.username} is not null
+            and (${t.kind} = 'ipmi' or ${t.systemId} is not null))
+        or (${t.kind} = 'wol' and ${t.mac} is not null and ${t.broadcastAddress} is not null)`,
+    ),
+  ],
+);

@@ -1,0 +1,176 @@
+import { eq, isNull } from "drizzle-orm";
+
+import type { Database } from "@/lib/db/client";
+import { hosts, powerControllers } from "@/lib/db/schema";
+import { safeErrorSummary } from "@/lib/errors";
+import type { PowerReading } from "@/lib/power-controllers/controller";
+import { loadPowerController } from "@/lib/power-controllers/store";
+import { apiBaseUrl, probeApi } from "@/lib/proxmox/pinned-https";
+
+import { checksOf, type SelfTestCheck } from "./verdict";
+
+/**
+ * Each host's out-of-band power controller (lib/power-controllers), as the way back after an
+ * outage will need it: it answers, it accepts the console's user and password, and it reads the
+ * power state — On for a host whose Proxmox API answers (a controller reading Off then is
+ * another machine's). Each failure names what to fix. Nothing is switched: Wake-on-LAN, which
+ * can only wake, is not sent.
+ */
+export async function checkPowerControllers(
+  db: Database,
+  options: { timeoutMs: number },
+): Promise<SelfTestCheck[]> {
+  const rows = await db
+    .select({ host: hosts })
+    .from(powerControllers)
+    .innerJoin(hosts, eq(hosts.id, powerControllers.hostId))
+    .where(isNull(hosts.retiredAt))
+    .orderBy(hosts.name);
+  // A few at a time: each IPMI check is an ipmitool process, and a fleet may have hundreds.
+  const perHost: SelfTestCheck[][] = new Array(rows.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < rows.length) {
+      const at = next++;
+      perHost[at] = await checkHost(db, rows[at]!.host, options);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(PARALLEL_CONTROLLERS, rows.length) }, lane));
+  return perHost.flat();
+}
+
+const PARALLEL_CONTROLLERS = 8;
+
+type Host = typeof hosts.$inferSelect;
+const FIX = "Fix the controller's reachability check first.";
+
+async function checkHost(
+  db: Database,
+  host: Host,
+  options: { timeoutMs: number },
+): Promise<SelfTestCheck[]> {
+  const check = checksOf({ id: host.id, name: host.name });
+  const reach = check("power-controller-reach", "its power controller answers");
+  const login = check("power-controller-login", "its power controller accepts the console's login");
+  const state = check("power-controller-state", "its power controller reads the power state");
+  const page = `the host's page (Power controller)`;
+
+  let reading: PowerReading;
+  let where: string;
+  let kind: string;
+  try {
+    const loaded = await loadPowerController(db, host.id, { timeoutMs: options.timeoutMs });
+    if (!loaded) return [];
+    where = loaded.controller.where;
+    kind = loaded.controller.kind;
+    reading = await loaded.controller.readPowerState();
+  } catch (error) {
+    return [
+      reach(
+        "failed",
+        `Its power controller could not be loaded: ${safeErrorSummary(error)}.`,
+        `Enter the controller again on ${page}.`,
+      ),
+    ];
+  }
+
+  if (kind === "wol") {
+    return [
+      state(
+        "warning",
+        `${where} can wake the host but not be tested without waking it, nor read its power state: whether a packet arrives shows only when the host is off.`,
+        "Test it once by hand: shut the host down, send the packet (or use the BMC), and check that it boots; keep Wake-on-LAN enabled in its firmware and on its NIC (ethtool -s <nic> wol g).",
+      ),
+    ];
+  }
+
+  if (reading.state === "unknown") {
+    switch (reading.problem) {
+      case "unreachable":
+        return [
+          reach(
+            "failed",
+            reading.reason,
+            `Check the BMC's address and port on ${page}, that it is powered (it runs on standby power) and that the console's machine reaches it (${kind === "ipmi" ? "UDP" : "TCP"} port; BMC networks are often a separate VLAN).`,
+          ),
+          login("could-not-check", "Not asked: the controller did not answer.", FIX),
+          state("could-not-check", "Not asked: the controller did not answer.", FIX),
+        ];
+      case "certificate":
+        return [
+          reach(
+            "failed",
+            reading.reason,
+            `If the BMC's certificate was renewed, save the controller again on ${page} (with a new address or port it pins afresh); otherwise find out what answers at that address.`,
+          ),
+          login("could-not-check", "Not asked: the console did not send the password.", FIX),
+          state("could-not-check", "Not asked: the console did not send the password.", FIX),
+        ];
+      case "credentials":
+        return [
+          reach("ok", `${where} answered.`),
+          login(
+            "failed",
+            reading.reason,
+            `Correct the user or password on ${page}; the BMC user needs the Operator or Administrator role${kind === "ipmi" ? " and IPMI over LAN enabled" : ""}.`,
+          ),
+          state("could-not-check", "Not asked: the login was refused.", "Fix the login first."),
+        ];
+      default:
+        return [
+          reach("ok", `${where} answered.`),
+          login("ok", `${where} accepted the login.`),
+          state(
+            "failed",
+            reading.reason,
+            kind === "redfish"
+              ? `Check the system id on ${page} (GET /redfish/v1/Systems on the BMC lists them).`
+              : `Check that the BMC supports chassis power commands for this user (ipmitool chassis power status).`,
+          ),
+        ];
+    }
+  }
+
+  const answers = await hostApiAnswers(host, options.timeoutMs);
+  const reached = reach("ok", `${where} answered.`);
+  const loggedIn = login("ok", `${where} accepted the console's login.`);
+  if (reading.state === "on") {
+    return [
+      reached,
+      loggedIn,
+      answers === false
+        ? state(
+            "warning",
+            `${reading.detail}, but the host's Proxmox API does not answer: the host may be hanging or booting, or the controller belongs to another machine.`,
+            "Check the host; if it runs, check that the controller's address is this host's BMC.",
+          )
+        : state("ok", `${reading.detail}.`),
+    ];
+  }
+  return [
+    reached,
+    loggedIn,
+    answers === true
+      ? state(
+          "failed",
+          `${reading.detail} while the host's Proxmox API answers: this controller belongs to another machine (or, for Redfish, another system).`,
+          `Enter this host's own BMC on ${page} (its address${kind === "redfish" ? " and system id" : ""}).`,
+        )
+      : state(
+          "warning",
+          `${reading.detail}: the host is off (its API does not answer either).`,
+          "Power it on if it should run.",
+        ),
+  ];
+}
+
+/** Whether the host's Proxmox API answers at all; null when it has no pinned API yet. */
+async function hostApiAnswers(host: Host, timeoutMs: number): Promise<boolean | null> {
+  if (!host.apiCertSha256) return null;
+  const probe = await probeApi({
+    baseUrl: apiBaseUrl(host.address, host.apiPort),
+    certSha256: host.apiCertSha256,
+    timeoutMs,
+  });
+  return probe.answers;
+}

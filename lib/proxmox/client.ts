@@ -3,6 +3,7 @@ import { configIsTemplate } from "./is-template";
 import { pinnedApiCall, type PinnedRequest } from "./pinned-https";
 import {
   ZClusterOptions,
+  ZJoinInfo,
   ZClusterStatus,
   ZNodeList,
   ZNodeStatus,
@@ -122,6 +123,11 @@ export class ProxmoxClient {
    */
   clusterStatus() {
     return this.get("/cluster/status", ZClusterStatus);
+  }
+
+  /** `GET /cluster/config/join`: the cluster's nodelist and totem (fails on a standalone node). */
+  joinInfo() {
+    return this.get("/cluster/config/join", ZJoinInfo);
   }
 
   /** `GET /cluster/options` (needs `Sys.Audit` on `/`): `ha.shutdown_policy` among them. */

@@ -180,7 +180,7 @@ function lastLines(text: string, count = 6): string {
 
 async function createVisit(ctx: StepContext<HostServices>): Promise<Outcome> {
   const host = await ctx.services.host();
-  if (host.clusterMode !== "create") return advance(notAsked(host));
+  if (host.clusterMode !== "create") return alreadyInPlace(ctx, notAsked(host));
   const name = host.clusterName!;
   const link0 = host.clusterLink0!;
   const facts = await probe(ctx.services);
@@ -221,11 +221,12 @@ async function createVisit(ctx: StepContext<HostServices>): Promise<Outcome> {
 }
 
 function notAsked(host: HostRecord): string {
+  // Nothing to do is this step's goal holding: a re-onboarding reads as changing nothing.
   return host.clusterMode === "none"
-    ? "not asked: the host stays standalone"
+    ? "no cluster asked, the host stays standalone"
     : host.clusterMode === "create"
-      ? "not asked: the host creates its cluster"
-      : "not asked: the host joins a cluster";
+      ? "no join asked, the host creates its cluster"
+      : "no new cluster asked, the host joins one";
 }
 
 export const createCluster: Step<HostServices> = {
@@ -255,7 +256,7 @@ async function onMember(db: Database, member: HostRecord, command: string) {
 
 async function joinVisit(ctx: StepContext<HostServices>): Promise<Outcome> {
   const host = await ctx.services.host();
-  if (host.clusterMode !== "join") return advance(notAsked(host));
+  if (host.clusterMode !== "join") return alreadyInPlace(ctx, notAsked(host));
   const link0 = host.clusterLink0!;
   const db = ctx.services.db;
   if (host.clusterMemberHostId === null) {

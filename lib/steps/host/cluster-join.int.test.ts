@@ -200,6 +200,42 @@ describe("onboarding builds a cluster", () => {
     expect(fs.existsSync(path.join(g.root, "etc/pve/qemu-server/100.conf"))).toBe(true);
   });
 
+  it("refuses while the cluster has no quorum, while a clock is not synchronised, and a link0 that is not the host's", async () => {
+    const before = corosyncOf(first.node);
+    const [, b, c] = members.map((m) => m.node);
+
+    const n8 = await labNode(8);
+    await b!.switches.apply({ "pve.corosyncDown": true });
+    await c!.switches.apply({ "pve.corosyncDown": true });
+    const noQuorum = await finished(
+      (await addHost(n8, { mode: "join", memberHostId: first.hostId, link0: ip(8) })).runId,
+    );
+    await b!.switches.apply({ "pve.corosyncDown": false });
+    await c!.switches.apply({ "pve.corosyncDown": false });
+    expect(noQuorum).toMatchObject({ status: "failed", failedStep: "JoinCluster" });
+    expect(noQuorum.failureReason).toContain("cluster 'labc' has no quorum");
+
+    const n9 = await labNode(9);
+    n9.setDebianFaults({ clockUnsynchronised: true });
+    const clock = await finished(
+      (await addHost(n9, { mode: "join", memberHostId: first.hostId, link0: ip(9) })).runId,
+    );
+    expect(clock).toMatchObject({ status: "failed", failedStep: "JoinCluster" });
+    expect(clock.failureReason).toContain("the clock of pve9 is not synchronised");
+
+    const n10 = await labNode(10);
+    const notOwn = await finished(
+      (await addHost(n10, { mode: "create", name: "other", link0: ip(11) })).runId,
+    );
+    expect(notOwn).toMatchObject({ status: "failed", failedStep: "CreateCluster" });
+    expect(notOwn.failureReason).toContain(`link0 ${ip(11)} is not an address of pve10`);
+
+    expect(corosyncOf(first.node)).toBe(before);
+    for (const node of [n8, n9, n10]) {
+      expect(fs.existsSync(path.join(node.root, "etc/pve/corosync.conf"))).toBe(false);
+    }
+  });
+
   it("a join killed half-way is refused with what to fix, and Retry finishes it", async () => {
     const h = await labNode(7);
     await h.switches.apply({ "pve.clusterJoinDiesHalfWay": true });

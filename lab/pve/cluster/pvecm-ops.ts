@@ -110,6 +110,28 @@ function emptyFolder(dir: string): void {
   }
 }
 
+/**
+ * Every top-level entry of the cluster's folder as a link in the node's `/etc/pve` (what
+ * linkMemberPmxcfs names, and whatever else the cluster's configuration holds).
+ */
+function linkShared(root: string, shared: string): void {
+  linkMemberPmxcfs(root, shared);
+  const pve = pveDir(root);
+  for (const name of fs.readdirSync(shared)) {
+    if (name.startsWith(".lab-") || name.includes(".tmp.")) continue;
+    const link = path.join(pve, name);
+    if (!isLink(link) && !fs.existsSync(link)) fs.symlinkSync(path.join(shared, name), link);
+  }
+}
+
+function isLink(file: string): boolean {
+  try {
+    return fs.lstatSync(file).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
 /** The node's own links in `/etc/pve` (pmxcfs gives each member its own). */
 function linkLocal(root: string, node: string): void {
   const pve = pveDir(root);
@@ -185,7 +207,7 @@ export function createCluster(
   writeFileAtomic(path.join(shared, "corosync.conf"), renderCorosync(conf));
   writeFileAtomic(path.join(root, LOCAL_COROSYNC), renderCorosync(conf));
   emptyFolder(pve);
-  linkMemberPmxcfs(root, shared);
+  linkShared(root, shared);
   linkLocal(root, node);
   printed += "Restart corosync and cluster filesystem\n";
   recordMembership(root, node, shared);
@@ -324,7 +346,7 @@ export function joinCluster(root: string, node: string, params: JoinParams): str
     copyTree(ownNode, keep);
   }
   emptyFolder(pve);
-  linkMemberPmxcfs(root, shared!);
+  linkShared(root, shared!);
   // The node's certificate files (updatecerts signs a new one with the cluster CA; the lab keeps
   // the node's own key pair, so its API answers with the same certificate as before the join).
   if (fs.existsSync(keep)) {

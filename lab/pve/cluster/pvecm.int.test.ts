@@ -110,6 +110,15 @@ describe("pvecm on lab nodes", () => {
     const pvecmNodes = await sh(c, "pvecm nodes");
     expect(pvecmNodes.stdout).toMatch(/\s+1\s+1 pve1\n\s+2\s+1 pve2\n\s+3\s+1 pve3 \(local\)\n/);
 
+    // A VMID is the cluster's: one made on pve1 cannot be made again on pve2.
+    expect((await sh(a, "qm create 150 --name one --memory 512")).code).toBe(0);
+    const again = await sh(b, "qm create 150 --name two --memory 512");
+    expect(again.code).toBe(255);
+    expect(again.stderr).toContain(
+      "unable to create VM 150 - VM 150 already exists on node 'pve1'",
+    );
+    expect((await sh(a, "qm destroy 150")).code).toBe(0);
+
     // join info, as pve-manager's join_info answers it, with each node's fingerprint.
     const info = await apiGet(a, "/cluster/config/join", tokenAuth(tokenA));
     expect(info.status).toBe(200);

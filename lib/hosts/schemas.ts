@@ -120,12 +120,5 @@ export const ZRunId = z.uuid({ error: "Not a run id." });
 
 /** Field errors in the shape the forms and the JSON API return. */
 export function fieldErrors(error: z.ZodError): Record<string, string[]> {
-  const errors = { ...(z.flattenError(error).fieldErrors as Record<string, string[]>) };
-  // A nested field is also named by its full path (`cluster.name`), as the form names it.
-  for (const issue of error.issues) {
-    if (issue.path.length < 2) continue;
-    const key = issue.path.map(String).join(".");
-    (errors[key] ??= []).push(issue.message);
-  }
-  return errors;
+  return z.flattenError(error).fieldErrors as Record<string, string[]>;
 }

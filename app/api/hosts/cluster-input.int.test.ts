@@ -66,8 +66,8 @@ describe("POST /api/hosts with a cluster", () => {
       ["join", "cluster"],
       [null, "cluster"],
       [[], "cluster"],
-      [{ mode: "bogus" }, "cluster"],
-      [{ mode: { $ne: 1 } }, "cluster"],
+      [{ mode: "bogus" }, "cluster.mode"],
+      [{ mode: { $ne: 1 } }, "cluster.mode"],
       [{ mode: "create", name: "a".repeat(16), link0: "10.0.0.5" }, "cluster.name"],
       [{ mode: "create", name: "bad_name", link0: "10.0.0.5" }, "cluster.name"],
       [{ mode: "create", name: "-lead", link0: "10.0.0.5" }, "cluster.name"],
@@ -120,6 +120,27 @@ describe("POST /api/hosts with a cluster", () => {
     );
     expect(notActive.status).toBe(400);
     expect(notActive.body.fieldErrors?.["cluster.memberHostId"]?.[0]).toContain("is not active");
+  });
+
+  it("filters the fleet by cluster; a bad cluster filter is a field error", async () => {
+    const member = await post(host({ mode: "create", name: "lab-07", link0: "10.0.0.9" }));
+    expect(member.status).toBe(201);
+    const list = async (query: string) => {
+      const response = await hostsRoute.GET(
+        new Request(`http://test/api/hosts${query}`, { headers: operator.authHeaders() }),
+      );
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    };
+    const filtered = await list("?cluster=lab-07");
+    expect(filtered.status).toBe(200);
+    const hostsOf = filtered.body.hosts as { id: string; proxmox: { cluster?: unknown } }[];
+    expect(hostsOf.map((h) => h.id)).toEqual([member.body.hostId]);
+    expect(hostsOf[0]!.proxmox.cluster).toEqual({ mode: "create", name: "lab-07" });
+    for (const bad of ["x'--", "a".repeat(16), "%00"]) {
+      const answer = await list(`?cluster=${encodeURIComponent(bad)}`);
+      expect(answer.status, bad).toBe(400);
+      expect(Object.keys(answer.body.fieldErrors as object)).toContain("cluster");
+    }
   });
 
   it("takes the form's flat `cluster.*` fields as the same nested object", () => {

@@ -144,6 +144,13 @@ describe("pvecm on lab nodes", () => {
     expect(wrongFp.code).toBe(255);
     expect(wrongFp.stderr).toContain(`Can't connect to ${ip(0)}:8006 (certificate verify failed)`);
 
+    const noPassword = await sh(
+      d,
+      `pvecm add ${ip(0)} --fingerprint ${a.api.certSha256} --link0 ${ip(3)}`,
+    );
+    expect(noPassword.code).toBe(255);
+    expect(noPassword.stderr).toContain("EOF while reading password");
+
     const wrongPw = await join(d, a, 0, { password: "not-it" });
     expect(wrongPw.code).toBe(255);
     expect(wrongPw.stderr).toContain("authentication failure");

@@ -4,8 +4,8 @@ import { CliExit, out, parseArgs, runTool, toolContext } from "./common";
 
 /**
  * Simulated `pvecm` (pve-cluster 9): `create`, `add`, `status`, `nodes`. `add` joins over the
- * API as pve-cluster does without `--use_ssh`: it reads the member's root password — from the
- * terminal, or one line of stdin when stdin is not a terminal (PVE::PTY::read_password) — and
+ * API as pve-cluster does without `--use_ssh`: it reads the member's root password as
+ * PVE::PTY::read_password does when stdin is no terminal (one line, no prompt) — and
  * pins the member's certificate with `--fingerprint`. Membership lives in the cluster's shared
  * corosync.conf (lab/pve/cluster/membership.ts); `status` and `nodes` print what
  * `corosync-quorumtool -siH` / `-l` print.
@@ -23,14 +23,21 @@ function notInCluster(): never {
   );
 }
 
+/**
+ * PVE::PTY::read_password without a terminal (commands over SSH without a pty): one line of
+ * stdin, no prompt; nothing at all is "EOF while reading password".
+ */
 async function readPasswordLine(): Promise<string> {
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     let data = "";
     process.stdin.setEncoding("utf8");
     process.stdin.on("data", (chunk: string) => {
       data += chunk;
     });
-    process.stdin.on("end", () => resolve(data.split("\n")[0] ?? ""));
+    process.stdin.on("end", () => {
+      if (data === "") reject(new CliExit(255, "EOF while reading password\n"));
+      else resolve(data.split("\n")[0] ?? "");
+    });
   });
 }
 
@@ -80,9 +87,7 @@ async function main(): Promise<void> {
           `400 Parameter verification failed.\nfingerprint: value does not match the regex pattern\n\n${USAGE.add}\n`,
         );
       }
-      out(`Please enter superuser (root) password for '${hostname}': `);
       const password = await readPasswordLine();
-      out("\n");
       const link0 = args.options.get("link0");
       try {
         out(

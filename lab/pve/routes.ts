@@ -697,17 +697,22 @@ export const ROUTES: Route[] = [
       const out: Record<string, unknown>[] = [];
       if (type === undefined || type === "vm") {
         const running = readRunning(ctx.root);
-        for (const vmid of listVmids(ctx.root, ctx.node)) {
-          if (!hasPriv(cfg, ctx.authid, `/vms/${vmid}`, "VM.Audit")) continue;
-          const e = vmListEntry(ctx.root, ctx.node, vmid, running);
-          if (!e) continue;
-          out.push({
-            ...e,
-            id: `qemu/${vmid}`,
-            type: "qemu",
-            node: ctx.node,
-            template: e.template ?? 0,
-          });
+        // On a member of a cluster made with pvecm: every member's guests (pmxcfs shows them
+        // all); only this node's run state is known here, the others' count as stopped.
+        const members = clusterView(ctx.root, ctx.node)?.members.map((m) => m.name) ?? [ctx.node];
+        for (const node of members) {
+          for (const vmid of listVmids(ctx.root, node)) {
+            if (!hasPriv(cfg, ctx.authid, `/vms/${vmid}`, "VM.Audit")) continue;
+            const e = vmListEntry(ctx.root, node, vmid, node === ctx.node ? running : new Set());
+            if (!e) continue;
+            out.push({
+              ...e,
+              id: `qemu/${vmid}`,
+              type: "qemu",
+              node,
+              template: e.template ?? 0,
+            });
+          }
         }
       }
       if (type === undefined || type === "node") {

@@ -60,6 +60,17 @@ export const ZJoinInfo = z
   .loose();
 export type TJoinInfo = z.infer<typeof ZJoinInfo>;
 
+/** `GET /cluster/resources?type=vm`: every guest of the cluster the token may audit. */
+export const ZClusterVmResources = z.array(
+  z
+    .object({
+      vmid: z.coerce.number().int(),
+      node: z.string(),
+      template: z.coerce.number().optional(),
+    })
+    .loose(),
+);
+
 /** `GET /cluster/options`: `ha.shutdown_policy` is absent when left at its default, `conditional`. */
 export const ZClusterOptions = z
   .object({ ha: z.object({ shutdown_policy: z.string().optional() }).loose().optional() })

@@ -19,6 +19,11 @@ import { onboardingConfigFromEnv } from "./config";
 import { connectHost } from "./connect-host";
 import { CONSOLE_TOKEN_ID, createApiToken } from "./create-api-token";
 import { verifyProxmoxApi } from "./verify-proxmox-api";
+import { buildVmTemplate } from "./build-vm-template";
+import { verifyVmTemplate } from "./verify-vm-template";
+import { createTemplate } from "@/lab/pve/seed";
+import { apiTestPipeline, publishTemplates, testConfig } from "@/test/fixtures/api-steps";
+import { startTestRun } from "@/test/runs";
 
 // Onboarding builds a cluster (issue 31), through the real worker and lab nodes that already
 // run Proxmox VE: one host creates the cluster, the next ones join it, the console's token is
@@ -28,12 +33,18 @@ const config = onboardingConfigFromEnv({});
 const pipeline = createOnboardHostPipeline(config, {
   steps: [connectHost, createCluster, joinCluster, createApiToken, verifyProxmoxApi],
 });
+// Templates on a cluster: the VMID is the cluster's, built once.
+const templates = apiTestPipeline("test-cluster-templates", [
+  connectHost,
+  buildVmTemplate(testConfig),
+  verifyVmTemplate,
+]);
 
 let db: Database;
 let harness: StepHarness;
 beforeAll(async () => {
   harness = await startStepHarness({
-    pipelines: { [pipeline.name]: pipeline },
+    pipelines: { [pipeline.name]: pipeline, [templates.name]: templates },
     lab: {
       state: "proxmox",
       debianState: "proxmox",
@@ -259,5 +270,32 @@ describe("onboarding builds a cluster", () => {
     expect(await hostRow(db, hostId)).toMatchObject({ clusterName: "labc" });
     const nodes = await labExec(h, "pvecm nodes");
     expect(nodes.stdout).toContain("pve7 (local)");
+  });
+
+  it("a template another member holds is the cluster's: a member does not build it again; a plain VM of that VMID elsewhere is refused, untouched", async () => {
+    const [a, b] = members;
+    createTemplate(a!.node.root, "pve1", 9100);
+    await publishTemplates(db, [9100]);
+    const run = await finished(await startTestRun(db, templates, b!.hostId));
+    if (run.status !== "succeeded")
+      throw new Error(`${run.failureReason}\n${await runLogText(db, run.id)}`);
+    expect(await runLogText(db, run.id)).toContain("already in place");
+    expect(fs.existsSync(path.join(a!.node.root, "etc/pve/nodes/pve2/qemu-server/9100.conf"))).toBe(
+      false,
+    );
+
+    expect((await labExec(a!.node, "qm create 9101 --name plain --memory 512")).code).toBe(0);
+    await publishTemplates(db, [9101]);
+    const refused = await finished(await startTestRun(db, templates, b!.hostId));
+    expect(refused).toMatchObject({ status: "failed", failedStep: "BuildVmTemplate" });
+    expect(refused.failureReason).toContain(
+      "VMID 9101 exists in the cluster on pve1 and is not a template",
+    );
+    expect(fs.existsSync(path.join(a!.node.root, "etc/pve/nodes/pve1/qemu-server/9101.conf"))).toBe(
+      true,
+    );
+    expect(fs.existsSync(path.join(a!.node.root, "etc/pve/nodes/pve2/qemu-server/9101.conf"))).toBe(
+      false,
+    );
   });
 });

@@ -3,7 +3,6 @@ import { configIsTemplate } from "./is-template";
 import { pinnedApiCall, type PinnedRequest } from "./pinned-https";
 import {
   ZClusterOptions,
-  ZJoinInfo,
   ZClusterVmResources,
   ZClusterStatus,
   ZNodeList,
@@ -129,11 +128,6 @@ export class ProxmoxClient {
    */
   clusterStatus() {
     return this.get("/cluster/status", ZClusterStatus);
-  }
-
-  /** `GET /cluster/config/join`: the cluster's nodelist and totem (fails on a standalone node). */
-  joinInfo() {
-    return this.get("/cluster/config/join", ZJoinInfo);
   }
 
   /** `GET /cluster/options` (needs `Sys.Audit` on `/`): `ha.shutdown_policy` among them. */

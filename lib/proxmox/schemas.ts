@@ -37,29 +37,6 @@ export const ZClusterStatusEntry = z
 export const ZClusterStatus = z.array(ZClusterStatusEntry);
 export type TClusterStatusEntry = z.infer<typeof ZClusterStatusEntry>;
 
-/**
- * `GET /cluster/config/join` (needs `Sys.Audit` on `/`): pve-manager's join_info — the nodelist
- * (name, nodeid, ring0_addr, pve_addr, pve_fp) and the totem section with `cluster_name`.
- */
-export const ZJoinInfo = z
-  .object({
-    nodelist: z.array(
-      z
-        .object({
-          name: z.string(),
-          nodeid: z.coerce.number().optional(),
-          ring0_addr: z.string().optional(),
-          pve_addr: z.string().optional(),
-          pve_fp: z.string().optional(),
-        })
-        .loose(),
-    ),
-    preferred_node: z.string().optional(),
-    totem: z.object({ cluster_name: z.string().optional() }).loose(),
-  })
-  .loose();
-export type TJoinInfo = z.infer<typeof ZJoinInfo>;
-
 /** `GET /cluster/resources?type=vm`: every guest of the cluster the token may audit. */
 export const ZClusterVmResources = z.array(
   z

@@ -195,11 +195,18 @@ export async function startLab(options: StartLabOptions = {}): Promise<LabNode> 
     authorizedKeys: options.authorizedKeys ?? [],
     env,
     faults: { ...NO_SSH_FAULTS, refusePasswords: options.passwordAuthentication === false },
+  }).catch((error: unknown) => {
+    releaseClusterArea();
+    throw error;
   });
   const { api, pve } = await startPveNode(root, name, {
     ...options.pve,
     ...(options.state === undefined ? {} : { state: options.state }),
     ...(options.storage === undefined ? {} : { storage: options.storage }),
+  }).catch(async (error: unknown) => {
+    await server.stop();
+    releaseClusterArea();
+    throw error;
   });
 
   // Powered off (or rebooting), the node answers neither SSH nor its API, as a real one.

@@ -84,6 +84,24 @@ export function HostDetailView({
             </dd>
           </div>
           <div>
+            <dt>Cluster</dt>
+            <dd data-testid="host-cluster">
+              {!host.proxmox.cluster || host.proxmox.cluster.mode === "none" ? (
+                <span className="muted">standalone</span>
+              ) : host.proxmox.cluster.mode === "create" ? (
+                <>
+                  <span className="mono">{host.proxmox.cluster.name}</span> (created by this host)
+                </>
+              ) : host.proxmox.cluster.name ? (
+                <>
+                  <span className="mono">{host.proxmox.cluster.name}</span> (joined)
+                </>
+              ) : (
+                <span className="muted">joins a cluster during onboarding</span>
+              )}
+            </dd>
+          </div>
+          <div>
             <dt>Proxmox API</dt>
             <dd className="mono" data-testid="host-api-port">
               port {host.proxmox.apiPort}

@@ -5,13 +5,22 @@ import { useEffect, useState } from "react";
 import { createHostAction } from "@/lib/actions/create-host";
 import type { AuthMethod } from "@/lib/host-access/credential-schema";
 import { SubmitActions, useActionForm } from "./action-form";
+import { CLUSTER_FIELDS, ClusterFields, type ClusterMemberChoice } from "./cluster-fields";
 import { CopyField } from "./copy-field";
 import { CREDENTIAL_FIELDS, CredentialFields } from "./credential-fields";
 import { TextField } from "./form-fields";
 import { SshLoginFields } from "./ssh-login-fields";
 
 /** Field order of the form: the first invalid one in this order gets the focus. */
-const FIELDS = ["name", "address", "sshPort", "sshUser", "apiPort", ...CREDENTIAL_FIELDS] as const;
+const FIELDS = [
+  "name",
+  "address",
+  "sshPort",
+  "sshUser",
+  "apiPort",
+  ...CREDENTIAL_FIELDS,
+  ...CLUSTER_FIELDS,
+] as const;
 
 /** What the form shows of the console's key (never the private half). */
 export type HostFormConsoleKey = {
@@ -28,7 +37,14 @@ export type HostFormConsoleKey = {
  * Password is preselected: a freshly installed Debian host accepts it as delivered, while the
  * console's key first has to be installed on the host (the form shows the one-line command).
  */
-export function HostForm({ consoleKey }: { consoleKey: HostFormConsoleKey }) {
+export function HostForm({
+  consoleKey,
+  clusterMembers,
+}: {
+  consoleKey: HostFormConsoleKey;
+  /** Hosts a new one can join through (active, onboarded by the console). */
+  clusterMembers: ClusterMemberChoice[];
+}) {
   const router = useRouter();
   const { state, pending, errorOf, formProps, formError } = useActionForm(createHostAction, FIELDS);
   const [authMethod, setAuthMethod] = useState<AuthMethod>("password");
@@ -111,6 +127,8 @@ export function HostForm({ consoleKey }: { consoleKey: HostFormConsoleKey }) {
           passphraseHint: "Only if the key is encrypted.",
         }}
       />
+
+      <ClusterFields members={clusterMembers} errorOf={errorOf} />
 
       <SubmitActions
         pending={pending}

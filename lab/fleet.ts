@@ -40,7 +40,7 @@ export async function startFleet(options: StartFleetOptions = {}): Promise<LabFl
   }
 
   const started = await Promise.allSettled(
-    nodeNames.map(async (name) => {
+    nodeNames.map(async (name, i) => {
       let nodeRoot: string | undefined;
       if (root !== undefined) {
         nodeRoot = path.resolve(root, name);
@@ -48,6 +48,8 @@ export async function startFleet(options: StartFleetOptions = {}): Promise<LabFl
       }
       return startLab({
         ...labOptions,
+        // Each node an address of its own (192.0.2.10, .11, …): pvecm names members by address.
+        address: labOptions.address ?? `192.0.2.${10 + i}/24`,
         name,
         ...(nodeRoot === undefined ? {} : { root: nodeRoot }),
       });

@@ -18,6 +18,12 @@ import { registerDebianSwitches } from "./debian/switches";
 import { generateEd25519KeyPair } from "./keys";
 import { hostRootPaths, prepareHostRoot, writeOs, type LabOs } from "./host-root";
 import type { PveApi } from "./pve/api";
+import {
+  acquireClusterArea,
+  announceLabHost,
+  registerClusterMemberSwitches,
+  releaseClusterArea,
+} from "./pve/cluster/area";
 import { registerPveSwitches, startPveNode, type LabPve, type LabPveOptions } from "./pve/node";
 import {
   LabSshServer,
@@ -87,6 +93,11 @@ export type StartLabOptions = {
   rebootMs?: number;
   /** Debian side at first start: `fresh` (default) or `proxmox` (apt, kernel, vmbr0 as after install). */
   debianState?: DebianSeedState;
+  /**
+   * The host's address on its uplink, with prefix (default 192.0.2.10/24). Nodes that are to
+   * form a cluster need addresses of their own: a join names the member by its address.
+   */
+  address?: string;
 };
 
 export type LabNode = {
@@ -160,6 +171,7 @@ export async function startLab(options: StartLabOptions = {}): Promise<LabNode> 
     (options.state === undefined || options.state === "fresh" ? undefined : "proxmox");
   seedDebianHost(root, {
     ...(debianState === undefined ? {} : { state: debianState }),
+    ...(options.address === undefined ? {} : { address: options.address }),
     timing: {
       ...(options.timeScale === undefined ? {} : { timeScale: options.timeScale }),
       ...(options.rebootMs === undefined ? {} : { rebootMs: options.rebootMs }),
@@ -169,8 +181,11 @@ export async function startLab(options: StartLabOptions = {}): Promise<LabNode> 
   const env = labCommandEnv(paths, username);
 
   const authorizedKeysPath = path.join(paths.homeFolder, ".ssh", "authorized_keys");
+  // Clusters made on the node at run time (pvecm) keep their shared /etc/pve in the area.
+  const clusterArea = acquireClusterArea();
   const server = await LabSshServer.start({
     root,
+    shared: [clusterArea],
     home: paths.home,
     hostKeyPath: paths.hostKeyPath,
     ...(options.port === undefined ? {} : { port: options.port }),
@@ -180,11 +195,18 @@ export async function startLab(options: StartLabOptions = {}): Promise<LabNode> 
     authorizedKeys: options.authorizedKeys ?? [],
     env,
     faults: { ...NO_SSH_FAULTS, refusePasswords: options.passwordAuthentication === false },
+  }).catch((error: unknown) => {
+    releaseClusterArea();
+    throw error;
   });
   const { api, pve } = await startPveNode(root, name, {
     ...options.pve,
     ...(options.state === undefined ? {} : { state: options.state }),
     ...(options.storage === undefined ? {} : { storage: options.storage }),
+  }).catch(async (error: unknown) => {
+    await server.stop();
+    releaseClusterArea();
+    throw error;
   });
 
   // Powered off (or rebooting), the node answers neither SSH nor its API, as a real one.
@@ -201,6 +223,13 @@ export async function startLab(options: StartLabOptions = {}): Promise<LabNode> 
   const switches = registerSshSwitches(new SwitchRegistry(), server);
   registerPveSwitches(switches, api, pve);
   registerDebianSwitches(switches, root, power);
+  registerClusterMemberSwitches(switches, root, name);
+  const unannounce = announceLabHost(root, clusterArea, {
+    address: (options.address ?? "192.0.2.10/24").split("/")[0]!,
+    node: name,
+    apiCertSha256: api.certSha256,
+    password,
+  });
 
   let stopped = false;
   return {
@@ -241,8 +270,10 @@ export async function startLab(options: StartLabOptions = {}): Promise<LabNode> 
       if (stopped) return;
       stopped = true;
       power.stop();
+      unannounce();
       await api.stop();
       await server.stop();
+      releaseClusterArea();
       if (createdRoot) await rm(root, { recursive: true, force: true });
     },
     restart: () => server.restart(),

@@ -40,6 +40,11 @@ export type DebianFaults = {
    * until a configuration that carries an address again is applied.
    */
   bridgeDropsAddress: boolean;
+  /**
+   * The clock is not synchronised: `timedatectl` reports `NTPSynchronized=no` even with chrony
+   * installed (no NTP server reachable). corosync needs the members' clocks in step.
+   */
+  clockUnsynchronised: boolean;
 };
 
 export const DEFAULT_DEBIAN_FAULTS: DebianFaults = {
@@ -51,6 +56,7 @@ export const DEFAULT_DEBIAN_FAULTS: DebianFaults = {
   diskAvailableKb: null,
   ifreloadRejectsBridges: false,
   bridgeDropsAddress: false,
+  clockUnsynchronised: false,
 };
 
 export type LabTiming = {

@@ -48,6 +48,13 @@ export function registerDebianSwitches(
     )
     .register(
       bool(
+        "clockUnsynchronised",
+        "debian.clockUnsynchronised",
+        "No NTP server answers: timedatectl reports NTPSynchronized=no (corosync wants synchronised clocks).",
+      ),
+    )
+    .register(
+      bool(
         "virtCustomizeSkipsInstall",
         "debian.virtCustomizeSkipsInstall",
         "virt-customize --install reports success but installs nothing.",

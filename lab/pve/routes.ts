@@ -8,6 +8,8 @@ import { labDir } from "../debian/lab-state";
 import { requestPower } from "../debian/power";
 import { effectivePrivs, hasPriv, permissionPaths, readUserCfg, type UserCfg } from "./access";
 import { PVE_VERSION } from "./seed";
+import { joinInfo } from "./cluster/join-info";
+import { clusterView } from "./cluster/membership";
 import {
   formatStorageCfg,
   isFileStorage,
@@ -626,6 +628,31 @@ export const ROUTES: Route[] = [
     params: [],
     handler: (ctx) => {
       requirePriv(ctx, readUserCfg(ctx.root), "/", ["Sys.Audit"]);
+      // A member of a cluster made with pvecm (lab/pve/cluster/membership.ts): the cluster's
+      // entry and one per member, as pve-cluster's get_status lists them.
+      const view = clusterView(ctx.root, ctx.node);
+      if (view !== null) {
+        return [
+          {
+            type: "cluster",
+            id: "cluster",
+            name: view.name,
+            nodes: view.members.length,
+            quorate: view.quorate ? 1 : 0,
+            version: view.configVersion,
+          },
+          ...view.members.map((m) => ({
+            type: "node",
+            id: `node/${m.name}`,
+            name: m.name,
+            nodeid: m.nodeid,
+            ip: m.ring0_addr,
+            local: m.local ? 1 : 0,
+            online: m.online ? 1 : 0,
+            level: "",
+          })),
+        ];
+      }
       return [
         {
           type: "node",
@@ -638,6 +665,21 @@ export const ROUTES: Route[] = [
           level: "",
         },
       ];
+    },
+  },
+  {
+    method: "GET",
+    path: "/cluster/config/join",
+    params: ["node"],
+    handler: (ctx) => {
+      requirePriv(ctx, readUserCfg(ctx.root), "/", ["Sys.Audit"]);
+      const node = ctx.params.node;
+      if (node !== undefined && !/^[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?$/.test(node)) {
+        throw new ApiError(400, "Parameter verification failed.", {
+          node: "invalid format - value does not look like a valid node name",
+        });
+      }
+      return joinInfo(null, ctx.root, ctx.node, node);
     },
   },
   {
@@ -655,17 +697,22 @@ export const ROUTES: Route[] = [
       const out: Record<string, unknown>[] = [];
       if (type === undefined || type === "vm") {
         const running = readRunning(ctx.root);
-        for (const vmid of listVmids(ctx.root, ctx.node)) {
-          if (!hasPriv(cfg, ctx.authid, `/vms/${vmid}`, "VM.Audit")) continue;
-          const e = vmListEntry(ctx.root, ctx.node, vmid, running);
-          if (!e) continue;
-          out.push({
-            ...e,
-            id: `qemu/${vmid}`,
-            type: "qemu",
-            node: ctx.node,
-            template: e.template ?? 0,
-          });
+        // On a member of a cluster made with pvecm: every member's guests (pmxcfs shows them
+        // all); only this node's run state is known here, the others' count as stopped.
+        const members = clusterView(ctx.root, ctx.node)?.members.map((m) => m.name) ?? [ctx.node];
+        for (const node of members) {
+          for (const vmid of listVmids(ctx.root, node)) {
+            if (!hasPriv(cfg, ctx.authid, `/vms/${vmid}`, "VM.Audit")) continue;
+            const e = vmListEntry(ctx.root, node, vmid, node === ctx.node ? running : new Set());
+            if (!e) continue;
+            out.push({
+              ...e,
+              id: `qemu/${vmid}`,
+              type: "qemu",
+              node,
+              template: e.template ?? 0,
+            });
+          }
         }
       }
       if (type === undefined || type === "node") {

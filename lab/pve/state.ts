@@ -483,6 +483,11 @@ export type PveToolFaults = {
    * nothing about users or tokens can be read or changed.
    */
   clusterFsDown?: boolean;
+  /**
+   * `pvecm add` dies once the member has added the node to its nodelist, before the node took
+   * the cluster's configuration: the half-joined state (lab/pve/cluster/pvecm-ops.ts).
+   */
+  clusterJoinDiesHalfWay?: boolean;
 };
 
 export function toolFaultsPath(root: string): string {

@@ -13,6 +13,7 @@ export const TOOL_ENTRIES = {
   pvesh: "pve/tools/pvesh.ts",
   pveum: "pve/tools/pveum.ts",
   pveversion: "pve/tools/pveversion.ts",
+  pvecm: "pve/tools/pvecm.ts",
 } as const;
 
 export type ToolEntry = keyof typeof TOOL_ENTRIES;

@@ -13,7 +13,14 @@ export type CreateHostResult = ActionResult<{ hostId: string; runId: string }>;
  * takes the form's FormData or a plain object.
  */
 export const createHostAction = formAction(
-  { name: "create host", role: "operator", schema: ZCreateHost, revalidate: ["/hosts"] },
+  {
+    name: "create host",
+    role: "operator",
+    schema: ZCreateHost,
+    revalidate: ["/hosts"],
+    // The form's cluster fields are named `cluster.*`: their errors land under them.
+    errorKeys: "path",
+  },
   async ({ actor, input }) => {
     const { hostId, runId } = await auditedHostCreation(getDb(), actor, input);
     return { hostId, runId };

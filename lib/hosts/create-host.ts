@@ -6,6 +6,7 @@ import { events, hosts } from "@/lib/db/schema";
 import { AppError, isUniqueViolation } from "@/lib/errors";
 import { startRun } from "@/lib/runs/start-run";
 import { onboardHostPipeline } from "@/lib/steps/onboarding";
+import { assertJoinableMember } from "./cluster-member";
 import type { TCreateHost } from "./schemas";
 
 /**
@@ -27,6 +28,8 @@ export async function createHost(
       .from(hosts)
       .where(eq(hosts.name, input.name));
     if (existing) throw taken();
+    const cluster = input.cluster ?? { mode: "none" as const };
+    if (cluster.mode === "join") await assertJoinableMember(tx, cluster.memberHostId);
     const credentialId = await createHostCredential(tx, input);
     const [host] = await tx
       .insert(hosts)
@@ -37,6 +40,10 @@ export async function createHost(
         apiPort: input.apiPort,
         sshUser: input.sshUser,
         credentialId,
+        clusterMode: cluster.mode,
+        clusterName: cluster.mode === "create" ? cluster.name : null,
+        clusterLink0: cluster.mode === "none" ? null : cluster.link0,
+        clusterMemberHostId: cluster.mode === "join" ? cluster.memberHostId : null,
       })
       .returning({ id: hosts.id })
       .catch((error: unknown) => {
@@ -48,7 +55,13 @@ export async function createHost(
       hostId: host.id,
       kind: "host.created",
       actor,
-      message: `host ${input.name} (${input.sshUser}@${input.address}:${input.sshPort}) added`,
+      message: `host ${input.name} (${input.sshUser}@${input.address}:${input.sshPort}) added${
+        cluster.mode === "create"
+          ? `, to create cluster ${cluster.name}`
+          : cluster.mode === "join"
+            ? ", to join a cluster"
+            : ""
+      }`,
     });
     const runId = await startRun(tx, { pipeline: onboardHostPipeline, hostId: host.id, actor });
     return { hostId: host.id, runId };

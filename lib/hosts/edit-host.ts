@@ -13,7 +13,7 @@ import {
   ensureConsoleKey,
 } from "@/lib/host-access/console-key-store";
 import { hostNotFound, latestRun, lockHost, type HostRow } from "@/lib/host-access/host-guards";
-import { ZCreateHost } from "./schemas";
+import { ZCreateHostFields } from "./schemas";
 import { testConnection, type ConnectionTestResult, type CredentialField } from "./test-connection";
 import {
   AUTH_METHODS,
@@ -29,9 +29,9 @@ import {
  */
 export const ZEditHost = z
   .object({
-    address: ZCreateHost.shape.address,
-    sshPort: ZCreateHost.shape.sshPort,
-    sshUser: ZCreateHost.shape.sshUser,
+    address: ZCreateHostFields.shape.address,
+    sshPort: ZCreateHostFields.shape.sshPort,
+    sshUser: ZCreateHostFields.shape.sshUser,
     ...hostCredentialFields,
     authMethod: z.enum(["keep", ...AUTH_METHODS], {
       error:

@@ -59,6 +59,7 @@ export async function queryFleet(db: Database, query: FleetQuery): Promise<Fleet
     ? sql`and (h.name ilike ${likeContains(query.q)} or h.address ilike ${likeContains(query.q)}
                or h.node_name ilike ${likeContains(query.q)})`
     : sql``;
+  const clusterFilter = query.cluster ? sql`and h.cluster_name = ${query.cluster}` : sql``;
   const otherFilters = sql.join(
     [
       sql`true`,
@@ -104,7 +105,7 @@ export async function queryFleet(db: Database, query: FleetQuery): Promise<Fleet
         pipeline: sql`r.pipeline`,
         failureReason: sql`r.failure_reason`,
       })} as value) state
-      where true ${search}
+      where true ${search} ${clusterFilter}
     ),
     faceted as (select * from base where ${otherFilters})
     select

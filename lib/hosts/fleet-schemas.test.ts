@@ -24,13 +24,14 @@ describe("fleet query parameters", () => {
 
   it("a view survives the round trip through the URL (a link or a reload shows the same hosts)", () => {
     const query = parse(
-      "q=%20pve%20&state=failed&state=onboarding,failed&failedStep=InstallProxmoxVe&attention=1&sort=updated&dir=asc&page=3&limit=100",
+      "q=%20pve%20&state=failed&state=onboarding,failed&failedStep=InstallProxmoxVe&attention=1&cluster=lab-1&sort=updated&dir=asc&page=3&limit=100",
     );
     expect(query).toEqual({
       q: "pve",
       state: ["failed", "onboarding"],
       failedStep: "InstallProxmoxVe",
       attention: true,
+      cluster: "lab-1",
       sort: "updated",
       dir: "asc",
       page: 3,

@@ -66,6 +66,16 @@ export const ZFleetQuery = z.object({
     .default(""),
   /** Only hosts that need attention (lib/hosts/needs-attention.ts). */
   attention: flag,
+  /** Only members of this Proxmox cluster (the name onboarding created, joined or read back). */
+  cluster: z
+    .string()
+    .trim()
+    .max(15, "A cluster name has at most 15 characters.")
+    .regex(
+      /^([a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?)?$/,
+      "A cluster name is letters, digits and inner hyphens.",
+    )
+    .default(""),
   sort: z.enum(FLEET_SORTS, { error: `Sort by one of ${FLEET_SORTS.join(", ")}.` }).default("name"),
   /** Default: newest first for `updated`, A→Z (or failed first) for the others. */
   dir: z.enum(["asc", "desc"], { error: "Direction is asc or desc." }).optional(),
@@ -91,7 +101,17 @@ export function effectiveDir(query: Pick<FleetQuery, "sort" | "dir">): "asc" | "
   return query.dir ?? (query.sort === "updated" ? "desc" : "asc");
 }
 
-const KEYS = ["q", "state", "failedStep", "attention", "sort", "dir", "page", "limit"] as const;
+const KEYS = [
+  "q",
+  "state",
+  "failedStep",
+  "attention",
+  "cluster",
+  "sort",
+  "dir",
+  "page",
+  "limit",
+] as const;
 
 /** URL search parameters → the raw object ZFleetQuery parses (repeated keys become arrays). */
 export function fleetParamsObject(params: URLSearchParams): Record<string, string | string[]> {
@@ -111,6 +131,7 @@ export function fleetQueryToParams(query: FleetQuery): URLSearchParams {
   if (query.state.length > 0) params.set("state", query.state.join(","));
   if (query.failedStep) params.set("failedStep", query.failedStep);
   if (query.attention) params.set("attention", "1");
+  if (query.cluster) params.set("cluster", query.cluster);
   if (query.sort !== "name") params.set("sort", query.sort);
   if (query.dir) params.set("dir", query.dir);
   if (query.page !== 1) params.set("page", String(query.page));

@@ -57,6 +57,11 @@ export type HostSummary = {
     apiCertSha256: string | null;
     /** `user@realm!tokenid`; the secret never leaves the credentials table. */
     apiTokenId: string | null;
+    /**
+     * What onboarding was asked to do about a cluster, and the cluster's name once a step read
+     * it back (the name asked for, for a host that creates one, until then).
+     */
+    cluster?: { mode: "none" | "create" | "join"; name: string | null };
   };
   /** What RegisterCapacity recorded; null before it first ran. */
   capacity: {
@@ -81,6 +86,8 @@ type Row = {
   api_port: number;
   api_cert_sha256: string | null;
   api_token_id: string | null;
+  cluster_mode: "none" | "create" | "join";
+  cluster_name: string | null;
   capacity_cores: number | null;
   capacity_memory_mib: number | null;
   capacity_image_storage_gib: number | null;
@@ -122,7 +129,7 @@ export async function listHosts(
   const result = await db.execute<Row>(sql`
     select h.id, h.name, h.address, h.ssh_port, h.ssh_user, c.kind as auth_method, h.host_key_sha256,
            h.template_check_failure, h.template_checked_at,
-           h.node_name, h.api_port, h.api_cert_sha256, h.api_token_id,
+           h.node_name, h.api_port, h.api_cert_sha256, h.api_token_id, h.cluster_mode, h.cluster_name,
            h.capacity_cores, h.capacity_memory_mib, h.capacity_image_storage_gib,
            h.capacity_registered_at, h.retired_at, r.pipeline as run_pipeline,
            r.id as run_id, r.status as run_status, r.current_step, r.phase, r.step_started_at,
@@ -184,6 +191,7 @@ function toSummary(row: Row): HostSummary {
       apiPort: row.api_port,
       apiCertSha256: row.api_cert_sha256,
       apiTokenId: row.api_token_id,
+      cluster: { mode: row.cluster_mode, name: row.cluster_name },
     },
     capacity:
       row.capacity_registered_at !== null &&

@@ -3,6 +3,7 @@ import { configIsTemplate } from "./is-template";
 import { pinnedApiCall, type PinnedRequest } from "./pinned-https";
 import {
   ZClusterOptions,
+  ZClusterVmResources,
   ZClusterStatus,
   ZNodeList,
   ZNodeStatus,
@@ -49,6 +50,11 @@ export function pveShutdownPath(node: string): string {
 
 export class ProxmoxClient {
   constructor(private readonly target: ProxmoxTarget) {}
+
+  /** The node this client asks about (`/nodes/{node}/…`). */
+  get node(): string {
+    return this.target.node;
+  }
 
   /** `GET /version`. */
   version() {
@@ -136,8 +142,23 @@ export class ProxmoxClient {
    */
   async isTemplate(vmid: number): Promise<boolean> {
     const list = await this.listVms();
-    if (!list.some((vm) => vm.vmid === vmid)) return false;
+    if (!list.some((vm) => vm.vmid === vmid)) {
+      // A VMID is the cluster's: another member's template is this node's too (issue 31).
+      const elsewhere = await this.clusterGuest(vmid);
+      return elsewhere !== null && elsewhere.node !== this.target.node && elsewhere.template;
+    }
     return configIsTemplate(await this.vmConfig(vmid));
+  }
+
+  /**
+   * Which node of the cluster holds `vmid` and whether Proxmox flags it a template
+   * (`GET /cluster/resources?type=vm`, `VM.Audit`); null when no node does. On a standalone
+   * node the node's own guests.
+   */
+  async clusterGuest(vmid: number): Promise<{ node: string; template: boolean } | null> {
+    const guests = await this.get("/cluster/resources?type=vm", ZClusterVmResources);
+    const guest = guests.find((g) => g.vmid === vmid);
+    return guest ? { node: guest.node, template: guest.template === 1 } : null;
   }
 
   /**

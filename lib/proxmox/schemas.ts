@@ -37,6 +37,17 @@ export const ZClusterStatusEntry = z
 export const ZClusterStatus = z.array(ZClusterStatusEntry);
 export type TClusterStatusEntry = z.infer<typeof ZClusterStatusEntry>;
 
+/** `GET /cluster/resources?type=vm`: every guest of the cluster the token may audit. */
+export const ZClusterVmResources = z.array(
+  z
+    .object({
+      vmid: z.coerce.number().int(),
+      node: z.string(),
+      template: z.coerce.number().optional(),
+    })
+    .loose(),
+);
+
 /** `GET /cluster/options`: `ha.shutdown_policy` is absent when left at its default, `conditional`. */
 export const ZClusterOptions = z
   .object({ ha: z.object({ shutdown_policy: z.string().optional() }).loose().optional() })

@@ -34,7 +34,8 @@ export const POST = route(
     role: "operator",
     summary: "Add a host and start its onboarding",
     body: { schema: ZCreateHost, read: "json" },
-    errorKeys: "field",
+    // `cluster` is an object: its fields' errors are named by path (`cluster.name`).
+    errorKeys: "path",
   },
   async ({ actor, body }) => json(await auditedHostCreation(getDb(), actor, body), 201),
 );

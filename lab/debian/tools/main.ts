@@ -49,6 +49,8 @@ async function main(): Promise<number> {
       return (await import("./ifreload")).ifreload(root, argv);
     case "ip":
       return (await import("./ip")).ip(root, argv);
+    case "timedatectl":
+      return (await import("./timedatectl")).timedatectl(root, argv);
     default:
       process.stderr.write(`lab: unknown tool ${tool}\n`);
       return 127;

@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 
 import { pveDir, storageCfgPath, writeAtomic, writeVmConfig } from "../state";
+import { renderCorosync } from "./membership";
 import { LAB_NFS_STORAGE, type ClusterGuest, type LabClusterModel } from "./model";
 
 /**
@@ -45,20 +46,16 @@ function guestConfig(guest: ClusterGuest, storage: string): Map<string, string> 
  * tells a member from a standalone node (the console's onboarding reads it that way).
  */
 export function corosyncConf(model: LabClusterModel): string {
-  const nodes = model.nodes
-    .map(
-      (n, i) =>
-        `  node {\n    name: ${n.name}\n    nodeid: ${i + 1}\n    quorum_votes: 1\n    ring0_addr: ${n.ip}\n  }\n`,
-    )
-    .join("");
-  return (
-    "logging {\n  debug: off\n  to_syslog: yes\n}\n\n" +
-    `nodelist {\n${nodes}}\n\n` +
-    "quorum {\n  provider: corosync_votequorum\n}\n\n" +
-    `totem {\n  cluster_name: ${model.name}\n  config_version: ${model.nodes.length}\n` +
-    "  interface {\n    linknumber: 0\n  }\n  ip_version: ipv4-6\n  link_mode: passive\n" +
-    "  secauth: on\n  version: 2\n}\n"
-  );
+  return renderCorosync({
+    clusterName: model.name,
+    configVersion: model.nodes.length,
+    nodes: model.nodes.map((n, i) => ({
+      name: n.name,
+      nodeid: i + 1,
+      votes: 1,
+      ring0_addr: n.ip,
+    })),
+  });
 }
 
 export function writeClusterConfigs(root: string, model: LabClusterModel): void {

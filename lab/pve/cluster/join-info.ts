@@ -55,12 +55,12 @@ function fingerprintOf(root: string, node: string): string {
 }
 
 export function joinInfo(
-  model: LabClusterModel,
+  model: LabClusterModel | null,
   root: string,
   localNode: string,
   node: string | undefined,
 ): unknown {
-  if (model.faults.joinInfoFails.includes(localNode)) throw new ApiError(500, NOT_IN_CLUSTER);
+  if (model?.faults.joinInfoFails.includes(localNode)) throw new ApiError(500, NOT_IN_CLUSTER);
   let text: string;
   try {
     text = fs.readFileSync(path.join(pveDir(root), "corosync.conf"), "utf8");
@@ -84,7 +84,7 @@ export function joinInfo(
       nodeid: Number(n.nodeid),
       quorum_votes: Number(n.quorum_votes ?? 1),
       ...(n.ring0_addr === undefined ? {} : { ring0_addr: n.ring0_addr }),
-      pve_addr: model.node(n.name!)?.ip ?? n.ring0_addr,
+      pve_addr: model?.node(n.name!)?.ip ?? n.ring0_addr,
       pve_fp: fingerprintOf(root, n.name!),
     })),
     preferred_node: preferred,

@@ -26,6 +26,7 @@ import {
   type PveRelease,
 } from "./model";
 import { moveGuestConfig, writeClusterConfigs } from "./guest-configs";
+import { setCorosyncDown } from "./membership";
 import { linkMemberPmxcfs } from "./pmxcfs";
 import { clusterRoutes } from "./routes";
 import { seedClusterNodeHost, startClusterNodeSsh, type ClusterNodeSsh } from "./ssh-side";
@@ -155,6 +156,8 @@ export async function startLabCluster(options: StartLabClusterOptions): Promise<
   };
   // Powered off, a node answers neither its API nor SSH, as a real one.
   const off = async (n: LabClusterNode) => {
+    // corosync goes with the node: pvecm on the others no longer lists it.
+    setCorosyncDown(shared, n.name, true);
     await n.api.powerOff();
     await n.ssh.server.stop();
   };
@@ -218,6 +221,7 @@ export async function startLabCluster(options: StartLabClusterOptions): Promise<
       const n = nodeOf(name);
       await n.api.powerOn();
       await n.ssh.server.restart();
+      setCorosyncDown(shared, name, false);
       model.powerOn(name);
     },
     stop: async () => {

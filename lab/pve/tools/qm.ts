@@ -136,6 +136,23 @@ function main(): void {
   }
 }
 
+/** The node whose `qemu-server` or `lxc` folder in pmxcfs holds `vmid`, if any. */
+function vmidHolder(root: string, vmid: number): string | null {
+  const nodes = path.join(root, "etc/pve/nodes");
+  let names: string[];
+  try {
+    names = fs.readdirSync(nodes);
+  } catch {
+    return null;
+  }
+  for (const node of names) {
+    for (const kind of ["qemu-server", "lxc"]) {
+      if (fs.existsSync(path.join(nodes, node, kind, `${vmid}.conf`))) return node;
+    }
+  }
+  return null;
+}
+
 function create(ctx: ToolContext, argv: string[]): void {
   const args = parseArgs(argv, {
     options: {
@@ -150,8 +167,12 @@ function create(ctx: ToolContext, argv: string[]): void {
   });
   const vmid = parseVmid(args.positional[0], USAGE.create);
   withPveLock(ctx.root, () => {
-    if (listVmids(ctx.root, ctx.node).includes(vmid)) {
-      die(`unable to create VM ${vmid} - VM ${vmid} already exists on node '${ctx.node}'`);
+    // A VMID is the cluster's (pmxcfs' .vmlist): on a member every node's guests count.
+    const holder =
+      vmidHolder(ctx.root, vmid) ??
+      (listVmids(ctx.root, ctx.node).includes(vmid) ? ctx.node : null);
+    if (holder !== null) {
+      die(`unable to create VM ${vmid} - VM ${vmid} already exists on node '${holder}'`);
     }
     const conf: VmConfig = new Map([
       ["meta", `creation-qemu=10.1.2,ctime=${Math.floor(Date.now() / 1000)}`],

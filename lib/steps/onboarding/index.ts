@@ -2,6 +2,7 @@ import { definePipeline, type Step } from "@/lib/pipeline/step";
 import { buildVmTemplate } from "./build-vm-template";
 import { checkOperatingSystem } from "./check-operating-system";
 import { onboardingConfigFromEnv, type OnboardingConfig } from "./config";
+import { createCluster, joinCluster } from "./cluster-membership";
 import { configureProxmox } from "./configure-proxmox";
 import { connectHost } from "./connect-host";
 import { createApiToken } from "./create-api-token";
@@ -28,6 +29,9 @@ export function onboardingSteps(config: OnboardingConfig): Step<HostServices>[] 
     rebootIntoPveKernel(config),
     installProxmoxVe(),
     configureProxmox,
+    // Before CreateApiToken: joining replaces /etc/pve, a token made before would be gone.
+    createCluster,
+    joinCluster,
     createApiToken,
     verifyProxmoxApi,
     // After VerifyProxmoxApi (it asks the API), before VerifyVmTemplate and RegisterCapacity

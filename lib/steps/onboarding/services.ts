@@ -88,6 +88,7 @@ export type HostFacts = Partial<
     | "capacityRegisteredAt"
     | "templateCheckFailure"
     | "templateCheckedAt"
+    | "clusterName"
   >
 >;
 

@@ -298,6 +298,14 @@ export function buildVmTemplate(
         //    thrown visit is retried: "could not ask" never reads as "missing".
         const proxmox = await ctx.services.proxmox();
         const missing = await missingTemplates(proxmox, required.vmids);
+        // 2b. On a cluster a VMID is the cluster's: one another member holds is never built
+        //     over (nor destroyed) from here, template or not (issue 31).
+        const heldElsewhere = await heldByOtherMembers(proxmox, missing);
+        if (heldElsewhere.length > 0) {
+          return fail(
+            `${heldElsewhere.map((h) => `VMID ${h.vmid} exists in the cluster on ${h.node} and is not a template`).join("; ")}: the console builds no template over a guest another member holds, and destroys nothing. Free the VMID or convert it there, then Retry.`,
+          );
+        }
         if (missing.length === 0) {
           // Proxmox reports the templates before our driver has finished its own checks: while
           // the driver we started still lives, wait for it, so no later build ever starts
@@ -396,6 +404,19 @@ export function buildVmTemplate(
       await cleanUp(ctx);
     },
   };
+}
+
+/** Missing VMIDs that a guest on another node of the cluster holds. */
+async function heldByOtherMembers(
+  proxmox: ProxmoxClient,
+  vmids: number[],
+): Promise<{ vmid: number; node: string }[]> {
+  const held: { vmid: number; node: string }[] = [];
+  for (const vmid of vmids) {
+    const guest = await proxmox.clusterGuest(vmid);
+    if (guest !== null && guest.node !== proxmox.node) held.push({ vmid, node: guest.node });
+  }
+  return held;
 }
 
 /** The required VMIDs that are not usable templates, in order; throws when it cannot ask. */

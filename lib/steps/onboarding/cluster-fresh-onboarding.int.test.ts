@@ -4,7 +4,7 @@ import type { Database } from "@/lib/db/client";
 import { credentials } from "@/lib/db/schema";
 import { unseal } from "@/lib/secrets/seal";
 import { apiGet, tokenAuth } from "@/lab/pve/test-helpers";
-import { CONSOLE_TOKEN_ID } from "./create-api-token";
+import { CONSOLE_TOKEN_ID } from "@/lib/proxmox/console-identity";
 import { createHost } from "@/lib/hosts/create-host";
 import type { THostCluster } from "@/lib/hosts/schemas";
 import { startImageServer, type ImageServer, type LabNode } from "@/lab";

@@ -6,7 +6,7 @@ import { proxmoxClientForHost } from "@/lib/host-access/proxmox-client";
 import { advance, fail, type Outcome, type Step, type StepContext } from "@/lib/pipeline/step";
 import { ProxmoxCertificateMismatchError } from "@/lib/proxmox/errors";
 import { connectSsh, sh } from "@/lib/ssh";
-import { alreadyInPlace } from "./already-in-place";
+import { alreadyInPlace } from "@/lib/pipeline/already-in-place";
 import type { HostRecord, HostServices } from "./services";
 import { withPermanentSshFailures } from "./ssh-failure";
 

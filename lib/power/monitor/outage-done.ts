@@ -1,11 +1,12 @@
-import { and, eq, gte, inArray, isNotNull, isNull } from "drizzle-orm";
+import { and, eq, gte, isNull } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
-import { powerShutdownCalls, runs, upsMonitorState } from "@/lib/db/schema";
+import { runs, upsMonitorState } from "@/lib/db/schema";
 import { ABORT_REASON } from "@/lib/pipeline/abort-reason";
 import { loadClusterGroups } from "@/lib/power/clusters/load-cluster-groups";
 import type { PowerMode } from "@/lib/power/config/settings";
 import { POWER_SHUTDOWN } from "@/lib/power/shutdown-pipeline/pipeline";
 import type { ShutdownInput, ShutdownPlan } from "@/lib/power/shutdown/shutdown-plan";
+import { callsSince } from "@/lib/power/shutdown/call-attempts";
 import { verifyTargetsDown } from "@/lib/power/shutdown/verify-targets-down";
 import { dueTargets } from "@/lib/power/targets/due-targets";
 import { loadTargets } from "@/lib/power/targets/load-targets";
@@ -101,19 +102,8 @@ export async function outageTargets(
   const earliest = new Date(Math.min(...[...outageTimes.values()].flatMap((times) => [...times])));
 
   const seenDown = new Set(
-    (
-      await db
-        .select({ targetId: powerShutdownCalls.targetId, dueSince: powerShutdownCalls.dueSince })
-        .from(powerShutdownCalls)
-        .where(
-          and(
-            inArray(powerShutdownCalls.targetId, [...outageTimes.keys()]),
-            gte(powerShutdownCalls.dueSince, earliest),
-            isNotNull(powerShutdownCalls.seenDownAt),
-          ),
-        )
-    )
-      .filter((c) => ofOutage(c.targetId, c.dueSince))
+    (await callsSince(db, [...outageTimes.keys()], earliest))
+      .filter((c) => c.seenDownAt !== null && ofOutage(c.targetId, c.dueSince))
       .map((c) => c.targetId),
   );
 

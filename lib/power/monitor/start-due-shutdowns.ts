@@ -1,11 +1,12 @@
-import { and, eq, gte, inArray, isNull, sql } from "drizzle-orm";
+import { and, eq, gte, isNull, sql } from "drizzle-orm";
 import type { Transaction } from "@/lib/db/client";
-import { powerShutdownCalls, runs, upsMonitorState } from "@/lib/db/schema";
+import { runs, upsMonitorState } from "@/lib/db/schema";
 import { runOutcome } from "@/lib/pipeline/abort-reason";
 import { loadClusterGroups } from "@/lib/power/clusters/load-cluster-groups";
 import { consolidationOf } from "@/lib/power/clusters/remaining-node";
 import { readPowerSettings } from "@/lib/power/config/power-settings-store";
 import type { PowerMode } from "@/lib/power/config/settings";
+import { callCovers, callsSince } from "@/lib/power/shutdown/call-attempts";
 import type { ShutdownInput, ShutdownPlan } from "@/lib/power/shutdown/shutdown-plan";
 import { POWER_SHUTDOWN } from "@/lib/power/shutdown-pipeline/pipeline";
 import { startShutdownRun } from "@/lib/power/shutdown-pipeline/start-shutdown-run";
@@ -300,26 +301,9 @@ async function coveredOutages(
     if (ids.length > REPLACED_RUNS_PER_OUTAGE) covered.add(key);
   }
   // An accepted call covers its target for this outage whatever became of its run, and so does
-  // a target seen down; a failed, unanswered or interrupted call does not — its target is due
-  // until it is seen down. A rehearsal's would-send covers it only while the console is in
-  // dry-run itself.
-  const calls = await tx
-    .select({
-      targetId: powerShutdownCalls.targetId,
-      dueSince: powerShutdownCalls.dueSince,
-      state: powerShutdownCalls.state,
-      seenDownAt: powerShutdownCalls.seenDownAt,
-    })
-    .from(powerShutdownCalls)
-    .where(
-      and(inArray(powerShutdownCalls.targetId, targetIds), gte(powerShutdownCalls.dueSince, since)),
-    );
-  for (const call of calls) {
-    const covers =
-      call.state === "would_send"
-        ? mode !== "armed"
-        : call.state === "sent" || call.state === "sending" || call.seenDownAt !== null;
-    if (covers) covered.add(outageKey(call.targetId, call.dueSince));
+  // a target seen down (shutdown/call-attempts.ts, the one place of that rule).
+  for (const call of await callsSince(tx, targetIds, since)) {
+    if (callCovers(call, mode)) covered.add(outageKey(call.targetId, call.dueSince));
   }
   return { covered, failedRuns };
 }

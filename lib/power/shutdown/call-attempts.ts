@@ -1,6 +1,7 @@
-import { and, asc, eq, inArray, lt, sql } from "drizzle-orm";
+import { and, asc, eq, gte, inArray, lt, sql } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { powerShutdownCalls } from "@/lib/db/schema";
+import type { PowerMode } from "@/lib/power/config/settings";
 import { finishOpenActions, startAction } from "@/lib/power/records/run-actions";
 import { errorMessage } from "@/lib/pipeline/engine";
 import type { StepContext } from "@/lib/pipeline/step";
@@ -98,6 +99,47 @@ export async function callsInOutages(
         inArray(powerShutdownCalls.dueSince, [...outageStarts]),
       ),
     );
+}
+
+/**
+ * The calls of these targets in the outages that began at `since` or later, in every state:
+ * what the monitor reads to know which outages are covered (callCovers) and which targets were
+ * seen down.
+ */
+export async function callsSince(
+  db: Pick<Database, "select">,
+  targetIds: readonly string[],
+  since: Date,
+): Promise<Array<Pick<ShutdownCall, "targetId" | "dueSince" | "state" | "seenDownAt">>> {
+  if (targetIds.length === 0) return [];
+  return db
+    .select({
+      targetId: powerShutdownCalls.targetId,
+      dueSince: powerShutdownCalls.dueSince,
+      state: powerShutdownCalls.state,
+      seenDownAt: powerShutdownCalls.seenDownAt,
+    })
+    .from(powerShutdownCalls)
+    .where(
+      and(
+        inArray(powerShutdownCalls.targetId, [...targetIds]),
+        gte(powerShutdownCalls.dueSince, since),
+      ),
+    );
+}
+
+/**
+ * Whether a call covers its target for its outage, so that no new run is started for it: an
+ * accepted or in-flight call, or the target seen down. A failed, unanswered or interrupted call
+ * does not — its target is due until it is seen down. A rehearsal's would-send covers it only
+ * while the console is in dry-run itself.
+ */
+export function callCovers(
+  call: Pick<ShutdownCall, "state" | "seenDownAt">,
+  mode: PowerMode,
+): boolean {
+  if (call.state === "would_send") return mode !== "armed";
+  return call.state === "sent" || call.state === "sending" || call.seenDownAt !== null;
 }
 
 export function standingOf(

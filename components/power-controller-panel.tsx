@@ -4,6 +4,7 @@ import { useRef, useState, useTransition } from "react";
 import type { ActionResult } from "@/lib/actions/action-result";
 import {
   deletePowerControllerAction,
+  powerOnHostAction,
   readPowerStateAction,
   setPowerControllerAction,
 } from "@/lib/actions/power-controller";
@@ -34,6 +35,15 @@ function describe(view: PowerControllerView): string {
   return `${view.address}:${view.port} as ${view.username}${view.kind === "redfish" ? `, system ${view.systemId}` : ""}`;
 }
 
+/** What "Power on" will do, exactly, for the confirmation. */
+function powerOnWords(view: PowerControllerView): string {
+  if (view.kind === "wol") {
+    return `The console sends a Wake-on-LAN magic packet for ${view.mac} to ${view.broadcastAddress}:${view.port}. A machine that is off and set to wake on LAN starts; one that is on ignores it. Wake-on-LAN cannot say whether it woke.`;
+  }
+  const kind = view.kind === "redfish" ? "Redfish" : "IPMI";
+  return `The console asks the ${kind} controller at ${view.address}:${view.port} for the power state. If it reads On, nothing is sent. Otherwise it sends "power on" (${view.kind === "redfish" ? "ComputerSystem.Reset On" : "chassis power on"}) and reads the state back. Nothing is shut down or reset.`;
+}
+
 function readingText(reading: PowerReading): string {
   if (reading.state === "on") return `On — ${reading.detail}.`;
   if (reading.state === "off") return `Off — ${reading.detail}.`;
@@ -53,12 +63,15 @@ export function PowerControllerPanel({
   initial: PowerControllerView | null;
 }) {
   const isAdmin = useCan("admin");
+  const isOperator = useCan("operator");
   const [controller, setController] = useState(initial);
   const [reading, setReading] = useState<PowerReading | null>(null);
   const [editing, setEditing] = useState(false);
   const [kind, setKind] = useState<PowerControllerKind>(initial?.kind ?? "redfish");
   const [result, setResult] = useState<ActionResult | null>(null);
   const [message, setMessage] = useState<string | null>(null);
+  // A power-on the controller does not read back as On is said, never marked as done.
+  const [messageWarns, setMessageWarns] = useState(false);
   const [pending, startTransition] = useTransition();
   const formRef = useRef<HTMLFormElement>(null);
   const formErrorRef = useRef<HTMLDivElement>(null);
@@ -71,6 +84,15 @@ export function PowerControllerPanel({
       setController(null);
       setReading(null);
       setMessage("Power controller removed.");
+      setMessageWarns(false);
+    },
+  });
+
+  const powerOn = useConfirmedAction(() => powerOnHostAction({ hostId }), {
+    onSuccess: ({ outcome }) => {
+      setReading(outcome.after);
+      setMessage(outcome.message);
+      setMessageWarns(outcome.after?.state !== "on");
     },
   });
 
@@ -80,7 +102,10 @@ export function PowerControllerPanel({
       if (answer.ok) {
         setReading(answer.state);
         setController(answer.controller);
-      } else setMessage(answer.message);
+      } else {
+        setMessage(answer.message);
+        setMessageWarns(true);
+      }
     });
 
   return (
@@ -130,9 +155,29 @@ export function PowerControllerPanel({
         </p>
       )}
       {message && (
-        <p className="notice notice-ok" role="status" data-testid="power-controller-message">
+        <p
+          className={`notice ${messageWarns ? "notice-warning" : "notice-ok"}`}
+          role="status"
+          data-testid="power-controller-message"
+        >
           {message}
         </p>
+      )}
+      {controller && isOperator && !editing && (
+        <div className="form-actions">
+          <ConfirmedAction
+            state={powerOn}
+            label="Power on"
+            className="button button-primary"
+            testId="power-controller-power-on"
+            confirm={{
+              title: "Power this host on?",
+              confirmLabel: "Power on",
+              testId: "power-controller-power-on-dialog",
+              body: <p>{powerOnWords(controller)}</p>,
+            }}
+          />
+        </div>
       )}
       {isAdmin && !editing && (
         <div className="form-actions">
@@ -187,6 +232,7 @@ export function PowerControllerPanel({
               setReading(null);
               setEditing(false);
               setMessage("Power controller saved.");
+              setMessageWarns(false);
             });
           }}
         >

@@ -18,6 +18,7 @@ const KIND_WORDS: Record<string, string> = {
   "host.pin_cleared": "key pin cleared",
   "host.power_controller_set": "power controller set",
   "host.power_controller_deleted": "power controller removed",
+  "host.power_on": "power on",
   "host.reonboarded": "onboarding again",
   "host.decommission_started": "decommission",
 };

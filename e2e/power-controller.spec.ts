@@ -1,13 +1,27 @@
-import { expect, test } from "./support/test";
+import { expect, test, type Locator, type Page } from "./support/test";
 import { startLab, type LabNode } from "../lab";
 import { startLabPowerControllers, type LabPowerControllers } from "../lab/power-controllers";
 import { addLabHost } from "./support/console";
 
 /**
+ * Opens a confirmation behind a button (`<id>` → `<id>-dialog`). A click before the page
+ * hydrated does nothing, so it is repeated until the dialog shows — never while it does.
+ */
+async function openConfirm(page: Page, testId: string): Promise<Locator> {
+  const dialog = page.getByTestId(`${testId}-dialog`);
+  await expect(async () => {
+    if (!(await dialog.isVisible())) await page.getByTestId(testId).click({ timeout: 2_000 });
+    await expect(dialog).toBeVisible({ timeout: 2_000 });
+  }).toPass({ timeout: 20_000 });
+  return dialog;
+}
+
+/**
  * Issue 30, item 1 in the browser: an admin sets a host's Redfish controller on the host's
  * page (a hostile field is refused on the field), the password never comes back, the power
  * state is read from the lab's BMC on demand (its certificate pinned at that first contact), and
- * the controller is removed.
+ * the controller is removed. Item 9's "Power on": confirmed in a dialog that says what is sent,
+ * and the page says what the BMC reads afterwards.
  */
 
 let node: LabNode | undefined;
@@ -88,8 +102,22 @@ test("an admin sets a Redfish controller, reads the host's power state and remov
     state: { state: "on" },
   });
 
-  await page.getByTestId("power-controller-remove").click();
-  const dialog = page.getByTestId("power-controller-remove-dialog");
+  // Power on, confirmed: the machine is off (its API refuses), the dialog says what will be sent,
+  // and the page says what the BMC reads afterwards.
+  await bmc.nodes[0]!.chassis.node.powerOff();
+  const powerOnDialog = await openConfirm(page, "power-controller-power-on");
+  await expect(powerOnDialog).toContainText(
+    `asks the Redfish controller at ${redfish.address}:${redfish.port} for the power state. If it reads On, nothing is sent.`,
+  );
+  await page.getByTestId("power-controller-power-on-dialog-confirm").click();
+  await expect(page.getByTestId("power-controller-message")).toContainText(
+    "took the request and reads On",
+  );
+  await expect(page.getByTestId("power-controller-state")).toContainText("On — Redfish at");
+  await expect.poll(() => on).toBe(true);
+  expect(bmc.nodes[0]!.chassis.powerOnRequests).toEqual(["redfish On"]);
+
+  const dialog = await openConfirm(page, "power-controller-remove");
   await expect(dialog).toContainText("it can then no longer power this host on");
   await page.getByTestId("power-controller-remove-dialog-confirm").click();
   await expect(page.getByTestId("power-controller-message")).toHaveText(

@@ -43,10 +43,14 @@ export class LabChassis {
       this.stuck = true;
       return;
     }
-    this.booting = setTimeout(() => {
-      this.booting = null;
-      void this.node.powerOn();
+    // Powered from the request on, as a real BMC reads it: `booting` holds until the node's own
+    // power-on has finished, so there is no instant between the two that reads Off.
+    const booting = setTimeout(() => {
+      void this.node.powerOn().finally(() => {
+        if (this.booting === booting) this.booting = null;
+      });
     }, this.faults.bootMs ?? 0);
+    this.booting = booting;
   }
 
   async forceOff(): Promise<void> {

@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { getDb } from "@/lib/db/client";
 import { ZHostId } from "@/lib/hosts/schemas";
+import { auditedPowerOn } from "@/lib/power-controllers/power-on-host";
 import { hostPowerController } from "@/lib/power-controllers/read-state";
 import { ZPowerControllerInput } from "@/lib/power-controllers/schemas";
 import {
@@ -40,4 +41,12 @@ export const deletePowerControllerAction = action(
 export const readPowerStateAction = action(
   { name: "read power state", role: "viewer", schema: z.object({ hostId: ZHostId }) },
   async ({ input: { hostId } }) => hostPowerController(getDb(), hostId, { read: true }),
+);
+
+/** "Power on" on the host page: an operator's, confirmed in a dialog, audited as `host.power_on`. */
+export const powerOnHostAction = action(
+  { name: "power on", role: "operator", schema: z.object({ hostId: ZHostId }) },
+  async ({ actor, input: { hostId } }) => ({
+    outcome: await auditedPowerOn(getDb(), actor, hostId),
+  }),
 );

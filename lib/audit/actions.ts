@@ -19,6 +19,7 @@ export const AUDIT_ACTIONS = [
   "host.clear_pin",
   "host.power_controller_set",
   "host.power_controller_delete",
+  "host.power_on",
   "host.reonboard",
   "host.decommission",
   "host.delete",

@@ -15,6 +15,7 @@ import { createTestUser, type TestUser } from "@/test/auth";
 import { seedActiveLabHost } from "@/test/fixtures/active-lab-host";
 import { registerProcessTestDatabase, routeParams } from "@/test/process-database";
 
+import { POST as POWER_ON } from "./power-on/route";
 import { DELETE, GET, PUT } from "./route";
 
 /*
@@ -27,15 +28,17 @@ let cluster: LabCluster;
 let bmc: LabPowerControllers;
 let admin: TestUser;
 let operator: TestUser;
+let viewer: TestUser;
 const hostIds = new Map<string, string>();
 /** Every answer's text, to prove no password ever left the console. */
 const answered: string[] = [];
 
 beforeAll(async () => {
   const db = getDb();
-  [admin, operator] = await Promise.all([
+  [admin, operator, viewer] = await Promise.all([
     createTestUser(db, "admin"),
     createTestUser(db, "operator"),
+    createTestUser(db, "viewer"),
   ]);
   cluster = await startLabCluster({ nodes: 2, apiAuthFailureDelayMs: 0 });
   bmc = await startLabPowerControllers({
@@ -310,5 +313,101 @@ describe("PUT /api/hosts/{id}/power-controller", () => {
     const read = await call(GET, admin, hostId, "GET", undefined, "?read=true");
     expect(read.body).toEqual({ hostId, controller: null, state: null });
     expect(await controllerChecks(hostId)).toEqual({});
+  });
+});
+
+describe("POST /api/hosts/{id}/power-controller/power-on", () => {
+  const powerOn = (user: TestUser, hostId: string) =>
+    call(POWER_ON as typeof PUT, user, hostId, "POST");
+  const powerOnAudits = async (hostId: string) =>
+    (
+      await getDb()
+        .select()
+        .from(auditLog)
+        .where(eq(auditLog.target, `host:${hostId}`))
+    ).filter((row) => row.action === "host.power_on");
+
+  it("without a controller: 409 that says to set one; viewers may not", async () => {
+    const hostId = hostIds.get("pve2")!;
+    await call(DELETE, admin, hostId, "DELETE");
+    expect((await powerOn(viewer, hostId)).status).toBe(403);
+    const answer = await powerOn(operator, hostId);
+    expect(answer.status).toBe(409);
+    expect(answer.body.error).toMatch(/no power controller: set one/);
+  });
+
+  it("Redfish: a node that is off is powered on, read back On, event and audit say so", async () => {
+    const hostId = hostIds.get("pve2")!;
+    await call(PUT, admin, hostId, "PUT", redfishBody("pve2"));
+    await cluster.powerOff("pve2");
+    const chassis = bmc.node("pve2").chassis;
+    const before = chassis.powerOnRequests.length;
+    try {
+      const answer = await powerOn(operator, hostId);
+      expect(answer.status).toBe(200);
+      expect(answer.body).toMatchObject({ hostId, result: "sent", after: { state: "on" } });
+      expect(answer.body.message).toMatch(/took the request and reads On/);
+      expect(chassis.powerOnRequests.length - before).toBe(1);
+      await expect.poll(() => clusterNodePower(cluster, "pve2").isOn()).toBe(true);
+      // The earlier refusal (no controller) is the failure before it.
+      expect((await powerOnAudits(hostId)).map((a) => [a.outcome, a.detail])).toEqual([
+        ["failure", { reason: expect.stringMatching(/no power controller/) }],
+        ["success", { result: "sent", after: "on" }],
+      ]);
+      const recorded = await getDb().select().from(events).where(eq(events.hostId, hostId));
+      expect(recorded.some((e) => e.kind === "host.power_on")).toBe(true);
+    } finally {
+      if (!clusterNodePower(cluster, "pve2").isOn()) await cluster.powerOn("pve2");
+    }
+  });
+
+  it("a host that already reads On: nothing is sent", async () => {
+    const hostId = hostIds.get("pve2")!;
+    const chassis = bmc.node("pve2").chassis;
+    const before = chassis.powerOnRequests.length;
+    const answer = await powerOn(operator, hostId);
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ result: "already-on", after: { state: "on" } });
+    expect(answer.body.message).toMatch(/nothing was sent/);
+    expect(chassis.powerOnRequests.length).toBe(before);
+  });
+
+  it("IPMI, a machine that never boots: the BMC reads On, and the answer says the host's API is what tells it started", async () => {
+    const hostId = hostIds.get("pve2")!;
+    await call(PUT, admin, hostId, "PUT", ipmiBody("pve2"));
+    await cluster.powerOff("pve2");
+    const chassis = bmc.node("pve2").chassis;
+    chassis.faults.neverBoots = true;
+    try {
+      const answer = await powerOn(operator, hostId);
+      expect(answer.status).toBe(200);
+      expect(answer.body).toMatchObject({ result: "sent", after: { state: "on" } });
+      expect(answer.body.message).toMatch(/its Proxmox API answers once it has booted/);
+      expect(chassis.powerOnRequests.at(-1)).toMatch(/ipmi/i);
+      expect(clusterNodePower(cluster, "pve2").isOn()).toBe(false);
+    } finally {
+      chassis.faults.neverBoots = false;
+      await chassis.forceOff();
+      await call(PUT, admin, hostId, "PUT", redfishBody("pve2"));
+      await cluster.powerOn("pve2");
+    }
+  });
+
+  it("a controller that cannot be reached: 503 naming it, audited as a failure, the node stays off", async () => {
+    const hostId = hostIds.get("pve2")!;
+    await cluster.powerOff("pve2");
+    const chassis = bmc.node("pve2").chassis;
+    chassis.faults.unreachable = true;
+    try {
+      const answer = await powerOn(operator, hostId);
+      expect(answer.status).toBe(503);
+      expect(answer.body.error).toMatch(/was not powered on/);
+      expect(clusterNodePower(cluster, "pve2").isOn()).toBe(false);
+      const audits = await powerOnAudits(hostId);
+      expect(audits.some((a) => a.outcome === "failure")).toBe(true);
+    } finally {
+      chassis.faults.unreachable = false;
+      await cluster.powerOn("pve2");
+    }
   });
 });

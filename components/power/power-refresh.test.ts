@@ -61,4 +61,30 @@ describe("refreshing power queries from the live stream", () => {
     expect(server.fetches - 1).toBeGreaterThanOrEqual(25);
     unsubscribe();
   });
+
+  it("one message while a fetch from before the change is running: a fetch after it follows (the run panel's last tick)", async () => {
+    const { client, server, observer, unsubscribe } = slowQuery(100);
+    await sleep(150);
+    // A fetch starts (another message's, or the fallback poll) ...
+    void client.invalidateQueries({ queryKey: ["power", "overview"] });
+    await sleep(20);
+    // ... the run ends while it runs, and its one message comes.
+    server.value = 1;
+    powerRefresher(client, () => false)([["power", "overview"]]);
+    await sleep(400);
+    expect(observer.getCurrentResult().data).toBe(1);
+    unsubscribe();
+  });
+
+  it("joining the running fetch instead, for contrast, keeps the state from before the change", async () => {
+    const { client, server, observer, unsubscribe } = slowQuery(100);
+    await sleep(150);
+    void client.invalidateQueries({ queryKey: ["power", "overview"] });
+    await sleep(20);
+    server.value = 1;
+    void client.invalidateQueries({ queryKey: ["power", "overview"] }, { cancelRefetch: false });
+    await sleep(400);
+    expect(observer.getCurrentResult().data).toBe(0);
+    unsubscribe();
+  });
 });

@@ -17,6 +17,7 @@ import { RunEvents } from "../run-log";
 import { isAbortRequested } from "../run-state";
 import { StepTimeline } from "../step-timeline";
 import { powerKeys } from "./power-keys";
+import { useLiveRefresh } from "./power-refresh";
 import { PowerRunVerdictLine } from "./run-verdict";
 import { describeOrigin } from "./timeline";
 import styles from "./power.module.css";
@@ -49,7 +50,6 @@ export function callsByTarget(calls: readonly ShutdownCallView[]) {
  */
 export function ShutdownRunPanel({ initial }: { initial: ShutdownRunView | null }) {
   const refetchInterval = useFallbackRefetchInterval();
-  const queryClient = useQueryClient();
   const { data } = useQuery({
     queryKey: powerKeys.shutdownRun,
     queryFn: async () =>
@@ -60,13 +60,9 @@ export function ShutdownRunPanel({ initial }: { initial: ShutdownRunView | null 
   // Each tick of the run commits a run message: the whole view (run, calls, verdicts) follows it,
   // so the verdict line and the steps never disagree with the run they describe.
   const runId = data?.run.id;
+  const refresh = useLiveRefresh(powerKeys.shutdownRun);
   useLiveMessages((message) => {
-    if (message.type === "run" && message.runId === runId) {
-      void queryClient.invalidateQueries(
-        { queryKey: powerKeys.shutdownRun },
-        { cancelRefetch: false },
-      );
-    }
+    if (message.type === "run" && message.runId === runId) refresh();
   });
   return (
     <section className="panel" aria-labelledby="shutdown-heading" data-testid="shutdown-run">
@@ -183,11 +179,11 @@ function ShutdownRun({ view }: { view: ShutdownRunView }) {
 }
 
 function AbortShutdown({ run }: { run: RunDetail }) {
-  const queryClient = useQueryClient();
   const canAct = useCan("operator");
   const [confirming, setConfirming] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [pending, startTransition] = useTransition();
+  const queryClient = useQueryClient();
   if (!canAct || run.status !== "running") return null;
   const requested = isAbortRequested(run);
   const abort = () =>

@@ -1,6 +1,6 @@
 "use client";
 
-import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { formatDuration } from "@/lib/logs/text";
 import type { PowerRunSummary } from "@/lib/power/queries/timeline";
@@ -11,6 +11,7 @@ import {
   usePowerLiveMessages,
 } from "../live-provider";
 import { fetchJson } from "../queries";
+import { useLiveRefresh } from "./power-refresh";
 import { describeOrigin } from "./timeline";
 import styles from "./timeline.module.css";
 import { PowerRunVerdictLine } from "./run-verdict";
@@ -40,7 +41,6 @@ function outcomeSummary(run: PowerRunSummary): string {
  * up to date live.
  */
 export function PowerRunList({ initial }: { initial: RunsPage }) {
-  const queryClient = useQueryClient();
   const refetchInterval = useFallbackRefetchInterval();
   const { data } = useQuery({
     queryKey: powerRunsKey,
@@ -48,8 +48,7 @@ export function PowerRunList({ initial }: { initial: RunsPage }) {
     initialData: initial,
     refetchInterval,
   });
-  const refresh = () =>
-    void queryClient.invalidateQueries({ queryKey: powerRunsKey }, { cancelRefetch: false });
+  const refresh = useLiveRefresh(powerRunsKey);
   usePowerLiveMessages((message) => {
     if (message.eventId !== null) refresh();
   });

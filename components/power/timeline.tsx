@@ -1,6 +1,6 @@
 "use client";
 
-import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useQuery } from "@tanstack/react-query";
 import { useState, useSyncExternalStore } from "react";
 import { formatDuration } from "@/lib/logs/text";
 import type { RunOrigin } from "@/lib/power/shutdown/run-origin";
@@ -9,6 +9,7 @@ import { formatClock, formatDateTime } from "../format";
 import { liveKeys } from "../live-keys";
 import { useFallbackRefetchInterval, usePowerLiveMessages } from "../live-provider";
 import { fetchJson } from "../queries";
+import { useLiveRefresh } from "./power-refresh";
 import { layoutTimeline, type Bar } from "./timeline-layout";
 import { PowerRunVerdictLine } from "./run-verdict";
 import { useConsoleNow } from "./use-console-now";
@@ -69,7 +70,6 @@ function describeBar(bar: Bar<TimelineAction>, runStart: number): string {
  * is reachable with Tab; hovering or focusing one shows its request and detail below.
  */
 export function RunTimelineView({ initial }: { initial: RunTimeline }) {
-  const queryClient = useQueryClient();
   const refetchInterval = useFallbackRefetchInterval();
   const key = timelineKey(initial.run.id);
   const { data, dataUpdatedAt } = useQuery({
@@ -81,10 +81,9 @@ export function RunTimelineView({ initial }: { initial: RunTimeline }) {
     refetchInterval: (query) =>
       query.state.data?.run.status === "running" ? RUNNING_POLL_MS : refetchInterval,
   });
+  const refresh = useLiveRefresh(key);
   usePowerLiveMessages((message) => {
-    if (message.eventId !== null) {
-      void queryClient.invalidateQueries({ queryKey: key }, { cancelRefetch: false });
-    }
+    if (message.eventId !== null) refresh();
   });
   // Until hydrated, draw with the time the answer was read: the server's picture exactly.
   const mounted = useSyncExternalStore(

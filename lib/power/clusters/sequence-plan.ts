@@ -237,24 +237,47 @@ export function planClusterSequence(
       what: `shut down ${nodes.map((n) => n.name).join(", ") || "no node"} one after another, each until it stops answering (up to ${settings.targetDownSeconds} s)`,
     },
   ];
-  return {
-    clusterId: group.id,
-    name: group.label,
-    hyperConverged: group.hyperConverged,
-    // The nodes that go down last answer longest: the cluster-wide calls go there first.
-    apiNodes: [...nodes].reverse().map((n) => n.name),
-    nodes,
+  return sequencePlan(group, nodes, settings, {
     consoleGuest,
-    guestTimeoutSeconds: settings.guestTimeoutSeconds,
-    guestParallelism: settings.guestParallelism,
     steps,
-    budgetSeconds: steps.reduce((sum, s) => sum + s.seconds, 0),
     warnings,
     consolidate:
       group.policy === "consolidate"
         ? stageOf(group, "final", consolidate ?? null, null, downAtFirst)
         : null,
     partial: null,
+  });
+}
+
+/**
+ * The frame every cluster plan shares: its nodes, the cluster-wide calls' preferred nodes (`first`
+ * before the nodes that go down last, which answer longest), the guest settings, the steps and
+ * the budget they add up to.
+ */
+function sequencePlan(
+  group: ClusterGroup,
+  nodes: ClusterNodeStep[],
+  settings: Pick<ShutdownSettings, "guestTimeoutSeconds" | "guestParallelism">,
+  parts: Pick<
+    ClusterSequencePlan,
+    "consoleGuest" | "steps" | "warnings" | "consolidate" | "partial"
+  > & { first?: string[] },
+): ClusterSequencePlan {
+  // Keys in the order the plans always had: a plan is stored and compared as JSON.
+  return {
+    clusterId: group.id,
+    name: group.label,
+    hyperConverged: group.hyperConverged,
+    apiNodes: [...(parts.first ?? []), ...[...nodes].reverse().map((n) => n.name)],
+    nodes,
+    consoleGuest: parts.consoleGuest,
+    guestTimeoutSeconds: settings.guestTimeoutSeconds,
+    guestParallelism: settings.guestParallelism,
+    steps: parts.steps,
+    budgetSeconds: parts.steps.reduce((sum, s) => sum + s.seconds, 0),
+    warnings: parts.warnings,
+    consolidate: parts.consolidate,
+    partial: parts.partial,
   };
 }
 
@@ -268,7 +291,8 @@ export const PARTIAL_OUTAGE_CEPH_FLAGS = ["noout"] as const;
  * stopped (an HA-managed guest's shutdown goes through HA, which stops it instead of moving it
  * onto a node that may not hold it), `noout` so Ceph does not rebalance while they are away,
  * then those nodes one after another. The rest keeps running with HA armed. The cluster-wide
- * calls go to a node that stays first (it answers longest).
+ * calls go to the nodes that go down, the last one first: a node that stays is not a target of
+ * this run, so the plan holds no endpoint for it.
  */
 function planPartialOutage(
   group: ClusterGroup,
@@ -308,24 +332,16 @@ function planPartialOutage(
       what: `shut down ${leaving} one after another, each until it stops answering (up to ${settings.targetDownSeconds} s); ${staying.join(", ")} keep running`,
     },
   ];
-  return {
-    clusterId: group.id,
-    name: group.label,
-    hyperConverged: group.hyperConverged,
-    apiNodes: [...nodes].reverse().map((n) => n.name),
-    nodes,
+  return sequencePlan(group, nodes, settings, {
     consoleGuest,
-    guestTimeoutSeconds: settings.guestTimeoutSeconds,
-    guestParallelism: settings.guestParallelism,
     steps,
-    budgetSeconds: steps.reduce((sum, s) => sum + s.seconds, 0),
     warnings: [
       `partial outage: only ${leaving} lost power; ${staying.join(", ")} keep running — HA stays armed, only the guests of ${leaving} are stopped, Ceph gets noout for the duration (policy "whole cluster, always" takes every node down as one unit instead)`,
       ...warnings,
     ],
     consolidate: null,
     partial: { staying },
-  };
+  });
 }
 
 /**
@@ -422,17 +438,10 @@ function planFirstStage(
       what: `shut down ${nodes.map((n) => n.name).join(", ") || "no node"} one after another, each until it stops answering (up to ${settings.targetDownSeconds} s); ${to} keeps running until the final threshold`,
     },
   ];
-  return {
-    clusterId: group.id,
-    name: group.label,
-    hyperConverged: group.hyperConverged,
-    apiNodes: [...(remaining ? [remaining] : []), ...[...nodes].reverse().map((n) => n.name)],
-    nodes,
+  return sequencePlan(group, nodes, settings, {
+    first: remaining ? [remaining] : [],
     consoleGuest,
-    guestTimeoutSeconds: settings.guestTimeoutSeconds,
-    guestParallelism: settings.guestParallelism,
     steps,
-    budgetSeconds: steps.reduce((sum, s) => sum + s.seconds, 0),
     warnings: [
       `consolidate, first stage (${fired.reason}): ${mode === "migrate" ? "migrate" : "stop"} the guests of ${nodes.map((n) => n.name).join(", ")}${mode === "migrate" ? ` to ${to}` : ""} and shut those nodes down; ${to} runs until the final threshold`,
       ...(group.consolidateCheck
@@ -441,5 +450,5 @@ function planFirstStage(
     ],
     consolidate: stageOf(group, "first", input, fired, []),
     partial: null,
-  };
+  });
 }

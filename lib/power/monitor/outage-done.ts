@@ -6,7 +6,7 @@ import { loadClusterGroups } from "@/lib/power/clusters/load-cluster-groups";
 import type { PowerMode } from "@/lib/power/config/settings";
 import { POWER_SHUTDOWN } from "@/lib/power/shutdown-pipeline/pipeline";
 import type { ShutdownInput, ShutdownPlan } from "@/lib/power/shutdown/shutdown-plan";
-import { callsSince } from "@/lib/power/shutdown/call-attempts";
+import { callsInOutages } from "@/lib/power/shutdown/call-attempts";
 import { verifyTargetsDown } from "@/lib/power/shutdown/verify-targets-down";
 import { dueTargets } from "@/lib/power/targets/due-targets";
 import { loadTargets } from "@/lib/power/targets/load-targets";
@@ -99,10 +99,17 @@ export async function outageTargets(
   }
   const ofOutage = (targetId: string, dueSince: Date | string) =>
     outageTimes.get(targetId)?.has(new Date(dueSince).getTime()) === true;
-  const earliest = new Date(Math.min(...[...outageTimes.values()].flatMap((times) => [...times])));
+  const starts = [...new Set([...outageTimes.values()].flatMap((times) => [...times]))];
+  const earliest = new Date(Math.min(...starts));
 
   const seenDown = new Set(
-    (await callsSince(db, [...outageTimes.keys()], earliest))
+    (
+      await callsInOutages(
+        db,
+        [...outageTimes.keys()],
+        starts.map((time) => new Date(time)),
+      )
+    )
       .filter((c) => c.seenDownAt !== null && ofOutage(c.targetId, c.dueSince))
       .map((c) => c.targetId),
   );

@@ -78,19 +78,21 @@ export async function outageCalls(
 /**
  * The calls of these targets, in every state (a dry-run's would-send included), in the outages
  * that began at these times (a call's `dueSince` names its outage): what a consolidating
- * cluster's first stage already called while its latch holds.
+ * cluster's first stage already called while its latch holds, and which targets an outage saw
+ * go down.
  */
 export async function callsInOutages(
   db: Pick<Database, "select">,
   targetIds: readonly string[],
   outageStarts: readonly Date[],
-): Promise<Array<Pick<ShutdownCall, "targetId" | "dueSince" | "state">>> {
+): Promise<Array<Pick<ShutdownCall, "targetId" | "dueSince" | "state" | "seenDownAt">>> {
   if (targetIds.length === 0 || outageStarts.length === 0) return [];
   return db
     .select({
       targetId: powerShutdownCalls.targetId,
       dueSince: powerShutdownCalls.dueSince,
       state: powerShutdownCalls.state,
+      seenDownAt: powerShutdownCalls.seenDownAt,
     })
     .from(powerShutdownCalls)
     .where(
@@ -103,8 +105,7 @@ export async function callsInOutages(
 
 /**
  * The calls of these targets in the outages that began at `since` or later, in every state:
- * what the monitor reads to know which outages are covered (callCovers) and which targets were
- * seen down.
+ * what the monitor reads to know which outages are covered (callCovers).
  */
 export async function callsSince(
   db: Pick<Database, "select">,

@@ -1,4 +1,4 @@
-import { eq } from "drizzle-orm";
+import { asc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hosts, powerEvents } from "@/lib/db/schema";
 import { updatePowerSettings } from "@/lib/power/operations/update-power-settings";
@@ -132,7 +132,8 @@ describe("the power self-test", () => {
       const events = await database.db
         .select()
         .from(powerEvents)
-        .where(eq(powerEvents.kind, "self-test.failed"));
+        .where(eq(powerEvents.kind, "self-test.failed"))
+        .orderBy(asc(powerEvents.id));
       // Recorded for the new failure, not again for the same one an hour later.
       expect(events).toHaveLength(eventsBefore.length + 1);
       expect(events.at(-1)!.message).toContain(

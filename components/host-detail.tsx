@@ -58,6 +58,12 @@ export function HostDetailView({
           <h1 data-testid="host-name">{host.name}</h1>
           <StateBadge state={host.state} />
         </div>
+        {/* The one reason on the first screen (a phone's too), not only in the run card below. */}
+        {host.latestRun?.status === "failed" && (
+          <p className="host-reason">
+            <PhaseLine run={host.latestRun} testId="host-header-reason" />
+          </p>
+        )}
         <dl className="host-facts">
           <div>
             <dt>Address</dt>

@@ -32,7 +32,7 @@ async function expectActive(page: import("@playwright/test").Page) {
   await expect(badge).toHaveAttribute("data-state", /^(active|failed)$/, { timeout: 120_000 });
   const reason =
     (await badge.getAttribute("data-state")) === "failed"
-      ? await page.getByTestId("failure-reason").first().textContent()
+      ? await page.getByTestId("host-header-reason").textContent()
       : "";
   expect(await badge.getAttribute("data-state"), reason ?? "").toBe("active");
 }

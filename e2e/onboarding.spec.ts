@@ -87,6 +87,9 @@ test("a failure shows its one-line reason; Retry after fixing the host succeeds"
   await expect(page.getByTestId("failure-reason").first()).toContainText(
     "found Debian GNU/Linux 12 (bookworm); CluPilot onboards Debian 13 (trixie) only",
   );
+  // The reason is on the first screen, under the host's name, not only in the run card.
+  await expect(page.getByTestId("host-header-reason")).toContainText("CheckOperatingSystem");
+  await expect(page.getByTestId("host-header-reason")).toBeInViewport();
   await expect(
     page.getByTestId("step-CheckOperatingSystem").getByTestId("step-state"),
   ).toContainText(/failed/i);

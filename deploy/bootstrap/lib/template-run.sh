@@ -97,7 +97,7 @@ fi
 
 phase "ensure image storage"
 ensure_image_storage
-storage="$(detect_vm_storage)"
+storage="$(detect_vm_storage)" || die "cannot read this node's name (hostname) to choose a storage"
 
 phase "fetch image"
 fetch_cloud_image "$IMAGE_URL" "$SHA512SUMS_URL" "$image"

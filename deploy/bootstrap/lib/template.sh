@@ -8,22 +8,31 @@
 # Paths are the host's own (/etc/pve/storage.cfg), the same on every host: nothing here can be
 # pointed elsewhere.
 
-# Prints "<id> <type>" for every enabled storage whose content list includes images, in file
-# order. A missing content line is not read as "images": only what is written counts.
+# Prints "<id> <type> <shared> <nodes>" for every enabled storage whose content list includes
+# images, in file order. A missing content line is not read as "images": only what is written
+# counts. <shared> is 1 for the types Proxmox always treats as shared (pve-storage's
+# @SHARED_STORAGE in PVE/Storage/Plugin.pm) or a storage marked `shared 1`, else 0. <nodes> is
+# the storage's `nodes` list, or "-" when it applies to every node (Proxmox ignores a nodes list
+# on `local`).
 storages_with_images() {
 	[ -r /etc/pve/storage.cfg ] || return 0
 	awk '
 		function flush() {
-			if (id != "" && !disabled && images) print id, type
+			if (id != "" && !disabled && images) {
+				always = (type ~ /^(iscsi|nfs|cifs|rbd|cephfs|iscsidirect|zfs|drbd|pbs)$/)
+				print id, type, ((shared || always) ? 1 : 0), ((nodes == "" || id == "local") ? "-" : nodes)
+			}
 			id = ""
 		}
 		/^[[:space:]]*#/ { next }
 		/^[a-z][a-z0-9]*:[[:space:]]*[^[:space:]]+/ {
 			flush()
-			type = $1; sub(/:$/, "", type); id = $2; disabled = 0; images = 0
+			type = $1; sub(/:$/, "", type); id = $2; disabled = 0; images = 0; shared = 0; nodes = ""
 			next
 		}
 		/^[[:space:]]+disable([[:space:]]|$)/ { disabled = ($2 == "" || $2 == "1"); next }
+		/^[[:space:]]+shared([[:space:]]|$)/ { shared = ($2 == "" || $2 == "1"); next }
+		/^[[:space:]]+nodes[[:space:]]/ { nodes = $2; next }
 		/^[[:space:]]+content[[:space:]]/ {
 			n = split($2, kinds, ",")
 			for (i = 1; i <= n; i++) if (kinds[i] == "images") images = 1
@@ -33,16 +42,55 @@ storages_with_images() {
 	' /etc/pve/storage.cfg
 }
 
-# The storage new templates go to: a local thin/ZFS/btrfs storage first, then a directory or
-# LVM storage, then anything else that accepts images. Prints nothing when none does.
+# This node's name as Proxmox names it (PVE::INotify::nodename: the host name up to its first dot).
+node_name() {
+	local name
+	name="$(hostname)" || return 1
+	printf '%s\n' "${name%%.*}"
+}
+
+# Whether this node is a cluster member: pmxcfs shows /etc/pve/corosync.conf only then.
+in_cluster() {
+	[ -e /etc/pve/corosync.conf ]
+}
+
+# The storage new templates go to. On a cluster member, a shared storage available on this node
+# first, in file order: a template there can be cloned on every node (`qm clone --target` refuses
+# a template on local storage). Then a local thin/ZFS/btrfs storage, then a directory or LVM
+# storage, then anything else that accepts images. A storage whose `nodes` list leaves this node
+# out is never chosen. Prints nothing when none is left.
 detect_vm_storage() {
-	local all kind id type
+	local all kind id type shared nodes here
 	all="$(storages_with_images)"
 	[ -n "$all" ] || return 0
+	# Could not ask is not "no storage": the callers die on a failure, never add images to local.
+	here="$(node_name)" || return 1
 	# The list is read by the shell itself: a fleet runs this on every build, and a process per
 	# kind was most of what this function cost.
+	all="$(
+		while read -r id type shared nodes; do
+			case "$nodes" in
+			-) ;;
+			*) case ",$nodes," in *",$here,"*) ;; *) continue ;; esac ;;
+			esac
+			printf '%s %s %s\n' "$id" "$type" "$shared"
+		done <<-LIST
+			$all
+		LIST
+	)"
+	[ -n "$all" ] || return 0
+	if in_cluster; then
+		while read -r id type shared; do
+			if [ "$shared" = 1 ]; then
+				printf '%s\n' "$id"
+				return 0
+			fi
+		done <<-LIST
+			$all
+		LIST
+	fi
 	for kind in lvmthin zfspool btrfs dir lvm; do
-		while read -r id type; do
+		while read -r id type shared; do
 			if [ "$type" = "$kind" ]; then
 				printf '%s\n' "$id"
 				return 0
@@ -51,7 +99,7 @@ detect_vm_storage() {
 			$all
 		LIST
 	done
-	read -r id type <<-LIST
+	read -r id type shared <<-LIST
 		$all
 	LIST
 	printf '%s\n' "$id"
@@ -75,7 +123,7 @@ storage_content() {
 # a fixed list (it would delete what an operator added), never into /etc/pve (pmxcfs).
 ensure_image_storage() {
 	local storage content
-	storage="$(detect_vm_storage)"
+	storage="$(detect_vm_storage)" || die "cannot read this node's name (hostname) to choose a storage"
 	if [ -n "$storage" ]; then
 		log "storage $storage accepts disk images; storage configuration left as it is"
 		return 0
@@ -86,7 +134,7 @@ ensure_image_storage() {
 	log "no storage accepts disk images; adding images to local (content was: ${content:-none})"
 	pvesm set local --content "${content:+$content,}images" ||
 		die "pvesm set local --content ${content:+$content,}images failed"
-	storage="$(detect_vm_storage)"
+	storage="$(detect_vm_storage)" || die "cannot read this node's name (hostname) to choose a storage"
 	[ -n "$storage" ] || die "pvesm set reported success but no storage accepts disk images"
 	log "storage $storage now accepts disk images"
 }

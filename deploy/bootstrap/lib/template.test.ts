@@ -31,16 +31,32 @@ afterAll(async () => {
   fs.rmSync(root, { recursive: true, force: true });
 });
 
-/** Runs a function of template.sh in bash on a host whose storage.cfg is this file's copy. */
-function templateFn(storageCfg: string, call: string) {
+/**
+ * Runs a function of template.sh in bash on a host whose storage.cfg is this file's copy. With
+ * `hostname`, a `hostname` program first in PATH prints it (null: one that fails), as the host's
+ * own would; without, the machine's.
+ */
+function templateFn(storageCfg: string, call: string, hostname?: string | null) {
   fs.copyFileSync(storageCfg, path.join(root, "etc/pve/storage.cfg"));
+  // Under the build folder, which the namespace shows at the same path (its /tmp is its own).
+  const shims = `${BUILD_DIR}/shims`;
+  fs.rmSync(path.join(root, shims), { recursive: true, force: true });
+  let PATH = "/usr/sbin:/usr/bin:/sbin:/bin";
+  if (hostname !== undefined) {
+    fs.mkdirSync(path.join(root, shims));
+    const body = hostname === null ? "exit 1" : `printf '%s\\n' '${hostname}'`;
+    fs.writeFileSync(path.join(root, shims, "hostname"), `#!/bin/sh\n${body}\n`, {
+      mode: 0o755,
+    });
+    PATH = `${shims}:${PATH}`;
+  }
   const bash = ns.command([
     "/bin/bash",
     "-c",
     `log() { :; }; die() { echo "DIE: $*" >&2; exit 1; }; . ${BUILD_DIR}/template.sh; ${call}`,
   ]);
   const result = spawnSync(bash.file, bash.args, {
-    env: { ...process.env, PATH: "/usr/sbin:/usr/bin:/sbin:/bin" },
+    env: { ...process.env, PATH },
     encoding: "utf8",
   });
   return { code: result.status, stdout: result.stdout.trim(), stderr: result.stderr.trim() };
@@ -77,6 +93,7 @@ describe("storage detection against real storage.cfg layouts", () => {
     "installer-ext4-local-only.cfg": "local",
     "debian-install-no-images.cfg": "",
     "debian-install-customised.cfg": "", // only backup on NFS, scratch disabled
+    "cluster-shared.cfg": "local-lvm", // shared storages count only on a cluster member
   };
 
   it("covers every reference layout", () => {
@@ -126,5 +143,47 @@ describe("storage detection against real storage.cfg layouts", () => {
     );
     expect(templateFn(cfg, "detect_vm_storage").stdout).toBe("shared-images");
     fs.rmSync(dir, { recursive: true });
+  });
+});
+
+describe("storage detection on a cluster member (issue 31: templates every node can clone)", () => {
+  const corosync = () => path.join(root, "etc/pve/corosync.conf");
+  const cluster = path.join(layouts, "cluster-shared.cfg");
+  beforeAll(() => fs.writeFileSync(corosync(), "totem {\n  cluster_name: lab\n}\n"));
+  afterAll(() => fs.rmSync(corosync(), { force: true }));
+
+  it("takes the first shared storage this node may use: rbd on pve1, which the NFS share leaves out", () => {
+    expect(templateFn(cluster, "detect_vm_storage", "pve1")).toMatchObject({
+      code: 0,
+      stdout: "ceph-vm",
+    });
+  });
+
+  it("takes the NFS share on a node its nodes list names, by the host name's first label", () => {
+    expect(templateFn(cluster, "detect_vm_storage", "pve2").stdout).toBe("nas-images");
+    expect(templateFn(cluster, "detect_vm_storage", "pve3.example.org").stdout).toBe("nas-images");
+  });
+
+  it("lists each storage's shared flag and nodes, a disabled shared one not at all", () => {
+    expect(templateFn(cluster, "storages_with_images", "pve1").stdout.split("\n")).toEqual([
+      "local-lvm lvmthin 0 -",
+      "nas-images nfs 1 pve2,pve3",
+      "ceph-vm rbd 1 -",
+    ]);
+  });
+
+  it("falls back to local storage on a cluster without shared storage", () => {
+    expect(
+      templateFn(path.join(layouts, "installer-lvm-thin.cfg"), "detect_vm_storage", "pve1").stdout,
+    ).toBe("local-lvm");
+  });
+
+  it("a host name it cannot read fails the choice; ensure_image_storage dies and changes nothing", () => {
+    expect(templateFn(cluster, "detect_vm_storage", null).code).toBe(1);
+    const before = fs.readFileSync(cluster, "utf8");
+    const ensured = templateFn(cluster, "ensure_image_storage", null);
+    expect(ensured.code).toBe(1);
+    expect(ensured.stderr).toContain("cannot read this node's name");
+    expect(fs.readFileSync(path.join(root, "etc/pve/storage.cfg"), "utf8")).toBe(before);
   });
 });

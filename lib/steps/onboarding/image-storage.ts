@@ -21,7 +21,7 @@ export function ensureImageStorageScript(templateLibrary: string): string {
     "log() { printf '%s\\n' \"$*\"; }",
     "die() { printf '%s\\n' \"$*\" >&2; exit 1; }",
     templateLibrary,
-    'before="$(detect_vm_storage)"',
+    `before="$(detect_vm_storage)" || die "cannot read this node's name (hostname) to choose a storage"`,
     "ensure_image_storage",
     `printf '${MARKER} before=%s after=%s\\n' "$before" "$(detect_vm_storage)"`,
     "",

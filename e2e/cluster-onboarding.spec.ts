@@ -101,3 +101,13 @@ test("a host creates a cluster and a second joins it through the form; pages and
   await page.goto(firstUrl);
   await expect(page.getByTestId("host-cluster")).toContainText(cluster);
 });
+
+test("on a phone the form's cluster choices wrap onto lines of their own", async ({ page }) => {
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.goto(`${base()}/hosts/new`);
+  await page.getByTestId("cluster-mode-create").check();
+  // The three choices were squeezed side by side into broken words, the fieldset past the card.
+  const create = await page.getByTestId("cluster-mode-create").boundingBox();
+  const join = await page.getByTestId("cluster-mode-join").boundingBox();
+  expect(join!.y).toBeGreaterThan(create!.y);
+});

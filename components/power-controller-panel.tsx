@@ -11,6 +11,7 @@ import {
 import type { PowerReading } from "@/lib/power-controllers/controller";
 import type { PowerControllerKind, PowerControllerView } from "@/lib/power-controllers/schemas";
 import { useCan } from "./actor-context";
+import { BmcSuggestion } from "./bmc-suggestion";
 import { ConfirmedAction, useConfirmedAction } from "./confirmed-action";
 import { errorsOf, Field, FormError, TextField, useFocusFirstInvalid } from "./form-fields";
 
@@ -79,6 +80,8 @@ export function PowerControllerPanel({
   const errors = errorsOf(result);
   const errorOf = (field: string) => errors[field]?.[0];
   const same = controller?.kind === kind ? controller : null;
+  // The address the host reported, once the admin chose to use it (the field is re-made with it).
+  const [usedAddress, setUsedAddress] = useState<string | null>(null);
   const remove = useConfirmedAction(() => deletePowerControllerAction({ hostId }), {
     onSuccess: () => {
       setController(null);
@@ -283,12 +286,13 @@ export function PowerControllerPanel({
             </>
           ) : (
             <>
+              <BmcSuggestion hostId={hostId} onUse={setUsedAddress} />
               <TextField
-                key="address"
+                key={`address-${usedAddress ?? ""}`}
                 name="address"
                 label="BMC address"
                 hint="The BMC's own IP address or name (iDRAC, iLO, IPMI), not the host's."
-                defaultValue={same?.address ?? ""}
+                defaultValue={usedAddress ?? same?.address ?? ""}
                 error={errorOf("address")}
               />
               <TextField

@@ -1,6 +1,7 @@
 import { expect, test, type Locator, type Page } from "./support/test";
 import { startLab, type LabNode } from "../lab";
 import { startLabPowerControllers, type LabPowerControllers } from "../lab/power-controllers";
+import { wireHostBmc } from "../lab/power-controllers/host-bmc";
 import { addLabHost } from "./support/console";
 
 /**
@@ -63,6 +64,17 @@ test("an admin sets a Redfish controller, reads the host's power state and remov
   await page.getByTestId("power-controller-edit").click();
   const form = page.getByTestId("power-controller-form");
   await page.getByTestId("power-controller-kind").selectOption("redfish");
+  // The host itself is asked for its BMC (ipmitool lan print on it): a suggestion the admin
+  // takes with a click, nothing saved by asking.
+  await wireHostBmc(node, bmc, { address: redfish.address, mac: "52:54:00:e2:e2:01" });
+  await page.getByTestId("power-controller-ask-host").click();
+  await expect(page.getByTestId("power-controller-bmc-report")).toContainText(
+    `The host reports its BMC at ${redfish.address} (static address, MAC 52:54:00:e2:e2:01)`,
+  );
+  await expect(form.getByLabel("BMC address")).toHaveValue("");
+  await page.getByTestId("power-controller-use-bmc").click();
+  await expect(form.getByLabel("BMC address")).toHaveValue(redfish.address);
+  await expect(page.getByTestId("power-controller-summary")).toContainText("None");
   await form.getByLabel("BMC address").fill(redfish.address);
   await form.getByLabel("HTTPS port").fill(String(redfish.port));
   await form.getByLabel("BMC user").fill(bmc.username);

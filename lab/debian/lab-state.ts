@@ -45,6 +45,12 @@ export type DebianFaults = {
    * installed (no NTP server reachable). corosync needs the members' clocks in step.
    */
   clockUnsynchronised: boolean;
+  /**
+   * The host's BMC, as its in-band `ipmitool` reaches it through /dev/ipmi0: the lab's BMC of
+   * this node (Debian's `ipmi_sim`, lab/power-controllers), which lab/debian/tools/ipmitool.ts
+   * asks with the real ipmitool over lanplus. null = no IPMI device (no BMC).
+   */
+  bmc: { port: number; username: string; password: string } | null;
 };
 
 export const DEFAULT_DEBIAN_FAULTS: DebianFaults = {
@@ -57,6 +63,7 @@ export const DEFAULT_DEBIAN_FAULTS: DebianFaults = {
   ifreloadRejectsBridges: false,
   bridgeDropsAddress: false,
   clockUnsynchronised: false,
+  bmc: null,
 };
 
 export type LabTiming = {

@@ -2,6 +2,7 @@
 
 import { z } from "zod";
 import { getDb } from "@/lib/db/client";
+import { askHostForBmc } from "@/lib/hosts/ask-host-for-bmc";
 import { ZHostId } from "@/lib/hosts/schemas";
 import { auditedPowerOn } from "@/lib/power-controllers/power-on-host";
 import { hostPowerController } from "@/lib/power-controllers/read-state";
@@ -49,4 +50,10 @@ export const powerOnHostAction = action(
   async ({ actor, input: { hostId } }) => ({
     outcome: await auditedPowerOn(getDb(), actor, hostId),
   }),
+);
+
+/** "Ask the host": what the host's own BMC reports, to fill the form with (nothing is set). */
+export const askHostForBmcAction = action(
+  { name: "ask host for its BMC", role: "admin", schema: z.object({ hostId: ZHostId }) },
+  async ({ input: { hostId } }) => ({ report: await askHostForBmc(getDb(), hostId) }),
 );

@@ -14,6 +14,7 @@ import * as crashLoops from "../crash-loops/route";
 import * as hostsHostIdClearPin from "../hosts/[hostId]/clear-pin/route";
 import * as hostsHostIdDecommission from "../hosts/[hostId]/decommission/route";
 import * as hostsHostIdPowerController from "../hosts/[hostId]/power-controller/route";
+import * as hostsHostIdPowerControllerBmcReport from "../hosts/[hostId]/power-controller/bmc-report/route";
 import * as hostsHostIdPowerControllerPowerOn from "../hosts/[hostId]/power-controller/power-on/route";
 import * as hostsHostId from "../hosts/[hostId]/route";
 import * as hostsHostIdRuns from "../hosts/[hostId]/runs/route";
@@ -69,6 +70,7 @@ export const API_ROUTE_MODULES: readonly Record<string, unknown>[] = [
   hostsHostIdClearPin,
   hostsHostIdDecommission,
   hostsHostIdPowerController,
+  hostsHostIdPowerControllerBmcReport,
   hostsHostIdPowerControllerPowerOn,
   hostsHostId,
   hostsHostIdRuns,

@@ -49,6 +49,8 @@ async function main(): Promise<number> {
       return (await import("./ifreload")).ifreload(root, argv);
     case "ip":
       return (await import("./ip")).ip(root, argv);
+    case "ipmitool":
+      return (await import("./ipmitool")).ipmitool(root, argv);
     case "timedatectl":
       return (await import("./timedatectl")).timedatectl(root, argv);
     default:

@@ -1,8 +1,9 @@
-import { sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import type { Task } from "graphile-worker";
 import { z } from "zod";
 import { audited, type AuditActor } from "@/lib/audit/record-audit";
-import type { Database } from "@/lib/db/client";
+import type { Database, Transaction } from "@/lib/db/client";
+import { hosts } from "@/lib/db/schema";
 import { refreshClusterGroups } from "./refresh-cluster-groups";
 
 export const CLUSTER_REFRESH_TASK = "power-cluster-refresh";
@@ -45,4 +46,23 @@ export async function requestClusterRefreshBy(db: Database, actor: AuditActor): 
   await audited(db, { actor, action: "power.cluster_refresh", target: null }, () =>
     requestClusterRefresh(db),
   );
+}
+
+/**
+ * A run that changed a host's cluster membership ended well (onboarding created or joined a
+ * cluster, a decommission took a member out): power's cluster groups are asked again at once,
+ * queued in the transaction that records the run's end — the minute's cron would get there too,
+ * but an outage in between would shut the cluster down with the old group. A standalone host
+ * changes no group (the cron picks it up as before).
+ */
+export async function requestClusterRefreshAfterRun(
+  tx: Transaction,
+  hostId: string | null,
+): Promise<void> {
+  if (hostId === null) return;
+  const [host] = await tx
+    .select({ clusterName: hosts.clusterName })
+    .from(hosts)
+    .where(eq(hosts.id, hostId));
+  if (host?.clusterName) await requestClusterRefresh(tx);
 }

@@ -3,7 +3,8 @@ import path from "node:path";
 import { and, asc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "@/lib/db/client";
-import { credentials, powerClusterMemberships, stepVisits } from "@/lib/db/schema";
+import { credentials, powerClusterMemberships, runs, stepVisits } from "@/lib/db/schema";
+import { AppError } from "@/lib/errors";
 import { createHost } from "@/lib/hosts/create-host";
 import { decommissionHost } from "@/lib/hosts/decommission-host";
 import type { THostCluster } from "@/lib/hosts/schemas";
@@ -16,7 +17,7 @@ import { waitUntil } from "@/lab/processes";
 import { apiGet, apiPost, tokenAuth } from "@/lab/pve/test-helpers";
 import { labExec } from "@/lab/test-helpers";
 import { startStepHarness, type StepHarness } from "@/test/fixtures/step-harness";
-import { hostRow, runLogText, settled } from "@/test/runs";
+import { hostRow, runLogText, settled, startTestRun } from "@/test/runs";
 import { waitFor } from "@/test/worker-process";
 import { createOnboardHostPipeline } from "..";
 import { createCluster, joinCluster } from "../cluster-membership";
@@ -170,33 +171,39 @@ describe("a member leaves its cluster when it is decommissioned", () => {
     await powerGroup(["pve1", "pve2", "pve3"]);
   });
 
-  it("refuses a member that holds a guest, and one the cluster's quorum needs — nothing changes", async () => {
+  it("refuses a member that holds a guest, and one the cluster's quorum needs — before any run, and in LeaveCluster itself — nothing changes", async () => {
     const [a, b, c] = nodes as [LabNode, LabNode, LabNode];
     const before = corosync();
     const asked = await memberships();
+    const runsBefore = await db.select().from(runs).where(eq(runs.hostId, hostIds[2]!));
 
     expect((await labExec(c, "qm create 120 --name keep --memory 512")).code).toBe(0);
-    const withGuest = await settled(
-      db,
-      (await decommissionHost(db, { hostId: hostIds[2]!, actor: "test" })).runId,
-      120_000,
+    const withGuest = await decommissionHost(db, { hostId: hostIds[2]!, actor: "test" }).catch(
+      (error: unknown) => error,
     );
-    expect(withGuest).toMatchObject({ status: "failed", failedStep: "LeaveCluster" });
-    expect(withGuest.failureReason).toContain("pve3 holds 1 guest(s) (VMID 120)");
-    expect(withGuest.failureReason).toContain("Nothing was changed");
-    expect((await labExec(c, "qm destroy 120")).code).toBe(0);
+    expect(withGuest).toBeInstanceOf(AppError);
+    expect(withGuest).toMatchObject({ code: "conflict" });
+    expect((withGuest as AppError).message).toContain(
+      "m-3 cannot leave its cluster: pve3 holds 1 guest(s) (VMID 120)",
+    );
 
     await b.switches.apply({ "pve.corosyncDown": true });
-    const noMajority = await settled(
-      db,
-      (await decommissionHost(db, { hostId: hostIds[2]!, actor: "test" })).runId,
-      120_000,
+    expect((await labExec(c, "qm destroy 120")).code).toBe(0);
+    const noMajority = await decommissionHost(db, { hostId: hostIds[2]!, actor: "test" }).catch(
+      (error: unknown) => error,
     );
-    await b.switches.apply({ "pve.corosyncDown": false });
-    expect(noMajority).toMatchObject({ status: "failed", failedStep: "LeaveCluster" });
-    expect(noMajority.failureReason).toContain(
+    expect((noMajority as AppError).message).toContain(
       "pve3 is needed for the quorate majority of 'shrink': 2 of 3 votes online, 1 without it",
     );
+    // Neither started a run.
+    expect(await db.select().from(runs).where(eq(runs.hostId, hostIds[2]!))).toEqual(runsBefore);
+
+    // The step refuses on its own too (a run started however it was): nothing changes.
+    const refused = await settled(db, await startTestRun(db, decommission, hostIds[2]!), 120_000);
+    await b.switches.apply({ "pve.corosyncDown": false });
+    expect(refused).toMatchObject({ status: "failed", failedStep: "LeaveCluster" });
+    expect(refused.failureReason).toContain("pve3 is needed for the quorate majority");
+    expect(refused.failureReason).toContain("Nothing was changed");
 
     expect(corosync()).toBe(before);
     expect(c.power.state).toBe("up");

@@ -1,5 +1,6 @@
 import { and, asc, eq, isNull, ne } from "drizzle-orm";
 import { z } from "zod";
+import type { Database } from "@/lib/db/client";
 import { hosts } from "@/lib/db/schema";
 import { loadCredentialAuth } from "@/lib/host-access/host-credential";
 import { alreadyInPlace } from "@/lib/pipeline/already-in-place";
@@ -94,8 +95,8 @@ async function memberFacts(exec: MemberExec, node: string, via: string): Promise
 }
 
 /** Other hosts the console manages in the same cluster, the longest onboarded first. */
-async function otherMembers(services: HostServices, host: HostRecord): Promise<HostRecord[]> {
-  return services.db
+async function otherMembers(db: Database, host: HostRecord): Promise<HostRecord[]> {
+  return db
     .select()
     .from(hosts)
     .where(
@@ -120,6 +121,50 @@ async function answersSsh(services: HostServices, host: HostRecord): Promise<boo
   } catch {
     return false;
   }
+}
+
+/**
+ * Why the node may not leave, or null: it holds guests (their configurations would go with it),
+ * the cluster has no quorum (pvecm delnode needs it), or its quorum needs this node — while the
+ * node is down and not yet removed it still counts in the expected votes, so the others alone
+ * must be more than half of all votes.
+ */
+function refusal(facts: MemberFacts, node: string, cluster: string, via: string): string | null {
+  const listed = facts.corosync.nodes.find((n) => n.name === node);
+  if (!listed) return null;
+  if (facts.guests.length > 0)
+    return `${node} holds ${facts.guests.length} guest(s) (VMID ${facts.guests.join(", ")}): migrate or remove them before it leaves '${cluster}'. Nothing was changed.`;
+  if (!facts.quorate)
+    return `'${cluster}' has no quorum as ${via} sees it: a member can only be removed from a quorate cluster. Nothing was changed.`;
+  const totalVotes = facts.corosync.nodes.reduce((sum, n) => sum + n.votes, 0);
+  const onlineVotes = facts.corosync.nodes
+    .filter((n) => facts.online.has(n.name))
+    .reduce((sum, n) => sum + n.votes, 0);
+  const withoutIt = onlineVotes - (facts.online.has(node) ? listed.votes : 0);
+  if (withoutIt <= totalVotes / 2)
+    return `${node} is needed for the quorate majority of '${cluster}': ${onlineVotes} of ${totalVotes} votes online, ${withoutIt} without it — the cluster would lose quorum. Bring the offline members back first. Nothing was changed.`;
+  return null;
+}
+
+/**
+ * The refusal LeaveCluster would give now, asked before a decommission starts (lib/hosts): a
+ * refused decommission then starts no run at all, and the host stays as it was. Null when the
+ * host is in no cluster the console made, when nothing refuses it, or when no member that stays
+ * answers (the step decides then).
+ */
+export async function leaveClusterRefusal(db: Database, host: HostRecord): Promise<string | null> {
+  const node = host.nodeName;
+  if (!host.clusterName || !node || !NODE_NAME_RE.test(node)) return null;
+  for (const via of await otherMembers(db, host)) {
+    try {
+      return await withMemberSession(db, via, async (exec) =>
+        refusal(await memberFacts(exec, node, via.name), node, host.clusterName!, via.name),
+      );
+    } catch {
+      // the next member
+    }
+  }
+  return null;
 }
 
 /**
@@ -162,31 +207,13 @@ async function decide(
   // Not in the member list (an earlier visit removed it): only the leftovers and the read-back.
   if (!listed) return done(`${node} is no longer a member of '${cluster}'`);
 
-  if (facts.guests.length > 0) {
-    return fail(
-      `${node} holds ${facts.guests.length} guest(s) (VMID ${facts.guests.join(", ")}): migrate or remove them before it leaves '${cluster}'. Nothing was changed.`,
-    );
-  }
-  if (!facts.quorate) {
-    return fail(
-      `'${cluster}' has no quorum as ${via.name} sees it: a member can only be removed from a quorate cluster. Nothing was changed.`,
-    );
-  }
-  const totalVotes = facts.corosync.nodes.reduce((sum, n) => sum + n.votes, 0);
-  const onlineVotes = facts.corosync.nodes
-    .filter((n) => facts.online.has(n.name))
-    .reduce((sum, n) => sum + n.votes, 0);
+  const refused = refusal(facts, node, cluster, via.name);
+  if (refused) return fail(refused);
   const isOnline = facts.online.has(node);
-  const withoutIt = onlineVotes - (isOnline ? listed.votes : 0);
-  // While it is down and not yet removed, it still counts in the expected votes.
-  if (withoutIt <= totalVotes / 2) {
-    return fail(
-      `${node} is needed for the quorate majority of '${cluster}': ${onlineVotes} of ${totalVotes} votes online, ${withoutIt} without it — the cluster would lose quorum. Bring the offline members back first. Nothing was changed.`,
-    );
-  }
 
   if (isOnline || (await answersSsh(ctx.services, host))) {
-    const askedAt = ctx.context.get<string>(SHUTDOWN_AT);
+    // Asked in this visit chain only: after a Retry the node may have come back, so it is asked again.
+    const askedAt = ctx.visit === 1 ? undefined : ctx.context.get<string>(SHUTDOWN_AT);
     if (askedAt === undefined) {
       // Through its API as power does (POST /nodes/{node}/status command=shutdown): Proxmox
       // answers at once and powers off a moment later.
@@ -235,7 +262,7 @@ export const leaveCluster: Step<HostServices> = {
       return fail(
         `${host.name} has no recorded Proxmox node name: the console cannot tell which member to remove.`,
       );
-    const others = await otherMembers(ctx.services, host);
+    const others = await otherMembers(ctx.services.db, host);
     const unreachable: string[] = [];
     for (const via of others) {
       let connected = false;

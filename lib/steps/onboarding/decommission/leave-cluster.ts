@@ -40,7 +40,7 @@ const ZClusterStatus = z.array(
 type MemberExec = (command: string, timeoutMs?: number) => Promise<ExecResult>;
 
 /** What the member that stays sees: the nodelist, the quorum, the node's guests and leftovers. */
-type MemberFacts = {
+export type MemberFacts = {
   corosync: CorosyncFacts;
   quorate: boolean;
   online: Set<string>;
@@ -129,7 +129,12 @@ async function answersSsh(services: HostServices, host: HostRecord): Promise<boo
  * node is down and not yet removed it still counts in the expected votes, so the others alone
  * must be more than half of all votes.
  */
-function refusal(facts: MemberFacts, node: string, cluster: string, via: string): string | null {
+export function refusal(
+  facts: MemberFacts,
+  node: string,
+  cluster: string,
+  via: string,
+): string | null {
   const listed = facts.corosync.nodes.find((n) => n.name === node);
   if (!listed) return null;
   if (facts.guests.length > 0)

@@ -12,7 +12,8 @@ import {
   type Step,
   type StepContext,
 } from "@/lib/pipeline/step";
-import { connectSsh, sh, type ExecResult } from "@/lib/ssh";
+import { connectSsh, sh, SshConnectError, type ExecResult } from "@/lib/ssh";
+import type { SshConnectFailure } from "@/lib/ssh/errors";
 import { parseCorosyncConf, withMemberSession, type CorosyncFacts } from "../cluster-membership";
 import { NODE_NAME_RE } from "../create-api-token";
 import type { HostRecord, HostServices } from "../services";
@@ -105,23 +106,30 @@ async function otherMembers(db: Database, host: HostRecord): Promise<HostRecord[
     .orderBy(asc(hosts.createdAt), asc(hosts.id));
 }
 
-/** Whether the node still takes an SSH connection (a node that is down does not). */
+/**
+ * Whether the node still takes an SSH connection. Only a connection that does not come up
+ * (refused, unreachable, timed out, closed) counts as down: a changed host key or a refused
+ * login means something still answers there, and a name that does not resolve says nothing
+ * about the node — none of those lets a node be removed as down.
+ */
 async function answersSsh(services: HostServices, host: HostRecord): Promise<boolean> {
+  const auth = await loadCredentialAuth(services.db, host.credentialId);
   try {
     const session = await connectSsh({
       host: host.address,
       port: host.sshPort,
       username: host.sshUser,
-      auth: await loadCredentialAuth(services.db, host.credentialId),
+      auth,
       pinnedHostKey: host.hostKeySha256,
       readyTimeoutMs: 10_000,
     });
     session.close();
     return true;
-  } catch {
-    return false;
+  } catch (error) {
+    return !(error instanceof SshConnectError && DOWN_REASONS.includes(error.reason));
   }
 }
+const DOWN_REASONS: readonly SshConnectFailure[] = ["refused", "unreachable", "timeout", "closed"];
 
 /**
  * Why the node may not leave, or null: it holds guests (their configurations would go with it),

@@ -41,4 +41,17 @@ describe("decommissionPlan: what the confirmation dialog lists", () => {
     expect(plan[0]).toBe("No run is running: nothing to abort.");
     expect(plan[1]).toMatch(/^No API token is recorded for this host/);
   });
+
+  it("for a member of a cluster the console made: leaving the cluster, and the cluster's token and keys kept", () => {
+    const plan = decommissionPlan({
+      ...host,
+      proxmox: { ...host.proxmox, cluster: { mode: "join", name: "prod" } },
+    } as unknown as Parameters<typeof decommissionPlan>[0]);
+    expect(plan).toHaveLength(5);
+    expect(plan[1]).toBe(
+      "Take node pve07 out of cluster prod: refused while it holds guests or the cluster's quorum needs it; otherwise shut it down, remove it on a member that stays (pvecm delnode pve07) with its leftovers in /etc/pve/nodes/pve07, and check the cluster is quorate without it.",
+    );
+    expect(plan[2]).toMatch(/^Keep the cluster's console API token and root's authorized_keys/);
+    expect(plan.join("\n")).not.toContain("Remove the console's API token");
+  });
 });

@@ -24,6 +24,7 @@ import {
   registerClusterMemberSwitches,
   releaseClusterArea,
 } from "./pve/cluster/area";
+import { setCorosyncDown, sharedFolderOf } from "./pve/cluster/membership";
 import { registerPveSwitches, startPveNode, type LabPve, type LabPveOptions } from "./pve/node";
 import {
   LabSshServer,
@@ -209,13 +210,21 @@ export async function startLab(options: StartLabOptions = {}): Promise<LabNode> 
     throw error;
   });
 
-  // Powered off (or rebooting), the node answers neither SSH nor its API, as a real one.
+  // Powered off (or rebooting), the node answers neither SSH nor its API, as a real one; a
+  // member of a cluster made with pvecm is offline to the others until it is back (its corosync
+  // goes and comes with it).
+  const corosyncUp = (up: boolean) => {
+    const shared = sharedFolderOf(root);
+    if (shared !== null) setCorosyncDown(shared, name, !up);
+  };
   const power = new RebootController(root, {
     stop: async (silent) => {
       await api.powerOff();
       await server.stop(silent);
+      corosyncUp(false);
     },
     start: async () => {
+      corosyncUp(true);
       await api.powerOn();
       await server.restart();
     },

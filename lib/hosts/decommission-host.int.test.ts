@@ -113,6 +113,7 @@ describe.concurrent("decommissioning a host", () => {
 
     expect(await results(runId)).toEqual({
       AbortActiveRun: "no run was running",
+      LeaveCluster: "already in place: the host is in no cluster the console made",
       RemoveApiToken: `API token ${CONSOLE_TOKEN_ID} removed from pve1`,
       RemoveConsoleKey: `removed the console's key (1 line) from root's ~/.ssh/authorized_keys on pve1; other lines kept`,
       MarkRetired: expect.stringMatching(

@@ -1,14 +1,16 @@
 import type { Database } from "@/lib/db/client";
-import { events } from "@/lib/db/schema";
+import { eq } from "drizzle-orm";
+import { events, hosts } from "@/lib/db/schema";
 import { audited, type AuditActor } from "@/lib/audit/record-audit";
 import { AppError } from "@/lib/errors";
 import { startRun } from "@/lib/runs/start-run";
 import { DECOMMISSION_HOST, decommissionHostPipeline } from "@/lib/steps/onboarding/decommission";
 import { latestRun, lockHost } from "@/lib/host-access/host-guards";
+import { leaveClusterRefusal } from "@/lib/steps/onboarding/decommission/leave-cluster";
 
 /**
  * Starts the decommission pipeline for a host (lib/steps/onboarding/decommission): abort any running
- * run, remove the console's API token and SSH key from the host (best effort, each result on
+ * run, take a cluster member out of its cluster, remove the console's API token and SSH key from the host (best effort, each result on
  * the host page), mark it retired. Refused for a retired host and while a decommission is
  * already running; a running onboarding is not a refusal — aborting it is the first step.
  * The host row is locked, so two requests cannot start two decommissions.
@@ -17,6 +19,14 @@ export async function decommissionHost(
   db: Database,
   input: { hostId: string; actor: string },
 ): Promise<{ runId: string; abortsRunId: string | null }> {
+  // A member of a cluster the console made that may not leave it (guests, quorum) is refused
+  // here, before any run: a refused decommission leaves the host as it was (state, power's view).
+  // Asked outside the row lock (it is SSH to a member); LeaveCluster asks again before it acts.
+  const [row] = await db.select().from(hosts).where(eq(hosts.id, input.hostId));
+  if (row && !row.retiredAt && row.clusterName) {
+    const refused = await leaveClusterRefusal(db, row);
+    if (refused) throw new AppError("conflict", `${row.name} cannot leave its cluster: ${refused}`);
+  }
   return db.transaction(async (tx) => {
     const host = await lockHost(tx, input.hostId);
     if (host.retiredAt) {

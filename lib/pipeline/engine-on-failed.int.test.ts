@@ -227,3 +227,74 @@ describe("a pipeline's onFailed", () => {
     );
   });
 });
+
+describe("a pipeline's onSucceeded", () => {
+  function succeeding(onSucceeded: Pipeline<object>["onSucceeded"]) {
+    const pipeline = definePipeline<object>({
+      name: `s-${Math.random()}`,
+      steps: [
+        step("First", async () => advance()),
+        step("Last", async (ctx) => {
+          ctx.context.set("done", true);
+          return advance();
+        }),
+      ],
+      services: () => ({ services: {}, dispose: async () => {} }),
+      onSucceeded,
+    });
+    const options: EngineOptions = {
+      db: testDatabase.db,
+      pipelines: { [pipeline.name]: pipeline },
+      carryOn: false,
+    };
+    return {
+      start: () =>
+        testDatabase.db.transaction((tx) =>
+          startRun(tx, { pipeline, hostId: null, actor: "test" }),
+        ),
+      tick: (runId: string) => tickRun(options, runId),
+    };
+  }
+
+  it("is called once, when the last step advances, in the transaction that records the success", async () => {
+    const heard: unknown[] = [];
+    const p = succeeding(async (tx, run) => {
+      heard.push(run.context);
+      await tx
+        .insert(events)
+        .values({ runId: run.id, kind: "test.on_succeeded", actor: "test", message: "heard" });
+    });
+    const runId = await p.start();
+    await p.tick(runId);
+    expect(heard).toEqual([]);
+    await p.tick(runId);
+    expect(heard).toEqual([{ done: true }]);
+    expect((await loadRun(runId)).status).toBe("succeeded");
+    const written = await testDatabase.db
+      .select({ message: events.message })
+      .from(events)
+      .where(and(eq(events.runId, runId), eq(events.kind, "test.on_succeeded")));
+    expect(written).toEqual([{ message: "heard" }]);
+  });
+
+  it("that throws costs what it wrote, never the success: the run's log says it could not report", async () => {
+    const p = succeeding(async (tx, run) => {
+      await tx
+        .insert(events)
+        .values({ runId: run.id, kind: "test.on_succeeded", actor: "test", message: "lost" });
+      throw new Error("queue unavailable");
+    });
+    const runId = await p.start();
+    await p.tick(runId);
+    await p.tick(runId);
+    expect((await loadRun(runId)).status).toBe("succeeded");
+    expect(await runLogText(testDatabase.db, runId)).toContain(
+      "could not report this success: queue unavailable",
+    );
+    const written = await testDatabase.db
+      .select()
+      .from(events)
+      .where(and(eq(events.runId, runId), eq(events.kind, "test.on_succeeded")));
+    expect(written).toEqual([]);
+  });
+});

@@ -523,6 +523,11 @@ async function persist(
     };
     await reportFailure(tx, pipeline, run, failure, context, finishedAt);
   }
+  if (next.set.status === "succeeded" && pipeline?.onSucceeded) {
+    await reportEnd(tx, run, stepName, finishedAt, "success", (savepoint) =>
+      pipeline.onSucceeded!(savepoint, endedRun(run, context)),
+    );
+  }
   await notifyLive(tx, { type: "run", runId: run.id, hostId: run.hostId });
   return carriesOn;
 }
@@ -540,20 +545,37 @@ async function reportFailure(
   context: RunContext | null,
   at: Date,
 ): Promise<void> {
-  const failed = {
+  await reportEnd(tx, run, failure.step, at, "failure", (savepoint) =>
+    pipeline.onFailed!(savepoint, endedRun(run, context), failure),
+  );
+}
+
+function endedRun(run: RunRow, context: RunContext | null) {
+  return {
     id: run.id,
     pipeline: run.pipeline,
     hostId: run.hostId,
     context: context?.toJSON() ?? run.context,
   };
+}
+
+/** A pipeline's end hook in a savepoint: its error costs what it wrote, never the run's end. */
+async function reportEnd(
+  tx: Tx,
+  run: RunRow,
+  step: string,
+  at: Date,
+  what: "failure" | "success",
+  hook: (savepoint: Tx) => Promise<void>,
+): Promise<void> {
   try {
-    await tx.transaction((savepoint) => pipeline.onFailed!(savepoint, failed, failure));
+    await tx.transaction(hook);
   } catch (error) {
     await appendRunLog(tx, run.id, [
       {
-        step: failure.step,
+        step,
         kind: "run",
-        text: `⚠ ${run.pipeline} could not report this failure: ${errorMessage(error)}`,
+        text: `⚠ ${run.pipeline} could not report this ${what}: ${errorMessage(error)}`,
         at,
       },
     ]);

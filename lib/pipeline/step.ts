@@ -146,16 +146,26 @@ export type Pipeline<Services> = {
     run: FailedRun,
     failure: RunFailure,
   ): Promise<void>;
+  /**
+   * Called once when a run of this pipeline ends succeeded, in the transaction that records it:
+   * what it writes (a job it queues for what the success changes elsewhere) commits with the
+   * success or not at all. Like onFailed, its error is rolled back (a savepoint) and said in the
+   * run's log; the run succeeds anyway.
+   */
+  onSucceeded?(tx: import("@/lib/db/client").Transaction, run: EndedRun): Promise<void>;
 };
 
-/** The run that failed, as the visit left it. */
-export type FailedRun = {
+/** The run that ended (failed or succeeded), as the visit left it. */
+export type EndedRun = {
   id: string;
   pipeline: string;
   hostId: string | null;
   /** The context with what the last visit wrote (a thrown visit wrote nothing). */
   context: Record<string, unknown>;
 };
+
+/** The run that failed, as the visit left it. */
+export type FailedRun = EndedRun;
 
 /** How a run ended failed. */
 export type RunFailure = {

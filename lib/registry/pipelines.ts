@@ -1,4 +1,5 @@
 import type { AnyPipeline } from "@/lib/pipeline/step";
+import { requestClusterRefreshAfterRun } from "@/lib/power/cluster-refresh/refresh-task";
 import { rotateConsoleKeyPipeline } from "@/lib/console-key/rotation/pipeline";
 import { powerShutdownPipeline } from "@/lib/power/shutdown-pipeline/pipeline";
 import { onboardHostPipeline } from "@/lib/steps/onboarding";
@@ -11,8 +12,24 @@ import { decommissionHostPipeline } from "@/lib/steps/onboarding/decommission";
  * as a parameter (getRun, getHost).
  */
 export const pipelines: Readonly<Record<string, AnyPipeline>> = {
-  [onboardHostPipeline.name]: onboardHostPipeline,
+  [onboardHostPipeline.name]: withClusterRefresh(onboardHostPipeline),
   [rotateConsoleKeyPipeline.name]: rotateConsoleKeyPipeline,
-  [decommissionHostPipeline.name]: decommissionHostPipeline,
+  [decommissionHostPipeline.name]: withClusterRefresh(decommissionHostPipeline),
   [powerShutdownPipeline.name]: powerShutdownPipeline,
 };
+
+/**
+ * A host pipeline whose success can change a cluster's members (onboarding creates or joins
+ * one, a decommission takes a member out) and power's cluster groups with it: power asks the
+ * hosts again as soon as it ends (issue 31, item 8). Wired here because lib/steps sits below
+ * lib/power and must not know it.
+ */
+export function withClusterRefresh<P extends AnyPipeline>(pipeline: P): P {
+  return {
+    ...pipeline,
+    async onSucceeded(tx, run) {
+      await pipeline.onSucceeded?.(tx, run);
+      await requestClusterRefreshAfterRun(tx, run.hostId);
+    },
+  };
+}

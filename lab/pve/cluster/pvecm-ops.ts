@@ -366,3 +366,51 @@ export function joinCluster(root: string, node: string, params: JoinParams): str
 }
 
 export { sharedFolderOf };
+
+/**
+ * `pvecm delnode <node>` (PVE::API2::ClusterConfig `delnode`, pve-cluster 9): run on a member
+ * that stays. It refuses to delete the node it runs on and works only with quorum
+ * (check_cfs_quorum); the node is found by name or ring0 address; it leaves the nodelist under
+ * the config lock with the config version raised (atomic_write_conf). pve-cluster does not refuse
+ * a node that is still up: it runs `corosync-cfgtool -k <nodeid>` to kill that node's corosync
+ * ("allowed to fail when node is already shut down") — the lab does the same, so a node removed
+ * while up is cut off, as on Proxmox. It does not touch `/etc/pve/nodes/<node>` (Proxmox's
+ * documentation leaves that to the operator). Returns what it prints on stdout and stderr.
+ */
+export function deleteNode(
+  root: string,
+  localNode: string,
+  name: string,
+): { stdout: string; stderr: string } {
+  if (!CLUSTER_NAME_RE.test(name) && !isIp(name)) {
+    throw new PvecmError(
+      "400 Parameter verification failed.\nnode: invalid format - value does not look like a valid node name",
+    );
+  }
+  if (name === localNode) throw new PvecmError("Cannot delete myself from cluster!");
+  const shared = sharedFolderOf(root);
+  const view = shared === null ? null : clusterViewOf(shared, localNode);
+  // A standalone node's /etc/pve is writable (it counts as quorate) and its nodelist is empty.
+  if (shared !== null && view !== null && !view.quorate)
+    throw new PvecmError("cluster not ready - no quorum?");
+  if (shared === null) throw new PvecmError(`Node/IP: ${name} is not a known host of the cluster.`);
+  return withClusterLock(shared, () => {
+    const current = parseCorosync(fs.readFileSync(path.join(shared, "corosync.conf"), "utf8"));
+    const gone = current.nodes.find((n) => n.name === name || n.ring0_addr === name);
+    if (gone === undefined)
+      throw new PvecmError(`Node/IP: ${name} is not a known host of the cluster.`);
+    const wasUp = !readDown(shared).includes(gone.name);
+    current.nodes = current.nodes.filter((n) => n !== gone);
+    current.configVersion += 1;
+    writeFileAtomic(path.join(shared, "corosync.conf"), renderCorosync(current));
+    // corosync-cfgtool -k: the node's corosync ends (it stays in the down list: it is cut off
+    // for good); on a node that is already down it fails, which delnode ignores.
+    if (wasUp) {
+      const down = new Set(readDown(shared));
+      down.add(gone.name);
+      writeFileAtomic(path.join(shared, ".lab-down.json"), `${JSON.stringify([...down].sort())}\n`);
+      return { stdout: `Killing node ${gone.nodeid}\n`, stderr: "" };
+    }
+    return { stdout: "", stderr: "Could not kill node (error = CS_ERR_NOT_EXIST)\n" };
+  });
+}

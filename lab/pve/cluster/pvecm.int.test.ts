@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { startLab, type LabNode } from "../../index";
 import { labExec } from "../../test-helpers";
-import { apiGet, tokenAuth } from "../test-helpers";
+import { waitUntil } from "../../processes";
+import { apiGet, apiPost, tokenAuth } from "../test-helpers";
 
 /**
  * Clusters made at run time on standalone lab nodes: `pvecm create` / `add` / `status` /
@@ -212,5 +213,53 @@ describe("pvecm on lab nodes", () => {
     await b.switches.apply({ "pve.corosyncDown": false });
     await c.switches.apply({ "pve.corosyncDown": false });
     expect((await clusterStatus(c, token))[0]).toMatchObject({ quorate: 1 });
+  });
+
+  it("delnode, run on a member that stays: refuses itself, an unknown node and a cluster without quorum; removes a powered-off node (it leaves /etc/pve/nodes/<node>), and kills corosync on one still up", async () => {
+    const [a, b, c, d] = nodes as [LabNode, LabNode, LabNode, LabNode];
+    const token = a.pve.token!;
+    const corosync = () => fs.readFileSync(path.join(a.root, "etc/pve/corosync.conf"), "utf8");
+    const before = corosync();
+
+    const self = await sh(a, "pvecm delnode pve1");
+    expect(self.code).toBe(255);
+    expect(self.stderr).toContain("Cannot delete myself from cluster!");
+    const unknown = await sh(a, "pvecm delnode pve9");
+    expect(unknown.code).toBe(255);
+    expect(unknown.stderr).toContain("Node/IP: pve9 is not a known host of the cluster.");
+    await b.switches.apply({ "pve.corosyncDown": true });
+    await c.switches.apply({ "pve.corosyncDown": true });
+    const noQuorum = await sh(a, "pvecm delnode pve4");
+    await b.switches.apply({ "pve.corosyncDown": false });
+    await c.switches.apply({ "pve.corosyncDown": false });
+    expect(noQuorum.code).toBe(255);
+    expect(noQuorum.stderr).toContain("cluster not ready - no quorum?");
+    expect(corosync()).toBe(before);
+
+    // Powered off, pve4 is offline to the others; delnode finds nothing to kill.
+    const off = await apiPost(d, "/nodes/pve4/status", tokenAuth(token), { command: "shutdown" });
+    expect(off.status).toBe(200);
+    await waitUntil(() => d.power.state === "down", { timeoutMs: 30_000, what: "pve4 down" });
+    expect((await clusterStatus(a, token)).find((n) => n.name === "pve4")).toMatchObject({
+      online: 0,
+    });
+    const removed = await sh(a, "pvecm delnode pve4");
+    expect(removed.code).toBe(0);
+    expect(removed.stderr).toContain("Could not kill node (error = CS_ERR_NOT_EXIST)");
+    expect(corosync()).not.toContain("name: pve4");
+    expect(corosync()).toMatch(/config_version: \d+/);
+    const version = (text: string) => Number(/config_version: (\d+)/.exec(text)![1]);
+    expect(version(corosync())).toBe(version(before) + 1);
+    const after = await clusterStatus(a, token);
+    expect(after[0]).toMatchObject({ nodes: 3, quorate: 1 });
+    expect(after.slice(1).map((n) => n.name)).toEqual(["pve1", "pve2", "pve3"]);
+    expect(fs.existsSync(path.join(a.root, "etc/pve/nodes/pve4"))).toBe(true);
+
+    // By its address, while up: its corosync is killed, it is cut off; the others stay quorate.
+    const killed = await sh(a, `pvecm delnode ${ip(2)}`);
+    expect(killed.code).toBe(0);
+    expect(killed.stdout).toContain("Killing node 3");
+    expect((await clusterStatus(a, token))[0]).toMatchObject({ nodes: 2, quorate: 1 });
+    expect((await clusterStatus(c, token))[0]).toMatchObject({ quorate: 0 });
   });
 });

@@ -1,9 +1,9 @@
 import { clusterView } from "../cluster/membership";
-import { createCluster, joinCluster, PvecmError } from "../cluster/pvecm-ops";
+import { createCluster, deleteNode, joinCluster, PvecmError } from "../cluster/pvecm-ops";
 import { CliExit, out, parseArgs, runTool, toolContext } from "./common";
 
 /**
- * Simulated `pvecm` (pve-cluster 9): `create`, `add`, `status`, `nodes`. `add` joins over the
+ * Simulated `pvecm` (pve-cluster 9): `create`, `add`, `delnode`, `status`, `nodes`. `add` joins over the
  * API as pve-cluster does without `--use_ssh`: it reads the member's root password as
  * PVE::PTY::read_password does when stdin is no terminal (one line, no prompt) — and
  * pins the member's certificate with `--fingerprint`. Membership lives in the cluster's shared
@@ -14,6 +14,7 @@ import { CliExit, out, parseArgs, runTool, toolContext } from "./common";
 const USAGE = {
   create: "pvecm create <clustername> [OPTIONS]",
   add: "pvecm add <hostname> [OPTIONS]",
+  delnode: "pvecm delnode <node>",
 };
 
 function notInCluster(): never {
@@ -104,6 +105,21 @@ async function main(): Promise<void> {
           out(error.printed);
           throw new CliExit(255, `${error.message}\n`);
         }
+        throw error;
+      }
+      return;
+    }
+    case "delnode": {
+      const args = parseArgs(rest, { options: {}, usage: USAGE.delnode });
+      const name = args.positional[0];
+      if (name === undefined)
+        throw new CliExit(255, `400 not enough arguments\n${USAGE.delnode}\n`);
+      try {
+        const printed = deleteNode(ctx.root, ctx.node, name);
+        out(printed.stdout);
+        if (printed.stderr !== "") process.stderr.write(printed.stderr);
+      } catch (error) {
+        if (error instanceof PvecmError) throw new CliExit(255, `${error.message}\n`);
         throw error;
       }
       return;

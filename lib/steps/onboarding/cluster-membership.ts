@@ -5,7 +5,8 @@ import { loadCredentialAuth } from "@/lib/host-access/host-credential";
 import { proxmoxClientForHost } from "@/lib/host-access/proxmox-client";
 import { advance, fail, type Outcome, type Step, type StepContext } from "@/lib/pipeline/step";
 import { ProxmoxCertificateMismatchError } from "@/lib/proxmox/errors";
-import { connectSsh, sh } from "@/lib/ssh";
+import { connectSsh, sh, type ExecResult } from "@/lib/ssh";
+import { asRoot } from "../remote-job/remote-host";
 import { alreadyInPlace } from "@/lib/pipeline/already-in-place";
 import type { HostRecord, HostServices } from "./services";
 import { withPermanentSshFailures } from "./ssh-failure";
@@ -49,7 +50,8 @@ function sections(stdout: string): Sections {
 
 export type CorosyncFacts = {
   clusterName: string;
-  nodes: { name: string; nodeid: number; ring0Addr: string }[];
+  /** `votes`: the node's quorum_votes (1 when the file does not say). */
+  nodes: { name: string; nodeid: number; votes: number; ring0Addr: string }[];
 };
 
 /** The parts of corosync.conf the steps decide on (PVE::Corosync::parse_conf, enough of it). */
@@ -73,6 +75,7 @@ export function parseCorosyncConf(text: string): CorosyncFacts {
         nodes.push({
           name: current.name ?? "",
           nodeid: Number(current.nodeid ?? 0),
+          votes: Number(current.quorum_votes ?? 1),
           ring0Addr: current.ring0_addr ?? "",
         });
         current = null;
@@ -240,6 +243,19 @@ export const createCluster: Step<HostServices> = {
 
 /** A command on the member over SSH, with the member's pinned host key and stored login. */
 async function onMember(db: Database, member: HostRecord, command: string) {
+  return withMemberSession(db, member, (exec) => exec(command));
+}
+
+/**
+ * Commands on another host the console manages (a member of the host's cluster) over one SSH
+ * session, with that host's pinned host key and stored login; each as root (`sudo -n` for
+ * another login user).
+ */
+export async function withMemberSession<T>(
+  db: Database,
+  member: HostRecord,
+  work: (exec: (command: string, timeoutMs?: number) => Promise<ExecResult>) => Promise<T>,
+): Promise<T> {
   const session = await connectSsh({
     host: member.address,
     port: member.sshPort,
@@ -248,7 +264,9 @@ async function onMember(db: Database, member: HostRecord, command: string) {
     pinnedHostKey: member.hostKeySha256,
   });
   try {
-    return await session.exec(command, { timeoutMs: 30_000 });
+    return await work((command, timeoutMs = 30_000) =>
+      session.exec(asRoot(member.sshUser, command), { timeoutMs }),
+    );
   } finally {
     session.close();
   }

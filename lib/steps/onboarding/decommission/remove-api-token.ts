@@ -4,6 +4,7 @@ import { hosts } from "@/lib/db/schema";
 import { advance, type Step } from "@/lib/pipeline/step";
 import { sh } from "@/lib/ssh";
 import type { HostServices } from "../services";
+import { LEFT_CLUSTER, type LeftCluster } from "./leave-cluster";
 import { bestEffortOverSsh } from "./reachability";
 
 /** `user@realm!tokenid`, as CreateApiToken recorded it; anything else is not ours to remove. */
@@ -45,6 +46,15 @@ export const removeApiToken: Step<HostServices> = {
   maxDuration: () => 300,
   async visit(ctx) {
     const host = await ctx.services.host();
+    const left = ctx.context.get<LeftCluster>(LEFT_CLUSTER);
+    if (left) {
+      // The token lives in the cluster's shared /etc/pve: removing it would lock the console out
+      // of every member that stays. The node itself is shut down and out of the cluster.
+      await forgetToken(ctx.services, host.id);
+      return advance(
+        `API token ${host.apiTokenId ?? "(none recorded)"} kept: it is cluster '${left.cluster}'s one console token, used by the members that stay; ${left.node} is shut down and no longer a member`,
+      );
+    }
     if (!host.apiTokenId) return advance("no API token recorded for this host: nothing to remove");
     const id = splitTokenId(host.apiTokenId);
     if (!id) {

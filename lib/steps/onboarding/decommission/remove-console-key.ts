@@ -2,6 +2,7 @@ import { consoleKeys } from "@/lib/db/schema";
 import { removeKeyCommand } from "@/lib/console-key/commands";
 import { advance, type Step } from "@/lib/pipeline/step";
 import type { HostServices } from "../services";
+import { LEFT_CLUSTER, type LeftCluster } from "./leave-cluster";
 import { bestEffortOverSsh } from "./reachability";
 
 /**
@@ -17,6 +18,15 @@ export const removeConsoleKey: Step<HostServices> = {
   maxDuration: () => 300,
   async visit(ctx) {
     const host = await ctx.services.host();
+    const left = ctx.context.get<LeftCluster>(LEFT_CLUSTER);
+    if (left) {
+      // Shut down and out of its cluster, the node is not reached again (Proxmox: a removed node
+      // must not come back into the cluster's network as it is); root's authorized_keys on a
+      // member is the cluster's /etc/pve/priv/authorized_keys, which the members that stay use.
+      return advance(
+        `not touched: ${left.node} is shut down and no longer a member of '${left.cluster}'; reinstall it before it is used again`,
+      );
+    }
     const keys = await ctx.services.db.select({ line: consoleKeys.publicKey }).from(consoleKeys);
     if (keys.length === 0) return advance("the console has no SSH key: nothing to remove");
     const file = `${host.sshUser}'s ~/.ssh/authorized_keys on ${host.nodeName ?? host.address}`;

@@ -164,8 +164,14 @@ describe("the power monitor across worker crashes", () => {
     // The console's host: C's own call, accepted once. Under load it may answer after the 3-s
     // call timeout; then the attempt is settled failed and sent again, each POST its own row.
     const lastCalls = JSON.stringify(last.map((c) => [c.attempt, c.state, c.detail]));
-    expect(last.filter((c) => c.state === "sent"), lastCalls).toHaveLength(1);
-    expect(last.every((c) => c.state === "sent" || c.state === "failed"), lastCalls).toBe(true);
+    expect(
+      last.filter((c) => c.state === "sent"),
+      lastCalls,
+    ).toHaveLength(1);
+    expect(
+      last.every((c) => c.state === "sent" || c.state === "failed"),
+      lastCalls,
+    ).toBe(true);
     expect(posts(nodes[1]!), lastCalls).toHaveLength(last.length);
     // Whether C got there before the node went down decides whether it sent it again.
     expect(first.filter((c) => c.state === "sent").length).toBeLessThanOrEqual(1);

@@ -1,6 +1,7 @@
 import { and, asc, eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
-import { hosts, runLogChunks, runs } from "@/lib/db/schema";
+import { credentials, hosts, runLogChunks, runs } from "@/lib/db/schema";
+import { unseal } from "@/lib/secrets/seal";
 import { startRun } from "@/lib/runs/start-run";
 import type { AnyPipeline } from "@/lib/pipeline/step";
 import { waitFor } from "./worker-process";
@@ -32,6 +33,24 @@ export async function settled(db: Database, runId: string, timeoutMs = 60_000) {
     timeoutMs,
     50,
   );
+}
+
+/** The run's row once it has stopped; unless it succeeded, throws its reason and whole log. */
+export async function succeededRun(db: Database, runId: string, timeoutMs = 300_000) {
+  const run = await settled(db, runId, timeoutMs);
+  if (run.status !== "succeeded")
+    throw new Error(`${run.failureReason}\n${await runLogText(db, runId)}`);
+  return run;
+}
+
+/** The console's API token secret stored for the host, unsealed. */
+export async function hostTokenSecret(db: Database, hostId: string): Promise<string> {
+  const host = await hostRow(db, hostId);
+  const [credential] = await db
+    .select()
+    .from(credentials)
+    .where(eq(credentials.id, host.apiTokenCredentialId!));
+  return unseal(credential!.sealed);
 }
 
 /** A run's whole log as the operator sees it, in order. */

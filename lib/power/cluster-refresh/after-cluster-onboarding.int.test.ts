@@ -2,7 +2,6 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "@/lib/db/client";
 import { credentials, powerClusterMemberships } from "@/lib/db/schema";
-import { createHost } from "@/lib/hosts/create-host";
 import type { THostCluster } from "@/lib/hosts/schemas";
 import { CONSOLE_TOKEN_ID } from "@/lib/proxmox/console-identity";
 import { withClusterRefresh } from "@/lib/registry/pipelines";
@@ -15,9 +14,10 @@ import { createApiToken } from "@/lib/steps/onboarding/create-api-token";
 import { verifyProxmoxApi } from "@/lib/steps/onboarding/verify-proxmox-api";
 import type { LabNode } from "@/lab";
 import { startStepHarness, type StepHarness } from "@/test/fixtures/step-harness";
-import { hostRow, runLogText, settled } from "@/test/runs";
+import { hostRow, succeededRun } from "@/test/runs";
 import { waitFor } from "@/test/worker-process";
 import { loadClusterGroups } from "../clusters/load-cluster-groups";
+import { addLabClusterHost } from "@/test/cluster-host";
 
 // Issue 31, item 8: a host whose onboarding creates or joins a cluster is in power's cluster
 // group as soon as its run succeeds — through the real worker, with the registry's hook, and
@@ -49,23 +49,8 @@ afterAll(() => harness?.stop());
 const ip = (i: number) => `192.0.2.${80 + i}`;
 let counter = 0;
 async function addHost(node: LabNode, cluster: THostCluster) {
-  const added = await createHost(
-    db,
-    {
-      name: `p-${++counter}`,
-      address: node.ssh.host,
-      sshPort: node.ssh.port,
-      apiPort: node.api.port,
-      sshUser: "root",
-      authMethod: "password",
-      password: node.ssh.password,
-      cluster,
-    },
-    "test",
-  );
-  const run = await settled(db, added.runId, 300_000);
-  if (run.status !== "succeeded")
-    throw new Error(`${run.failureReason}\n${await runLogText(db, added.runId)}`);
+  const added = await addLabClusterHost(db, node, `p-${++counter}`, cluster);
+  await succeededRun(db, added.runId);
   return added.hostId;
 }
 

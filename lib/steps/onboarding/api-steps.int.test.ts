@@ -5,8 +5,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
-import { credentials, hosts } from "@/lib/db/schema";
-import { unseal } from "@/lib/secrets/seal";
+import { hosts } from "@/lib/db/schema";
 import type { LabNode, StartLabOptions } from "@/lab";
 import { parseUserCfg } from "@/lab/pve/access";
 import {
@@ -17,7 +16,7 @@ import {
   runToEnd,
 } from "@/test/fixtures/api-steps";
 import { startStepHarness, type StepHarness } from "@/test/fixtures/step-harness";
-import { runLogText } from "@/test/runs";
+import { hostTokenSecret, runLogText } from "@/test/runs";
 import { connectHost } from "./connect-host";
 import { createApiToken } from "./create-api-token";
 import { registerCapacity } from "./register-capacity";
@@ -58,14 +57,7 @@ const userCfg = (node: LabNode) =>
 const tokenCfg = (node: LabNode) =>
   fs.readFileSync(path.join(node.root, "etc/pve/priv/token.cfg"), "utf8");
 
-async function storedSecret(hostId: string) {
-  const host = await hostRow(db, hostId);
-  const [credential] = await db
-    .select()
-    .from(credentials)
-    .where(eq(credentials.id, host.apiTokenCredentialId!));
-  return unseal(credential!.sealed);
-}
+const storedSecret = (hostId: string) => hostTokenSecret(db, hostId);
 
 describe("CreateApiToken → VerifyProxmoxApi → VerifyVmTemplate → RegisterCapacity on a 'proxmox' node", () => {
   let node: LabNode;

@@ -1,19 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
-import { credentials } from "@/lib/db/schema";
-import { unseal } from "@/lib/secrets/seal";
 import { apiGet, tokenAuth } from "@/lab/pve/test-helpers";
 import { CONSOLE_TOKEN_ID } from "@/lib/proxmox/console-identity";
-import { createHost } from "@/lib/hosts/create-host";
 import type { THostCluster } from "@/lib/hosts/schemas";
 import { startImageServer, type ImageServer, type LabNode } from "@/lab";
 import { labProxmoxKeyring } from "@/lab/debian/apt-sources";
 import { labExec } from "@/lab/test-helpers";
 import { startStepHarness, type StepHarness } from "@/test/fixtures/step-harness";
-import { hostRow, runLogText, settled } from "@/test/runs";
+import { hostRow, hostTokenSecret, succeededRun } from "@/test/runs";
 import { createOnboardHostPipeline, onboardingSteps } from ".";
 import { onboardingConfigFromEnv } from "./config";
+import { addLabClusterHost } from "@/test/cluster-host";
 
 // Three fresh Debian 13 lab hosts through the whole onboarding, in its real order (issue 31):
 // the first creates the cluster, the other two join it after Proxmox VE is installed and the
@@ -47,35 +44,10 @@ afterAll(async () => {
 
 const ip = (i: number) => `192.0.2.${60 + i}`;
 let counter = 0;
-async function add(node: LabNode, cluster: THostCluster) {
-  return createHost(
-    db,
-    {
-      name: `fresh-${++counter}`,
-      address: node.ssh.host,
-      sshPort: node.ssh.port,
-      apiPort: node.api.port,
-      sshUser: "root",
-      authMethod: "password",
-      password: node.ssh.password,
-      cluster,
-    },
-    "test",
-  );
-}
-async function tokenSecret(hostId: string) {
-  const host = await hostRow(db, hostId);
-  const [row] = await db
-    .select()
-    .from(credentials)
-    .where(eq(credentials.id, host.apiTokenCredentialId!));
-  return unseal(row!.sealed);
-}
-async function active(runId: string) {
-  const run = await settled(db, runId, 600_000);
-  if (run.status !== "succeeded")
-    throw new Error(`${run.failureReason}\n${await runLogText(db, runId)}`);
-}
+const add = (node: LabNode, cluster: THostCluster) =>
+  addLabClusterHost(db, node, `fresh-${++counter}`, cluster);
+const tokenSecret = (hostId: string) => hostTokenSecret(db, hostId);
+const active = (runId: string) => succeededRun(db, runId, 600_000);
 
 describe("three fresh hosts onboarded into one cluster", () => {
   it("one creates, two join, all three active in a quorate 3-node cluster with one token valid on all three", async () => {

@@ -3,16 +3,14 @@ import path from "node:path";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "@/lib/db/client";
-import { credentials, hosts } from "@/lib/db/schema";
-import { createHost } from "@/lib/hosts/create-host";
+import { hosts } from "@/lib/db/schema";
 import type { THostCluster } from "@/lib/hosts/schemas";
 import { retryRun } from "@/lib/runs/retry-run";
-import { unseal } from "@/lib/secrets/seal";
 import type { LabNode } from "@/lab";
 import { labExec } from "@/lab/test-helpers";
 import { apiGet, tokenAuth } from "@/lab/pve/test-helpers";
 import { startStepHarness, type StepHarness } from "@/test/fixtures/step-harness";
-import { hostRow, runLogText, settled } from "@/test/runs";
+import { hostRow, hostTokenSecret, runLogText, settled, succeededRun } from "@/test/runs";
 import { createOnboardHostPipeline } from ".";
 import { createCluster, joinCluster } from "./cluster-membership";
 import { onboardingConfigFromEnv } from "./config";
@@ -25,6 +23,7 @@ import { verifyVmTemplate } from "./verify-vm-template";
 import { createTemplate } from "@/lab/pve/seed";
 import { apiTestPipeline, publishTemplates, testConfig } from "@/test/fixtures/api-steps";
 import { startTestRun } from "@/test/runs";
+import { addLabClusterHost } from "@/test/cluster-host";
 
 // Onboarding builds a cluster (issue 31), through the real worker and lab nodes that already
 // run Proxmox VE: one host creates the cluster, the next ones join it, the console's token is
@@ -62,37 +61,11 @@ const ip = (i: number) => `192.0.2.${40 + i}`;
 async function labNode(i: number, name = `pve${i}`) {
   return harness.lab({ name, address: `${ip(i)}/24` });
 }
-async function addHost(node: LabNode, cluster: THostCluster) {
-  return createHost(
-    db,
-    {
-      name: `c-${++counter}`,
-      address: node.ssh.host,
-      sshPort: node.ssh.port,
-      apiPort: node.api.port,
-      sshUser: "root",
-      authMethod: "password",
-      password: node.ssh.password,
-      cluster,
-    },
-    "test",
-  );
-}
+const addHost = (node: LabNode, cluster: THostCluster) =>
+  addLabClusterHost(db, node, `c-${++counter}`, cluster);
 const finished = (runId: string) => settled(db, runId, 300_000);
-async function succeeded(runId: string) {
-  const run = await finished(runId);
-  if (run.status !== "succeeded")
-    throw new Error(`${run.failureReason}\n${await runLogText(db, runId)}`);
-  return run;
-}
-async function tokenSecret(hostId: string) {
-  const host = await hostRow(db, hostId);
-  const [row] = await db
-    .select()
-    .from(credentials)
-    .where(eq(credentials.id, host.apiTokenCredentialId!));
-  return unseal(row!.sealed);
-}
+const succeeded = (runId: string) => succeededRun(db, runId);
+const tokenSecret = (hostId: string) => hostTokenSecret(db, hostId);
 const corosyncOf = (node: LabNode) =>
   fs.readFileSync(path.join(node.root, "etc/pve/corosync.conf"), "utf8");
 

@@ -2,15 +2,12 @@ import { CONSOLE_TOKEN_ID } from "@/lib/proxmox/console-identity";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
-import { credentials } from "@/lib/db/schema";
-import { unseal } from "@/lib/secrets/seal";
 import { startLabCluster, type LabCluster } from "@/lab";
 import { clusterCall } from "@/lab/pve/cluster/test-helpers";
 import { apiTestPipeline, hostRow, insertLabHost, runToEnd } from "@/test/fixtures/api-steps";
 import { startStepHarness, type StepHarness } from "@/test/fixtures/step-harness";
-import { runLogText } from "@/test/runs";
+import { hostTokenSecret, runLogText } from "@/test/runs";
 import { connectHost } from "./connect-host";
 import { createApiToken } from "./create-api-token";
 import { verifyProxmoxApi } from "./verify-proxmox-api";
@@ -35,14 +32,7 @@ afterAll(async () => {
   await harness?.stop();
 });
 
-async function storedSecret(hostId: string) {
-  const host = await hostRow(db, hostId);
-  const [credential] = await db
-    .select()
-    .from(credentials)
-    .where(eq(credentials.id, host.apiTokenCredentialId!));
-  return unseal(credential!.sealed);
-}
+const storedSecret = (hostId: string) => hostTokenSecret(db, hostId);
 
 describe("onboarding every node of a Proxmox cluster, one after the other", () => {
   it("adopts the cluster's one console token on each member instead of rotating it, so every member onboarded before still opens its API", async () => {

@@ -3,21 +3,26 @@ import path from "node:path";
 import { and, asc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "@/lib/db/client";
-import { credentials, powerClusterMemberships, runs, stepVisits } from "@/lib/db/schema";
+import { powerClusterMemberships, runs, stepVisits } from "@/lib/db/schema";
 import { AppError } from "@/lib/errors";
-import { createHost } from "@/lib/hosts/create-host";
 import { decommissionHost } from "@/lib/hosts/decommission-host";
 import type { THostCluster } from "@/lib/hosts/schemas";
 import { loadClusterGroups } from "@/lib/power/clusters/load-cluster-groups";
 import { CONSOLE_TOKEN_ID } from "@/lib/proxmox/console-identity";
 import { withClusterRefresh } from "@/lib/registry/pipelines";
-import { unseal } from "@/lib/secrets/seal";
 import type { LabNode } from "@/lab";
 import { waitUntil } from "@/lab/processes";
 import { apiGet, apiPost, tokenAuth } from "@/lab/pve/test-helpers";
 import { labExec } from "@/lab/test-helpers";
 import { startStepHarness, type StepHarness } from "@/test/fixtures/step-harness";
-import { hostRow, runLogText, settled, startTestRun } from "@/test/runs";
+import {
+  hostRow,
+  hostTokenSecret,
+  runLogText,
+  settled,
+  startTestRun,
+  succeededRun,
+} from "@/test/runs";
 import { waitFor } from "@/test/worker-process";
 import { createOnboardHostPipeline } from "..";
 import { createCluster, joinCluster } from "../cluster-membership";
@@ -26,6 +31,7 @@ import { connectHost } from "../connect-host";
 import { createApiToken } from "../create-api-token";
 import { verifyProxmoxApi } from "../verify-proxmox-api";
 import { createDecommissionHostPipeline } from ".";
+import { addLabClusterHost } from "@/test/cluster-host";
 
 // Issue 31, item 7, through the real worker and lab nodes that run Proxmox VE: a member of a
 // cluster the console built is decommissioned — refused while it holds guests or while the
@@ -60,37 +66,12 @@ afterAll(() => harness?.stop());
 const ip = (i: number) => `192.0.2.${100 + i}`;
 let counter = 0;
 async function addHost(node: LabNode, cluster: THostCluster) {
-  const added = await createHost(
-    db,
-    {
-      name: `m-${++counter}`,
-      address: node.ssh.host,
-      sshPort: node.ssh.port,
-      apiPort: node.api.port,
-      sshUser: "root",
-      authMethod: "password",
-      password: node.ssh.password,
-      cluster,
-    },
-    "test",
-  );
-  await succeeded(added.runId);
+  const added = await addLabClusterHost(db, node, `m-${++counter}`, cluster);
+  await succeededRun(db, added.runId);
   return added.hostId;
 }
-async function succeeded(runId: string) {
-  const run = await settled(db, runId, 300_000);
-  if (run.status !== "succeeded")
-    throw new Error(`${run.failureReason}\n${await runLogText(db, runId)}`);
-  return run;
-}
-async function tokenSecret(hostId: string) {
-  const host = await hostRow(db, hostId);
-  const [row] = await db
-    .select()
-    .from(credentials)
-    .where(eq(credentials.id, host.apiTokenCredentialId!));
-  return unseal(row!.sealed);
-}
+const succeeded = (runId: string) => succeededRun(db, runId);
+const tokenSecret = (hostId: string) => hostTokenSecret(db, hostId);
 /** Power's group once it lists exactly these nodes, each matched to a host. */
 async function powerGroup(nodes: string[]) {
   return waitFor(

@@ -23,6 +23,7 @@ import {
   type ShutdownPlan,
 } from "./shutdown-plan";
 import type { PowerServices } from "./services";
+import { listGuestsBefore } from "./guests-before";
 
 export const SHUTDOWN_CANCELLED = "mains back before anything was sent: shutdown cancelled";
 
@@ -137,9 +138,16 @@ export const shutDownTargets: Step<PowerServices> = {
       : [];
     if (batch.length > 0 || retries.length > 0) {
       const outcomes = await Promise.all([
-        ...batch.map((target) =>
-          armed ? attemptShutdown(ctx, target, upsId) : wouldCall(ctx, target, upsId),
-        ),
+        ...batch.map(async (target) => {
+          // What ran before, for the way back: its first request goes out before the call,
+          // and the call never waits for it (./guests-before.ts).
+          const listing = listGuestsBefore(ctx, target, armed);
+          const outcome = await (armed
+            ? attemptShutdown(ctx, target, upsId)
+            : wouldCall(ctx, target, upsId));
+          await listing;
+          return outcome;
+        }),
         ...retries.map((target) => attemptShutdown(ctx, target, upsId)),
       ]);
       const targets = [...batch, ...retries];

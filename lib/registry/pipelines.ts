@@ -1,5 +1,6 @@
 import type { AnyPipeline } from "@/lib/pipeline/step";
 import { rotateConsoleKeyPipeline } from "@/lib/console-key/rotation/pipeline";
+import { powerBackPipeline } from "@/lib/power/power-back-pipeline/pipeline";
 import { powerShutdownPipeline } from "@/lib/power/shutdown-pipeline/pipeline";
 import { onboardHostPipeline } from "@/lib/steps/onboarding";
 import { decommissionHostPipeline } from "@/lib/steps/onboarding/decommission";
@@ -15,4 +16,5 @@ export const pipelines: Readonly<Record<string, AnyPipeline>> = {
   [rotateConsoleKeyPipeline.name]: rotateConsoleKeyPipeline,
   [decommissionHostPipeline.name]: decommissionHostPipeline,
   [powerShutdownPipeline.name]: powerShutdownPipeline,
+  [powerBackPipeline.name]: powerBackPipeline,
 };

@@ -1,6 +1,5 @@
 "use client";
 
-import Link from "next/link";
 import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { bringBackNowAction } from "@/lib/actions/power/bring-back-now";
@@ -43,8 +42,11 @@ export function BringBackButton() {
         }}
       />
       {runId && (
+        // The way back's own live panel is issue 30's item 9, not built yet: until then its
+        // steps, phase line and log are the run's JSON.
         <p className="small" data-testid="bring-back-run">
-          Power-back run started: <Link href={`/power/runs?run=${runId}`}>follow it</Link>.
+          Power-back run {runId} started: its steps and log at{" "}
+          <a href={`/api/runs/${runId}`}>/api/runs/{runId}</a>.
         </p>
       )}
     </div>

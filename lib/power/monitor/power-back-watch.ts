@@ -46,7 +46,7 @@ export async function watchPowerBack(
       if (!(error instanceof AppError && error.code === "conflict")) throw error;
     }
   }
-  const outage = await outageToBringBack(db);
+  const outage = await outageToBringBack(db, now);
   if (!outage || outage.shutdownRunning || outage.tried) return;
   const settings = await readPowerSettings(db);
   const decision = decidePowerBack({

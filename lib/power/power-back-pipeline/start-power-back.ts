@@ -8,6 +8,13 @@ import { POWER_SHUTDOWN } from "@/lib/power/shutdown-pipeline/pipeline";
 import type { PowerBackInput } from "../power-back/back-plan";
 import { POWER_BACK, powerBackPipeline } from "./pipeline";
 
+/**
+ * An outage older than this is not brought back — not by the monitor, not by Bring back now:
+ * what ran a week ago says little about what should run now, and a console upgraded or left
+ * with an old outage open must not start last month's guests.
+ */
+export const OUTAGE_MAX_AGE_MS = 7 * 24 * 3600 * 1000;
+
 /** One start at a time across web and worker processes: the checks and the insert in one lock. */
 const START_LOCK = sql`select pg_advisory_xact_lock(hashtext('clupilot power-back start'))`;
 
@@ -30,11 +37,12 @@ export type OutageToBringBack = {
 };
 
 /**
- * The shutdown runs since the last power-back run that succeeded — drills and runs cancelled
- * before anything was sent left out (they took nothing down). A way back stopped by a new
- * outage leaves its outage open: the next one covers both. Null when there is none.
+ * The shutdown runs since the last power-back run that succeeded and within OUTAGE_MAX_AGE_MS of
+ * `now` — drills and runs cancelled before anything was sent left out (they took nothing down).
+ * A way back stopped by a new outage leaves its outage open: the next one covers both. Null
+ * when there is none.
  */
-export async function outageToBringBack(db: Reader): Promise<OutageToBringBack | null> {
+export async function outageToBringBack(db: Reader, now: Date): Promise<OutageToBringBack | null> {
   const [lastBack] = await db
     .select({ createdAt: runs.createdAt })
     .from(runs)
@@ -47,6 +55,7 @@ export async function outageToBringBack(db: Reader): Promise<OutageToBringBack |
     .where(
       and(
         eq(runs.pipeline, POWER_SHUTDOWN),
+        gt(runs.createdAt, new Date(now.getTime() - OUTAGE_MAX_AGE_MS)),
         lastBack ? gt(runs.createdAt, lastBack.createdAt) : undefined,
       ),
     )
@@ -102,9 +111,12 @@ export async function startPowerBackRun(
   if ((await runningPowerBackRuns(tx)).length > 0) {
     return { refused: "A power-back run is already running: follow it on /power/runs." };
   }
-  const outage = await outageToBringBack(tx);
+  const outage = await outageToBringBack(tx, new Date());
   if (!outage)
-    return { refused: "No outage to come back from: no shutdown run since the last way back." };
+    return {
+      refused:
+        "No outage to come back from: no shutdown run since the last way back (within the last 7 days).",
+    };
   if (outage.shutdownRunning) {
     return {
       refused: "The outage's shutdown run is still going: the way back starts once it has ended.",

@@ -10,7 +10,10 @@ import { setPowerMode } from "@/lib/power/operations/set-power-mode";
 import { updatePowerSettings } from "@/lib/power/operations/update-power-settings";
 import { actionsOfRun, type PowerRunAction } from "@/lib/power/records/run-actions";
 import { startShutdownRun } from "@/lib/power/shutdown-pipeline/start-shutdown-run";
-import { outageToBringBack } from "@/lib/power/power-back-pipeline/start-power-back";
+import {
+  OUTAGE_MAX_AGE_MS,
+  outageToBringBack,
+} from "@/lib/power/power-back-pipeline/start-power-back";
 import { POWER_BACK } from "@/lib/power/power-back-pipeline/pipeline";
 import { columnsOfState } from "@/lib/power/triggers/monitor-state-store";
 import { UNKNOWN_STATE } from "@/lib/power/triggers/state";
@@ -232,8 +235,12 @@ describe("the way back after an outage", () => {
 
     // The policy, decided by the monitor's own function with its clock: mains short of N
     // minutes, or runtime short of the shutdown's budget, starts nothing.
-    const outage = (await outageToBringBack(db))!;
+    const outage = (await outageToBringBack(db, new Date()))!;
     expect(outage.shutdownRunIds).toEqual([shutdownRunId]);
+    // A week later the outage is no longer one to come back from (the clock is the caller's).
+    expect(await outageToBringBack(db, new Date(Date.now() + OUTAGE_MAX_AGE_MS + 60_000))).toBe(
+      null,
+    );
     const log: string[] = [];
     await onMainsFor(db, setup.upsId, 59_000, outage.budgetSeconds + 60);
     await watchPowerBack(db, new Date(), (line) => log.push(line));

@@ -40,6 +40,8 @@ export const CLUSTER_SEQUENCE_REQUESTS = [
   "GET /cluster/ceph/flags",
   "PUT /cluster/ceph/flags",
   "PUT /cluster/ceph/flags/{flag}",
+  "GET /nodes/{node}/qemu",
+  "GET /nodes/{node}/lxc",
   "GET /nodes/{node}/qemu/{vmid}/config",
   "GET /nodes/{node}/lxc/{vmid}/config",
   "GET /nodes/{node}/qemu/{vmid}/status/current",
@@ -296,6 +298,17 @@ export class ClusterApi {
       z.string(),
       form,
     );
+  }
+
+  /** One node's own guests (`GET /nodes/{node}/qemu` and `/lxc`), as the resources list has them. */
+  async nodeGuests(node: string): Promise<GuestResource[]> {
+    const ZEntry = ZGuestResource.omit({ id: true, type: true, node: true });
+    const list = async (type: GuestType) =>
+      (await this.call("GET", `/nodes/${encodeURIComponent(node)}/${type}`, z.array(ZEntry))).map(
+        (g) => ({ ...g, id: `${type}/${g.vmid}`, type, node }),
+      );
+    const [qemu, lxc] = await Promise.all([list("qemu"), list("lxc")]);
+    return [...qemu, ...lxc];
   }
 
   /** A guest's config (its `startup` property among the rest). */

@@ -12,9 +12,10 @@ const LISTING_TIMEOUT_MS = 5000;
 /**
  * What ran on a standalone node before its shutdown, for the way back (issue 30, item 3): the
  * running guests with their startup order, up-delay and HA, recorded under the target's outage.
- * Started just before the node's shutdown call and never awaited by it — a listing that fails
- * or hangs must not cost the battery a second: it is logged, recorded as "unknown", and the
- * shutdown goes on. Never throws.
+ * Started just before the node's shutdown call and never awaited — not by the call, not by the
+ * next stage: a listing that fails or hangs must not cost the battery a second. It records what
+ * it found, or "unknown" with why; its log line is lost when the visit has ended by then (the
+ * record is what counts). Never throws.
  */
 export async function listGuestsBefore(
   ctx: StepContext<PowerServices>,
@@ -35,12 +36,10 @@ export async function listGuestsBefore(
       timeoutMs: LISTING_TIMEOUT_MS,
       onSecret: ctx.services.maskSecret,
     });
-    const running = (await api.guests()).filter(
+    // The node's own lists: on a standalone node they are what runs there.
+    const running = (await api.nodeGuests(endpoint.nodeName)).filter(
       (g): g is typeof g & { type: GuestType } =>
-        (g.type === "qemu" || g.type === "lxc") &&
-        g.node === endpoint.nodeName &&
-        g.status === "running" &&
-        g.template !== 1,
+        (g.type === "qemu" || g.type === "lxc") && g.status === "running" && g.template !== 1,
     );
     const guests = await readGuestsBefore(api, running);
     await recordGuestsBefore(db, key, { guests });

@@ -138,15 +138,12 @@ export const shutDownTargets: Step<PowerServices> = {
       : [];
     if (batch.length > 0 || retries.length > 0) {
       const outcomes = await Promise.all([
-        ...batch.map(async (target) => {
-          // What ran before, for the way back: its first request goes out before the call,
-          // and the call never waits for it (./guests-before.ts).
-          const listing = listGuestsBefore(ctx, target, armed);
-          const outcome = await (armed
-            ? attemptShutdown(ctx, target, upsId)
-            : wouldCall(ctx, target, upsId));
-          await listing;
-          return outcome;
+        ...batch.map((target) => {
+          // What ran before, for the way back: its first request goes out before the call, and
+          // neither this call nor the next stage's ever waits for it — it runs on by itself
+          // and records what it found, or "unknown" (./guests-before.ts; it never throws).
+          void listGuestsBefore(ctx, target, armed);
+          return armed ? attemptShutdown(ctx, target, upsId) : wouldCall(ctx, target, upsId);
         }),
         ...retries.map((target) => attemptShutdown(ctx, target, upsId)),
       ]);

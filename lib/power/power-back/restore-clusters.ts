@@ -89,9 +89,20 @@ async function restoreOne(
   entry: RestoreState[string],
 ): Promise<string | null> {
   const { db } = ctx.services;
+  const up = new Set(ctx.context.get<{ up: string[] }>("back:wait")?.up ?? []);
   const endpoints = plan.hosts
-    .filter((h) => h.clusterId === cluster.clusterId && h.endpoint)
+    .filter((h) => h.clusterId === cluster.clusterId && h.endpoint && up.has(h.targetId))
     .map((h) => h.endpoint!);
+  if (endpoints.length === 0) {
+    // None of its nodes came back: nothing to ask, and nothing to wait for.
+    entry.done = true;
+    await reportBack(ctx, {
+      severity: "critical",
+      kind: "power_back.failed",
+      message: `${cluster.name}: none of its nodes came back: its Ceph flags and HA are left as the outage left them; restore it on /power once it is up`,
+    });
+    return null;
+  }
   entry.pgsSince ??= new Date().toISOString();
   const late = Date.now() - Date.parse(entry.pgsSince) > CEPH_PGS_WAIT_SECONDS * 1000;
   const reach = await clusterApiOver(db, endpoints, {

@@ -68,7 +68,14 @@ export const waitForNodes: Step<PowerServices> = {
         `the API of ${silent.map((h) => h.name).join(", ")} (${hosts.length - silent.length} of ${hosts.length} answer)`,
       );
     }
-    for (const cluster of plan.clusters) {
+    // A cluster none of whose nodes was powered on has no quorum to wait for: said, not awaited.
+    const clusters = plan.clusters.filter((c) => hosts.some((h) => h.clusterId === c.clusterId));
+    for (const cluster of plan.clusters.filter((c) => !clusters.includes(c))) {
+      if (state.quorate.includes(cluster.clusterId)) continue;
+      state.quorate.push(cluster.clusterId);
+      ctx.log(`${cluster.name}: none of its nodes was powered on: no quorum to wait for`);
+    }
+    for (const cluster of clusters) {
       if (state.quorate.includes(cluster.clusterId)) continue;
       const quorum = await readQuorum(ctx, plan, cluster.clusterId, state.up);
       if (quorum.quorate) {

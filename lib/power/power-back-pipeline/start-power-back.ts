@@ -3,7 +3,7 @@ import type { Database } from "@/lib/db/client";
 import { runs } from "@/lib/db/schema";
 import { startRun } from "@/lib/runs/start-run";
 import type { ShutdownPlan } from "@/lib/power/shutdown/shutdown-plan";
-import { drillOf } from "@/lib/power/shutdown/drill-mark";
+import { isDrill } from "@/lib/power/shutdown/drill-mark";
 import { POWER_SHUTDOWN } from "@/lib/power/shutdown-pipeline/pipeline";
 import type { PowerBackInput } from "../power-back/back-plan";
 import { POWER_BACK, powerBackPipeline } from "./pipeline";
@@ -61,7 +61,7 @@ export async function outageToBringBack(db: Reader, now: Date): Promise<OutageTo
     )
     .orderBy(asc(runs.createdAt), asc(runs.id));
   const outage = rows.filter(
-    (r) => drillOf(r.context.input) === null && r.context.outcome !== "cancelled" && r.context.plan,
+    (r) => !isDrill(r.context.input) && r.context.outcome !== "cancelled" && r.context.plan,
   );
   if (outage.length === 0) return null;
   const plans = outage.map((r) => r.context.plan as ShutdownPlan);

@@ -80,3 +80,16 @@ export async function wouldBack(
 
 /** What a step that did nothing in dry-run says (the power pages' "skipped — dry-run"). */
 export const SKIPPED_DRY_RUN = "skipped — dry-run";
+
+/**
+ * Says in the run's log what the step waits for — once each time it changes, not every look —
+ * and returns it for the phase line.
+ */
+export function waitingFor(ctx: BackCtx, key: string, what: string): string {
+  const said = ctx.context.get<Record<string, string>>("back:waiting") ?? {};
+  if (said[key] !== what) {
+    ctx.log(`${key}: waiting for ${what}`);
+    ctx.context.set("back:waiting", { ...said, [key]: what });
+  }
+  return `waiting for ${what}`;
+}

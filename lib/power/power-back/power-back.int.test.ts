@@ -286,6 +286,7 @@ describe("the way back after an outage", () => {
     expect(labels(actions, /^start /).map(([, outcome]) => outcome)).toEqual(Array(5).fill("ok"));
     // Every step said what it waited for, and the way back notified.
     expect(runLog).toContain("power on 1:");
+    expect(runLog).toMatch(/StartGuests \(each up to \d+ s to read running\): waiting for /);
     expect(events.map((e) => e.kind)).toEqual(["power_back.started", "power_back.done"]);
     expect(events.at(-1)!.message).toContain("3 of 3 host(s) powered on, 5 of 5 guest(s)");
     expect(log.some((line) => line.includes(`power-back run ${started[0]!.id} started`))).toBe(

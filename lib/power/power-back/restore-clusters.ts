@@ -5,7 +5,7 @@ import { clusterApiOver, paths, requestLine } from "@/lib/power/clusters/sequenc
 import { CLUSTER_LANE, startAction } from "@/lib/power/records/run-actions";
 import type { PowerServices } from "@/lib/power/shutdown/services";
 import type { BackCluster, PowerBackPlan } from "./back-plan";
-import { backRun, reportBack, wouldBack, type BackCtx } from "./back-context";
+import { backRun, reportBack, waitingFor, wouldBack, type BackCtx } from "./back-context";
 
 /** How long Ceph may take to bring every placement group back to active after the nodes. */
 export const CEPH_PGS_WAIT_SECONDS = 900;
@@ -43,7 +43,12 @@ export const restoreClusters: Step<PowerServices> = {
       if (wait) waits.push(wait);
     }
     ctx.context.set("back:restore", state);
-    if (waits.length > 0) return poll(2, `waiting for ${waits.join("; ")}`);
+    if (waits.length > 0) {
+      return poll(
+        2,
+        waitingFor(ctx, `RestoreClusters (up to ${CEPH_PGS_WAIT_SECONDS} s)`, waits.join("; ")),
+      );
+    }
     return advance(
       armed
         ? clusters

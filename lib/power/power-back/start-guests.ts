@@ -9,7 +9,7 @@ import {
 import { finishAction, startAction } from "@/lib/power/records/run-actions";
 import type { PowerServices } from "@/lib/power/shutdown/services";
 import type { BackGuest, BackHost, PowerBackPlan } from "./back-plan";
-import { backRun, wouldBack, type BackCtx } from "./back-context";
+import { backRun, waitingFor, wouldBack, type BackCtx } from "./back-context";
 import { startBatches } from "./start-order";
 
 /** A guest not reading `running` this long after its start is reported as not started. */
@@ -92,7 +92,11 @@ export const startGuests: Step<PowerServices> = {
       if (waiting.length > 0) {
         return poll(
           1,
-          `starting the guests ${order}: waiting for ${waiting.map((g) => describeWait(state[g.vmid]!, g)).join(", ")}`,
+          `starting the guests ${order}: ${waitingFor(
+            ctx,
+            `StartGuests (each up to ${GUEST_START_SECONDS} s to read running)`,
+            waiting.map((g) => describeWait(state[g.vmid]!, g)).join(", "),
+          )}`,
         );
       }
       return poll(0, `guests ${order} started`);

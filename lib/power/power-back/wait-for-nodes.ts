@@ -5,7 +5,7 @@ import { recordInstantAction } from "@/lib/power/records/run-actions";
 import type { PowerServices } from "@/lib/power/shutdown/services";
 import { probeTarget } from "@/lib/power/targets/shutdown-call";
 import type { BackHost, PowerBackPlan } from "./back-plan";
-import { backRun, reportBack, SKIPPED_DRY_RUN, type BackCtx } from "./back-context";
+import { backRun, reportBack, SKIPPED_DRY_RUN, waitingFor, type BackCtx } from "./back-context";
 import type { PowerOnState } from "./power-on-hosts";
 
 /** How long the hosts may take to boot and the clusters to form quorum, in all. */
@@ -99,7 +99,10 @@ export const waitForNodes: Step<PowerServices> = {
       );
     }
     if (ctx.elapsedSeconds < NODE_WAIT_SECONDS) {
-      return poll(2, `waiting for ${waits.join("; ")}`);
+      return poll(
+        2,
+        waitingFor(ctx, `WaitForNodes (up to ${NODE_WAIT_SECONDS} s)`, waits.join("; ")),
+      );
     }
     state.givenUp = true;
     ctx.context.set("back:wait", state);

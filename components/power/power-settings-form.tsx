@@ -22,6 +22,8 @@ const FIELDS = [
   "shutdown.guestParallelism",
   "shutdown.consoleGuest.node",
   "shutdown.consoleGuest.vmid",
+  "powerBack.mainsStableMinutes",
+  "powerBack.minChargePercent",
 ] as const;
 
 const text = (value: number | null) => (value === null ? "" : String(value));
@@ -177,6 +179,27 @@ export function PowerSettingsForm({ settings }: { settings: PowerSettings }) {
           inputMode="numeric"
           defaultValue={shutdown.consoleGuest ? String(shutdown.consoleGuest.vmid) : ""}
           error={errorOf("shutdown.consoleGuest.vmid")}
+        />
+      </fieldset>
+      <fieldset data-testid="power-back-fields">
+        <legend>Power back</legend>
+        <p className="muted small">
+          When the way back starts by itself: mains back on every feed of the hosts that went down
+          for this long, each feed charged this far, and runtime enough for the shutdown again.
+        </p>
+        <TextField
+          name="powerBack.mainsStableMinutes"
+          label="Mains back without a break for (minutes)"
+          inputMode="numeric"
+          defaultValue={String(settings.powerBack.mainsStableMinutes)}
+          error={errorOf("powerBack.mainsStableMinutes")}
+        />
+        <TextField
+          name="powerBack.minChargePercent"
+          label="Every feed charged to at least (%)"
+          inputMode="numeric"
+          defaultValue={String(settings.powerBack.minChargePercent)}
+          error={errorOf("powerBack.minChargePercent")}
         />
       </fieldset>
       <ConfigOutcome state={state} confirmable={confirmable} pending={pending} savedText="Saved." />

@@ -1,18 +1,28 @@
+import { BringBackButton } from "./bring-back-button";
 import { RestoreClusterButton } from "./restore-cluster-button";
 
-/** The power page's "after power returns" section: one restore per known cluster. */
+/**
+ * The power page's "after power returns" section (admins): Bring back now, and one restore per
+ * known cluster.
+ */
 export function RestoreClusters({
   clusters,
+  admin,
 }: {
   clusters: { id: string; label: string; hyperConverged: boolean }[];
+  admin: boolean;
 }) {
-  if (clusters.length === 0) return null;
+  if (!admin) return null;
   return (
     <section data-testid="restore-clusters">
       <h2>After power returns</h2>
-      <p className="muted small">
-        A cluster shutdown disarms HA and sets Ceph flags; they stay that way until restored here.
-      </p>
+      <BringBackButton />
+      {clusters.length > 0 && (
+        <p className="muted small">
+          A cluster shutdown disarms HA and sets Ceph flags; the way back restores them, or restore
+          them here.
+        </p>
+      )}
       {clusters.map((cluster) => (
         <RestoreClusterButton
           key={cluster.id}

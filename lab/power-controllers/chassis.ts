@@ -26,6 +26,11 @@ export class LabChassis {
   readonly faults: ChassisFaults = { unreachable: false, neverBoots: false, bootMs: null };
   /** Power-on requests the chassis took (Redfish On, IPMI power on, a magic packet). */
   readonly powerOnRequests: string[] = [];
+  /**
+   * Tests: run once a Redfish power-on was taken, before the BMC answers it (a new outage at
+   * exactly that moment, say). Null: the BMC answers at once.
+   */
+  afterPowerOnTaken: (() => Promise<void>) | null = null;
   private booting: NodeJS.Timeout | null = null;
   private stuck = false;
 

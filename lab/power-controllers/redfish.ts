@@ -116,6 +116,17 @@ export async function startLabRedfish(options: {
           }
           if (type === "On" || type === "ForceOn") {
             chassis.requestPowerOn(`redfish ${type}`);
+            // A test's moment "right after this power-on was taken" (chassis.afterPowerOnTaken),
+            // over before the BMC answers: what the test does then is in place when the console
+            // hears back.
+            const after = chassis.afterPowerOnTaken;
+            if (after) {
+              void after().then(
+                () => send(res, 204),
+                () => send(res, 204),
+              );
+              return;
+            }
             return send(res, 204);
           }
           if (type === "ForceOff" || type === "GracefulShutdown") {

@@ -447,6 +447,26 @@ export const ROUTES: Route[] = [
     },
   },
   {
+    // A single lab node holds VMs only: its container list is empty, as on a node without any.
+    method: "GET",
+    path: "/nodes/{node}/lxc",
+    params: [],
+    handler: (ctx) => {
+      checkNode(ctx);
+      return [];
+    },
+  },
+  {
+    // HA is installed on every Proxmox VE node; a node outside a cluster manages nothing.
+    method: "GET",
+    path: "/cluster/ha/resources",
+    params: ["type"],
+    handler: (ctx) => {
+      requirePriv(ctx, readUserCfg(ctx.root), "/", ["Sys.Audit"]);
+      return [];
+    },
+  },
+  {
     method: "GET",
     path: "/nodes/{node}/qemu/{vmid}/config",
     params: ["current", "snapshot"],

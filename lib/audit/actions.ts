@@ -45,6 +45,7 @@ export const AUDIT_ACTIONS = [
   "power.cluster_policy",
   "power.cluster_refresh",
   "power.cluster_restore",
+  "power.power_back",
   "notify.target_create",
   "notify.target_update",
   "notify.target_delete",

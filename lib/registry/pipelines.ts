@@ -1,6 +1,7 @@
 import type { AnyPipeline } from "@/lib/pipeline/step";
 import { requestClusterRefreshAfterRun } from "@/lib/power/cluster-refresh/refresh-task";
 import { rotateConsoleKeyPipeline } from "@/lib/console-key/rotation/pipeline";
+import { powerBackPipeline } from "@/lib/power/power-back-pipeline/pipeline";
 import { powerShutdownPipeline } from "@/lib/power/shutdown-pipeline/pipeline";
 import { onboardHostPipeline } from "@/lib/steps/onboarding";
 import { decommissionHostPipeline } from "@/lib/steps/onboarding/decommission";
@@ -16,6 +17,7 @@ export const pipelines: Readonly<Record<string, AnyPipeline>> = {
   [rotateConsoleKeyPipeline.name]: rotateConsoleKeyPipeline,
   [decommissionHostPipeline.name]: withClusterRefresh(decommissionHostPipeline),
   [powerShutdownPipeline.name]: powerShutdownPipeline,
+  [powerBackPipeline.name]: powerBackPipeline,
 };
 
 /**

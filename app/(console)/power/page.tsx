@@ -78,7 +78,7 @@ export default async function PowerPage({ searchParams }: { searchParams: Search
       </p>
       <ReadingsCharts ups={ups} />
       <PlanPreviewPanel initial={plan} />
-      <RestoreClusters clusters={clusters} />
+      <RestoreClusters clusters={clusters} admin={hasRole(actor.role, "admin")} />
       <ProtectionTable initial={targets} />
       <SelfTestCard initial={selfTest} />
       <PowerEventLog

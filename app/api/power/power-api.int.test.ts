@@ -9,6 +9,7 @@ import * as acknowledgeRoute from "./events/[eventId]/acknowledge/route";
 import * as eventsRoute from "./events/route";
 import * as modeRoute from "./mode/route";
 import * as planRoute from "./plan/route";
+import * as powerBackRoute from "./power-back/route";
 import * as readingsRoute from "./readings/route";
 import * as overviewRoute from "./route";
 import * as settingsRoute from "./settings/route";
@@ -355,6 +356,20 @@ describe("power JSON API: changing", () => {
         ["triggers.chargeBelowPercent"],
       ],
       [() => send(modeRoute.POST, "POST", "/api/power/mode", admin, { mode: "on" }), ["mode"]],
+      [
+        () =>
+          send(settingsRoute.PATCH, "PATCH", "/api/power/settings", admin, {
+            powerBack: { mainsStableMinutes: 0, minChargePercent: "50; drop table runs" },
+          }),
+        ["powerBack.mainsStableMinutes", "powerBack.minChargePercent"],
+      ],
+      [
+        () =>
+          send(settingsRoute.PATCH, "PATCH", "/api/power/settings", admin, {
+            powerBack: { minChargePercent: 101, extra: 1 },
+          }),
+        ["powerBack.minChargePercent"],
+      ],
     ];
     for (const [call, fields] of cases) {
       const response = await call();
@@ -367,6 +382,33 @@ describe("power JSON API: changing", () => {
       const response = await send(settingsRoute.PATCH, "PATCH", "/api/power/settings", admin, body);
       expect(response.status, body).toBe(400);
     }
+  });
+
+  it("power-back settings are saved and read back; Bring back now is for admins, takes only {}, and without an outage is a 409 that says so", async () => {
+    const saved = await send(settingsRoute.PATCH, "PATCH", "/api/power/settings", admin, {
+      powerBack: { mainsStableMinutes: 7 },
+    });
+    expect(saved.status).toBe(200);
+    const read = (await (await get(settingsRoute.GET, "/api/power/settings", viewer)).json()) as {
+      powerBack: unknown;
+    };
+    expect(read.powerBack).toEqual({ mainsStableMinutes: 7, minChargePercent: 50 });
+
+    for (const body of ['{"runId":"x"}', "[1]", "null", "{nope", '"x"']) {
+      const response = await send(
+        powerBackRoute.POST,
+        "POST",
+        "/api/power/power-back",
+        admin,
+        body,
+      );
+      expect(response.status, body).toBe(400);
+    }
+    const refused = await send(powerBackRoute.POST, "POST", "/api/power/power-back", operator, {});
+    expect(refused.status).toBe(403);
+    const none = await send(powerBackRoute.POST, "POST", "/api/power/power-back", admin, {});
+    expect(none.status).toBe(409);
+    expect(((await none.json()) as ErrorBody).error).toMatch(/No outage to come back from/);
   });
 
   it("arming confirms the targets the plan listed (audited); a list that no longer matches is 409 and stays dry-run; disarming", async () => {

@@ -17,7 +17,7 @@ function configPath(root: string, guest: Pick<ClusterGuest, "vmid" | "type">, no
   return path.join(pveDir(root), "nodes", node, dir, `${guest.vmid}.conf`);
 }
 
-function guestConfig(guest: ClusterGuest, storage: string): Map<string, string> {
+export function guestConfig(guest: ClusterGuest, storage: string): Map<string, string> {
   const disk =
     guest.storage === "ceph"
       ? `${storage}:vm-${guest.vmid}-disk-0,size=32G`
@@ -38,6 +38,7 @@ function guestConfig(guest: ClusterGuest, storage: string): Map<string, string> 
     config.set("rootfs", disk);
   }
   if (guest.template) config.set("template", "1");
+  if (guest.startup) config.set("startup", guest.startup);
   return config;
 }
 

@@ -39,6 +39,8 @@ export type LabGuestSpec = {
   shutdownMs?: number;
   /** Configured memory (`memory:` in its config, `maxmem` in the lists). Default 2048. */
   memoryMiB?: number;
+  /** Its config's `startup` property as written (`order=1,up=30`); none by default. */
+  startup?: string;
 };
 
 export type GuestStorage = "ceph" | "nfs" | "local";
@@ -68,6 +70,8 @@ export type LabClusterTiming = {
   migrateMs: number;
   /** A restart migration of a container on local storage: its volume is copied as well. */
   localVolumeCopyMs: number;
+  /** `qm start` / `pct start`: from the task to the guest reading running. */
+  guestStartMs: number;
 };
 
 export type LabClusterFaults = {
@@ -111,6 +115,8 @@ export type ClusterGuest = {
   busy: boolean;
   /** `lock: migrate` while a migration holds it, and the node it goes to. */
   migratingTo: string | null;
+  /** Its config's `startup` property, or null. */
+  startup: string | null;
 };
 
 export type HaResource = { sid: string; type: "vm" | "ct"; state: "started" | "stopped" };
@@ -216,6 +222,7 @@ export class LabClusterModel {
       nodeShutdownDelayMs: 2000,
       migrateMs: 2000,
       localVolumeCopyMs: 10_000,
+      guestStartMs: 200,
       ...options.timing,
     };
     this.haShutdownPolicy = options.haShutdownPolicy;
@@ -244,6 +251,7 @@ export class LabClusterModel {
       memoryBytes: (spec.memoryMiB ?? 2048) * 1024 ** 2,
       busy: false,
       migratingTo: null,
+      startup: spec.startup ?? null,
     });
     if (spec.ha) {
       this.ha.set(spec.vmid, {
@@ -372,6 +380,24 @@ export class LabClusterModel {
       guest.busy = false;
     }
     return this.stopGuest(vmid);
+  }
+
+  /** Guests started (`status/start`), in the order their start tasks began. */
+  readonly guestStarts: { vmid: number; at: number }[] = [];
+
+  /**
+   * `qm start` / `pct start`: the task runs the guest after `guestStartMs`. Refused (the task
+   * fails) when the guest runs already or its node is off by then.
+   */
+  async startGuest(vmid: number): Promise<"running" | string> {
+    const guest = this.guests.get(vmid)!;
+    this.guestStarts.push({ vmid, at: Date.now() });
+    if (guest.status === "running") return `VM ${vmid} already running`;
+    await this.sleep(this.timing.guestStartMs);
+    if (!this.node(guest.node)?.online) return `node '${guest.node}' is not online`;
+    guest.status = "running";
+    this.changed();
+    return "running";
   }
 
   /** A hard stop: at once, unless the guest is frozen on I/O (D state) — then until it thaws. */

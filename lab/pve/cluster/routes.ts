@@ -1,5 +1,6 @@
 import { effectivePrivs, hasPriv, readUserCfg } from "../access";
 import { ApiError, ROUTES, type Route, type RouteContext } from "../routes";
+import { guestConfig } from "./guest-configs";
 import { joinInfo } from "./join-info";
 import { CEPH_FLAGS, type CephFlag, type ClusterGuest, type LabClusterModel } from "./model";
 
@@ -187,6 +188,34 @@ function guestPowerRoutes(model: LabClusterModel, type: ClusterGuest["type"]): R
           const outcome = await model.shutdownGuest(guest.vmid, timeoutS, force);
           if (outcome === "timeout") return "VM quit/powerdown failed";
           return outcome === "hung" ? "got timeout" : "OK";
+        });
+      },
+    },
+    {
+      // The config as pmxcfs holds it, asked of any member (Proxmox proxies to the guest's node).
+      method: "GET",
+      path: `/nodes/{node}/${type}/{vmid}/config`,
+      params: ["current", "snapshot"],
+      handler: (ctx) => {
+        const node = targetNode(model, ctx);
+        const guest = guestOn(model, ctx, node, type, "VM.Audit");
+        const config = guestConfig(guest, model.ceph?.pools[0]?.name ?? "vm-pool");
+        return { ...Object.fromEntries(config), digest: "0".repeat(40) };
+      },
+    },
+    {
+      method: "POST",
+      path: `${base}/start`,
+      params: type === "qemu" ? ["skiplock", "timeout"] : ["skiplock"],
+      handler: (ctx) => {
+        const node = targetNode(model, ctx);
+        const guest = unlocked(guestOn(model, ctx, node, type));
+        if (guest.status === "running") {
+          throw new ApiError(500, `${type === "qemu" ? "VM" : "CT"} ${guest.vmid} already running`);
+        }
+        return task(model, ctx, node, `${kind}start`, String(guest.vmid), async () => {
+          const outcome = await model.startGuest(guest.vmid);
+          return outcome === "running" ? "OK" : outcome;
         });
       },
     },

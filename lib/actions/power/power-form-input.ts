@@ -12,7 +12,7 @@ import { AppError } from "@/lib/errors";
 const NONE_WHEN_EMPTY = /^(shutdown\.consoleGuest\.node|consolidate\.remainingNode)$/;
 /** Fields holding numbers; `off` turns a threshold off (null). */
 const NUMERIC =
-  /^(triggers|triggerOverrides|shutdown|consolidate\.firstThreshold)\.|^(pollIntervalMs|stage|port|source\.port)$/;
+  /^(triggers|triggerOverrides|shutdown|powerBack|consolidate\.firstThreshold)\.|^(pollIntervalMs|stage|port|source\.port)$/;
 /** Fields holding yes/no (a checkbox sends `on`, a select `true`/`false`). */
 const BOOLEAN =
   /(^|\.)(lowBattery|forcedShutdownAlone|runsConsole|enabled|confirmPlanChange|confirmDuringOutage)$/;

@@ -16,3 +16,4 @@ export * from "./power-clusters";
 export * from "./notifications";
 export * from "./power-self-tests";
 export * from "./power-controllers";
+export * from "./power-back";

@@ -24,6 +24,7 @@ import type {
   StoredPending,
 } from "@/lib/power/triggers/state";
 import type {
+  PowerBackSettings,
   ShutdownSettings,
   TriggerOverrides,
   TriggerSettings,
@@ -77,6 +78,11 @@ export const powerSettings = pgTable(
     triggers: jsonb("triggers").$type<TriggerSettings>().notNull(),
     pollIntervalMs: integer("poll_interval_ms").notNull().default(1000),
     shutdown: jsonb("shutdown").$type<ShutdownSettings>().notNull(),
+    /** When the fleet comes back by itself (lib/power/power-back/policy.ts). */
+    powerBack: jsonb("power_back")
+      .$type<PowerBackSettings>()
+      .notNull()
+      .default({ mainsStableMinutes: 5, minChargePercent: 50 }),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [check("power_settings_one_row", sql`${t.id} = 1`)],

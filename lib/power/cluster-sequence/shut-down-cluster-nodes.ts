@@ -10,6 +10,7 @@ import {
 } from "@/lib/power/shutdown/call-attempts";
 import type { PlannedTarget } from "@/lib/power/shutdown/shutdown-plan";
 import type { PowerServices } from "@/lib/power/shutdown/services";
+import { listGuestsBefore } from "@/lib/power/shutdown/guests-before";
 import {
   sendDueRetries,
   spareNotBegun,
@@ -138,6 +139,10 @@ async function step(
   const { db } = ctx.services;
   const upsId = run.input.trigger.upsId;
   if (!watch.sentAt) {
+    // The console's standalone host, sent after the clusters: what runs there is recorded for
+    // the way back as on any standalone node — beside its call, never awaited (cluster nodes'
+    // guests were recorded by StopClusterGuests).
+    if (target.afterClusters) void listGuestsBefore(ctx, target, armed);
     if (!armed) {
       await wouldCall(ctx, target, upsId);
       watch.done = "would-do";

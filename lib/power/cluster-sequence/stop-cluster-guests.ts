@@ -2,6 +2,8 @@ import { errorMessage } from "@/lib/pipeline/engine";
 import { advance, poll, type Step } from "@/lib/pipeline/step";
 import { CLUSTER_LANE, finishAction, startAction } from "@/lib/power/records/run-actions";
 import type { PowerServices } from "@/lib/power/shutdown/services";
+import { recordGuestsBefore } from "@/lib/power/records/guests-before";
+import { readGuestsBefore } from "../clusters/guests-before";
 import {
   isNotImplemented,
   paths,
@@ -120,13 +122,44 @@ async function visitOnce(
   const entry = (state[cluster.clusterId] ??= { guests: {} });
   if (entry.done) return null;
   if (armed) return visitCluster(ctx, run, cluster, entry);
-  await wouldDo(ctx, run, cluster, {
+  // What ran before, for the way back (dry-run too, so its rehearsal starts the right guests):
+  // reads only, nothing sent. Not at a consolidation's first stage: the nodes it shuts down stay
+  // down when mains returns (docs/power.md, "Consolidate"), so there is no way back to rehearse.
+  if (cluster.consolidate?.stage === "first") {
+    await wouldStop(ctx, run, cluster);
+    entry.done = "stopped";
+    return null;
+  }
+  const reach = await clusterApi(ctx, run.plan, cluster).catch((error: unknown) => ({
+    api: null,
+    why: errorMessage(error),
+  }));
+  if (reach.api) {
+    await recordRunningBefore(
+      ctx,
+      run,
+      cluster,
+      reach.api,
+      await reach.api
+        .guests()
+        .then((all) => runningGuests(all, cluster))
+        .catch((error: unknown) => `the guests could not be listed: ${errorMessage(error)}`),
+      false,
+    );
+  } else {
+    await recordRunningBefore(ctx, run, cluster, null, reach.why, false);
+  }
+  await wouldStop(ctx, run, cluster);
+  entry.done = "stopped";
+  return null;
+}
+
+function wouldStop(ctx: Ctx, run: SequenceRun, cluster: ClusterSequencePlan): Promise<void> {
+  return wouldDo(ctx, run, cluster, {
     label: "stop guests",
     requests: (line) => [line("POST", paths.bulkShutdown, bulkForm(cluster, ["<vmid>…"]))],
     detail: `every running guest of ${firstStageNodes(cluster)?.join(", ") ?? "the cluster"}${cluster.consoleGuest ? ` but ${cluster.consoleGuest.vmid} (the console's)` : ""}; one shutdown per guest where bulk actions do not exist`,
   });
-  entry.done = "stopped";
-  return null;
 }
 
 function bulkForm(cluster: ClusterSequencePlan, vms: string[]) {
@@ -188,6 +221,9 @@ async function visitCluster(
         `${cluster.name}: no bulk actions on this Proxmox VE (before 9.0): one shutdown per guest, ${cluster.guestParallelism} at once`,
       );
     }
+    // After the stop is on its way (the list above is from before it): the configs' startup
+    // orders do not change when a guest stops, and the battery must not wait for them.
+    await recordRunningBefore(ctx, run, cluster, api, running, true);
   }
 
   for (const [vmid, work] of Object.entries(entry.guests)) {
@@ -246,6 +282,48 @@ async function visitCluster(
     });
   }
   return null;
+}
+
+/**
+ * Records the guests running before the stop for the way back (lib/power/records/guests-before.ts):
+ * each one's startup order, up-delay and HA, read from its config. Never fails the step: a list
+ * that could not be read is recorded as "unknown" on each node and said in the log.
+ */
+async function recordRunningBefore(
+  ctx: Ctx,
+  run: SequenceRun,
+  cluster: ClusterSequencePlan,
+  api: ClusterApi | null,
+  running: readonly (GuestResource & { type: GuestType })[] | string,
+  armed: boolean,
+): Promise<void> {
+  const first = run.plan.targets.find((t) => t.id === cluster.nodes[0]?.targetId);
+  if (!first) return;
+  const key = {
+    runId: ctx.runId,
+    dueSince: first.dueSince,
+    clusterId: cluster.clusterId,
+    mode: armed ? ("armed" as const) : ("dry-run" as const),
+  };
+  try {
+    if (typeof running === "string" || !api) {
+      const why = typeof running === "string" ? running : "no member answers";
+      ctx.log(
+        `${cluster.name}: what ran before is unknown (${why}); the way back cannot start those guests`,
+      );
+      for (const node of cluster.nodes) {
+        await recordGuestsBefore(ctx.services.db, key, { unknownNode: node.name, why });
+      }
+      return;
+    }
+    const guests = await readGuestsBefore(api, running);
+    await recordGuestsBefore(ctx.services.db, key, { guests });
+    ctx.log(
+      `${cluster.name}: recorded ${guests.length} running guest(s) for the way back${guests.some((g) => g.problem) ? ` (${guests.filter((g) => g.problem).length} without their startup order or HA: see the record)` : ""}`,
+    );
+  } catch (error) {
+    ctx.log(`${cluster.name}: what ran before could not be recorded: ${errorMessage(error)}`);
+  }
 }
 
 function latestForce(entry: ClusterGuests): string | undefined {

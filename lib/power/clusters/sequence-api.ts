@@ -40,6 +40,16 @@ export const CLUSTER_SEQUENCE_REQUESTS = [
   "GET /cluster/ceph/flags",
   "PUT /cluster/ceph/flags",
   "PUT /cluster/ceph/flags/{flag}",
+  "GET /nodes/{node}/qemu",
+  "GET /nodes/{node}/lxc",
+  "GET /nodes/{node}/qemu/{vmid}/config",
+  "GET /nodes/{node}/lxc/{vmid}/config",
+  "GET /nodes/{node}/qemu/{vmid}/status/current",
+  "GET /nodes/{node}/lxc/{vmid}/status/current",
+  "POST /nodes/{node}/qemu/{vmid}/status/start",
+  "POST /nodes/{node}/lxc/{vmid}/status/start",
+  "GET /cluster/status",
+  "GET /cluster/ceph/status",
 ] as const;
 
 /** The flags that keep Ceph from rebalancing while its OSD nodes go down one by one. */
@@ -79,6 +89,32 @@ export type GuestResource = z.infer<typeof ZGuestResource>;
 
 const ZCephFlags = z.array(z.object({ name: z.string(), value: ZFlag }).loose());
 
+/** `GET /cluster/status`: the cluster entry (only when clustered) and one per node. */
+const ZClusterStatus = z.array(
+  z
+    .object({
+      type: z.string(),
+      name: z.string().optional(),
+      quorate: ZFlag.optional(),
+      online: ZFlag.optional(),
+    })
+    .loose(),
+);
+
+/** `GET /cluster/ceph/status`: the placement groups by state. */
+const ZCephPgs = z
+  .object({
+    pgmap: z
+      .object({
+        pgs_by_state: z
+          .array(z.object({ state_name: z.string(), count: z.coerce.number() }).loose())
+          .optional(),
+      })
+      .loose()
+      .optional(),
+  })
+  .loose();
+
 const ZTaskStatus = z.object({ status: z.string(), exitstatus: z.string().optional() }).loose();
 
 export type GuestType = "qemu" | "lxc";
@@ -110,10 +146,18 @@ export const paths = {
   haStatus: "/cluster/ha/status/current",
   guests: "/cluster/resources?type=vm",
   bulkShutdown: "/cluster/bulk-action/guest/shutdown",
-  guest: (node: string, type: GuestType, vmid: number, action: "shutdown" | "stop") =>
-    `/nodes/${encodeURIComponent(node)}/${type}/${vmid}/status/${action}`,
+  guest: (
+    node: string,
+    type: GuestType,
+    vmid: number,
+    action: "shutdown" | "stop" | "start" | "current",
+  ) => `/nodes/${encodeURIComponent(node)}/${type}/${vmid}/status/${action}`,
   migrate: (node: string, type: GuestType, vmid: number) =>
     `/nodes/${encodeURIComponent(node)}/${type}/${vmid}/migrate`,
+  guestConfig: (node: string, type: GuestType, vmid: number) =>
+    `/nodes/${encodeURIComponent(node)}/${type}/${vmid}/config`,
+  clusterStatus: "/cluster/status",
+  cephStatus: "/cluster/ceph/status",
   haIndex: "/cluster/ha/status",
   haResources: "/cluster/ha/resources",
   task: (node: string, upid: string) =>
@@ -254,6 +298,77 @@ export class ClusterApi {
       z.string(),
       form,
     );
+  }
+
+  /** One node's own guests (`GET /nodes/{node}/qemu` and `/lxc`), as the resources list has them. */
+  async nodeGuests(node: string): Promise<GuestResource[]> {
+    const ZEntry = ZGuestResource.omit({ id: true, type: true, node: true });
+    const list = async (type: GuestType) =>
+      (await this.call("GET", `/nodes/${encodeURIComponent(node)}/${type}`, z.array(ZEntry))).map(
+        (g) => ({ ...g, id: `${type}/${g.vmid}`, type, node }),
+      );
+    const [qemu, lxc] = await Promise.all([list("qemu"), list("lxc")]);
+    return [...qemu, ...lxc];
+  }
+
+  /** A guest's config (its `startup` property among the rest). */
+  guestConfig(
+    guest: Pick<GuestResource, "node" | "vmid"> & { type: GuestType },
+  ): Promise<Record<string, unknown>> {
+    return this.call(
+      "GET",
+      paths.guestConfig(guest.node, guest.type, guest.vmid),
+      z.record(z.string(), z.unknown()),
+    );
+  }
+
+  /** A guest's status now (`status/current`): `running`, `stopped`, … */
+  async guestStatus(
+    guest: Pick<GuestResource, "node" | "vmid"> & { type: GuestType },
+  ): Promise<string> {
+    const current = await this.call(
+      "GET",
+      paths.guest(guest.node, guest.type, guest.vmid, "current"),
+      z.object({ status: z.string() }).loose(),
+    );
+    return current.status;
+  }
+
+  /** `POST …/status/start`; returns the task's UPID. */
+  startGuest(guest: Pick<GuestResource, "node" | "vmid"> & { type: GuestType }): Promise<string> {
+    return this.call("POST", paths.guest(guest.node, guest.type, guest.vmid, "start"), z.string());
+  }
+
+  /** The HA resources' ids (`vm:101`, `ct:102`). */
+  async haResourceIds(): Promise<Set<string>> {
+    const resources = await this.call(
+      "GET",
+      paths.haResources,
+      z.array(z.object({ sid: z.string() }).loose()),
+    );
+    return new Set(resources.map((r) => r.sid));
+  }
+
+  /** Quorum and which nodes the cluster counts online (`GET /cluster/status`). */
+  async clusterStatus(): Promise<{ quorate: boolean | null; online: string[]; nodes: string[] }> {
+    const entries = await this.call("GET", paths.clusterStatus, ZClusterStatus);
+    const cluster = entries.find((e) => e.type === "cluster");
+    const nodes = entries.filter((e) => e.type === "node" && e.name);
+    return {
+      quorate: cluster ? cluster.quorate === 1 : null,
+      online: nodes.filter((n) => n.online === 1).map((n) => n.name!),
+      nodes: nodes.map((n) => n.name!),
+    };
+  }
+
+  /** Placement groups that are down or not active, by state (`GET /cluster/ceph/status`). */
+  async inactivePgs(): Promise<{ state: string; count: number }[]> {
+    const status = await this.call("GET", paths.cephStatus, ZCephPgs);
+    return (status.pgmap?.pgs_by_state ?? [])
+      .filter(
+        (p) => p.count > 0 && (/\bdown\b/.test(p.state_name) || !/\bactive\b/.test(p.state_name)),
+      )
+      .map((p) => ({ state: p.state_name, count: p.count }));
   }
 
   taskStatus(node: string, upid: string): Promise<z.infer<typeof ZTaskStatus>> {

@@ -8,7 +8,7 @@ type Reader = Pick<Database, "select">;
 type Writer = Pick<Database, "select" | "insert">;
 
 export type PowerSettingsPatch = Partial<
-  Pick<PowerSettings, "mode" | "triggers" | "pollIntervalMs" | "shutdown">
+  Pick<PowerSettings, "mode" | "triggers" | "pollIntervalMs" | "shutdown" | "powerBack">
 > &
   Partial<Pick<StoredPowerSettings, "armedAt" | "armedBy" | "armedPlan">>;
 
@@ -37,6 +37,7 @@ export async function readPowerSettings(db: Reader): Promise<StoredPowerSettings
     triggers: row.triggers,
     pollIntervalMs: row.pollIntervalMs,
     shutdown: row.shutdown,
+    powerBack: row.powerBack,
   });
   return {
     ...parsed,
@@ -55,6 +56,7 @@ export async function writePowerSettings(db: Writer, patch: PowerSettingsPatch):
     triggers: patch.triggers ?? current.triggers,
     pollIntervalMs: patch.pollIntervalMs ?? current.pollIntervalMs,
     shutdown: patch.shutdown ?? current.shutdown,
+    powerBack: patch.powerBack ?? current.powerBack,
     armedAt: patch.armedAt === undefined ? current.armedAt : patch.armedAt,
     armedBy: patch.armedBy === undefined ? current.armedBy : patch.armedBy,
     armedPlan: patch.armedPlan === undefined ? current.armedPlan : patch.armedPlan,

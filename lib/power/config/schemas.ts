@@ -1,6 +1,11 @@
 import { z } from "zod";
 import { ZNutSourceSchema, ZSnmpSourceSchema } from "@/lib/power/ups/reading";
-import { POWER_MODES, ZShutdownSettingsChange, ZTriggerOverrides } from "./settings";
+import {
+  POWER_MODES,
+  ZPowerBackSettingsChange,
+  ZShutdownSettingsChange,
+  ZTriggerOverrides,
+} from "./settings";
 
 /**
  * Every input of the power domain functions, in one place: the JSON API and the server actions
@@ -138,6 +143,7 @@ export const ZUpdatePowerSettings = z.object({
   triggers: ZTriggerOverrides.optional(),
   pollIntervalMs: z.coerce.number().int().min(200).max(60_000).optional(),
   shutdown: ZShutdownSettingsChange.optional(),
+  powerBack: ZPowerBackSettingsChange.optional(),
 });
 export type TUpdatePowerSettings = z.infer<typeof ZUpdatePowerSettings>;
 

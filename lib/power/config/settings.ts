@@ -112,12 +112,38 @@ export type ShutdownSettings = z.infer<typeof ZShutdownSettings>;
 /** A change of some shutdown settings; a key left out keeps its value. */
 export const ZShutdownSettingsChange = z.object(shutdownFields).partial().strict();
 
+const powerBackFields = {
+  /** Mains back without a break on every feed of the hosts that went down, this long. */
+  mainsStableMinutes: z
+    .number({ error: "Minutes of stable mains: a whole number." })
+    .int("Minutes of stable mains: a whole number.")
+    .min(1, "At least 1 minute: a blip is not mains back.")
+    .max(1440, "At most 1440 minutes (a day)."),
+  /** Every such feed charged to at least this much. */
+  minChargePercent: z
+    .number({ error: "A charge in percent: a number from 0 to 100." })
+    .int("A charge in whole percent.")
+    .min(0, "A charge is 0 % or more.")
+    .max(100, "A charge is at most 100 %."),
+};
+
+/** When the fleet comes back by itself after an outage (lib/power/power-back/policy.ts). */
+export const ZPowerBackSettings = z.object({
+  mainsStableMinutes: powerBackFields.mainsStableMinutes.default(5),
+  minChargePercent: powerBackFields.minChargePercent.default(50),
+});
+export type PowerBackSettings = z.infer<typeof ZPowerBackSettings>;
+
+/** A change of the power-back settings; a key left out keeps its value. */
+export const ZPowerBackSettingsChange = z.object(powerBackFields).partial().strict();
+
 export const ZPowerSettings = z.object({
   mode: z.enum(POWER_MODES).default("dry-run"),
   triggers: ZTriggerSettings.default(ZTriggerSettings.parse({})),
   /** One small request per UPS per interval, on mains and on battery alike. */
   pollIntervalMs: z.number().int().min(200).max(60_000).default(1000),
   shutdown: ZShutdownSettings.default(ZShutdownSettings.parse({})),
+  powerBack: ZPowerBackSettings.default(ZPowerBackSettings.parse({})),
 });
 export type PowerSettings = z.infer<typeof ZPowerSettings>;
 

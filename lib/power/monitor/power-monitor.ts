@@ -14,6 +14,7 @@ import type { TUpsSourceConfig, UpsSource } from "@/lib/power/ups/reading";
 import { createUpsSource } from "@/lib/power/ups/source";
 import { stateOfRow } from "../triggers/monitor-state-store";
 import { OfflineShutdowns } from "./offline-shutdowns";
+import { watchPowerBack } from "./power-back-watch";
 import { loadStandbyPlan, type StandbyPlan } from "./standby-plan";
 import { LEASE_SECONDS, UpsLoop } from "./ups-loop";
 
@@ -182,6 +183,15 @@ export async function startPowerMonitor(options: PowerMonitorOptions): Promise<P
     const existing = new Set(devices.map((d) => d.id));
     for (const upsId of [...watched.keys()].filter((id) => !existing.has(id))) {
       await stopWatching(upsId);
+    }
+
+    // The way back: a new outage stops it, the policy starts it (./power-back-watch.ts). Only a
+    // process that watches a UPS decides, from what the monitors persisted; its own failure
+    // never keeps the UPSes from being watched.
+    if (watched.size > 0) {
+      await watchPowerBack(db, new Date(), log).catch((error: unknown) =>
+        log(`power monitor: could not look at the way back: ${safeErrorSummary(error)}`),
+      );
     }
   };
 

@@ -4,14 +4,8 @@ import { audited, type AuditActor } from "@/lib/audit/record-audit";
 import type { Database } from "@/lib/db/client";
 import { hosts } from "@/lib/db/schema";
 import { AppError } from "@/lib/errors";
-import { errorMessage } from "@/lib/pipeline/engine";
-import {
-  clusterApiFor,
-  isNotImplemented,
-  SHUTDOWN_CEPH_FLAGS,
-  type ClusterApi,
-} from "../clusters/sequence-api";
-import { CEPH_FLAGS_WAIT_SECONDS } from "../clusters/sequence-plan";
+import { clusterApiFor, type ClusterApi } from "../clusters/sequence-api";
+import { clearCephFlags, rearmHa, type RestoreItem } from "../clusters/restore";
 import { loadClusterGroups, type ClusterGroup } from "../clusters/load-cluster-groups";
 import type { PveEndpoint } from "../targets/load-targets";
 import { probeTarget } from "../targets/shutdown-call";
@@ -27,12 +21,6 @@ export const ZRestoreCluster = z.strictObject(
   { error: "Send { clusterId } of the cluster to restore." },
 );
 
-export type RestoreItem = {
-  what: "HA" | "Ceph flags";
-  outcome: "restored" | "not-available" | "failed";
-  detail: string;
-};
-
 export type RestoreReport = {
   cluster: string;
   /** The node whose API was asked. */
@@ -42,7 +30,6 @@ export type RestoreReport = {
   restored: boolean;
 };
 
-const HA_ARM_WAIT_MS = 15_000;
 const CALL_TIMEOUT_MS = 10_000;
 
 export async function restoreCluster(
@@ -117,80 +104,4 @@ async function answeringApi(db: Database, group: ClusterGroup): Promise<ClusterA
   );
 }
 
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, ms: number) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() >= deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 300));
-  }
-}
-
-async function rearmHa(api: ClusterApi): Promise<RestoreItem> {
-  try {
-    await api.armHa();
-  } catch (error) {
-    if (isNotImplemented(error)) {
-      return {
-        what: "HA",
-        outcome: "not-available",
-        detail:
-          "this Proxmox VE has no arm-ha/disarm-ha (before 9.2): HA was never disarmed, nothing to re-arm",
-      };
-    }
-    return { what: "HA", outcome: "failed", detail: `arm-ha failed: ${errorMessage(error)}` };
-  }
-  try {
-    const state = await until(
-      () => api.haArmedState(),
-      (s) => s === "armed",
-      HA_ARM_WAIT_MS,
-    );
-    return state === "armed"
-      ? { what: "HA", outcome: "restored", detail: "re-armed (read back: armed-state armed)" }
-      : {
-          what: "HA",
-          outcome: "failed",
-          detail: `arm-ha answered, but armed-state reads ${state ?? "nothing"} after ${HA_ARM_WAIT_MS / 1000} s; check Datacenter → HA`,
-        };
-  } catch (error) {
-    return {
-      what: "HA",
-      outcome: "failed",
-      detail: `arm-ha sent, but the HA status could not be read back: ${errorMessage(error)}`,
-    };
-  }
-}
-
-async function clearCephFlags(api: ClusterApi): Promise<RestoreItem> {
-  const stillSet = async () => {
-    const set = await api.cephFlags();
-    return SHUTDOWN_CEPH_FLAGS.filter((f) => set.has(f));
-  };
-  try {
-    await api.putCephFlags(SHUTDOWN_CEPH_FLAGS, false).catch(() => undefined);
-    let left = await until(stillSet, (l) => l.length === 0, CEPH_FLAGS_WAIT_SECONDS * 1000);
-    if (left.length > 0) {
-      // The bulk call did not take: one flag at a time, as the shutdown does.
-      for (const flag of left) await api.putCephFlag(flag, false).catch(() => undefined);
-      left = await until(stillSet, (l) => l.length === 0, CEPH_FLAGS_WAIT_SECONDS * 1000);
-    }
-    return left.length === 0
-      ? {
-          what: "Ceph flags",
-          outcome: "restored",
-          detail: `${SHUTDOWN_CEPH_FLAGS.join(", ")} cleared (read back)`,
-        }
-      : {
-          what: "Ceph flags",
-          outcome: "failed",
-          detail: `still set after clearing them in bulk and one by one: ${left.join(", ")}; clear them with 'ceph osd unset <flag>' on a node`,
-        };
-  } catch (error) {
-    return {
-      what: "Ceph flags",
-      outcome: "failed",
-      detail: `the flags could not be read back: ${errorMessage(error)}`,
-    };
-  }
-}
+export type { RestoreItem };

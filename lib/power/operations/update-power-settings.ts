@@ -8,7 +8,7 @@ import {
   type StoredPowerSettings,
 } from "../config/power-settings-store";
 import { ZUpdatePowerSettings } from "../config/schemas";
-import { ZShutdownSettings, ZTriggerSettings } from "../config/settings";
+import { ZPowerBackSettings, ZShutdownSettings, ZTriggerSettings } from "../config/settings";
 
 /** Changes the global triggers, poll interval or shutdown deadlines; the rest keeps its value. */
 export async function updatePowerSettings(
@@ -31,6 +31,7 @@ export async function updatePowerSettings(
         await writePowerSettings(tx, {
           triggers: ZTriggerSettings.parse({ ...current.triggers, ...data.triggers }),
           shutdown: ZShutdownSettings.parse({ ...current.shutdown, ...data.shutdown }),
+          powerBack: ZPowerBackSettings.parse({ ...current.powerBack, ...data.powerBack }),
           pollIntervalMs: data.pollIntervalMs ?? current.pollIntervalMs,
         });
         await recordPowerEvents(tx, [

@@ -29,7 +29,11 @@ export type PowerEventKind =
   | "console.crash_loop_over"
   | "consolidate.fell_back"
   | "consolidate.moved"
-  | "consolidate.mains_back";
+  | "consolidate.mains_back"
+  | "power_back.started"
+  | "power_back.host_failed"
+  | "power_back.done"
+  | "power_back.failed";
 
 export type PowerEventInput = Omit<PowerEventDraft, "kind" | "at"> & {
   kind: PowerEventKind;

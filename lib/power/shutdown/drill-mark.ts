@@ -40,6 +40,11 @@ export function planModeOf(input: unknown, consoleMode: PowerMode): PowerMode {
   return drill?.live ? consoleMode : "dry-run";
 }
 
+/** Whether a run's input is a drill's — a mark this version cannot read counts too. */
+export function isDrill(input: unknown): boolean {
+  return hasDrillField(input);
+}
+
 function hasDrillField(input: unknown): boolean {
   return typeof input === "object" && input !== null && "drill" in input;
 }

@@ -1,6 +1,7 @@
 import { asc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { powerEvents } from "@/lib/db/schema";
+import { powerBackGuests, powerEvents } from "@/lib/db/schema";
+import { readRunning, writeRunning, writeVmConfig } from "@/lab/pve/state";
 import { readLogTail } from "@/lib/logs/read";
 import { actionsOfRun } from "@/lib/power/records/run-actions";
 import { setPowerMode } from "@/lib/power/operations/set-power-mode";
@@ -339,5 +340,55 @@ describe("the power-shutdown pipeline", () => {
     ).toHaveLength(1);
     await waitUntil(() => nodes.b.power.state === "down", { timeoutMs: 10_000 });
     await powerOnAll();
+  });
+
+  it("what ran before: a node's running guests are recorded with their startup order (a stopped one never); a node whose list hangs is recorded as unknown, and its shutdown call never waits for it", async () => {
+    const { db } = database;
+    await setPowerMode(db, { mode: "armed", confirmedTargetIds: Object.values(targets) }, ADMIN);
+    await persistReading(db, upsId, true);
+    const vm = (name: string, startup?: string) =>
+      new Map([
+        ["name", name],
+        ["memory", "1024"],
+        ["cores", "1"],
+        ...(startup ? [["startup", startup]] : []),
+      ] as [string, string][]);
+    writeVmConfig(nodes.a.root, nodes.a.name, 140, vm("web", "order=2,up=30"));
+    writeVmConfig(nodes.a.root, nodes.a.name, 141, vm("db"));
+    writeVmConfig(nodes.a.root, nodes.a.name, 142, vm("kept-off", "order=1"));
+    writeRunning(nodes.a.root, new Set([...readRunning(nodes.a.root), 140, 141]));
+    await nodes.b.switches.apply({ "api.vmListHang": true });
+    try {
+      const run = await runShutdown([targets.a, targets.b]);
+      expect(run.status, run.failureReason ?? "").toBe("succeeded");
+      // The listings run beside the calls, never awaited by them: wait for both records.
+      const records = () =>
+        db
+          .select()
+          .from(powerBackGuests)
+          .where(eq(powerBackGuests.runId, run.id))
+          .orderBy(asc(powerBackGuests.node), asc(powerBackGuests.vmid));
+      await waitUntil(async () => new Set((await records()).map((g) => g.node)).size === 2, {
+        timeoutMs: 30_000,
+        what: "both nodes' guests recorded",
+      });
+      const recorded = await records();
+      expect(
+        recorded.map((g) => [g.node, g.state, g.vmid, g.startupOrder, g.upSeconds, g.haManaged]),
+      ).toEqual([
+        ["pve-a", "running", 140, 2, 30, false],
+        ["pve-a", "running", 141, null, null, false],
+        ["pve-b", "unknown", null, null, null, null],
+      ]);
+      expect(recorded[2]!.problem).toMatch(/could not be listed/);
+      // pve-b's shutdown went out before its listing gave up, and it went down.
+      const call = posts(nodes.b).at(-1)!;
+      expect(call.path).toBe(`/api2/json/nodes/${nodes.b.name}/status`);
+      expect(call.at.getTime()).toBeLessThan(recorded[2]!.recordedAt.getTime());
+      await waitUntil(() => nodes.b.power.state === "down", { timeoutMs: 30_000 });
+    } finally {
+      await nodes.b.switches.apply({ "api.vmListHang": false });
+      await powerOnAll();
+    }
   });
 });

@@ -23,6 +23,7 @@ import {
   type ShutdownPlan,
 } from "./shutdown-plan";
 import type { PowerServices } from "./services";
+import { listGuestsBefore } from "./guests-before";
 
 export const SHUTDOWN_CANCELLED = "mains back before anything was sent: shutdown cancelled";
 
@@ -137,9 +138,13 @@ export const shutDownTargets: Step<PowerServices> = {
       : [];
     if (batch.length > 0 || retries.length > 0) {
       const outcomes = await Promise.all([
-        ...batch.map((target) =>
-          armed ? attemptShutdown(ctx, target, upsId) : wouldCall(ctx, target, upsId),
-        ),
+        ...batch.map((target) => {
+          // What ran before, for the way back: its first request goes out before the call, and
+          // neither this call nor the next stage's ever waits for it — it runs on by itself
+          // and records what it found, or "unknown" (./guests-before.ts; it never throws).
+          void listGuestsBefore(ctx, target, armed);
+          return armed ? attemptShutdown(ctx, target, upsId) : wouldCall(ctx, target, upsId);
+        }),
         ...retries.map((target) => attemptShutdown(ctx, target, upsId)),
       ]);
       const targets = [...batch, ...retries];

@@ -102,3 +102,57 @@ export async function unknownFeeds(
   );
   return new Set(upsIds.filter((id) => !known.has(id)));
 }
+
+/** What the power-back policy reads of one UPS (lib/power/power-back/policy.ts). */
+export type FeedFacts = {
+  upsId: string;
+  name: string;
+  /** The last reading was reliable (null: never asked). */
+  reachable: boolean | null;
+  /** When that reading was taken, by the wall clock (null: none yet). */
+  readingAt: Date | null;
+  onBattery: boolean | null;
+  /** On mains without a break for this long, by the monitor's monotonic clock. */
+  mainsMs: number | null;
+  chargePercent: number | null;
+  runtimeSeconds: number | null;
+};
+
+/** The monitor's last word on each of these UPSes (a UPS never read yet: all unknown). */
+export async function feedFacts(
+  db: Pick<Database, "select">,
+  upsIds: readonly string[],
+): Promise<FeedFacts[]> {
+  if (upsIds.length === 0) return [];
+  const rows = await db
+    .select({ id: upsDevices.id, name: upsDevices.name, state: upsMonitorState })
+    .from(upsDevices)
+    .leftJoin(upsMonitorState, eq(upsMonitorState.upsId, upsDevices.id))
+    .where(inArray(upsDevices.id, [...upsIds]));
+  return rows.map(({ id, name, state }) => ({
+    upsId: id,
+    name,
+    reachable: state?.reachable ?? null,
+    readingAt: state?.lastReadingAt ?? null,
+    onBattery: state?.lastReading?.onBattery ?? null,
+    mainsMs: state?.durations.mainsMs ?? null,
+    chargePercent: state?.lastReading?.chargePercent ?? null,
+    runtimeSeconds: state?.lastReading?.runtimeSeconds ?? null,
+  }));
+}
+
+/** Of these UPSes, those a fresh reliable reading shows on battery: a new outage. */
+export async function feedsOnBattery(
+  db: Pick<Database, "select">,
+  upsIds: readonly string[],
+  now: Date,
+  maxAgeMs: number,
+): Promise<FeedFacts[]> {
+  return (await feedFacts(db, upsIds)).filter(
+    (f) =>
+      f.reachable === true &&
+      f.onBattery === true &&
+      f.readingAt !== null &&
+      now.getTime() - f.readingAt.getTime() <= maxAgeMs,
+  );
+}

@@ -10,18 +10,20 @@ import { updatePowerSettings } from "@/lib/power/operations/update-power-setting
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
 
-/** The global power settings: `{ mode, triggers, pollIntervalMs, shutdown }`. */
+/** The global power settings: `{ mode, triggers, pollIntervalMs, shutdown, powerBack }`. */
 export const GET = route(
   "GET /api/power/settings",
   { role: "viewer", summary: "The global power settings" },
   async () => {
-    const { mode, triggers, pollIntervalMs, shutdown } = await readPowerSettings(getDb());
-    return json({ mode, triggers, pollIntervalMs, shutdown });
+    const { mode, triggers, pollIntervalMs, shutdown, powerBack } =
+      await readPowerSettings(getDb());
+    return json({ mode, triggers, pollIntervalMs, shutdown, powerBack });
   },
 );
 
 /**
- * Changes the trigger defaults, the poll interval or the shutdown deadlines (admins; what is
+ * Changes the trigger defaults, the poll interval, the shutdown deadlines or when the fleet
+ * comes back by itself (`powerBack`: mainsStableMinutes, minChargePercent) (admins; what is
  * left out keeps its value). While armed, a change to the plan needs `confirmPlanChange: true`
  * (else 409 with `planChange`, nothing saved). Answers `{ settings, planChange }`.
  */
@@ -36,8 +38,8 @@ export const PATCH = route(
     respondToGuardedChange(
       confirmPlanChange,
       (db) => updatePowerSettings(db, change, actor),
-      ({ mode, triggers, pollIntervalMs, shutdown }) => ({
-        settings: { mode, triggers, pollIntervalMs, shutdown },
+      ({ mode, triggers, pollIntervalMs, shutdown, powerBack }) => ({
+        settings: { mode, triggers, pollIntervalMs, shutdown, powerBack },
       }),
     ),
 );

@@ -1,0 +1,408 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { and, asc, eq, inArray } from "drizzle-orm";
+import type { Database } from "@/lib/db/client";
+import { powerBackGuests, powerEvents, powerTargets, runs, upsMonitorState } from "@/lib/db/schema";
+import { readLogTail } from "@/lib/logs/read";
+import { setPowerController } from "@/lib/power-controllers/store";
+import { watchPowerBack } from "@/lib/power/monitor/power-back-watch";
+import { bringBackNow } from "@/lib/power/operations/bring-back-now";
+import { setPowerMode } from "@/lib/power/operations/set-power-mode";
+import { updatePowerSettings } from "@/lib/power/operations/update-power-settings";
+import { actionsOfRun, type PowerRunAction } from "@/lib/power/records/run-actions";
+import { startShutdownRun } from "@/lib/power/shutdown-pipeline/start-shutdown-run";
+import {
+  OUTAGE_MAX_AGE_MS,
+  outageToBringBack,
+} from "@/lib/power/power-back-pipeline/start-power-back";
+import { POWER_BACK } from "@/lib/power/power-back-pipeline/pipeline";
+import { columnsOfState } from "@/lib/power/triggers/monitor-state-store";
+import { UNKNOWN_STATE } from "@/lib/power/triggers/state";
+import { startLabCluster, type LabCluster } from "@/lab";
+import {
+  clusterNodePower,
+  startLabPowerControllers,
+  type LabPowerControllers,
+} from "@/lab/power-controllers";
+import type { LabGuestSpec } from "@/lab/pve/cluster/model";
+import { registerTestDatabase } from "@/test/db";
+import { ADMIN, persistReading, powerTestPipelines, shutdownInput } from "@/test/fixtures/power";
+import { protectLabCluster, startClusterTestWorker } from "@/test/fixtures/protected-lab-cluster";
+import { settled } from "@/test/runs";
+import { getRun } from "@/lib/runs/get-run";
+import type { WorkerHandle } from "@/worker/runner";
+
+/**
+ * The way back (issue 30, items 3-6) through the real worker against lab clusters over real
+ * HTTPS, each node with a Redfish BMC (the lab's, over TLS) that switches its real lab power:
+ * three nodes, Ceph monitors on pve2 and pve3, guests with startup orders and one the operator
+ * had stopped. An armed outage takes the cluster down; then the way back.
+ */
+
+const database = registerTestDatabase(6);
+let worker: WorkerHandle;
+const labs: LabCluster[] = [];
+const bmcs: LabPowerControllers[] = [];
+
+/** Running guests with startup orders (order 1: 102 and 112, order 2: 101, order 3: 122, none: 111); 121 stopped. */
+function guests(): LabGuestSpec[] {
+  return [
+    { vmid: 101, type: "qemu", node: "pve1", storage: "ceph", ha: true, startup: "order=2,up=1" },
+    { vmid: 102, type: "lxc", node: "pve1", storage: "ceph", startup: "order=1" },
+    { vmid: 111, type: "qemu", node: "pve2", storage: "local" },
+    { vmid: 112, type: "qemu", node: "pve2", storage: "ceph", startup: "1,up=1" },
+    { vmid: 121, type: "qemu", node: "pve3", storage: "local", status: "stopped" },
+    { vmid: 122, type: "lxc", node: "pve3", storage: "local", startup: "order=3" },
+  ];
+}
+
+type Setup = {
+  lab: LabCluster;
+  bmc: LabPowerControllers;
+  upsId: string;
+  targets: Record<string, string>;
+  /** Node names in the order their power came back. */
+  poweredOn: string[];
+};
+
+let counter = 0;
+
+async function outageOfLabCluster(options: { wrongPassword?: string } = {}): Promise<Setup> {
+  const { db } = database;
+  const lab = await startLabCluster({
+    nodes: 3,
+    name: `back-${++counter}`,
+    guests: guests(),
+    ceph: { monitors: ["pve2", "pve3"] },
+    timing: {
+      guestShutdownMs: 100,
+      haDisarmMs: 100,
+      haRecoveryMs: 100,
+      nodeShutdownDelayMs: 100,
+      guestStartMs: 100,
+    },
+    apiAuthFailureDelayMs: 50,
+  });
+  labs.push(lab);
+  const poweredOn: string[] = [];
+  const bmc = await startLabPowerControllers({
+    nodes: lab.nodes.map((n) => {
+      const power = clusterNodePower(lab, n.name);
+      return {
+        ...power,
+        powerOn: () => {
+          poweredOn.push(n.name);
+          return power.powerOn();
+        },
+      };
+    }),
+  });
+  bmcs.push(bmc);
+  const { upsId, targets } = await protectLabCluster(db, lab);
+  const rows = await db
+    .select({ id: powerTargets.id, hostId: powerTargets.hostId })
+    .from(powerTargets)
+    .where(inArray(powerTargets.id, Object.values(targets)));
+  for (const [node, targetId] of Object.entries(targets)) {
+    const lab = bmc.node(node).redfish;
+    await setPowerController(db, {
+      hostId: rows.find((r) => r.id === targetId)!.hostId!,
+      actor: "test",
+      controller: {
+        kind: "redfish",
+        address: lab.address,
+        port: lab.port,
+        username: bmc.username,
+        password: node === options.wrongPassword ? "not-the-password" : bmc.password,
+        systemId: lab.systemId,
+      },
+    });
+  }
+  return { lab, bmc, upsId, targets, poweredOn };
+}
+
+async function setMode(mode: "armed" | "dry-run") {
+  const { db } = database;
+  const all = await db.select({ id: powerTargets.id }).from(powerTargets);
+  await setPowerMode(db, { mode, confirmedTargetIds: all.map((t) => t.id) }, ADMIN);
+}
+
+/** The outage: the shutdown run of the cluster's UPS, to its end. */
+async function shutDown(setup: Setup) {
+  const { db } = database;
+  await persistReading(db, setup.upsId, true);
+  const runId = await db.transaction((tx) =>
+    startShutdownRun(tx, shutdownInput(setup.upsId, Object.values(setup.targets))),
+  );
+  const run = await settled(db, runId, 120_000);
+  expect(run.status, run.failureReason ?? "").toBe("succeeded");
+  return runId;
+}
+
+/** The UPS as its monitor persists it: on mains for `mainsMs` by the monotonic clock. */
+async function onMainsFor(db: Database, upsId: string, mainsMs: number, runtimeSeconds: number) {
+  const columns = columnsOfState({
+    ...UNKNOWN_STATE,
+    reachable: true,
+    durations: { onBatteryMs: null, mainsMs, alarmMs: null },
+    lastReading: {
+      kind: "reading",
+      at: new Date(),
+      onBattery: false,
+      lowBattery: false,
+      chargePercent: 80,
+      runtimeSeconds,
+      reportedSecondsOnBattery: null,
+      rawStatus: "OL CHRG",
+    },
+  });
+  await db
+    .insert(upsMonitorState)
+    .values({ upsId, ...columns })
+    .onConflictDoUpdate({ target: upsMonitorState.upsId, set: columns });
+}
+
+async function powerBackRuns() {
+  return database.db
+    .select({ id: runs.id })
+    .from(runs)
+    .where(eq(runs.pipeline, POWER_BACK))
+    .orderBy(asc(runs.createdAt), asc(runs.id));
+}
+
+async function finished(runId: string) {
+  const { db } = database;
+  const run = await settled(db, runId, 120_000);
+  const actions = await actionsOfRun(db, runId);
+  const log = (await readLogTail(db, runId, 500)).map((l) => l.text).join("\n");
+  const events = await db
+    .select()
+    .from(powerEvents)
+    .where(eq(powerEvents.runId, runId))
+    .orderBy(asc(powerEvents.id));
+  return { run, actions, log, events };
+}
+
+const labels = (actions: PowerRunAction[], pattern: RegExp) =>
+  actions.filter((a) => pattern.test(a.label)).map((a) => [a.label, a.outcome]);
+
+const running = (lab: LabCluster) =>
+  [...lab.model.guests.values()]
+    .filter((g) => g.status === "running")
+    .map((g) => g.vmid)
+    .sort((a, b) => a - b);
+
+beforeAll(async () => {
+  worker = await startClusterTestWorker(database, null);
+}, 60_000);
+
+afterAll(async () => {
+  await worker?.stop();
+  for (const bmc of bmcs) await bmc.stop();
+  for (const lab of labs) await lab.stop();
+});
+
+describe("the way back after an outage", () => {
+  it("records what ran before, then — once the policy holds — powers the nodes on by their controllers (monitors first), waits for quorum, clears the flags, re-arms HA and starts exactly the guests that ran, in their startup order", async () => {
+    const { db } = database;
+    const setup = await outageOfLabCluster();
+    const { lab } = setup;
+    await setMode("armed");
+    await updatePowerSettings(
+      db,
+      { powerBack: { mainsStableMinutes: 1, minChargePercent: 50 } },
+      ADMIN,
+    );
+    const shutdownRunId = await shutDown(setup);
+    for (const node of lab.model.nodes) expect(node.online).toBe(false);
+    expect(lab.model.ceph!.flags.size).toBeGreaterThan(0);
+    expect(lab.model.armedState).toBe("disarmed");
+
+    // Item 3: the guests that ran, with their order and up-delay and HA; never 121 (stopped).
+    const recorded = await db
+      .select()
+      .from(powerBackGuests)
+      .where(eq(powerBackGuests.runId, shutdownRunId))
+      .orderBy(asc(powerBackGuests.vmid));
+    expect(
+      recorded.map((g) => [g.vmid, g.node, g.state, g.startupOrder, g.upSeconds, g.haManaged]),
+    ).toEqual([
+      [101, "pve1", "running", 2, 1, true],
+      [102, "pve1", "running", 1, null, false],
+      [111, "pve2", "running", null, null, false],
+      [112, "pve2", "running", 1, 1, false],
+      [122, "pve3", "running", 3, null, false],
+    ]);
+
+    // The policy, decided by the monitor's own function with its clock: mains short of N
+    // minutes, or runtime short of the shutdown's budget, starts nothing.
+    const outage = (await outageToBringBack(db, new Date()))!;
+    expect(outage.shutdownRunIds).toEqual([shutdownRunId]);
+    // A week later the outage is no longer one to come back from (the clock is the caller's).
+    expect(await outageToBringBack(db, new Date(Date.now() + OUTAGE_MAX_AGE_MS + 60_000))).toBe(
+      null,
+    );
+    const log: string[] = [];
+    await onMainsFor(db, setup.upsId, 59_000, outage.budgetSeconds + 60);
+    await watchPowerBack(db, new Date(), (line) => log.push(line));
+    await onMainsFor(db, setup.upsId, 60_000, outage.budgetSeconds - 1);
+    await watchPowerBack(db, new Date(), (line) => log.push(line));
+    expect(await powerBackRuns()).toEqual([]);
+    expect(setup.poweredOn).toEqual([]);
+
+    // Mains on for N minutes, charged, runtime for the shutdown again: the way back starts once.
+    await onMainsFor(db, setup.upsId, 60_000, outage.budgetSeconds + 60);
+    await watchPowerBack(db, new Date(), (line) => log.push(line));
+    await watchPowerBack(db, new Date(), (line) => log.push(line));
+    const started = await powerBackRuns();
+    expect(started).toHaveLength(1);
+    const { run, actions, log: runLog, events } = await finished(started[0]!.id);
+    expect(run.status, run.failureReason ?? "").toBe("succeeded");
+
+    // Monitors first (pve3 went down last, then pve2), then the rest; every node back, quorate.
+    expect(setup.poweredOn).toEqual(["pve3", "pve2", "pve1"]);
+    expect(labels(actions, /^power on/)).toEqual([
+      ["power on pve3", "ok"],
+      ["power on pve2", "ok"],
+      ["power on pve1", "ok"],
+    ]);
+    for (const node of lab.model.nodes) expect(node.online).toBe(true);
+    expect(lab.model.quorate).toBe(true);
+    expect(labels(actions, /^quorum of/)).toEqual([[expect.stringMatching(/^quorum of /), "ok"]]);
+
+    // Flags this outage set cleared and HA re-armed, each read back — flags before HA.
+    expect(lab.model.ceph!.flags.size).toBe(0);
+    expect(lab.model.armedState).toBe("armed");
+    expect(labels(actions, /Ceph flags|HA/)).toEqual([
+      ["clear Ceph flags", "ok"],
+      ["re-arm HA", "ok"],
+    ]);
+
+    // Exactly the guests that ran before run again — 121 stays stopped — in their order.
+    expect(running(lab)).toEqual([101, 102, 111, 112, 122]);
+    const starts = lab.model.guestStarts.map((s) => s.vmid);
+    expect(starts).toHaveLength(5);
+    expect(new Set(starts.slice(0, 2))).toEqual(new Set([102, 112]));
+    expect(starts.slice(2)).toEqual([101, 122, 111]);
+    expect(labels(actions, /^start /).map(([, outcome]) => outcome)).toEqual(Array(5).fill("ok"));
+    // Every step said what it waited for, and the way back notified.
+    expect(runLog).toContain("power on 1:");
+    expect(runLog).toMatch(/StartGuests \(each up to \d+ s to read running\): waiting for /);
+    expect(events.map((e) => e.kind)).toEqual(["power_back.started", "power_back.done"]);
+    expect(events.at(-1)!.message).toContain("3 of 3 host(s) powered on, 5 of 5 guest(s)");
+    expect(log.some((line) => line.includes(`power-back run ${started[0]!.id} started`))).toBe(
+      true,
+    );
+  }, 240_000);
+
+  it("a controller that fails is reported and the others go on; its node's guests are not started", async () => {
+    const { db } = database;
+    const setup = await outageOfLabCluster({ wrongPassword: "pve1" });
+    const { lab } = setup;
+    await setMode("armed");
+    await shutDown(setup);
+    await persistReading(db, setup.upsId, false);
+    const { runId } = await bringBackNow(db, {}, ADMIN);
+    const { run, actions, events } = await finished(runId);
+    expect(run.status, run.failureReason ?? "").toBe("succeeded");
+    expect(setup.poweredOn).toEqual(["pve3", "pve2"]);
+    expect(labels(actions, /^power on/)).toEqual([
+      ["power on pve3", "ok"],
+      ["power on pve2", "ok"],
+      ["power on pve1", "failed"],
+    ]);
+    expect(lab.model.node("pve1")!.online).toBe(false);
+    const failed = events.filter((e) => e.kind === "power_back.host_failed");
+    expect(failed).toHaveLength(1);
+    expect(failed[0]!.message).toMatch(/not powered on/);
+    // The guests of the nodes that came back run again; pve1's are reported, not started.
+    expect(running(lab)).toEqual([111, 112, 122]);
+    expect(labels(actions, /^start (qemu|lxc) 10/)).toEqual([
+      ["start lxc 102", "failed"],
+      ["start qemu 101", "failed"],
+    ]);
+    expect(events.at(-1)!.kind).toBe("power_back.done");
+    expect(events.at(-1)!.severity).toBe("warning");
+  }, 240_000);
+
+  it("mains lost again halfway: the way back stops at once and nothing more is powered on", async () => {
+    const { db } = database;
+    const setup = await outageOfLabCluster();
+    const { lab, bmc } = setup;
+    await setMode("armed");
+    await shutDown(setup);
+    await persistReading(db, setup.upsId, false);
+    // The moment pve3's BMC takes its power-on, the UPS reads on battery again.
+    bmc.node("pve3").chassis.afterPowerOnTaken = () => persistReading(db, setup.upsId, true);
+    const { runId } = await bringBackNow(db, {}, ADMIN);
+    const { run, actions, log, events } = await finished(runId);
+    expect(run.status).toBe("failed");
+    expect(run.failureReason).toMatch(/mains lost again/);
+    expect(setup.poweredOn).toEqual(["pve3"]);
+    expect(bmc.node("pve2").chassis.powerOnRequests).toEqual([]);
+    expect(bmc.node("pve1").chassis.powerOnRequests).toEqual([]);
+    expect(labels(actions, /^power on/)).toEqual([["power on pve3", "ok"]]);
+    expect(lab.model.guestStarts).toEqual([]);
+    expect(log).toContain("mains lost again");
+    expect(events.map((e) => [e.kind, e.severity])).toEqual([
+      ["power_back.started", "warning"],
+      ["power_back.failed", "critical"],
+    ]);
+    expect(events.at(-1)!.message).toContain("a new outage stopped it");
+
+    // That outage over, the next way back covers it: pve3 is on already (nothing sent to it),
+    // the others come back.
+    bmc.node("pve3").chassis.afterPowerOnTaken = null;
+    await persistReading(db, setup.upsId, false);
+    const again = await finished((await bringBackNow(db, {}, ADMIN)).runId);
+    expect(again.run.status, again.run.failureReason ?? "").toBe("succeeded");
+    expect(setup.poweredOn).toEqual(["pve3", "pve2", "pve1"]);
+    expect(bmc.node("pve3").chassis.powerOnRequests).toHaveLength(1);
+    expect(running(lab)).toEqual([101, 102, 111, 112, 122]);
+  }, 240_000);
+
+  it("dry-run: every power-on and start is recorded as would-do, nothing is sent to any controller or node", async () => {
+    const { db } = database;
+    const setup = await outageOfLabCluster();
+    const { lab, bmc } = setup;
+    await setMode("dry-run");
+    const shutdownRunId = await shutDown(setup);
+    // Dry-run records what ran before too (reads only): what the rehearsal starts.
+    const recorded = await db
+      .select({ vmid: powerBackGuests.vmid, mode: powerBackGuests.mode })
+      .from(powerBackGuests)
+      .where(and(eq(powerBackGuests.runId, shutdownRunId), eq(powerBackGuests.state, "running")))
+      .orderBy(asc(powerBackGuests.vmid));
+    expect(recorded.map((g) => g.vmid)).toEqual([101, 102, 111, 112, 122]);
+    expect(recorded.every((g) => g.mode === "dry-run")).toBe(true);
+
+    await persistReading(db, setup.upsId, false);
+    const before = lab.nodes.map((n) => n.api.requests.length);
+    const { runId } = await bringBackNow(db, {}, ADMIN);
+    const { run, actions, events } = await finished(runId);
+    expect(run.status, run.failureReason ?? "").toBe("succeeded");
+    for (const node of bmc.nodes) expect(node.chassis.powerOnRequests).toEqual([]);
+    const sent = lab.nodes.flatMap((n, i) =>
+      n.api.requests.slice(before[i]).filter((r) => r.method !== "GET"),
+    );
+    expect(sent).toEqual([]);
+    expect(lab.model.guestStarts).toEqual([]);
+    expect(labels(actions, /^power on/)).toEqual([
+      ["power on pve3", "would-do"],
+      ["power on pve2", "would-do"],
+      ["power on pve1", "would-do"],
+    ]);
+    expect(labels(actions, /^start /).map(([, outcome]) => outcome)).toEqual(
+      Array(5).fill("would-do"),
+    );
+    const steps = await stepDetails(runId);
+    expect(steps.WaitForNodes).toMatch(/^skipped — dry-run/);
+    expect(events.map((e) => e.kind)).toEqual(["power_back.started", "power_back.done"]);
+    expect(events.at(-1)!.message).toContain("nothing was sent");
+  }, 240_000);
+});
+
+/** Each step's detail as the run recorded it when the step ended. */
+async function stepDetails(runId: string): Promise<Record<string, string>> {
+  const detail = await getRun(database.db, runId, powerTestPipelines);
+  return Object.fromEntries(detail!.timeline.map((s) => [s.name, s.lastDetail ?? ""]));
+}

@@ -1,0 +1,113 @@
+import { errorMessage } from "@/lib/pipeline/engine";
+import { advance, poll, type Step } from "@/lib/pipeline/step";
+import { powerOnHost } from "@/lib/power-controllers/power-on-host";
+import { describe, getPowerControllerView } from "@/lib/power-controllers/store";
+import { startAction } from "@/lib/power/records/run-actions";
+import type { PowerServices } from "@/lib/power/shutdown/services";
+import type { BackHost } from "./back-plan";
+import { backRun, reportBack, wouldBack, type BackCtx } from "./back-context";
+
+/** What happened to each host's power-on, by target id. */
+export type PowerOnState = Record<
+  string,
+  "powered-on" | "already-on" | "would" | "no-controller" | "failed"
+>;
+
+export const NO_CONTROLLER = "no power controller: power it on by hand";
+
+/**
+ * Powers the hosts on through their controllers, one after another in the plan's order
+ * (per cluster the Ceph monitor nodes first; standalone hosts in reverse stage order; backup
+ * servers last). A host without a controller, or whose controller fails, is reported and the
+ * next one follows: one dead BMC must not keep the rest of the fleet dark. Before each host the
+ * feeds are asked again: a new outage ends the run before anything more is powered on.
+ */
+export const powerOnHosts: Step<PowerServices> = {
+  name: "PowerOnHosts",
+  maxDuration: () => 1800,
+  async visit(ctx) {
+    const ready = await backRun(ctx);
+    if (ready.outcome) return ready.outcome;
+    const { plan, armed } = ready;
+    const state = ctx.context.get<PowerOnState>("back:power") ?? {};
+    const next = plan.hosts.find((h) => !state[h.targetId]);
+    if (next) {
+      state[next.targetId] = await powerOn(ctx, next, armed);
+      ctx.context.set("back:power", state);
+      const left = plan.hosts.filter((h) => !state[h.targetId]).length;
+      if (left > 0)
+        return poll(
+          0,
+          `powering on the hosts: ${plan.hosts.length - left} of ${plan.hosts.length}`,
+        );
+    }
+    const count = (what: PowerOnState[string]) =>
+      Object.values(state).filter((s) => s === what).length;
+    const parts = [
+      [count("powered-on"), "powered on"],
+      [count("already-on"), "already on"],
+      [count("would"), "would be powered on (dry-run: nothing sent)"],
+      [count("no-controller"), "without a power controller"],
+      [count("failed"), "FAILED"],
+    ] as const;
+    return advance(
+      parts
+        .filter(([n]) => n > 0)
+        .map(([n, what]) => `${n} ${what}`)
+        .join(", "),
+    );
+  },
+};
+
+async function powerOn(
+  ctx: BackCtx,
+  host: BackHost,
+  armed: boolean,
+): Promise<PowerOnState[string]> {
+  const { db } = ctx.services;
+  const lane = host.endpoint?.nodeName ?? host.name;
+  const view = host.hostId ? await getPowerControllerView(db, host.hostId) : null;
+  if (!view) {
+    const message = `${host.name}: ${NO_CONTROLLER}`;
+    const action = await startAction(db, { runId: ctx.runId, lane, label: `power on ${lane}` });
+    await action.finish({ outcome: "failed", detail: NO_CONTROLLER });
+    await reportBack(ctx, {
+      severity: "critical",
+      kind: "power_back.host_failed",
+      message,
+      targetId: host.targetId,
+      data: { host: host.name, problem: "no-controller" },
+    });
+    return "no-controller";
+  }
+  const where = describe(view);
+  if (!armed) {
+    await wouldBack(ctx, { lane, label: `power on ${lane}`, request: where });
+    return "would";
+  }
+  const action = await startAction(db, {
+    runId: ctx.runId,
+    lane,
+    label: `power on ${lane}`,
+    request: where,
+  });
+  try {
+    const outcome = await powerOnHost(db, {
+      hostId: host.hostId!,
+      actor: `power-back run ${ctx.runId}`,
+    });
+    await action.finish({ outcome: "ok", detail: outcome.message });
+    ctx.log(`${host.name}: ${outcome.message}`);
+    return outcome.result === "already-on" ? "already-on" : "powered-on";
+  } catch (error) {
+    await action.finish({ outcome: "failed", detail: errorMessage(error) });
+    await reportBack(ctx, {
+      severity: "critical",
+      kind: "power_back.host_failed",
+      message: `${host.name}: not powered on: ${errorMessage(error)}; the others go on`,
+      targetId: host.targetId,
+      data: { host: host.name, problem: "controller" },
+    });
+    return "failed";
+  }
+}

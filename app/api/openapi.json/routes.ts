@@ -34,6 +34,7 @@ import * as powerEventsEventIdAcknowledge from "../power/events/[eventId]/acknow
 import * as powerEvents from "../power/events/route";
 import * as powerMode from "../power/mode/route";
 import * as powerPlan from "../power/plan/route";
+import * as powerPowerBack from "../power/power-back/route";
 import * as powerReadings from "../power/readings/route";
 import * as powerRestore from "../power/restore/route";
 import * as power from "../power/route";
@@ -90,6 +91,7 @@ export const API_ROUTE_MODULES: readonly Record<string, unknown>[] = [
   powerEvents,
   powerMode,
   powerPlan,
+  powerPowerBack,
   powerReadings,
   powerRestore,
   power,

@@ -54,6 +54,7 @@ const page = (hosts: HostSummary[]): FleetPage => ({
   },
   attentionCount: 1,
   failedSteps: [],
+  clusters: [],
   page: { number: 1, size: 50, totalPages: 1 },
 });
 

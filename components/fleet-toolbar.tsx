@@ -6,7 +6,7 @@ import styles from "./fleet.module.css";
 
 /**
  * The search box (narrows as you type; `/` focuses it, ↓ moves into the rows, Escape clears it)
- * and the failed-step filter, with a way back to the whole fleet.
+ * and the failed-step and cluster filters, with a way back to the whole fleet.
  */
 export const FleetToolbar = forwardRef<
   HTMLInputElement,
@@ -17,6 +17,9 @@ export const FleetToolbar = forwardRef<
     failedStep: string;
     failedSteps: { step: string; count: number }[];
     onFailedStep: (step: string) => void;
+    cluster: string;
+    clusters: { name: string; count: number }[];
+    onCluster: (cluster: string) => void;
     filtered: boolean;
     onClear: () => void;
     summary: string;
@@ -27,6 +30,11 @@ export const FleetToolbar = forwardRef<
     props.failedSteps.some((f) => f.step === props.failedStep) || !props.failedStep
       ? props.failedSteps
       : [{ step: props.failedStep, count: 0 }, ...props.failedSteps];
+  // A cluster named by a link that no host is in any more is still shown as the filter in force.
+  const clusters =
+    !props.cluster || props.clusters.some((c) => c.name === props.cluster)
+      ? props.clusters
+      : [{ name: props.cluster, count: 0 }, ...props.clusters];
   return (
     <div className={styles.toolbar}>
       <label className={styles.search}>
@@ -63,6 +71,24 @@ export const FleetToolbar = forwardRef<
           ))}
         </select>
       </label>
+      {(props.clusters.length > 0 || props.cluster) && (
+        <label className={styles.select}>
+          <span>Cluster</span>
+          <select
+            className="control"
+            value={props.cluster}
+            onChange={(event) => props.onCluster(event.target.value)}
+            data-testid="fleet-cluster"
+          >
+            <option value="">any</option>
+            {clusters.map((c) => (
+              <option key={c.name} value={c.name}>
+                {c.name} ({c.count})
+              </option>
+            ))}
+          </select>
+        </label>
+      )}
       {props.filtered && (
         <button type="button" className="button" onClick={props.onClear} data-testid="fleet-clear">
           Clear filters

@@ -126,10 +126,14 @@ export function HostsView({
         : { sort, dir: undefined },
     );
   const filtered =
-    query.q !== "" || query.state.length > 0 || query.failedStep !== "" || query.attention;
+    query.q !== "" ||
+    query.state.length > 0 ||
+    query.failedStep !== "" ||
+    query.attention ||
+    query.cluster !== "";
   const clear = () => {
     setSearch("");
-    update({ q: "", state: [], failedStep: "", attention: false });
+    update({ q: "", state: [], failedStep: "", attention: false, cluster: "" });
   };
   const fleetIsEmpty =
     !filtered && fleet.total === 0 && Object.values(fleet.countsByState).every((n) => n === 0);
@@ -178,6 +182,9 @@ export function HostsView({
             failedStep={query.failedStep}
             failedSteps={fleet.failedSteps}
             onFailedStep={(failedStep) => update({ failedStep })}
+            cluster={query.cluster}
+            clusters={fleet.clusters}
+            onCluster={(cluster) => update({ cluster })}
             filtered={filtered}
             onClear={clear}
             summary={describeRange(fleet.page, fleet.hosts.length, fleet.total)}

@@ -97,6 +97,13 @@ test("a host creates a cluster and a second joins it through the form; pages and
   await expect(rows).toHaveCount(2);
   await expect(page.getByTestId("host-row-pve-c1")).toBeVisible();
   await expect(page.getByTestId("host-row-pve-c2")).toBeVisible();
+  // The filter in force is said (the Cluster choice), and Clear filters lifts it.
+  await expect(page.getByTestId("fleet-cluster")).toHaveValue(cluster);
+  await page.getByTestId("fleet-clear").click();
+  await expect(page.getByTestId("fleet-cluster")).toHaveValue("");
+  await expect(page).not.toHaveURL(/cluster=/);
+  await page.getByTestId("fleet-cluster").selectOption(cluster);
+  await expect(rows).toHaveCount(2);
 
   await page.goto(firstUrl);
   await expect(page.getByTestId("host-cluster")).toContainText(cluster);

@@ -167,6 +167,32 @@ describe("fleet query", () => {
       ["attention", "dir", "failedStep", "limit", "page", "q", "sort", "state"].sort(),
     );
   });
+
+  it("filters by cluster and lists every cluster of the fleet with its count, whatever the filters", async () => {
+    const inCluster = (name: string | null, i: number[]) =>
+      testDatabase.db.execute(
+        sql`update hosts set cluster_name = ${name} where name in (${sql.join(
+          i.map((n) => sql`${seedName(n)}`),
+          sql`, `,
+        )})`,
+      );
+    await inCluster("alpha", [1, 2, 3]);
+    await inCluster("beta", [4]);
+    try {
+      const alpha = await fleet({ cluster: "alpha" });
+      expect(alpha.total).toBe(3);
+      expect(names(alpha.hosts).sort()).toEqual([seedName(1), seedName(2), seedName(3)]);
+      expect(alpha.clusters).toEqual([
+        { name: "alpha", count: 3 },
+        { name: "beta", count: 1 },
+      ]);
+      // The choices do not narrow with the other filters: a cluster is never hidden by them.
+      expect((await fleet({ q: seedName(4) })).clusters).toEqual(alpha.clusters);
+      expect((await fleet({ cluster: "gamma" })).total).toBe(0);
+    } finally {
+      await inCluster(null, [1, 2, 3, 4]);
+    }
+  });
 });
 
 /** A plan node of `EXPLAIN (FORMAT JSON)`, as far as these checks read it. */

@@ -15,6 +15,8 @@ import { needsAttentionSql, operatorActedSinceSql, stalledSql } from "./needs-at
  *   filter, so the state chips say how many each would show.
  * - `attentionCount`: the same set, needing attention (lib/hosts/needs-attention.ts).
  * - `failedSteps`: failed hosts matching the search, per step they failed at (most first).
+ * - `clusters`: every Proxmox cluster the fleet's hosts belong to, with how many, whatever the
+ *   filters (the cluster filter's choices).
  * - `page`: `{ number, size, totalPages }` (1-based; `number` may exceed `totalPages` when the
  *   fleet shrank under a link; the rows are then empty).
  */
@@ -24,6 +26,7 @@ export type FleetPage = {
   countsByState: Record<HostState, number>;
   attentionCount: number;
   failedSteps: { step: string; count: number }[];
+  clusters: { name: string; count: number }[];
   page: { number: number; size: number; totalPages: number };
 };
 
@@ -81,6 +84,7 @@ export async function queryFleet(db: Database, query: FleetQuery): Promise<Fleet
     counts: Record<string, number>;
     attention_count: number;
     failed_steps: { step: string; count: number }[];
+    clusters: { name: string; count: number }[];
     total: number;
     ids: string[];
   }>(sql`
@@ -117,6 +121,10 @@ export async function queryFleet(db: Database, query: FleetQuery): Promise<Fleet
          from (select failed_step, count(*)::int as n from base
                where state = 'failed' and failed_step is not null group by failed_step) f)
         as failed_steps,
+      (select coalesce(json_agg(json_build_object('name', cluster_name, 'count', n)
+                                order by cluster_name), '[]'::json)
+         from (select cluster_name, count(*)::int as n from hosts
+               where cluster_name is not null group by cluster_name) c) as clusters,
       (select count(*)::int from faceted where ${stateFilter}) as total,
       array(select id from faceted where ${stateFilter}
             order by ${orderBy(query)} limit ${query.limit} offset ${offset}) as ids`);
@@ -130,6 +138,7 @@ export async function queryFleet(db: Database, query: FleetQuery): Promise<Fleet
     countsByState,
     attentionCount: row.attention_count,
     failedSteps: row.failed_steps,
+    clusters: row.clusters,
     page: {
       number: query.page,
       size: query.limit,

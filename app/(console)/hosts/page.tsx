@@ -26,5 +26,7 @@ export default async function HostsPage({ searchParams }: { searchParams: Search
   const parsed = ZFleetQuery.safeParse(fleetParamsObject(params));
   const query = parsed.success ? parsed.data : DEFAULT_FLEET_QUERY;
   const page = await queryFleet(getDb(), query);
-  return <HostsView initialPage={page} initialQuery={query} />;
+  // Keyed by the query: a link to another filter of this page (a row's cluster) is a client
+  // navigation that keeps the view mounted, and its state would keep the old filter.
+  return <HostsView key={params.toString()} initialPage={page} initialQuery={query} />;
 }

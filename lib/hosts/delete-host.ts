@@ -52,9 +52,7 @@ export async function deleteHost(
       host.credentialId,
       host.apiTokenCredentialId,
       host.subscriptionKeyCredentialId,
-    ].filter(
-      (id): id is string => id !== null,
-    );
+    ].filter((id): id is string => id !== null);
     await tx.delete(credentials).where(inArray(credentials.id, secrets));
     return {
       hostId: host.id,

@@ -12,7 +12,12 @@ const base = {
 
 describe("the subscription key field", () => {
   it("takes every level and socket count pve-manager's key pattern takes, trimmed", () => {
-    for (const key of ["pve1c-0123456789", "pve2b-abcdef0123", "pve4s-0000000000", "pve8p-ffffffffff"])
+    for (const key of [
+      "pve1c-0123456789",
+      "pve2b-abcdef0123",
+      "pve4s-0000000000",
+      "pve8p-ffffffffff",
+    ])
       expect(ZSubscriptionKey.parse(key)).toBe(key);
     expect(ZSubscriptionKey.parse("  pve2c-0123456789\n")).toBe("pve2c-0123456789");
   });
@@ -41,7 +46,9 @@ describe("the subscription key field", () => {
     const result = ZCreateHost.safeParse({ ...base, subscriptionKey: key });
     expect(result.success).toBe(false);
     if (result.success) return;
-    expect(fieldErrors(result.error).subscriptionKey?.[0]).toMatch(/subscription key|32 characters/);
+    expect(fieldErrors(result.error).subscriptionKey?.[0]).toMatch(
+      /subscription key|32 characters/,
+    );
   });
 
   it("refuses a key that is not text", () => {

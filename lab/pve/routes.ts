@@ -455,7 +455,12 @@ export const ROUTES: Route[] = [
           key: "value does not match the regex pattern",
         });
       requirePriv(ctx, readUserCfg(ctx.root), `/nodes/${ctx.node}`, ["Sys.Modify"]);
-      return setSubscription(ctx.root, key);
+      try {
+        return setSubscription(ctx.root, key);
+      } catch (error) {
+        // pve-manager dies with check_subscription's error (e.g. no network to the shop): 500.
+        throw new ApiError(500, error instanceof Error ? error.message : String(error));
+      }
     },
   },
   {

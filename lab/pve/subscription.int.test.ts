@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { startLab, type LabNode } from "../index";
 import { labExec, labExecOk } from "../test-helpers";
-import { LAB_SHOP_INVALID_MESSAGE, LAB_SUBSCRIPTIONS } from "./subscription";
+import { LAB_SHOP_INVALID_MESSAGE, LAB_SHOP_UNREACHABLE, LAB_SUBSCRIPTIONS } from "./subscription";
 import { apiGet, apiPut, tokenAuth } from "./test-helpers";
 
 /**
@@ -51,6 +51,18 @@ describe("a lab node's subscription", () => {
     const get = await apiGet(lab, "/nodes/pve1/subscription", auth);
     expect(get.status).toBe(200);
     expect((get.json?.data as { status: string }).status).toBe("notfound");
+  });
+
+  it("without network (debian.aptNetworkDown) the shop is not reached: pvesh set fails, the key stays new", async () => {
+    lab.setDebianFaults({ aptNetworkDown: true });
+    try {
+      const set = await labExec(lab, `pvesh set /nodes/pve1/subscription --key ${VALID}`);
+      expect(set.code).toBe(255);
+      expect(set.stderr).toContain(LAB_SHOP_UNREACHABLE);
+      expect(await subscription()).toMatchObject({ status: "new", key: VALID });
+    } finally {
+      lab.setDebianFaults({ aptNetworkDown: false });
+    }
   });
 
   it("an unknown key is stored as invalid with the shop's message; enterprise answers 401", async () => {

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 
+import { readDebianFaults } from "../debian/lab-state";
 import { nodeName } from "./state";
 
 /**
@@ -43,6 +44,10 @@ export const LAB_SUBSCRIPTIONS: Readonly<Record<string, LabSubscription>> = {
     regdate: "2026-06-15 00:00:00",
   },
 };
+
+/** The lab's error when the node cannot reach the shop (`debian.aptNetworkDown`). */
+export const LAB_SHOP_UNREACHABLE =
+  "error sending request for url (https://shop.proxmox.com/modules/servers/licensing/verify.php): error trying to connect: dns error: failed to lookup address information: Temporary failure in name resolution";
 
 /** What the lab's shop says about a key it does not know. */
 export const LAB_SHOP_INVALID_MESSAGE = "Invalid license key";
@@ -119,6 +124,8 @@ export function setSubscription(root: string, rawKey: string): null {
   const key = rawKey.trim();
   const checktime = Math.floor(Date.now() / 1000);
   writeStored(root, { status: "new", key, checktime });
+  // No network: check_subscription dies, the key stays `new` and the PUT fails with the error.
+  if (readDebianFaults(root).aptNetworkDown) throw new Error(LAB_SHOP_UNREACHABLE);
   const serverid = labServerId(root);
   const sold = LAB_SUBSCRIPTIONS[key];
   const level = LAB_KEY_PATTERN.exec(key)![2]!;

@@ -23,7 +23,12 @@ import { onboardingConfigFromEnv } from "@/lib/steps/onboarding/config";
 import { startImageServer, type ImageServer, type LabNode } from "@/lab";
 import { labExec, labExecOk } from "@/lab/test-helpers";
 import { labProxmoxKeyring } from "@/lab/debian/apt-sources";
-import { LAB_SHOP_INVALID_MESSAGE, LAB_SUBSCRIPTIONS } from "@/lab/pve/subscription";
+import {
+  LAB_SHOP_INVALID_MESSAGE,
+  LAB_SHOP_UNREACHABLE,
+  LAB_SUBSCRIPTIONS,
+} from "@/lab/pve/subscription";
+import { retryRun } from "@/lib/runs/retry-run";
 import { startStepHarness, type StepHarness } from "@/test/fixtures/step-harness";
 import { runLogText, settled } from "@/test/runs";
 import { snapshotLabFiles } from "@/test/lab-file-snapshot";
@@ -201,6 +206,21 @@ describe("ApplySubscription", () => {
       (v) => v.step,
     );
     expect(steps).not.toContain("BuildVmTemplate");
+
+    // Retry with the host cut off from the shop: pvesh set fails with its error, still nothing
+    // changed in the repositories.
+    node.setDebianFaults({ aptNetworkDown: true });
+    try {
+      await retryRun(db, { runId, actor: "test" });
+      const retried = await settled(db, runId, 120_000);
+      expect(retried).toMatchObject({ status: "failed", failedStep: APPLY_SUBSCRIPTION });
+      expect(retried.failureReason).toBe(
+        `pvesh set /nodes/pve1/subscription failed (exit 255): ${LAB_SHOP_UNREACHABLE}. The apt repositories were not changed`,
+      );
+    } finally {
+      node.setDebianFaults({ aptNetworkDown: false });
+    }
+    expect(sources(node, "pve-install-repo.sources")).toBe(desiredSources(NO_SUBSCRIPTION_URL));
     expect(await everythingStored(hostId, [runId])).not.toContain(REFUSED);
   }, 600_000);
 });

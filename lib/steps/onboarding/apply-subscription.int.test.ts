@@ -17,7 +17,6 @@ import { getHost } from "@/lib/hosts/get-host";
 import { listHosts } from "@/lib/hosts/list-hosts";
 import { reonboardHost } from "@/lib/hosts/reonboard-host";
 import { ALREADY_IN_PLACE } from "@/lib/pipeline/already-in-place";
-import { MASK } from "@/lib/logs/text";
 import { createOnboardHostPipeline } from "@/lib/steps/onboarding";
 import { onboardingConfigFromEnv } from "@/lib/steps/onboarding/config";
 import { startImageServer, type ImageServer, type LabNode } from "@/lab";
@@ -29,6 +28,7 @@ import {
   LAB_SUBSCRIPTIONS,
 } from "@/lab/pve/subscription";
 import { retryRun } from "@/lib/runs/retry-run";
+import { auditedHostEdit } from "@/lib/hosts/edit-host";
 import { startStepHarness, type StepHarness } from "@/test/fixtures/step-harness";
 import { runLogText, settled } from "@/test/runs";
 import { snapshotLabFiles } from "@/test/lab-file-snapshot";
@@ -37,6 +37,7 @@ import { desiredEnterpriseSources, desiredSources } from "./install-proxmox-repo
 
 const VALID = Object.keys(LAB_SUBSCRIPTIONS)[1]!;
 const REFUSED = "pve4b-00000000ff";
+const CORRECTED = Object.keys(LAB_SUBSCRIPTIONS)[0]!;
 const NO_SUBSCRIPTION_URL = "http://download.proxmox.com/debian/pve";
 
 let db: Database;
@@ -153,7 +154,7 @@ describe("ApplySubscription", () => {
     // The read-back printed the key: the log has it masked.
     const log = await runLogText(db, runId);
     expect(log).toContain(`pvesh get "/nodes/$node/subscription"`);
-    expect(log).toContain(`"key":"${MASK}"`);
+    expect(log).toContain(`"key":"(hidden)"`);
     expect(log).toContain(`pvesh set /nodes/'pve1'/subscription --key "$(cat)"`);
 
     const filesBefore = await snapshotLabFiles(node.root);
@@ -184,7 +185,7 @@ describe("ApplySubscription", () => {
     expect(stored).not.toContain(VALID);
   }, 600_000);
 
-  it("a key Proxmox refuses fails the step with Proxmox's status and message; the repositories stay no-subscription", async () => {
+  it("a key Proxmox refuses fails the step with Proxmox's status and message, repositories untouched; without network pvesh's error; a corrected key and Retry succeed", async () => {
     const node = await harness.lab();
     const { hostId, runId } = await addHost(node, "sub-2", REFUSED);
     const run = await settled(db, runId, 300_000);
@@ -222,5 +223,33 @@ describe("ApplySubscription", () => {
     }
     expect(sources(node, "pve-install-repo.sources")).toBe(desiredSources(NO_SUBSCRIPTION_URL));
     expect(await everythingStored(hostId, [runId])).not.toContain(REFUSED);
+
+    // The operator corrects the key (the host's edit, tested over SSH first) and retries: the
+    // new key is applied, the host goes over to the enterprise repository.
+    const edited = await auditedHostEdit(
+      db,
+      { userId: null, name: "test" },
+      {
+        hostId,
+        edit: {
+          address: node.ssh.host,
+          sshPort: node.ssh.port,
+          sshUser: node.ssh.username,
+          authMethod: "keep",
+          subscriptionKey: CORRECTED,
+        },
+      },
+    );
+    expect(edited.changes).toEqual(["subscription key replaced"]);
+    await retryRun(db, { runId, actor: "test" });
+    const fixed = await settled(db, runId, 300_000);
+    expect(fixed.failureReason ?? "").toBe("");
+    expect(fixed.status).toBe("succeeded");
+    expect(await subscription(node)).toMatchObject({ status: "active", key: CORRECTED });
+    expect(sources(node, "pve-enterprise.sources")).toBe(desiredEnterpriseSources());
+    const stored = await everythingStored(hostId, [runId]);
+    expect(stored).toContain("subscription key replaced");
+    expect(stored).not.toContain(CORRECTED);
+    expect(stored).not.toContain(REFUSED);
   }, 600_000);
 });

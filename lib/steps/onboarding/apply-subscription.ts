@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { advance, fail, type Outcome, type Step, type StepContext } from "@/lib/pipeline/step";
 import { alreadyInPlace } from "@/lib/pipeline/already-in-place";
 import { sh } from "@/lib/ssh";
@@ -43,7 +44,8 @@ export const APPLY_SUBSCRIPTION = "ApplySubscription";
 /** What pve-manager's `GET /nodes/{node}/subscription` answers (the fields decided on). */
 export type SubscriptionInfo = {
   status: string;
-  key?: string;
+  /** SHA-256 (hex) of the key the host holds: the key itself is never read off the host. */
+  keySha256?: string;
   level?: string;
   productname?: string;
   nextduedate?: string;
@@ -52,7 +54,7 @@ export type SubscriptionInfo = {
 
 /** What to do about the subscription, from what the host reads back and the key the console holds. */
 export function subscriptionPlan(info: SubscriptionInfo, key: string): "in-place" | "set" {
-  return info.status === "active" && info.key === key ? "in-place" : "set";
+  return info.status === "active" && info.keySha256 === sha256Hex(key) ? "in-place" : "set";
 }
 
 /** The reason a key was not taken, in Proxmox's words (status and message), without the key. */
@@ -69,13 +71,23 @@ function hideKey(text: string, key: string): string {
   return text.split(key).join("********");
 }
 
-/** `uname -n`, then the subscription as root reads it (with the key: masked in the log). */
+/**
+ * `uname -n`, then the subscription as root reads it — with the key replaced by its SHA-256
+ * on the host: the key the host holds may be another than the one the console masks (a key
+ * replaced after a refusal), so it is never printed at all.
+ */
 function readCommand(): string {
   return [
     "node=$(uname -n) || exit 1",
     'echo "node=$node"',
-    'pvesh get "/nodes/$node/subscription" --output-format json',
+    'out=$(pvesh get "/nodes/$node/subscription" --output-format json) || exit $?',
+    `printf '%s' "$out" | sed -n 's/.*"key" *: *"\\([^"]*\\)".*/\\1/p' | tr -d '\\n' | sha256sum | sed 's/ .*//; s/^/key-sha256=/'`,
+    `printf '%s\\n' "$out" | sed 's/"key" *: *"[^"]*"/"key":"(hidden)"/'`,
   ].join("\n");
+}
+
+export function sha256Hex(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
 }
 
 async function readSubscription(
@@ -89,10 +101,20 @@ async function readSubscription(
     );
   }
   const node = /^node=(.+)$/m.exec(result.stdout)?.[1]?.trim();
+  const keySha256 = /^key-sha256=([0-9a-f]{64})$/m.exec(result.stdout)?.[1];
   const json = result.stdout.slice(result.stdout.indexOf("{"));
-  if (!node || !json.startsWith("{"))
+  if (!node || !keySha256 || !json.startsWith("{"))
     throw new Error("pvesh get /nodes/<node>/subscription printed no answer");
-  return { node, info: JSON.parse(json) as SubscriptionInfo };
+  const parsed = JSON.parse(json) as Record<string, unknown>;
+  // sha256sum of nothing: the host holds no key. `key` itself is "(hidden)": left out.
+  const text = (name: string) => (typeof parsed[name] === "string" ? parsed[name] : undefined);
+  const info: SubscriptionInfo = { status: text("status") ?? "unknown" };
+  for (const name of ["level", "productname", "nextduedate", "message"] as const) {
+    const value = text(name);
+    if (value !== undefined) info[name] = value;
+  }
+  if (keySha256 !== sha256Hex("")) info.keySha256 = keySha256;
+  return { node, info };
 }
 
 /** The files as they were, put back after an update that failed (a temp file and rename each). */
@@ -183,7 +205,7 @@ async function visit(
     }
     ({ node, info } = await readSubscription(ctx, key));
     if (info.status !== "active") return fail(refusalReason(info, key));
-    if (info.key !== key)
+    if (info.keySha256 !== sha256Hex(key))
       return fail(
         "the subscription read back active, but with another key than the one the console set",
       );

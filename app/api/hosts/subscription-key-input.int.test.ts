@@ -58,6 +58,21 @@ async function answers(hostId: string): Promise<string> {
   return `${await one.text()}\n${await list.text()}`;
 }
 
+async function patch(hostId: string, body: unknown) {
+  const response = await hostRoute.PATCH(
+    new Request(`http://test/api/hosts/${hostId}`, {
+      method: "PATCH",
+      headers: operator.authHeaders({ "content-type": "application/json" }),
+      body: JSON.stringify(body),
+    }),
+    { params: Promise.resolve({ hostId }) },
+  );
+  return {
+    status: response.status,
+    body: (await response.json()) as { fieldErrors?: Record<string, string[]> },
+  };
+}
+
 describe("POST /api/hosts with a subscription key", () => {
   it("seals the key; the API answers hasSubscriptionKey, never the key; no event or audit entry holds it", async () => {
     const created = await post(host(` ${KEY} `));
@@ -117,5 +132,24 @@ describe("POST /api/hosts with a subscription key", () => {
       expect(Object.keys(response.body.fieldErrors ?? {})).toEqual(["subscriptionKey"]);
     }
     expect((await getDb().select({ id: hosts.id }).from(hosts)).length).toBe(before);
+  });
+
+  it("PATCH answers a hostile new key with a field error before anything is tried, and keeps the stored key", async () => {
+    const created = await post(host(KEY));
+    const hostId = created.body.hostId!;
+    const [before] = await getDb().select().from(hosts).where(eq(hosts.id, hostId));
+    for (const key of ["pve2c-0123456789 --force", "$(reboot)", 7, { $ne: 1 }]) {
+      const response = await patch(hostId, {
+        address: "10.0.0.6",
+        sshPort: 22,
+        sshUser: "root",
+        authMethod: "keep",
+        subscriptionKey: key,
+      });
+      expect(response.status).toBe(400);
+      expect(Object.keys(response.body.fieldErrors ?? {})).toEqual(["subscriptionKey"]);
+    }
+    const [after] = await getDb().select().from(hosts).where(eq(hosts.id, hostId));
+    expect(after!.subscriptionKeyCredentialId).toBe(before!.subscriptionKeyCredentialId);
   });
 });

@@ -258,7 +258,11 @@ async function update(root: string, faults: DebianFaults, options: Options): Pro
       continue;
     }
     // enterprise.proxmox.com lets in only a host with an active subscription (lab/pve/subscription.ts).
-    if (repo.enterprise && !(repo.id === "pve-enterprise" && enterpriseAccess(root))) {
+    if (
+      repo.enterprise &&
+      (faults.enterpriseRepositoryRefuses ||
+        !(repo.id === "pve-enterprise" && enterpriseAccess(root)))
+    ) {
       out(`Err:${n} ${label(source)} InRelease`);
       out("  401  Unauthorized [IP: 144.217.225.162 443]");
       errors.push(

@@ -252,4 +252,34 @@ describe("ApplySubscription", () => {
     expect(stored).not.toContain(CORRECTED);
     expect(stored).not.toContain(REFUSED);
   }, 600_000);
+
+  it("an enterprise repository that refuses the host: the apt sources are put back and the step fails with apt's reason", async () => {
+    const node = await harness.lab();
+    // Set before the run: only the enterprise repository refuses; no-subscription answers.
+    node.setDebianFaults({ enterpriseRepositoryRefuses: true });
+    const { hostId, runId } = await addHost(node, "sub-3", VALID);
+    const run = await settled(db, runId, 300_000);
+    expect(run).toMatchObject({ status: "failed", failedStep: APPLY_SUBSCRIPTION });
+    expect(run.failureReason).toMatch(
+      /^apt-get update with the enterprise repository \(https:\/\/enterprise\.proxmox\.com\/debian\/pve\) failed: .*401 {2}Unauthorized.*\. The apt sources were put back as they were$/,
+    );
+    // The subscription itself is active (Proxmox took the key); the repositories are as before,
+    // no-subscription's index fetched again.
+    expect(await subscription(node)).toMatchObject({ status: "active" });
+    expect(sources(node, "pve-install-repo.sources")).toBe(desiredSources(NO_SUBSCRIPTION_URL));
+    const enterprise = sources(node, "pve-enterprise.sources");
+    expect(enterprise === null || /^Enabled: no$/m.test(enterprise)).toBe(true);
+    expect(fs.readdirSync(path.join(node.root, "var/lib/apt/lists"))).toContain(
+      "download.proxmox.com_debian_pve_dists_trixie_InRelease",
+    );
+    expect(await everythingStored(hostId, [runId])).not.toContain(VALID);
+
+    // The repository lets the host in again: Retry switches.
+    node.setDebianFaults({ enterpriseRepositoryRefuses: false });
+    await retryRun(db, { runId, actor: "test" });
+    const retried = await settled(db, runId, 300_000);
+    expect(retried.failureReason ?? "").toBe("");
+    expect(retried.status).toBe("succeeded");
+    expect(sources(node, "pve-enterprise.sources")).toBe(desiredEnterpriseSources());
+  }, 600_000);
 });

@@ -162,6 +162,14 @@ async function switchRepository(
   );
   if (update.code !== 0) {
     await restoreSources(ctx, plan, facts);
+    // apt dropped the index of the sources it no longer had; fetch it again for the sources put
+    // back, so the host can install from them meanwhile. Best effort: the failure below stands.
+    const again = await ctx.services.exec(
+      `apt-get ${aptLockOption(config.aptLockTimeoutSeconds)} update`,
+      { timeoutMs: (300 + config.aptLockTimeoutSeconds) * 1000 },
+    );
+    if (again.code !== 0)
+      ctx.log(`apt-get update with the sources put back failed too (exit ${String(again.code)})`);
     return fail(
       `${explainAptFailure(`apt-get update with the enterprise repository (${ENTERPRISE_URL})`, update, config.aptLockTimeoutSeconds)}. The apt sources were put back as they were`,
     );

@@ -117,7 +117,7 @@ async function readSubscription(
   return { node, info };
 }
 
-/** The files as they were, put back after an update that failed (a temp file and rename each). */
+/** The files as they were, byte for byte, put back after an update that failed (temp file + rename). */
 async function restoreSources(
   ctx: StepContext<HostServices>,
   plan: RepositoryPlan,
@@ -128,9 +128,7 @@ async function restoreSources(
     const result =
       original === undefined
         ? await ctx.services.exec(removeSourceCommand(change.name))
-        : await ctx.services.exec(writeSourceCommand(change.name), {
-            stdin: original.endsWith("\n") ? original : `${original}\n`,
-          });
+        : await ctx.services.exec(writeSourceCommand(change.name), { stdin: original });
     if (result.code !== 0)
       ctx.log(`could not put back apt source ${change.name} (exit ${String(result.code)})`);
   }

@@ -1,5 +1,6 @@
+import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { refusalReason, sha256Hex, subscriptionPlan } from "./apply-subscription";
+import { readCommand, refusalReason, sha256Hex, subscriptionPlan } from "./apply-subscription";
 
 const KEY = "pve2c-0123456789";
 
@@ -26,5 +27,23 @@ describe("ApplySubscription's decisions", () => {
     expect(refusalReason({ status: "expired" }, KEY)).toMatch(
       /^Proxmox did not accept the subscription key: status expired\. /,
     );
+  });
+});
+
+describe("ApplySubscription's read-back command", () => {
+  it("passes shellcheck, and prints the key's SHA-256 and the answer with the key hidden", () => {
+    // shellcheck is installed by .ci/run; a missing binary must fail, not skip.
+    execFileSync("shellcheck", ["-s", "bash", "-"], { input: readCommand(), stdio: "pipe" });
+    // Run with a stand-in pvesh that answers as pve-manager does for root.
+    const answer = JSON.stringify({ key: KEY, status: "active", level: "c" });
+    const out = execFileSync(
+      "bash",
+      ["-c", `pvesh() { printf '%s\\n' '${answer}'; }; uname() { echo pve1; }\n${readCommand()}`],
+      { encoding: "utf8" },
+    );
+    expect(out).not.toContain(KEY);
+    expect(out).toContain(`key-sha256=${sha256Hex(KEY)}`);
+    expect(out).toContain('"key":"(hidden)"');
+    expect(out).toContain("node=pve1");
   });
 });

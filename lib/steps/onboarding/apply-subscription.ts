@@ -76,7 +76,7 @@ function hideKey(text: string, key: string): string {
  * on the host: the key the host holds may be another than the one the console masks (a key
  * replaced after a refusal), so it is never printed at all.
  */
-function readCommand(): string {
+export function readCommand(): string {
   return [
     "node=$(uname -n) || exit 1",
     'echo "node=$node"',

@@ -16,7 +16,7 @@ import type { HostFormConsoleKey } from "./host-form";
 import { liveKeys } from "./live-keys";
 import { SshLoginFields } from "./ssh-login-fields";
 
-const FIELDS = ["address", "sshPort", "sshUser", ...CREDENTIAL_FIELDS] as const;
+const FIELDS = ["address", "sshPort", "sshUser", ...CREDENTIAL_FIELDS, "subscriptionKey"] as const;
 type Method = "keep" | "console_key" | "password" | "private_key";
 
 type Outcome =
@@ -157,6 +157,19 @@ export function EditHostForm({
           }
         }
         labels={{ password: "New SSH password", privateKey: "New private key" }}
+      />
+
+      <TextField
+        name="subscriptionKey"
+        label={
+          host.proxmox.hasSubscriptionKey
+            ? "New Proxmox VE subscription key (a key is stored)"
+            : "Proxmox VE subscription key (none stored)"
+        }
+        error={errorOf("subscriptionKey")}
+        hint="Empty keeps what is stored. A new key is applied by ApplySubscription on the next Retry or onboarding, and the host then uses the enterprise repository."
+        autoComplete="off"
+        spellCheck={false}
       />
 
       <div className="form-actions">

@@ -108,6 +108,16 @@ export function HostDetailView({
             </dd>
           </div>
           <div>
+            <dt>Subscription</dt>
+            <dd data-testid="host-subscription">
+              {host.proxmox.hasSubscriptionKey ? (
+                "key stored (sealed): the enterprise repository once it is active"
+              ) : (
+                <span className="muted">none: no-subscription repository</span>
+              )}
+            </dd>
+          </div>
+          <div>
             <dt>Proxmox API</dt>
             <dd className="mono" data-testid="host-api-port">
               port {host.proxmox.apiPort}

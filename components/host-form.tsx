@@ -20,6 +20,7 @@ const FIELDS = [
   "apiPort",
   ...CREDENTIAL_FIELDS,
   ...CLUSTER_FIELDS,
+  "subscriptionKey",
 ] as const;
 
 /** What the form shows of the console's key (never the private half). */
@@ -129,6 +130,15 @@ export function HostForm({
       />
 
       <ClusterFields members={clusterMembers} errorOf={errorOf} />
+
+      <TextField
+        name="subscriptionKey"
+        label="Proxmox VE subscription key (optional)"
+        error={errorOf("subscriptionKey")}
+        hint="E.g. pve2c-0123456789. Applied on the host once Proxmox VE is installed; the host then uses the enterprise repository instead of no-subscription. Kept sealed, never shown again. Leave empty for no subscription."
+        autoComplete="off"
+        spellCheck={false}
+      />
 
       <SubmitActions
         pending={pending}

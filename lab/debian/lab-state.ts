@@ -14,6 +14,12 @@ import { NODE_LAB_DIR } from "../namespace/layout";
 export type DebianFaults = {
   /** apt cannot reach any mirror: `update` warns and keeps old lists (exit 0, like real apt), installs fail. */
   aptNetworkDown: boolean;
+  /**
+   * enterprise.proxmox.com answers 401 even to an active subscription (the shop and the
+   * repository disagree, e.g. a key just moved to another server): what a switch to the
+   * enterprise repository must survive.
+   */
+  enterpriseRepositoryRefuses: boolean;
   /** Another apt/dpkg holds the lock: every apt-get/dpkg write fails at once (exit 100). */
   aptLocked: boolean;
   /** `virt-customize --install` prints its usual progress and exits 0, but installs nothing. */
@@ -55,6 +61,7 @@ export type DebianFaults = {
 
 export const DEFAULT_DEBIAN_FAULTS: DebianFaults = {
   aptNetworkDown: false,
+  enterpriseRepositoryRefuses: false,
   aptLocked: false,
   virtCustomizeSkipsInstall: false,
   rebootTakesMs: null,

@@ -27,6 +27,13 @@ export function registerDebianSwitches(
     )
     .register(
       bool(
+        "enterpriseRepositoryRefuses",
+        "debian.enterpriseRepositoryRefuses",
+        "enterprise.proxmox.com answers 401 even to an active subscription.",
+      ),
+    )
+    .register(
+      bool(
         "aptLocked",
         "debian.aptLocked",
         "Another apt (process 1873, apt-get) holds /var/lib/dpkg/lock-frontend while on: apt-get waits as long as its -o DPkg::Lock::Timeout allows (lab-scaled), then fails (exit 100).",

@@ -9,6 +9,7 @@ import { requestPower } from "../debian/power";
 import { effectivePrivs, hasPriv, permissionPaths, readUserCfg, type UserCfg } from "./access";
 import { PVE_VERSION } from "./seed";
 import { joinInfo } from "./cluster/join-info";
+import { getSubscription, LAB_KEY_PATTERN, setSubscription } from "./subscription";
 import { clusterView } from "./cluster/membership";
 import {
   formatStorageCfg,
@@ -421,6 +422,45 @@ export const ROUTES: Route[] = [
       // Proxmox runs `sleep 2; poweroff` (or reboot) in the background and answers at once.
       requestPower(ctx.root, command === "shutdown" ? "poweroff" : "reboot", 2000);
       return null;
+    },
+  },
+  {
+    method: "GET",
+    path: "/nodes/{node}/subscription",
+    params: [],
+    // Everyone may read it; the key and server ID only with Sys.Audit (pve-manager).
+    handler: (ctx) => {
+      checkNode(ctx);
+      const cfg = readUserCfg(ctx.root);
+      return getSubscription(ctx.root, hasPriv(cfg, ctx.authid, `/nodes/${ctx.node}`, "Sys.Audit"));
+    },
+  },
+  {
+    method: "PUT",
+    path: "/nodes/{node}/subscription",
+    params: ["key"],
+    handler: (ctx) => {
+      checkNode(ctx);
+      const key = ctx.params.key;
+      if (key === undefined)
+        throw new ApiError(400, "Parameter verification failed.", {
+          key: "property is missing and it is not optional",
+        });
+      if (key.length > 32)
+        throw new ApiError(400, "Parameter verification failed.", {
+          key: "value may only be 32 characters long",
+        });
+      if (!LAB_KEY_PATTERN.test(key))
+        throw new ApiError(400, "Parameter verification failed.", {
+          key: "value does not match the regex pattern",
+        });
+      requirePriv(ctx, readUserCfg(ctx.root), `/nodes/${ctx.node}`, ["Sys.Modify"]);
+      try {
+        return setSubscription(ctx.root, key);
+      } catch (error) {
+        // pve-manager dies with check_subscription's error (e.g. no network to the shop): 500.
+        throw new ApiError(500, error instanceof Error ? error.message : String(error));
+      }
     },
   },
   {

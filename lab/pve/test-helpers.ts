@@ -43,6 +43,20 @@ export function apiPost(
   });
 }
 
+/** A PUT with form-encoded parameters. */
+export function apiPut(
+  lab: LabNode,
+  apiPath: string,
+  authorization: string | null,
+  params: Record<string, string>,
+  options: { timeoutMs?: number } = {},
+): Promise<ApiResponse> {
+  return apiRequest(lab, "PUT", apiPath, authorization, {
+    ...options,
+    body: new URLSearchParams(params).toString(),
+  });
+}
+
 function apiRequest(
   lab: LabNode,
   method: string,

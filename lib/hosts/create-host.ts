@@ -2,7 +2,8 @@ import { eq } from "drizzle-orm";
 import { audited, type AuditActor } from "@/lib/audit/record-audit";
 import type { Database } from "@/lib/db/client";
 import { createHostCredential } from "@/lib/host-access/host-credential";
-import { events, hosts } from "@/lib/db/schema";
+import { credentials, events, hosts } from "@/lib/db/schema";
+import { seal } from "@/lib/secrets/seal";
 import { AppError, isUniqueViolation } from "@/lib/errors";
 import { startRun } from "@/lib/runs/start-run";
 import { onboardHostPipeline } from "@/lib/steps/onboarding";
@@ -31,6 +32,15 @@ export async function createHost(
     const cluster = input.cluster ?? { mode: "none" as const };
     if (cluster.mode === "join") await assertJoinableMember(tx, cluster.memberHostId);
     const credentialId = await createHostCredential(tx, input);
+    // Sealed like every secret; only ApplySubscription unseals it, to hand it to the host.
+    const subscriptionKeyCredentialId = input.subscriptionKey
+      ? (
+          await tx
+            .insert(credentials)
+            .values({ kind: "subscription_key", sealed: seal(input.subscriptionKey) })
+            .returning({ id: credentials.id })
+        )[0]!.id
+      : null;
     const [host] = await tx
       .insert(hosts)
       .values({
@@ -44,6 +54,7 @@ export async function createHost(
         clusterName: cluster.mode === "create" ? cluster.name : null,
         clusterLink0: cluster.mode === "none" ? null : cluster.link0,
         clusterMemberHostId: cluster.mode === "join" ? cluster.memberHostId : null,
+        subscriptionKeyCredentialId,
       })
       .returning({ id: hosts.id })
       .catch((error: unknown) => {
@@ -61,7 +72,7 @@ export async function createHost(
           : cluster.mode === "join"
             ? ", to join a cluster"
             : ""
-      }`,
+      }${subscriptionKeyCredentialId ? ", with a subscription key" : ""}`,
     });
     const runId = await startRun(tx, { pipeline: onboardHostPipeline, hostId: host.id, actor });
     return { hostId: host.id, runId };

@@ -48,9 +48,11 @@ export async function deleteHost(
       );
     if (runIds.length > 0) await tx.delete(runs).where(inArray(runs.id, runIds));
     await tx.delete(hosts).where(and(eq(hosts.id, host.id), isNotNull(hosts.retiredAt)));
-    const secrets = [host.credentialId, host.apiTokenCredentialId].filter(
-      (id): id is string => id !== null,
-    );
+    const secrets = [
+      host.credentialId,
+      host.apiTokenCredentialId,
+      host.subscriptionKeyCredentialId,
+    ].filter((id): id is string => id !== null);
     await tx.delete(credentials).where(inArray(credentials.id, secrets));
     return {
       hostId: host.id,

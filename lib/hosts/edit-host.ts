@@ -13,7 +13,8 @@ import {
   ensureConsoleKey,
 } from "@/lib/host-access/console-key-store";
 import { hostNotFound, latestRun, lockHost, type HostRow } from "@/lib/host-access/host-guards";
-import { ZCreateHostFields } from "./schemas";
+import { seal } from "@/lib/secrets/seal";
+import { ZCreateHostFields, ZSubscriptionKey } from "./schemas";
 import { testConnection, type ConnectionTestResult, type CredentialField } from "./test-connection";
 import {
   AUTH_METHODS,
@@ -37,6 +38,9 @@ export const ZEditHost = z
       error:
         "Choose: keep the current credential, the console's key, a new password or a new private key.",
     }),
+    // A new Proxmox VE subscription key replaces the stored one (ApplySubscription applies it
+    // on the next Retry or onboarding); absent or blank keeps what is stored.
+    subscriptionKey: ZSubscriptionKey,
   })
   .superRefine((value, ctx) => {
     const { authMethod } = value;
@@ -98,6 +102,18 @@ export async function editHost(
       replacedCredential = locked.credentialId;
       changes.push(CREDENTIAL_CHANGE[authMethod]);
     }
+    let replacedSubscriptionKey: string | null = null;
+    if (edit.subscriptionKey) {
+      const [sealed] = await tx
+        .insert(credentials)
+        .values({ kind: "subscription_key", sealed: seal(edit.subscriptionKey) })
+        .returning({ id: credentials.id });
+      set.subscriptionKeyCredentialId = sealed!.id;
+      replacedSubscriptionKey = locked.subscriptionKeyCredentialId;
+      changes.push(
+        replacedSubscriptionKey ? "subscription key replaced" : "subscription key added",
+      );
+    }
     const pinned = locked.hostKeySha256 === null;
     if (pinned) {
       set.hostKeySha256 = test.hostKeySha256;
@@ -113,6 +129,8 @@ export async function editHost(
     // The old secret has no use left: keeping it would only keep a root credential around.
     if (replacedCredential)
       await tx.delete(credentials).where(eq(credentials.id, replacedCredential));
+    if (replacedSubscriptionKey)
+      await tx.delete(credentials).where(eq(credentials.id, replacedSubscriptionKey));
     await tx.insert(events).values({
       hostId: locked.id,
       kind: "host.edited",
@@ -147,6 +165,7 @@ export async function auditedHostEdit(
         sshPort: edit.sshPort,
         sshUser: edit.sshUser,
         credential: edit.authMethod,
+        ...(edit.subscriptionKey ? { subscriptionKey: "replaced" } : {}),
       },
     },
     () => editHost(db, { hostId, actor: actor.name, edit }),

@@ -62,6 +62,8 @@ export type HostSummary = {
      * it back (the name asked for, for a host that creates one, until then).
      */
     cluster?: { mode: "none" | "create" | "join"; name: string | null };
+    /** The host was given a subscription key (sealed; the key itself never leaves the server). */
+    hasSubscriptionKey?: boolean;
   };
   /** What RegisterCapacity recorded; null before it first ran. */
   capacity: {
@@ -88,6 +90,7 @@ type Row = {
   api_token_id: string | null;
   cluster_mode: "none" | "create" | "join";
   cluster_name: string | null;
+  has_subscription_key: boolean;
   capacity_cores: number | null;
   capacity_memory_mib: number | null;
   capacity_image_storage_gib: number | null;
@@ -130,6 +133,7 @@ export async function listHosts(
     select h.id, h.name, h.address, h.ssh_port, h.ssh_user, c.kind as auth_method, h.host_key_sha256,
            h.template_check_failure, h.template_checked_at,
            h.node_name, h.api_port, h.api_cert_sha256, h.api_token_id, h.cluster_mode, h.cluster_name,
+           h.subscription_key_credential_id is not null as has_subscription_key,
            h.capacity_cores, h.capacity_memory_mib, h.capacity_image_storage_gib,
            h.capacity_registered_at, h.retired_at, r.pipeline as run_pipeline,
            r.id as run_id, r.status as run_status, r.current_step, r.phase, r.step_started_at,
@@ -192,6 +196,7 @@ function toSummary(row: Row): HostSummary {
       apiCertSha256: row.api_cert_sha256,
       apiTokenId: row.api_token_id,
       cluster: { mode: row.cluster_mode, name: row.cluster_name },
+      hasSubscriptionKey: row.has_subscription_key,
     },
     capacity:
       row.capacity_registered_at !== null &&

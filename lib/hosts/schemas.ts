@@ -66,6 +66,33 @@ function nestClusterFields(value: unknown): unknown {
   return { ...rest, cluster };
 }
 
+/**
+ * A Proxmox VE subscription key as pve-manager's `PUT /nodes/{node}/subscription` takes it
+ * (PVE::API2::Subscription's key pattern, the schema's `pve([1248])([cbsp])-[0-9a-f]{10}`):
+ * sockets 1/2/4/8, level c(ommunity)/b(asic)/s(tandard)/p(remium), ten hex digits. The `-arm-`
+ * keys newer pve-manager takes are left out: CheckOperatingSystem admits x86_64 hosts only,
+ * where Proxmox refuses an arm64 key.
+ */
+export const SUBSCRIPTION_KEY = /^pve[1248][cbsp]-[0-9a-f]{10}$/;
+
+/** Optional: empty or absent = no subscription (the no-subscription repository, as before). */
+export const ZSubscriptionKey = z.preprocess(
+  (value) => {
+    if (value === null || value === undefined) return undefined;
+    if (typeof value !== "string") return value;
+    const trimmed = value.trim();
+    return trimmed === "" ? undefined : trimmed;
+  },
+  z
+    .string({ error: "A subscription key is text, like pve2c-0123456789." })
+    .max(32, "At most 32 characters: a key looks like pve2c-0123456789.")
+    .regex(
+      SUBSCRIPTION_KEY,
+      "Not a Proxmox VE subscription key: pve, the sockets (1, 2, 4 or 8), the level (c, b, s or p), a dash and 10 hex digits, like pve2c-0123456789.",
+    )
+    .optional(),
+);
+
 /** The fields of a new host (the edit form reuses some). */
 export const ZCreateHostFields = z.object({
   name: z
@@ -103,6 +130,7 @@ export const ZCreateHostFields = z.object({
     .regex(SSH_USER, "A Linux user name: lower-case letters, digits, _ and -."),
   ...hostCredentialFields,
   cluster: ZHostCluster.default({ mode: "none" }),
+  subscriptionKey: ZSubscriptionKey,
 });
 
 export const ZCreateHost = z.preprocess(

@@ -10,6 +10,7 @@ import {
   readSources,
   type AptSource,
 } from "../apt-sources";
+import { enterpriseAccess } from "../../pve/subscription";
 import { CATALOG, catalogPackage, type CatalogPackage, type RepoId } from "../catalog";
 import { debconfValue } from "../debconf";
 import { markInstalled, markRemoved, readInstalled } from "../dpkg-status";
@@ -256,7 +257,12 @@ async function update(root: string, faults: DebianFaults, options: Options): Pro
       );
       continue;
     }
-    if (repo.enterprise) {
+    // enterprise.proxmox.com lets in only a host with an active subscription (lab/pve/subscription.ts).
+    if (
+      repo.enterprise &&
+      (faults.enterpriseRepositoryRefuses ||
+        !(repo.id === "pve-enterprise" && enterpriseAccess(root)))
+    ) {
       out(`Err:${n} ${label(source)} InRelease`);
       out("  401  Unauthorized [IP: 144.217.225.162 443]");
       errors.push(
@@ -330,7 +336,8 @@ export function availableRepos(root: string): Set<RepoId> {
     for (const name of fs.readdirSync(listsDir(root))) {
       const text = fs.readFileSync(path.join(listsDir(root), name), "utf8");
       const m = /^Lab-Repo: (\S+)$/m.exec(text);
-      if (m) repos.add(m[1] as RepoId);
+      // The enterprise repository carries the same Proxmox VE packages as no-subscription.
+      if (m) repos.add(m[1] === "pve-enterprise" ? "pve" : (m[1] as RepoId));
     }
   } catch {
     // none

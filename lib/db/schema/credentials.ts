@@ -9,6 +9,8 @@ export const credentialKind = pgEnum("credential_kind", [
   "console_key",
   // A UPS source's secrets (NUT password, SNMP community or v3 keys) as sealed JSON.
   "ups_secret",
+  // A host's Proxmox VE subscription key (issue 31, item 6): applied on the host, never shown.
+  "subscription_key",
 ]);
 
 /**

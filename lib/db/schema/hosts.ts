@@ -66,6 +66,14 @@ export const hosts = pgTable(
     clusterMemberHostId: uuid("cluster_member_host_id").references((): AnyPgColumn => hosts.id, {
       onDelete: "set null",
     }),
+    /**
+     * The host's Proxmox VE subscription key, sealed (ApplySubscription applies it and switches
+     * the host to the enterprise repository); null = no subscription, the no-subscription
+     * repository as before. The key itself never leaves the credentials table but to the host.
+     */
+    subscriptionKeyCredentialId: uuid("subscription_key_credential_id").references(
+      () => credentials.id,
+    ),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },

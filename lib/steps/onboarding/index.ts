@@ -1,4 +1,5 @@
 import { definePipeline, type Step } from "@/lib/pipeline/step";
+import { applySubscription } from "./apply-subscription";
 import { buildVmTemplate } from "./build-vm-template";
 import { checkOperatingSystem } from "./check-operating-system";
 import { onboardingConfigFromEnv, type OnboardingConfig } from "./config";
@@ -34,6 +35,9 @@ export function onboardingSteps(config: OnboardingConfig): Step<HostServices>[] 
     joinCluster,
     createApiToken,
     verifyProxmoxApi,
+    // Needs Proxmox VE (pvesh); InstallProxmoxRepository installed it from no-subscription, this
+    // applies the host's key (if any) and switches it to the enterprise repository.
+    applySubscription(config),
     // After VerifyProxmoxApi (it asks the API), before VerifyVmTemplate and RegisterCapacity
     // (its storage fix must have happened before capacity is counted).
     buildVmTemplate(config),

@@ -2,7 +2,10 @@ import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import {
   aptUpdateJobBody,
+  chooseRepository,
+  desiredEnterpriseSources,
   desiredSources,
+  judgeRepository,
   disableDeb822,
   disableOneLine,
   listFileName,
@@ -19,6 +22,8 @@ const facts = (over: Partial<RepositoryFacts>): RepositoryFacts => ({
   keyringFingerprints: [KEY],
   files: new Map([["pve-install-repo.sources", desiredSources(URL)]]),
   listsPresent: true,
+  enterpriseListsPresent: false,
+  subscriptionStatus: null,
   ...over,
 });
 
@@ -140,6 +145,116 @@ describe("InstallProxmoxRepository", () => {
     expect(keyringRefusal(pin, { code: 6, stdout: "fingerprints=\n", stderr: "" }, 300)).toContain(
       "holds key(s) (none: not an OpenPGP keyring)",
     );
+  });
+});
+
+describe("the repository a host uses: no-subscription, or enterprise with an active subscription", () => {
+  const NO_SUB = desiredSources(URL);
+  const DISABLED = `${NO_SUB}Enabled: no\n`;
+  const enterpriseHost = (over: Partial<RepositoryFacts> = {}) =>
+    facts({
+      subscriptionStatus: "active",
+      files: new Map([
+        ["pve-install-repo.sources", DISABLED],
+        ["pve-enterprise.sources", desiredEnterpriseSources()],
+      ]),
+      listsPresent: false,
+      enterpriseListsPresent: true,
+      ...over,
+    });
+
+  it.each([
+    [null, "no-subscription"],
+    ["notfound", "no-subscription"],
+    ["new", "no-subscription"],
+    ["invalid", "no-subscription"],
+    ["expired", "no-subscription"],
+    ["suspended", "no-subscription"],
+    ["active", "enterprise"],
+  ])("subscription %s → %s", (status, choice) => {
+    expect(chooseRepository(status)).toBe(choice);
+  });
+
+  it("reads only the status of the subscription (never the key) from the probe", () => {
+    const parsed = parseRepositoryProbe(
+      "keyring=missing\n--clupilot--\nlists=present\nenterprise-lists=present\nsubscription=active\n",
+    );
+    expect(parsed).toMatchObject({ enterpriseListsPresent: true, subscriptionStatus: "active" });
+    expect(
+      parseRepositoryProbe("keyring=missing\n--clupilot--\nsubscription=\n").subscriptionStatus,
+    ).toBe(null);
+  });
+
+  it("an active subscription: Proxmox's pve-enterprise.sources written, no-subscription disabled", () => {
+    const plan = planRepository(facts({ subscriptionStatus: "active" }), URL, KEY);
+    expect(plan).toEqual({
+      fetchKeyring: false,
+      changes: [
+        { kind: "write", name: "pve-enterprise.sources", content: desiredEnterpriseSources() },
+        { kind: "write", name: "pve-install-repo.sources", content: DISABLED },
+      ],
+      update: true,
+    });
+    expect(desiredEnterpriseSources()).toBe(
+      "Types: deb\nURIs: https://enterprise.proxmox.com/debian/pve\nSuites: trixie\n" +
+        "Components: pve-enterprise\nSigned-By: /usr/share/keyrings/proxmox-archive-keyring.gpg\n",
+    );
+  });
+
+  it("the enterprise goal holds on a switched host: InstallProxmoxRepository leaves it (re-onboarding)", () => {
+    expect(planRepository(enterpriseHost(), URL, KEY)).toEqual({
+      fetchKeyring: false,
+      changes: [],
+      update: false,
+    });
+    expect(judgeRepository(enterpriseHost(), URL, KEY)).toMatchObject({ holds: true });
+    // Without its index the enterprise goal does not hold yet.
+    expect(
+      judgeRepository(enterpriseHost({ enterpriseListsPresent: false }), URL, KEY),
+    ).toMatchObject({ holds: false });
+  });
+
+  it("a subscription no longer active: back to no-subscription, the enterprise source disabled", () => {
+    const plan = planRepository(enterpriseHost({ subscriptionStatus: "expired" }), URL, KEY);
+    expect(plan.changes).toEqual([
+      { kind: "write", name: "pve-install-repo.sources", content: NO_SUB },
+      {
+        kind: "write",
+        name: "pve-enterprise.sources",
+        content: `${desiredEnterpriseSources()}Enabled: no\n`,
+      },
+    ]);
+  });
+
+  it("one-line no-subscription entries are commented out, other lines kept", () => {
+    const plan = planRepository(
+      facts({
+        subscriptionStatus: "active",
+        files: new Map([
+          [
+            "sources.list",
+            "deb http://deb.debian.org/debian trixie main\ndeb http://download.proxmox.com/debian/pve trixie pve-no-subscription\n",
+          ],
+          [
+            "pve-nosub.list",
+            "deb http://download.proxmox.com/debian/pve trixie pve-no-subscription\n",
+          ],
+        ]),
+      }),
+      URL,
+      KEY,
+    );
+    expect(plan.changes).toContainEqual({
+      kind: "write",
+      name: "sources.list",
+      content:
+        "deb http://deb.debian.org/debian trixie main\n# disabled by CluPilot (the host has a subscription): deb http://download.proxmox.com/debian/pve trixie pve-no-subscription\n",
+    });
+    expect(plan.changes).toContainEqual({
+      kind: "remove",
+      name: "pve-nosub.list",
+      reason: "only Proxmox repositories the host does not use",
+    });
   });
 });
 

@@ -24,6 +24,14 @@ const LISTS_DIR = "/var/lib/apt/lists";
 const FILE_MARK = "--clupilot-file--";
 const SEPARATOR = "--clupilot--";
 
+/**
+ * Proxmox VE 9's enterprise repository, as its installer writes it (deb822
+ * `pve-enterprise.sources`); it answers only a host with an active subscription (apt's
+ * credentials in `/etc/apt/auth.conf.d/pve.conf`, written by pve-manager when a key is set).
+ */
+export const ENTERPRISE_URL = "https://enterprise.proxmox.com/debian/pve";
+export const ENTERPRISE_SOURCES_NAME = "pve-enterprise.sources";
+
 /** apt reads only these names in sources.list.d (others are ignored with a notice). */
 const SOURCE_FILE_NAME = /^[A-Za-z0-9_.-]+\.(list|sources)$/;
 
@@ -38,6 +46,29 @@ export function desiredSources(repositoryUrl: string): string {
     `Signed-By: ${KEYRING_PATH}`,
     "",
   ].join("\n");
+}
+
+export function desiredEnterpriseSources(): string {
+  return [
+    "Types: deb",
+    `URIs: ${ENTERPRISE_URL}`,
+    "Suites: trixie",
+    "Components: pve-enterprise",
+    `Signed-By: ${KEYRING_PATH}`,
+    "",
+  ].join("\n");
+}
+
+/**
+ * Which Proxmox repository the host must use, decided on what is true on the host: its
+ * subscription as Proxmox reads it (`pvesh get /nodes/<node>/subscription`). Active → the
+ * enterprise repository, no-subscription disabled; anything else, or no Proxmox VE yet (no
+ * pvesh: a fresh host) → no-subscription, enterprise disabled. So InstallProxmoxRepository and
+ * ApplySubscription aim at the same goal on a re-onboarding and never undo each other.
+ */
+export type RepositoryChoice = "no-subscription" | "enterprise";
+export function chooseRepository(subscriptionStatus: string | null): RepositoryChoice {
+  return subscriptionStatus === "active" ? "enterprise" : "no-subscription";
 }
 
 /** The list file apt writes for the repository's trixie suite (`<uri with _>_dists_trixie_InRelease`). */
@@ -77,6 +108,9 @@ export function repositoryProbe(repositoryUrl: string): string {
     "done",
     `echo ${SEPARATOR}`,
     `if [ -s ${LISTS_DIR}/${shQuote(listFileName(repositoryUrl))} ]; then echo lists=present; else echo lists=missing; fi`,
+    `if [ -s ${LISTS_DIR}/${shQuote(listFileName(ENTERPRISE_URL))} ]; then echo enterprise-lists=present; else echo enterprise-lists=missing; fi`,
+    // Only the status is kept (grep -o): the answer also holds the key, which must not be logged.
+    `if [ -d /etc/pve ] && command -v pvesh > /dev/null 2>&1; then echo "subscription=$(pvesh get /nodes/"$(uname -n)"/subscription --output-format json 2>/dev/null | grep -o '"status" *: *"[a-z]*"' | head -n 1 | sed 's/.*"\\([a-z]*\\)"$/\\1/')"; else echo subscription=; fi`,
   ].join("\n");
 }
 
@@ -86,6 +120,9 @@ export type RepositoryFacts = {
   /** File name (`sources.list` for the main file) → content. */
   files: Map<string, string>;
   listsPresent: boolean;
+  enterpriseListsPresent: boolean;
+  /** The host's subscription status as Proxmox reads it; null without Proxmox VE or an answer. */
+  subscriptionStatus: string | null;
 };
 
 export function parseRepositoryProbe(stdout: string): RepositoryFacts {
@@ -111,17 +148,23 @@ export function parseRepositoryProbe(stdout: string): RepositoryFacts {
             .map((f) => f.toUpperCase()),
     files,
     listsPresent: /^lists=present$/m.test(tail),
+    enterpriseListsPresent: /^enterprise-lists=present$/m.test(tail),
+    subscriptionStatus: /^subscription=([a-z]+)$/m.exec(tail)?.[1] ?? null,
   };
 }
 
 const ENTERPRISE = /enterprise\.proxmox\.com/;
 
-/** A deb822 file with every stanza naming enterprise.proxmox.com set to `Enabled: no`. */
-export function disableDeb822(text: string): string {
+/** A deb822 file with every stanza naming enterprise.proxmox.com (or `names`) set to `Enabled: no`. */
+export function disableDeb822(
+  text: string,
+  names: (stanza: string) => boolean = (stanza) =>
+    /^URIs:.*enterprise\.proxmox\.com/im.test(stanza),
+): string {
   const stanzas = text.split(/(\n[ \t]*\n)/);
   return stanzas
     .map((stanza) => {
-      if (/^\s*$/.test(stanza) || !/^URIs:.*enterprise\.proxmox\.com/im.test(stanza)) return stanza;
+      if (/^\s*$/.test(stanza) || !names(stanza)) return stanza;
       if (/^Enabled:\s*(no|false)\s*$/im.test(stanza)) return stanza;
       if (/^Enabled:/im.test(stanza)) return stanza.replace(/^Enabled:.*$/im, "Enabled: no");
       return stanza.endsWith("\n") ? `${stanza}Enabled: no\n` : `${stanza}\nEnabled: no`;
@@ -152,12 +195,79 @@ export type RepositoryPlan = {
   update: boolean;
 };
 
+/** A deb822 stanza of the Proxmox VE no-subscription repository. */
+function namesNoSubscription(stanza: string): boolean {
+  return (
+    /^URIs:.*download\.proxmox\.com\/debian\/pve/im.test(stanza) &&
+    /^Components:.*\bpve-no-subscription\b/im.test(stanza)
+  );
+}
+
+/** One-line entries of the no-subscription repository commented out; null = nothing else left. */
+function disableNoSubscriptionOneLine(text: string): string | null {
+  let others = 0;
+  const out = text.split("\n").map((line) => {
+    const active = line.replace(/#.*$/, "").trim();
+    if (!active) return line;
+    if (/download\.proxmox\.com\/debian\/pve\s.*\bpve-no-subscription\b/.test(active))
+      return `# disabled by CluPilot (the host has a subscription): ${line}`;
+    others += 1;
+    return line;
+  });
+  return others === 0 ? null : out.join("\n");
+}
+
+/**
+ * The enterprise goal (an active subscription): `pve-enterprise.sources` exactly as Proxmox VE 9
+ * writes it, every no-subscription entry disabled (the console's own file keeps its content
+ * with `Enabled: no`, so switching back is one line), other enterprise entries (Ceph's) disabled
+ * as before, and apt's index of the enterprise repository present.
+ */
+function planEnterprise(facts: RepositoryFacts, keyFingerprint: string): RepositoryPlan {
+  const changes: FileChange[] = [];
+  const desired = desiredEnterpriseSources();
+  if (facts.files.get(ENTERPRISE_SOURCES_NAME) !== desired)
+    changes.push({ kind: "write", name: ENTERPRISE_SOURCES_NAME, content: desired });
+  for (const [name, content] of facts.files) {
+    if (name === ENTERPRISE_SOURCES_NAME) continue;
+    if (name !== "sources.list" && !SOURCE_FILE_NAME.test(name)) continue;
+    if (name.endsWith(".sources")) {
+      const next = disableDeb822(
+        content,
+        (stanza) =>
+          namesNoSubscription(stanza) || /^URIs:.*enterprise\.proxmox\.com/im.test(stanza),
+      );
+      if (next !== content) changes.push({ kind: "write", name, content: next });
+      continue;
+    }
+    const withoutEnterprise = disableOneLine(content);
+    const next =
+      withoutEnterprise === null ? null : disableNoSubscriptionOneLine(withoutEnterprise);
+    if (next === null && name !== "sources.list")
+      changes.push({
+        kind: "remove",
+        name,
+        reason: "only Proxmox repositories the host does not use",
+      });
+    else if (next !== null && next !== content)
+      changes.push({ kind: "write", name, content: next });
+  }
+  const fetchKeyring = !(facts.keyringFingerprints ?? []).includes(keyFingerprint.toUpperCase());
+  return {
+    fetchKeyring,
+    changes,
+    update: fetchKeyring || changes.length > 0 || !facts.enterpriseListsPresent,
+  };
+}
+
 /** The goal and what it takes to reach it; an empty plan = the goal holds, touch nothing. */
 export function planRepository(
   facts: RepositoryFacts,
   repositoryUrl: string,
   keyFingerprint: string,
+  choice: RepositoryChoice = chooseRepository(facts.subscriptionStatus),
 ): RepositoryPlan {
+  if (choice === "enterprise") return planEnterprise(facts, keyFingerprint);
   const changes: FileChange[] = [];
   const desired = desiredSources(repositoryUrl);
   if (facts.files.get(SOURCES_NAME) !== desired)
@@ -303,21 +413,30 @@ const UPDATE_JOB_NAME = "apt-update";
 /** apt-get update on a slow mirror; the dpkg lock's wait comes out of it (jobLockSeconds). */
 const UPDATE_DEADLINE_SECONDS = 600;
 const CONFIGURED = "Proxmox no-subscription repository configured; apt-get update succeeded";
+const CONFIGURED_ENTERPRISE =
+  "the host has an active subscription: Proxmox enterprise repository configured, no-subscription disabled; apt-get update succeeded";
 
 /** The goal as the facts show it: nothing left to fetch, write or update. */
 export function judgeRepository(
   facts: RepositoryFacts,
   repositoryUrl: string,
   keyFingerprint: string,
+  choice: RepositoryChoice = chooseRepository(facts.subscriptionStatus),
 ): GoalCheck {
-  const plan = planRepository(facts, repositoryUrl, keyFingerprint);
-  if (!plan.update) return { holds: true, detail: CONFIGURED };
+  const plan = planRepository(facts, repositoryUrl, keyFingerprint, choice);
+  if (!plan.update)
+    return { holds: true, detail: choice === "enterprise" ? CONFIGURED_ENTERPRISE : CONFIGURED };
+  const indexed = choice === "enterprise" ? facts.enterpriseListsPresent : facts.listsPresent;
   const missing = [
     ...(plan.fetchKeyring ? ["the Proxmox archive keyring is not installed"] : []),
     ...plan.changes.map((c) => `apt source ${c.name} still needs changing`),
-    ...(facts.listsPresent
+    ...(indexed
       ? []
-      : [`apt fetched no index for ${repositoryUrl} trixie (check the repository URL)`]),
+      : [
+          choice === "enterprise"
+            ? `apt fetched no index for ${ENTERPRISE_URL} trixie`
+            : `apt fetched no index for ${repositoryUrl} trixie (check the repository URL)`,
+        ]),
   ];
   return { holds: false, missing: missing.join("; ") };
 }
@@ -353,7 +472,7 @@ export function updateJob(
   };
 }
 
-async function writeKeyAndSources(
+export async function writeKeyAndSources(
   ctx: StepContext<HostServices>,
   plan: RepositoryPlan,
   pin: KeyringPin,

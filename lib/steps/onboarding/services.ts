@@ -20,7 +20,7 @@ import {
   requiredTemplateVmids,
   type RequiredTemplates,
 } from "@/lib/catalog/required-template-vmids";
-import { seal } from "@/lib/secrets/seal";
+import { seal, unseal } from "@/lib/secrets/seal";
 import { asRoot } from "../remote-job/remote-host";
 import type { OnboardingConfig } from "./config";
 import { runWatch, type WatchShows } from "../remote-job/watch-waiter";
@@ -69,6 +69,11 @@ export type HostServices = {
   updateHost(facts: HostFacts): Promise<void>;
   /** Stores the console's API token for this host; the secret is sealed like every secret. */
   storeApiToken(tokenId: string, secret: string): Promise<void>;
+  /**
+   * The host's Proxmox VE subscription key, unsealed, or null when it has none. Masked in the
+   * run log from here on (a `pvesh get` of the subscription prints it back).
+   */
+  subscriptionKey(): Promise<string | null>;
   config: OnboardingConfig;
   /** The tick's database (catalog reads, log tailing, abort checks). */
   db: Database;
@@ -272,6 +277,19 @@ export function createHostServices(
     });
   };
 
+  const subscriptionKey = async () => {
+    const record = await host();
+    if (!record.subscriptionKeyCredentialId) return null;
+    const [row] = await db
+      .select({ sealed: credentials.sealed })
+      .from(credentials)
+      .where(eq(credentials.id, record.subscriptionKeyCredentialId));
+    if (!row) throw new Error("the host's subscription key credential is missing");
+    const key = unseal(row.sealed);
+    run.maskSecret(key);
+    return key;
+  };
+
   return {
     services: {
       host,
@@ -285,6 +303,7 @@ export function createHostServices(
       db,
       updateHost,
       storeApiToken,
+      subscriptionKey,
       config,
     },
     async dispose() {

@@ -26,7 +26,8 @@ export const GET = route(
 
 /**
  * Edits where and how the console logs in (address, sshPort, sshUser, authMethod "keep" |
- * "console_key" | "password" | "private_key" with its secret). Saved only after a live SSH
+ * "console_key" | "password" | "private_key" with its secret) and, optionally, a new Proxmox VE
+ * subscription key (`subscriptionKey`, sealed; never answered back). Saved only after a live SSH
  * test against the pin: 200 `{ hostId, changes, test, pinned }`; 400 with field errors (a
  * refused password is one); 409 for a changed host key, a running run or a retired host; 503
  * when nothing answers at the address. Nothing is saved on any error.

@@ -22,10 +22,19 @@ export const markRetired: Step<HostServices> = {
     await db.transaction(async (tx) => {
       await tx
         .update(hosts)
-        .set({ retiredAt, apiTokenCredentialId: null, updatedAt: retiredAt })
+        .set({
+          retiredAt,
+          apiTokenCredentialId: null,
+          subscriptionKeyCredentialId: null,
+          updatedAt: retiredAt,
+        })
         .where(and(eq(hosts.id, host.id), isNull(hosts.retiredAt)));
       if (host.apiTokenCredentialId) {
         await tx.delete(credentials).where(eq(credentials.id, host.apiTokenCredentialId));
+      }
+      // The key stays applied on the node (Proxmox's own state); the console keeps no copy.
+      if (host.subscriptionKeyCredentialId) {
+        await tx.delete(credentials).where(eq(credentials.id, host.subscriptionKeyCredentialId));
       }
       await tx
         .update(credentials)
@@ -40,7 +49,7 @@ export const markRetired: Step<HostServices> = {
       });
     });
     return advance(
-      `${host.name} retired; the console deleted its secrets for it (SSH credential${host.apiTokenCredentialId ? ", API token secret" : ""})`,
+      `${host.name} retired; the console deleted its secrets for it (SSH credential${host.apiTokenCredentialId ? ", API token secret" : ""}${host.subscriptionKeyCredentialId ? ", subscription key" : ""})`,
     );
   },
 };

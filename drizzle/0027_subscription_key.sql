@@ -1,0 +1,3 @@
+ALTER TYPE "public"."credential_kind" ADD VALUE 'subscription_key';--> statement-breakpoint
+ALTER TABLE "hosts" ADD COLUMN "subscription_key_credential_id" uuid;--> statement-breakpoint
+ALTER TABLE "hosts" ADD CONSTRAINT "hosts_subscription_key_credential_id_credentials_id_fk" FOREIGN KEY ("subscription_key_credential_id") REFERENCES "public"."credentials"("id") ON DELETE no action ON UPDATE no action;

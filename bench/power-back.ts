@@ -24,6 +24,7 @@
  * steps and hand-overs, and per startup order its span beside its share of the bound.
  */
 import crypto from "node:crypto";
+import os from "node:os";
 import { parseArgs } from "node:util";
 import { asc, eq } from "drizzle-orm";
 import { startLabCluster, type LabCluster } from "@/lab";
@@ -45,6 +46,7 @@ import { powerBackPipeline, POWER_BACK } from "@/lib/power/power-back-pipeline/p
 import { outageToBringBack } from "@/lib/power/power-back-pipeline/start-power-back";
 import { startBatches } from "@/lib/power/power-back/start-order";
 import { actionsOfRun } from "@/lib/power/records/run-actions";
+import { parseStartup } from "@/lib/power/records/startup-order";
 import { powerShutdownPipeline } from "@/lib/power/shutdown-pipeline/pipeline";
 import { startShutdownRun } from "@/lib/power/shutdown-pipeline/start-shutdown-run";
 import { columnsOfState } from "@/lib/power/triggers/monitor-state-store";
@@ -131,15 +133,10 @@ type Term = {
   seconds: number;
 };
 
-/** A spec's startup order and up-delay as the console records them (`order=N,up=S`). */
+/** A spec's startup order and up-delay, read as the console reads a guest's config. */
 function startupOf(spec: LabGuestSpec) {
-  const order = /order=(\d+)/.exec(spec.startup ?? "")?.[1];
-  const up = /up=(\d+)/.exec(spec.startup ?? "")?.[1];
-  return {
-    vmid: spec.vmid,
-    order: order === undefined ? null : Number(order),
-    up: up === undefined ? null : Number(up),
-  };
+  const { order, up } = parseStartup(spec.startup);
+  return { vmid: spec.vmid, order, up };
 }
 
 /** The guests' share of the bound, per startup order (the batches the product starts). */
@@ -228,6 +225,7 @@ async function reportSteps(db: Database, runId: string, at: (d: Date) => number)
 async function main() {
   const { bootSeconds, startSeconds, parallelism } = options();
   const benchStarted = performance.now();
+  const loadAtStart = os.loadavg()[0]!;
   // Credentials are sealed with a key of the bench's own, never the console's .data/secret.key.
   process.env.CLUPILOT_SECRET_KEY ??= crypto.randomBytes(32).toString("hex");
   const pg = await startBenchPostgres("power-back");
@@ -351,7 +349,7 @@ async function main() {
   const quorumSeconds = 0;
   const bound = bootSeconds + quorumSeconds + terms.reduce((sum, t) => sum + t.seconds, 0);
   const measured = (end - t0) / 1000;
-  const [load1, load5] = (await import("node:os")).loadavg();
+  const [load1, load5] = os.loadavg();
 
   console.log(
     `bench:power-back — ${NODES.length} lab nodes (Ceph, monitors pve2+pve3, Redfish BMCs), ${GUESTS} guests, node boot ${bootSeconds} s, guest start ${startSeconds} s, parallelism ${parallelism}; run ${back.status}${back.failureReason ? `: ${back.failureReason}` : ""}`,
@@ -406,6 +404,7 @@ async function main() {
   report("goal (≤ 1.2 × the bound)", 1.2 * bound, "s");
   report("ratio to the bound", measured / bound, "×");
   console.log(`goal: ${measured <= 1.2 * bound ? "met" : "NOT met"}`);
+  report("load average at the start (1 min)", loadAtStart, "");
   report("load average at the end (1 min)", load1!, "");
   report("load average at the end (5 min)", load5!, "");
   report("benchmark took", (performance.now() - benchStarted) / 1000, "s");

@@ -239,8 +239,10 @@ async function start(
   work.actionId = action.id;
   work.sentAt = new Date().toISOString();
   try {
-    // HA, once re-armed, starts its own guests: one already running is not started again.
-    if ((await api.guestStatus(guest)) === "running") {
+    // HA, once re-armed, starts its own guests: one already running is not started again. A
+    // guest HA does not manage is started without asking first (a start of one running already
+    // is a task that fails, and its read-back reads running): one round trip less before it.
+    if (guest.haManaged && (await api.guestStatus(guest)) === "running") {
       work.runningAt = new Date().toISOString();
       work.outcome = "running";
       await action.finish({ outcome: "ok", detail: "read back: already running (started by HA)" });

@@ -15,12 +15,16 @@ export type PowerOnState = Record<
 
 export const NO_CONTROLLER = "no power controller: power it on by hand";
 
+/** How long one visit goes on powering hosts on before it hands back to the engine. */
+const VISIT_MS = 10_000;
+
 /**
  * Powers the hosts on through their controllers, one after another in the plan's order
  * (per cluster the Ceph monitor nodes first; standalone hosts in reverse stage order; backup
- * servers last). A host without a controller, or whose controller fails, is reported and the
- * next one follows: one dead BMC must not keep the rest of the fleet dark. Before each host the
- * feeds are asked again: a new outage ends the run before anything more is powered on.
+ * servers last), all in one visit. A host without a controller, or whose controller fails, is
+ * reported and the next one follows: one dead BMC must not keep the rest of the fleet dark.
+ * Before each host the feeds are asked again: a new outage ends the run before anything more is
+ * powered on.
  */
 export const powerOnHosts: Step<PowerServices> = {
   name: "PowerOnHosts",
@@ -30,16 +34,27 @@ export const powerOnHosts: Step<PowerServices> = {
     if (ready.outcome) return ready.outcome;
     const { plan, armed } = ready;
     const state = ctx.context.get<PowerOnState>("back:power") ?? {};
-    const next = plan.hosts.find((h) => !state[h.targetId]);
-    if (next) {
-      state[next.targetId] = await powerOn(ctx, next, armed);
+    // One host after another within the visit (each host's boot starts with its request: a hand-
+    // over through the engine between two hosts only made the later ones boot later), the feeds
+    // and the mode asked again before each next one.
+    let sending = armed;
+    const until = Date.now() + VISIT_MS;
+    for (;;) {
+      const next = plan.hosts.find((h) => !state[h.targetId]);
+      if (!next) break;
+      state[next.targetId] = await powerOn(ctx, next, sending);
       ctx.context.set("back:power", state);
       const left = plan.hosts.filter((h) => !state[h.targetId]).length;
-      if (left > 0)
+      if (left === 0) break;
+      // What went out is committed at the end of a visit: slow controllers hand back now and then.
+      if (ctx.signal.aborted || Date.now() > until)
         return poll(
           0,
           `powering on the hosts: ${plan.hosts.length - left} of ${plan.hosts.length}`,
         );
+      const again = await backRun(ctx);
+      if (again.outcome) return again.outcome;
+      sending = again.armed;
     }
     const count = (what: PowerOnState[string]) =>
       Object.values(state).filter((s) => s === what).length;

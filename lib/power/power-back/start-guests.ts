@@ -6,16 +6,18 @@ import {
   requestLine,
   type ClusterApi,
 } from "@/lib/power/clusters/sequence-api";
+import { GUEST_READ_BACK_POLL_MS } from "@/lib/power/clusters/sequence-plan";
+import { watchWithinVisit } from "@/lib/power/cluster-sequence/watch";
 import { finishAction, startAction } from "@/lib/power/records/run-actions";
 import type { PowerServices } from "@/lib/power/shutdown/services";
 import type { BackGuest, BackHost, PowerBackPlan } from "./back-plan";
 import { backRun, waitingFor, wouldBack, type BackCtx } from "./back-context";
-import { startBatches } from "./start-order";
+import { startBatches, type GuestToStart } from "./start-order";
 
 /** A guest not reading `running` this long after its start is reported as not started. */
 export const GUEST_START_SECONDS = 180;
 
-type GuestWork = {
+export type GuestWork = {
   actionId?: number;
   sentAt?: string;
   runningAt?: string;
@@ -68,38 +70,40 @@ export const startGuests: Step<PowerServices> = {
       return advance(`dry-run — ${plan.guests.length} guest(s) would be started, nothing sent`);
     }
     const up = new Set(ctx.context.get<{ up: string[] }>("back:wait")?.up ?? []);
-    const apis = new Map<string, ClusterApi | string>();
-    const now = () => Date.now();
-    const batch = batches.find((b) => b.some((g) => !finished(state[g.vmid], g, now())));
+    const apis: Apis = new Map();
+    const unfinished = () =>
+      batches.find((b) => b.some((g) => !finished(state[g.vmid], g, Date.now())));
+    // Within one visit, as the shutdown's guest step does: a guest read running or an up-delay
+    // passed frees its slot for the next guest at once, not at the engine's next visit.
+    await watchWithinVisit(ctx.signal, async () => {
+      for (;;) {
+        const batch = unfinished();
+        if (!batch) return { done: true };
+        await lookAtBatch(ctx, plan, apis, batch, state, up);
+        ctx.context.set("back:guests", state);
+        const againInMs = nextLookMs(batch, state, Date.now());
+        if (againInMs > 0) return { againInMs };
+        // The order is done: the next one begins in the same look. Otherwise nothing is under
+        // way to wait for here: the engine visits again.
+        if (unfinished() === batch) return { done: true };
+      }
+    });
+    ctx.context.set("back:guests", state);
+    const batch = unfinished();
     if (batch) {
-      for (const guest of batch) {
-        const work = (state[guest.vmid] ??= {});
-        if (work.outcome && work.outcome !== "running") continue;
-        if (work.sentAt && !work.runningAt) await readBack(ctx, plan, apis, guest, work);
-      }
-      const busy = batch.filter((g) => {
-        const w = state[g.vmid];
-        return w?.sentAt && !finished(w, g, now());
-      }).length;
-      const slots = Math.max(0, plan.guestParallelism - busy);
-      const next = batch
-        .filter((g) => !state[g.vmid]?.sentAt && !state[g.vmid]?.outcome)
-        .slice(0, slots);
-      await Promise.all(next.map((g) => start(ctx, plan, apis, g, state[g.vmid]!, up)));
-      ctx.context.set("back:guests", state);
       const order = batch[0]!.order === null ? "without an order" : `of order ${batch[0]!.order}`;
-      const waiting = batch.filter((g) => !finished(state[g.vmid], g, now()));
-      if (waiting.length > 0) {
-        return poll(
-          1,
-          `starting the guests ${order}: ${waitingFor(
-            ctx,
-            `StartGuests (each up to ${GUEST_START_SECONDS} s to read running)`,
-            waiting.map((g) => describeWait(state[g.vmid]!, g)).join(", "),
-          )}`,
-        );
-      }
-      return poll(0, `guests ${order} started`);
+      const waiting = batch.filter((g) => !finished(state[g.vmid], g, Date.now()));
+      if (waiting.length === 0) return poll(0, `guests ${order} started`);
+      // Only up-delays left, longer than a visit watches: the engine wakes the run for the first.
+      const again = nextLookMs(batch, state, Date.now());
+      return poll(
+        again > GUEST_READ_BACK_POLL_MS ? again / 1000 : 0,
+        `starting the guests ${order}: ${waitingFor(
+          ctx,
+          `StartGuests (each up to ${GUEST_START_SECONDS} s to read running)`,
+          waiting.map((g) => describeWait(state[g.vmid]!, g)).join(", "),
+        )}`,
+      );
     }
     const all = plan.guests.map((g) => state[g.vmid]);
     const running = all.filter((w) => w?.outcome === "running").length;
@@ -110,6 +114,58 @@ export const startGuests: Step<PowerServices> = {
   },
 };
 
+type Apis = Map<string, Promise<ClusterApi | string>>;
+
+/**
+ * One look at the order being started: every guest started and not yet read running is read
+ * back (side by side), then as many of the order's guests are started as slots are free.
+ */
+async function lookAtBatch(
+  ctx: BackCtx,
+  plan: PowerBackPlan,
+  apis: Apis,
+  batch: Guest[],
+  state: StartState,
+  up: ReadonlySet<string>,
+): Promise<void> {
+  const reading = batch.filter((g) => {
+    const work = (state[g.vmid] ??= {});
+    return !work.outcome && work.sentAt && !work.runningAt;
+  });
+  await Promise.all(reading.map((g) => readBack(ctx, plan, apis, g, state[g.vmid]!, up)));
+  const now = Date.now();
+  const busy = batch.filter((g) => {
+    const w = state[g.vmid];
+    return w?.sentAt && !finished(w, g, now);
+  }).length;
+  const slots = Math.max(0, plan.guestParallelism - busy);
+  const next = batch
+    .filter((g) => !state[g.vmid]?.sentAt && !state[g.vmid]?.outcome)
+    .slice(0, slots);
+  await Promise.all(next.map((g) => start(ctx, plan, apis, g, state[g.vmid]!, up)));
+}
+
+/**
+ * How long until the next look at an order can change anything: a guest started and not yet
+ * read running is asked again after GUEST_READ_BACK_POLL_MS; a running guest's up-delay frees
+ * its slot the moment it passes; 0 when nothing started is under way (the order is done).
+ */
+export function nextLookMs(
+  batch: readonly (GuestToStart & { vmid: number })[],
+  state: Readonly<Record<string, GuestWork>>,
+  now: number,
+): number {
+  let soonest = Number.POSITIVE_INFINITY;
+  for (const guest of batch) {
+    const work = state[guest.vmid];
+    if (finished(work, guest, now)) continue;
+    if (!work?.sentAt) continue;
+    if (!work.outcome) soonest = Math.min(soonest, GUEST_READ_BACK_POLL_MS);
+    else soonest = Math.min(soonest, Date.parse(work.runningAt!) + (guest.up ?? 0) * 1000 - now);
+  }
+  return Number.isFinite(soonest) ? Math.max(1, soonest) : 0;
+}
+
 function describeWait(work: GuestWork, guest: Guest): string {
   if (!work.sentAt) return `${guest.vmid} (not started yet)`;
   if (!work.runningAt) return `${guest.vmid} to read running`;
@@ -117,7 +173,7 @@ function describeWait(work: GuestWork, guest: Guest): string {
 }
 
 /** Done with: failed or skipped, or running and its up-delay passed. */
-function finished(work: GuestWork | undefined, guest: Guest, now: number): boolean {
+function finished(work: GuestWork | undefined, guest: GuestToStart, now: number): boolean {
   if (!work?.outcome) return false;
   if (work.outcome !== "running") return true;
   return now >= Date.parse(work.runningAt!) + (guest.up ?? 0) * 1000;
@@ -127,11 +183,14 @@ function hostOf(plan: PowerBackPlan, node: string): BackHost | undefined {
   return plan.hosts.find((h) => h.endpoint?.nodeName === node);
 }
 
-/** The API the guest's calls go to: any answering member of its cluster, or its own node. */
-async function apiFor(
+/**
+ * The API the guest's calls go to: any answering member of its cluster, or its own node. Found
+ * once per visit and shared by the guests started and read back side by side.
+ */
+function apiFor(
   ctx: BackCtx,
   plan: PowerBackPlan,
-  apis: Map<string, ClusterApi | string>,
+  apis: Apis,
   host: BackHost,
   up: ReadonlySet<string>,
 ): Promise<ClusterApi | string> {
@@ -142,11 +201,13 @@ async function apiFor(
     .filter((h) => (host.clusterId ? h.clusterId === host.clusterId : h.targetId === host.targetId))
     .filter((h) => h.endpoint && (up.size === 0 || up.has(h.targetId)))
     .map((h) => h.endpoint!);
-  const reach = await clusterApiOver(ctx.services.db, endpoints, {
+  const api = clusterApiOver(ctx.services.db, endpoints, {
     timeoutMs: 10_000,
     onSecret: ctx.services.maskSecret,
-  }).catch((error: unknown) => ({ api: null, why: errorMessage(error) }));
-  const api = reach.api ?? reach.why;
+  }).then(
+    (reach) => reach.api ?? reach.why,
+    (error: unknown) => errorMessage(error),
+  );
   apis.set(key, api);
   return api;
 }
@@ -154,7 +215,7 @@ async function apiFor(
 async function start(
   ctx: BackCtx,
   plan: PowerBackPlan,
-  apis: Map<string, ClusterApi | string>,
+  apis: Apis,
   guest: Guest,
   work: GuestWork,
   up: ReadonlySet<string>,
@@ -178,8 +239,10 @@ async function start(
   work.actionId = action.id;
   work.sentAt = new Date().toISOString();
   try {
-    // HA, once re-armed, starts its own guests: one already running is not started again.
-    if ((await api.guestStatus(guest)) === "running") {
+    // HA, once re-armed, starts its own guests: one already running is not started again. A
+    // guest HA does not manage is started without asking first (a start of one running already
+    // is a task that fails, and its read-back reads running): one round trip less before it.
+    if (guest.haManaged && (await api.guestStatus(guest)) === "running") {
       work.runningAt = new Date().toISOString();
       work.outcome = "running";
       await action.finish({ outcome: "ok", detail: "read back: already running (started by HA)" });
@@ -199,12 +262,12 @@ async function start(
 async function readBack(
   ctx: BackCtx,
   plan: PowerBackPlan,
-  apis: Map<string, ClusterApi | string>,
+  apis: Apis,
   guest: Guest,
   work: GuestWork,
+  up: ReadonlySet<string>,
 ): Promise<void> {
   const host = hostOf(plan, guest.node)!;
-  const up = new Set(ctx.context.get<{ up: string[] }>("back:wait")?.up ?? []);
   const api = await apiFor(ctx, plan, apis, host, up);
   let status = "unknown";
   if (typeof api !== "string") {

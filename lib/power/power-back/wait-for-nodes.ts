@@ -1,6 +1,8 @@
 import { errorMessage } from "@/lib/pipeline/engine";
 import { advance, poll, type Step } from "@/lib/pipeline/step";
 import { clusterApiOver } from "@/lib/power/clusters/sequence-api";
+import { READ_BACK_POLL_MS } from "@/lib/power/clusters/sequence-plan";
+import { watchWithinVisit } from "@/lib/power/cluster-sequence/watch";
 import { recordInstantAction } from "@/lib/power/records/run-actions";
 import type { PowerServices } from "@/lib/power/shutdown/services";
 import { probeTarget } from "@/lib/power/targets/shutdown-call";
@@ -45,53 +47,59 @@ export const waitForNodes: Step<PowerServices> = {
     const power = ctx.context.get<PowerOnState>("back:power") ?? {};
     const state = ctx.context.get<WaitState>("back:wait") ?? { up: [], quorate: [] };
     const hosts = hostsToWaitFor(plan, power);
-    const waiting = hosts.filter((h) => !state.up.includes(h.targetId));
-    const probes = await Promise.all(
-      waiting.map(async (h) => ({ h, probe: await probeTarget(h.endpoint!, PROBE_TIMEOUT_MS) })),
-    );
-    for (const { h, probe } of probes) {
-      if (!probe.answers) continue;
-      state.up.push(h.targetId);
-      ctx.log(`${h.name}: its API answers`);
-      await recordInstantAction(ctx.services.db, {
-        runId: ctx.runId,
-        lane: h.endpoint!.nodeName,
-        label: `API of ${h.endpoint!.nodeName}`,
-        outcome: "ok",
-        detail: "answers",
-      });
-    }
-    const waits: string[] = [];
-    const silent = hosts.filter((h) => !state.up.includes(h.targetId));
-    if (silent.length > 0) {
-      waits.push(
-        `the API of ${silent.map((h) => h.name).join(", ")} (${hosts.length - silent.length} of ${hosts.length} answer)`,
+    // Looked at again within the visit every READ_BACK_POLL_MS, as the shutdown's waits are: a
+    // node that answers or a quorum formed is seen at once, not at the engine's next visit.
+    let waits: string[] = [];
+    await watchWithinVisit(ctx.signal, async () => {
+      const waiting = hosts.filter((h) => !state.up.includes(h.targetId));
+      const probes = await Promise.all(
+        waiting.map(async (h) => ({ h, probe: await probeTarget(h.endpoint!, PROBE_TIMEOUT_MS) })),
       );
-    }
-    // A cluster none of whose nodes was powered on has no quorum to wait for: said, not awaited.
-    const clusters = plan.clusters.filter((c) => hosts.some((h) => h.clusterId === c.clusterId));
-    for (const cluster of plan.clusters.filter((c) => !clusters.includes(c))) {
-      if (state.quorate.includes(cluster.clusterId)) continue;
-      state.quorate.push(cluster.clusterId);
-      ctx.log(`${cluster.name}: none of its nodes was powered on: no quorum to wait for`);
-    }
-    for (const cluster of clusters) {
-      if (state.quorate.includes(cluster.clusterId)) continue;
-      const quorum = await readQuorum(ctx, plan, cluster.clusterId, state.up);
-      if (quorum.quorate) {
-        state.quorate.push(cluster.clusterId);
-        ctx.log(`${cluster.name}: quorate (${quorum.text})`);
+      for (const { h, probe } of probes) {
+        if (!probe.answers) continue;
+        state.up.push(h.targetId);
+        ctx.log(`${h.name}: its API answers`);
         await recordInstantAction(ctx.services.db, {
           runId: ctx.runId,
-          lane: "cluster",
-          label: `quorum of ${cluster.name}`,
+          lane: h.endpoint!.nodeName,
+          label: `API of ${h.endpoint!.nodeName}`,
           outcome: "ok",
-          detail: `read back: quorate, ${quorum.text}`,
+          detail: "answers",
         });
-      } else {
-        waits.push(`quorum of ${cluster.name}: ${quorum.text}`);
       }
-    }
+      waits = [];
+      const silent = hosts.filter((h) => !state.up.includes(h.targetId));
+      if (silent.length > 0) {
+        waits.push(
+          `the API of ${silent.map((h) => h.name).join(", ")} (${hosts.length - silent.length} of ${hosts.length} answer)`,
+        );
+      }
+      // A cluster none of whose nodes was powered on has no quorum to wait for: said, not awaited.
+      const clusters = plan.clusters.filter((c) => hosts.some((h) => h.clusterId === c.clusterId));
+      for (const cluster of plan.clusters.filter((c) => !clusters.includes(c))) {
+        if (state.quorate.includes(cluster.clusterId)) continue;
+        state.quorate.push(cluster.clusterId);
+        ctx.log(`${cluster.name}: none of its nodes was powered on: no quorum to wait for`);
+      }
+      for (const cluster of clusters) {
+        if (state.quorate.includes(cluster.clusterId)) continue;
+        const quorum = await readQuorum(ctx, plan, cluster.clusterId, state.up);
+        if (quorum.quorate) {
+          state.quorate.push(cluster.clusterId);
+          ctx.log(`${cluster.name}: quorate (${quorum.text})`);
+          await recordInstantAction(ctx.services.db, {
+            runId: ctx.runId,
+            lane: "cluster",
+            label: `quorum of ${cluster.name}`,
+            outcome: "ok",
+            detail: `read back: quorate, ${quorum.text}`,
+          });
+        } else {
+          waits.push(`quorum of ${cluster.name}: ${quorum.text}`);
+        }
+      }
+      return waits.length === 0 ? { done: true } : { againInMs: READ_BACK_POLL_MS };
+    });
     ctx.context.set("back:wait", state);
     if (waits.length === 0) {
       return advance(
@@ -99,8 +107,9 @@ export const waitForNodes: Step<PowerServices> = {
       );
     }
     if (ctx.elapsedSeconds < NODE_WAIT_SECONDS) {
+      // The visit watched already: the next one follows at once, as the shutdown's waits do.
       return poll(
-        2,
+        0,
         waitingFor(ctx, `WaitForNodes (up to ${NODE_WAIT_SECONDS} s)`, waits.join("; ")),
       );
     }

@@ -172,6 +172,29 @@ describe("describePowerBack", () => {
     );
   });
 
+  it("a dry-run names the hosts it would power on by target, even when their node names are alike", () => {
+    const twins = plan("dry-run", {
+      clusters: [],
+      guests: [],
+      hosts: [
+        { targetId: "t1", name: "pve-a", endpoint: { nodeName: "pve" } },
+        { targetId: "t2", name: "pve-b", endpoint: { nodeName: "pve" } },
+      ],
+    });
+    const v = describePowerBack(
+      facts({
+        context: { plan: twins, "back:power": { t1: "no-controller", t2: "would" } },
+        actions: [
+          { lane: "pve", label: "power on pve", outcome: "failed", detail: "no power controller" },
+          would("pve", "power on pve"),
+        ],
+      }),
+    );
+    expect(v.text).toBe(
+      "dry-run: would power on pve-b; nothing sent; pve-a has no power controller — power it on by hand",
+    );
+  });
+
   it("a dry-run says what it would power on and start, and that nothing was sent", () => {
     const v = describePowerBack(
       facts({
@@ -224,7 +247,7 @@ describe("describePowerBack", () => {
       facts({
         status: "running",
         currentStep: "PowerOnHosts",
-        context: { plan: plan("dry-run") },
+        context: { plan: plan("dry-run"), "back:power": { t1: "would" } },
         actions: [would("node1", "power on node1")],
       }),
     );

@@ -170,12 +170,14 @@ function problems(facts: PowerBackFacts, r: Read, plan: Plan): string[] {
   return out;
 }
 
-/** What a dry-run recorded it would do, from its would-do actions. */
-function wouldDo(facts: PowerBackFacts, plan: Plan): string {
+/**
+ * What a dry-run recorded it would do: the hosts PowerOnHosts recorded as "would" (by target:
+ * standalone nodes often share a node name, so an action's lane cannot tell them apart), the
+ * cluster restores and guest starts from its would-do actions.
+ */
+function wouldDo(facts: PowerBackFacts, r: Read, plan: Plan): string {
   const would = facts.actions.filter((a) => a.outcome === "would-do");
-  const nameOf = (lane: string) =>
-    plan.hosts.find((h) => (h.endpoint?.nodeName ?? h.name) === lane)?.name ?? lane;
-  const powerOn = would.filter((a) => a.label.startsWith("power on ")).map((a) => nameOf(a.lane));
+  const powerOn = plan.hosts.filter((h) => r.power[h.targetId] === "would").map((h) => h.name);
   const starts = would.filter((a) => a.label.startsWith("start ")).length;
   const restores = would.filter((a) => a.label === "clear Ceph flags" || a.label === "re-arm HA");
   const parts = [
@@ -216,7 +218,7 @@ export function describePowerBack(facts: PowerBackFacts): PowerRunVerdict {
     if (dry)
       return {
         tone: "dry-run",
-        text: `dry-run in progress: ${wouldDo(facts, plan)}; nothing sent${handWork}`,
+        text: `dry-run in progress: ${wouldDo(facts, r, plan)}; nothing sent${handWork}`,
       };
     // The one thing it waits for, as the running step says it on the phase line.
     return {
@@ -250,7 +252,10 @@ export function describePowerBack(facts: PowerBackFacts): PowerRunVerdict {
   // Succeeded.
   if (!plan) return { tone: "failed", text: "finished without a readable plan" };
   if (dry)
-    return { tone: "dry-run", text: `dry-run: ${wouldDo(facts, plan)}; nothing sent${handWork}` };
+    return {
+      tone: "dry-run",
+      text: `dry-run: ${wouldDo(facts, r, plan)}; nothing sent${handWork}`,
+    };
   if (trouble.length > 0) {
     return { tone: "failed", text: `failed: ${trouble.join("; ")}; ${progress(r, plan)}` };
   }

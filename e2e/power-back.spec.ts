@@ -106,7 +106,7 @@ test("set-up: two standalone lab nodes, one with a Wake-on-LAN controller, prote
 
 test("a dry-run outage, then Bring back now: the dialog says what will happen, the way back's card says live what it would have done and that nothing was sent", async ({
   page,
-}) => {
+}, testInfo) => {
   test.setTimeout(300_000);
   const labUps = ups!;
   await page.goto("/power");
@@ -184,6 +184,16 @@ test("a dry-run outage, then Bring back now: the dialog says what will happen, t
   // Nothing was sent: both lab nodes are as the dry-run shutdown left them, up.
   for (const node of nodes) expect(node.power.state).toBe("up");
   await fitsAPhone(page, "/power with the way back");
+  // The first screen at 1440 and at 390 wide, as test artifacts to look at.
+  for (const width of [1440, 390]) {
+    await page.setViewportSize({ width, height: width === 1440 ? 900 : 844 });
+    const shot = testInfo.outputPath(`power-way-back-${width}.png`);
+    await page.screenshot({ path: shot });
+    await testInfo.attach(`/power with the way back at ${width} px`, {
+      path: shot,
+      contentType: "image/png",
+    });
+  }
 });
 
 test("the runs list shows the way back as such, and opens its timeline", async ({ page }) => {

@@ -114,6 +114,19 @@ describe("describePowerBack", () => {
   });
 
   it("a controller that failed is named with its reason and what to do; the rest is counted", () => {
+    const other = describePowerBack(
+      facts({
+        context: {
+          plan: plan("armed"),
+          ...allBack,
+          "back:power": { ...allBack["back:power"], t1: "failed" },
+        },
+        actions: [
+          { lane: "node1", label: "power on node1", outcome: "failed", detail: "HTTP 401." },
+        ],
+      }),
+    );
+    expect(other.text).toMatch(/^failed: pve1: HTTP 401 — power it on by hand; /);
     const v = describePowerBack(
       facts({
         context: {
@@ -134,7 +147,7 @@ describe("describePowerBack", () => {
     );
     expect(v).toEqual({
       tone: "failed",
-      text: "failed: pve2: pve2's controller refused the login (HTTP 401) — power it on by hand; 2 of 3 hosts back, 5 of 5 guests running",
+      text: "failed: pve2's controller refused the login (HTTP 401) — power it on by hand; 2 of 3 hosts back, 5 of 5 guests running",
     });
   });
 

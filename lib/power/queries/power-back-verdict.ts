@@ -140,8 +140,9 @@ function problems(facts: PowerBackFacts, r: Read, plan: Plan): string[] {
       const action = facts.actions.find(
         (a) => a.lane === lane && a.label === `power on ${lane}` && a.outcome === "failed",
       );
-      const why = firstLine(action?.detail) || "its controller failed";
-      out.push(`${host.name}: ${why} — power it on by hand`);
+      // The controller's own words, named after the host once ("pve2 was not powered on: …").
+      const why = firstLine(action?.detail).replace(/\.$/, "") || "its controller failed";
+      out.push(`${why.startsWith(host.name) ? why : `${host.name}: ${why}`} — power it on by hand`);
     } else if (
       (state === "powered-on" || state === "already-on") &&
       host.endpoint &&

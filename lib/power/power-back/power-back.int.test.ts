@@ -15,7 +15,8 @@ import {
   outageToBringBack,
 } from "@/lib/power/power-back-pipeline/start-power-back";
 import { POWER_BACK } from "@/lib/power/power-back-pipeline/pipeline";
-import { powerBackRunView } from "@/lib/power/queries/power-back-run";
+import { latestPowerBackRun, powerBackRunView } from "@/lib/power/queries/power-back-run";
+import { previewPowerBack } from "@/lib/power/queries/power-back-preview";
 import { listPowerRuns } from "@/lib/power/queries/timeline";
 import { columnsOfState } from "@/lib/power/triggers/monitor-state-store";
 import { UNKNOWN_STATE } from "@/lib/power/triggers/state";
@@ -397,6 +398,20 @@ describe("the way back after an outage", () => {
     expect(recorded.every((g) => g.mode === "dry-run")).toBe(true);
 
     await persistReading(db, setup.upsId, false);
+    // What Bring back now's dialog says it will do: the plan the run freezes, with each host's
+    // stored controller (monitors first), the cluster's flags and HA, the guests.
+    expect(await previewPowerBack(db)).toEqual({
+      mode: "dry-run",
+      hosts: [
+        { name: expect.stringMatching(/^pve3/), controller: "redfish" },
+        { name: expect.stringMatching(/^pve2/), controller: "redfish" },
+        { name: expect.stringMatching(/^pve1/), controller: "redfish" },
+      ],
+      guests: 5,
+      clusters: [{ name: expect.any(String), cephFlags: expect.any(Array), haDisarmed: true }],
+    });
+    // Until it is brought back, the power page shows no way back for this outage.
+    expect(await latestPowerBackRun(db)).toBe(null);
     const before = lab.nodes.map((n) => n.api.requests.length);
     const { runId } = await bringBackNow(db, {}, ADMIN);
     const { run, actions, events } = await finished(runId);
@@ -432,6 +447,9 @@ describe("the way back after an outage", () => {
     const listed = (await listPowerRuns(db)).runs.find((r) => r.id === runId)!;
     expect(listed.kind).toBe("way-back");
     expect(listed.verdict).toEqual(view.verdict);
+    expect((await latestPowerBackRun(db))?.run.id).toBe(runId);
+    // A dry-run way back that succeeded closes the outage: nothing left to bring back.
+    expect(await previewPowerBack(db)).toEqual({ refused: expect.stringMatching(/^No outage/) });
   }, 240_000);
 });
 

@@ -3,6 +3,7 @@
 import { useState, useTransition, type ReactNode } from "react";
 import type { ActionResult } from "@/lib/actions/action-result";
 import { ConfirmDialog } from "./confirm-dialog";
+import { useHydrated } from "./use-now";
 
 type Succeeded<R> = Extract<R, { ok: true }>;
 
@@ -68,6 +69,9 @@ export function ConfirmedAction({
   testId: string;
   confirm?: { title: string; confirmLabel: string; testId: string; body: ReactNode };
 }) {
+  // Server-rendered, the button has no handler until the page hydrates: a press then would do
+  // nothing and say nothing, so it is disabled until it can act.
+  const hydrated = useHydrated();
   if (!confirm) {
     return (
       <>
@@ -75,7 +79,7 @@ export function ConfirmedAction({
           type="button"
           className={className}
           onClick={state.run}
-          disabled={state.pending}
+          disabled={state.pending || !hydrated}
           data-testid={testId}
         >
           {state.pending && pendingLabel ? pendingLabel : label}
@@ -90,7 +94,13 @@ export function ConfirmedAction({
   }
   return (
     <>
-      <button type="button" className={className} onClick={state.ask} data-testid={testId}>
+      <button
+        type="button"
+        className={className}
+        onClick={state.ask}
+        disabled={!hydrated}
+        data-testid={testId}
+      >
         {label}
       </button>
       <ConfirmDialog

@@ -13,6 +13,7 @@ export const powerKeys = {
   protection: ["power", "protection"] as const,
   plan: ["power", "plan"] as const,
   shutdownRun: ["power", "shutdown-run"] as const,
+  powerBack: ["power", "power-back"] as const,
   clusters: ["power", "clusters"] as const,
   selfTest: ["power", "self-test"] as const,
 };
@@ -43,6 +44,8 @@ export function powerKeysFor(message: PowerLiveMessage): QueryKey[] {
     keys.push(
       powerKeys.events,
       powerKeys.shutdownRun,
+      // A way back records power_back.* events as it goes (and its start is one).
+      powerKeys.powerBack,
       powerKeys.protection,
       powerKeys.mode,
       powerKeys.selfTest,

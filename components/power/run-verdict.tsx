@@ -8,6 +8,7 @@ const TONE_WORD: Record<PowerRunVerdict["tone"], string> = {
   failed: "failed",
   cancelled: "cancelled",
   aborted: "aborted",
+  stopped: "stopped",
 };
 
 /**

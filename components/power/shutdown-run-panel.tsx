@@ -1,8 +1,8 @@
 "use client";
 
-import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useQuery, useQueryClient, type QueryKey } from "@tanstack/react-query";
 import Link from "next/link";
-import { useState, useTransition } from "react";
+import { useState, useTransition, type ReactNode } from "react";
 import { abortRunAction } from "@/lib/actions/abort-run";
 import type { ShutdownCallView, ShutdownRunView } from "@/lib/power/queries/shutdown-run";
 import type { RunDetail } from "@/lib/runs/get-run";
@@ -16,6 +16,7 @@ import { fetchJson } from "../queries";
 import { RunEvents } from "../run-log";
 import { isAbortRequested } from "../run-state";
 import { StepTimeline } from "../step-timeline";
+import { useHydrated } from "../use-now";
 import { powerKeys } from "./power-keys";
 import { useLiveRefresh } from "./power-refresh";
 import { PowerRunVerdictLine } from "./run-verdict";
@@ -179,11 +180,46 @@ function ShutdownRun({ view }: { view: ShutdownRunView }) {
 }
 
 function AbortShutdown({ run }: { run: RunDetail }) {
+  return (
+    <AbortPowerRun
+      run={run}
+      queryKey={powerKeys.shutdownRun}
+      label="Abort shutdown"
+      title="Abort the power shutdown"
+      testId="shutdown-abort"
+    >
+      <p>
+        Stop this shutdown run at <strong>{run.currentStep}</strong>? Targets already sent their
+        shutdown keep shutting down; the targets not yet called are <strong>not</strong> shut down
+        by this run, even if the battery runs out.
+      </p>
+    </AbortPowerRun>
+  );
+}
+
+/** An operator's Abort of a running power run, confirmed in a dialog that says what stops. */
+export function AbortPowerRun({
+  run,
+  queryKey,
+  label,
+  title,
+  testId,
+  children,
+}: {
+  run: RunDetail;
+  queryKey: QueryKey;
+  label: string;
+  title: string;
+  testId: string;
+  children: ReactNode;
+}) {
   const canAct = useCan("operator");
   const [confirming, setConfirming] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [pending, startTransition] = useTransition();
   const queryClient = useQueryClient();
+  // Server-rendered, the button has no handler until the page hydrates: disabled until then.
+  const hydrated = useHydrated();
   if (!canAct || run.status !== "running") return null;
   const requested = isAbortRequested(run);
   const abort = () =>
@@ -192,37 +228,33 @@ function AbortShutdown({ run }: { run: RunDetail }) {
       const result = await abortRunAction({ runId: run.id });
       if (result.ok) setConfirming(false);
       else setError(result.message);
-      await queryClient.invalidateQueries({ queryKey: powerKeys.shutdownRun });
+      await queryClient.invalidateQueries({ queryKey });
     });
   return (
     <div className="run-controls">
       <button
         type="button"
         className="button button-danger"
-        disabled={requested || pending}
+        disabled={requested || pending || !hydrated}
         onClick={() => {
           setError(null);
           setConfirming(true);
         }}
-        data-testid="shutdown-abort-button"
+        data-testid={`${testId}-button`}
       >
-        {requested ? "Abort requested…" : "Abort shutdown"}
+        {requested ? "Abort requested…" : label}
       </button>
       <ConfirmDialog
         open={confirming}
-        title="Abort the power shutdown"
-        confirmLabel="Abort shutdown"
+        title={title}
+        confirmLabel={label}
         pending={pending}
         error={error}
         onConfirm={abort}
         onCancel={() => setConfirming(false)}
-        testId="shutdown-abort-dialog"
+        testId={`${testId}-dialog`}
       >
-        <p>
-          Stop this shutdown run at <strong>{run.currentStep}</strong>? Targets already sent their
-          shutdown keep shutting down; the targets not yet called are <strong>not</strong> shut down
-          by this run, even if the battery runs out.
-        </p>
+        {children}
       </ConfirmDialog>
     </div>
   );

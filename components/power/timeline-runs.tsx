@@ -37,7 +37,7 @@ function outcomeSummary(run: PowerRunSummary): string {
 }
 
 /**
- * Every power run — drills and real outages — newest first, each linking to its timeline, kept
+ * Every power run — drills, real outages and the ways back after them — newest first, each linking to its timeline, kept
  * up to date live.
  */
 export function PowerRunList({ initial }: { initial: RunsPage }) {
@@ -83,6 +83,7 @@ export function PowerRunList({ initial }: { initial: RunsPage }) {
             key={run.id}
             data-testid={`power-run-${run.id}`}
             data-origin={run.origin.kind}
+            data-kind={run.kind}
             data-status={run.status}
           >
             <td data-label="Started">

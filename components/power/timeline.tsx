@@ -4,6 +4,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useState, useSyncExternalStore } from "react";
 import { formatDuration } from "@/lib/logs/text";
 import type { RunOrigin } from "@/lib/power/shutdown/run-origin";
+import type { PowerBackOrigin } from "@/lib/power/queries/power-back-verdict";
 import type { RunTimeline, TimelineAction } from "@/lib/power/queries/timeline";
 import { formatClock, formatDateTime } from "../format";
 import { liveKeys } from "../live-keys";
@@ -37,8 +38,12 @@ const AXIS_PX = 20;
  */
 export const timelineKey = (runId: string) => [...liveKeys.run(runId), "power-timeline"] as const;
 
-export function describeOrigin(origin: RunOrigin): string {
+export function describeOrigin(origin: RunOrigin | PowerBackOrigin): string {
   switch (origin.kind) {
+    case "way-back":
+      return origin.by === "admin"
+        ? `Way back: brought back by ${origin.name} (Bring back now)`
+        : `Way back: started by the power monitor — ${origin.why}`;
     case "drill":
       return origin.live
         ? `Live drill of ${origin.upsName}'s outage, started by ${origin.by}: calls really sent`

@@ -7,6 +7,7 @@ import { ABORT_REASON, isAbortedRun, runOutcome } from "./abort-reason";
 function shutdownRun(over: Partial<PowerRunSummary>): PowerRunSummary {
   return {
     id: "00000000-0000-4000-8000-000000000001",
+    kind: "shutdown",
     status: "running",
     phase: null,
     failureReason: null,

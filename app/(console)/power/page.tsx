@@ -2,6 +2,7 @@ import type { Metadata } from "next";
 import { FailingNotificationsBanner } from "@/components/notify/failing-notifications-banner";
 import { PowerEventLog, type EventFilterValues } from "@/components/power/event-log";
 import { PlanArmControl, PlanPreviewPanel } from "@/components/power/plan-preview";
+import { PowerBackRunPanel } from "@/components/power/power-back-run-panel";
 import { ProtectionTable } from "@/components/power/protection-table";
 import { RestoreClusters } from "@/components/power/restore-clusters";
 import { ReadingsCharts } from "@/components/power/readings-chart";
@@ -22,6 +23,7 @@ import {
   ZPowerEventFilter,
 } from "@/lib/power/queries/power-events";
 import { readPowerPlan } from "@/lib/power/queries/power-plan";
+import { powerBackPageView } from "@/lib/power/queries/power-back-run";
 import { latestShutdownRun } from "@/lib/power/queries/shutdown-run";
 import { listTargetProtection } from "@/lib/power/queries/target-protection";
 import { readSelfTestOverview } from "@/lib/power/self-test/latest-self-test";
@@ -35,7 +37,8 @@ type SearchParams = Promise<Record<string, string | string[] | undefined>>;
 /**
  * The power dashboard, for an operator woken at 3 a.m. The first screen: the mode (the banner) and
  * the one action (Arm… / Disarm…), a card per UPS with its state, time left and what will happen
- * when, and the latest shutdown run in one line. Below: the charts, the plan in full, who is
+ * when, the latest shutdown run in one line and, while one runs or after one answered the latest
+ * outage, the way back beside it. Below: the charts, the plan in full, who is
  * protected and how, the self-test and the event log. Everything follows the live stream.
  */
 export default async function PowerPage({ searchParams }: { searchParams: SearchParams }) {
@@ -49,12 +52,13 @@ export default async function PowerPage({ searchParams }: { searchParams: Search
   const filter = ZPowerEventFilter.safeParse(filterInput);
 
   const db = getDb();
-  const [overview, plan, targets, shutdown, events, selfTest, failingNotifications] =
+  const [overview, plan, targets, shutdown, powerBack, events, selfTest, failingNotifications] =
     await Promise.all([
       getPowerOverview(db),
       readPowerPlan(db),
       listTargetProtection(db),
       latestShutdownRun(db),
+      powerBackPageView(db),
       filter.success ? listPowerEvents(db, filter.data) : null,
       readSelfTestOverview(db),
       failingDeliveriesSummary(db),
@@ -70,7 +74,10 @@ export default async function PowerPage({ searchParams }: { searchParams: Search
       </div>
       <FailingNotificationsBanner initial={failingNotifications} />
       <UpsCards initial={overview} initialPlan={plan} />
-      <ShutdownRunPanel initial={shutdown} />
+      <div className="power-runs-pair">
+        <ShutdownRunPanel initial={shutdown} />
+        <PowerBackRunPanel initial={powerBack} />
+      </div>
       <h2 className="section-break">Details</h2>
       <p className="muted small">
         The charts, the plan in full, who is protected, the self-test and the event log. Times on
@@ -78,7 +85,11 @@ export default async function PowerPage({ searchParams }: { searchParams: Search
       </p>
       <ReadingsCharts ups={ups} />
       <PlanPreviewPanel initial={plan} />
-      <RestoreClusters clusters={clusters} admin={hasRole(actor.role, "admin")} />
+      <RestoreClusters
+        clusters={clusters}
+        admin={hasRole(actor.role, "admin")}
+        powerBack={powerBack}
+      />
       <ProtectionTable initial={targets} />
       <SelfTestCard initial={selfTest} />
       <PowerEventLog

@@ -15,6 +15,9 @@ import {
   outageToBringBack,
 } from "@/lib/power/power-back-pipeline/start-power-back";
 import { POWER_BACK } from "@/lib/power/power-back-pipeline/pipeline";
+import { latestPowerBackRun, powerBackRunView } from "@/lib/power/queries/power-back-run";
+import { previewPowerBack } from "@/lib/power/queries/power-back-preview";
+import { listPowerRuns } from "@/lib/power/queries/timeline";
 import { columnsOfState } from "@/lib/power/triggers/monitor-state-store";
 import { UNKNOWN_STATE } from "@/lib/power/triggers/state";
 import { startLabCluster, type LabCluster } from "@/lab";
@@ -292,6 +295,11 @@ describe("the way back after an outage", () => {
     expect(log.some((line) => line.includes(`power-back run ${started[0]!.id} started`))).toBe(
       true,
     );
+    // Item 9: the card's one line, from what the run recorded; green only with all of it back.
+    const view = (await powerBackRunView(db, started[0]!.id))!;
+    expect(view.verdict).toEqual({ tone: "ok", text: "3 of 3 hosts back, 5 of 5 guests running" });
+    expect(view.origin).toEqual({ kind: "way-back", by: "monitor", why: expect.any(String) });
+    expect(view.steps).toEqual({});
   }, 240_000);
 
   it("a controller that fails is reported and the others go on; its node's guests are not started", async () => {
@@ -322,6 +330,14 @@ describe("the way back after an outage", () => {
     ]);
     expect(events.at(-1)!.kind).toBe("power_back.done");
     expect(events.at(-1)!.severity).toBe("warning");
+    // The card names the host whose controller refused and what to do, never green.
+    const view = (await powerBackRunView(db, runId))!;
+    expect(view.verdict.tone).toBe("failed");
+    expect(view.verdict.text).toMatch(
+      /^failed: \S+ was not powered on: .+ refused .+ — power it on by hand; /,
+    );
+    expect(view.verdict.text).toContain("2 of 3 hosts back, 3 of 5 guests running");
+    expect(view.verdict.text).toContain("guests 101, 102 not started");
   }, 240_000);
 
   it("mains lost again halfway: the way back stops at once and nothing more is powered on", async () => {
@@ -348,6 +364,12 @@ describe("the way back after an outage", () => {
       ["power_back.failed", "critical"],
     ]);
     expect(events.at(-1)!.message).toContain("a new outage stopped it");
+    expect((await powerBackRunView(db, runId))!.verdict).toEqual({
+      tone: "stopped",
+      text: expect.stringMatching(
+        /^stopped: mains lost again on .+ — 0 of 3 hosts back, 0 of 5 guests running; nothing more is powered on or started$/,
+      ),
+    });
 
     // That outage over, the next way back covers it: pve3 is on already (nothing sent to it),
     // the others come back.
@@ -376,6 +398,20 @@ describe("the way back after an outage", () => {
     expect(recorded.every((g) => g.mode === "dry-run")).toBe(true);
 
     await persistReading(db, setup.upsId, false);
+    // What Bring back now's dialog says it will do: the plan the run freezes, with each host's
+    // stored controller (monitors first), the cluster's flags and HA, the guests.
+    expect(await previewPowerBack(db)).toEqual({
+      mode: "dry-run",
+      hosts: [
+        { name: expect.stringMatching(/^pve3/), controller: "redfish" },
+        { name: expect.stringMatching(/^pve2/), controller: "redfish" },
+        { name: expect.stringMatching(/^pve1/), controller: "redfish" },
+      ],
+      guests: 5,
+      clusters: [{ name: expect.any(String), cephFlags: expect.any(Array), haDisarmed: true }],
+    });
+    // Until it is brought back, the power page shows no way back for this outage.
+    expect(await latestPowerBackRun(db)).toBe(null);
     const before = lab.nodes.map((n) => n.api.requests.length);
     const { runId } = await bringBackNow(db, {}, ADMIN);
     const { run, actions, events } = await finished(runId);
@@ -398,6 +434,22 @@ describe("the way back after an outage", () => {
     expect(steps.WaitForNodes).toMatch(/^skipped — dry-run/);
     expect(events.map((e) => e.kind)).toEqual(["power_back.started", "power_back.done"]);
     expect(events.at(-1)!.message).toContain("nothing was sent");
+    // The card and the runs list: what it would have done, and that nothing was sent.
+    const view = (await powerBackRunView(db, runId))!;
+    expect(view.verdict).toEqual({
+      tone: "dry-run",
+      text: expect.stringMatching(
+        /^dry-run: would power on \S+, \S+ and \S+, clear Ceph flags and re-arm HA, start 5 guests; nothing sent$/,
+      ),
+    });
+    expect(view.steps.WaitForNodes).toEqual({ state: "skipped", note: "skipped — dry-run" });
+    expect(view.steps.PowerOnHosts?.state).toBe("dry-run");
+    const listed = (await listPowerRuns(db)).runs.find((r) => r.id === runId)!;
+    expect(listed.kind).toBe("way-back");
+    expect(listed.verdict).toEqual(view.verdict);
+    expect((await latestPowerBackRun(db))?.run.id).toBe(runId);
+    // A dry-run way back that succeeded closes the outage: nothing left to bring back.
+    expect(await previewPowerBack(db)).toEqual({ refused: expect.stringMatching(/^No outage/) });
   }, 240_000);
 });
 

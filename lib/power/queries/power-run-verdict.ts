@@ -11,7 +11,15 @@ import { z } from "zod";
  * down (it advances on nothing else once something was sent).
  */
 
-export type PowerRunTone = "running" | "ok" | "dry-run" | "failed" | "cancelled" | "aborted";
+export type PowerRunTone =
+  | "running"
+  | "ok"
+  | "dry-run"
+  | "failed"
+  | "cancelled"
+  | "aborted"
+  /** A way back a new outage stopped (./power-back-verdict.ts). */
+  | "stopped";
 
 /** The run's one line: what happened, or is happening. */
 export type PowerRunVerdict = { tone: PowerRunTone; text: string };

@@ -4,7 +4,10 @@ import type { Database } from "@/lib/db/client";
 import { powerRunActions, runs } from "@/lib/db/schema";
 import { actionsOfRun, CLUSTER_LANE, type ActionOutcome } from "@/lib/power/records/run-actions";
 import { runOriginOf, type RunOrigin } from "@/lib/power/shutdown/run-origin";
+import { POWER_BACK } from "@/lib/power/power-back-pipeline/pipeline";
 import { POWER_SHUTDOWN } from "@/lib/power/shutdown-pipeline/pipeline";
+import { loadPowerBackFacts } from "./power-back-run";
+import { describePowerBack, powerBackOriginOf, type PowerBackOrigin } from "./power-back-verdict";
 import { loadPowerRunFacts } from "./power-run-facts";
 import { describePowerRun, type PowerRunVerdict } from "./power-run-verdict";
 
@@ -23,13 +26,15 @@ export type TimelineAction = {
 
 type RunFacts = {
   id: string;
+  /** A shutdown (an outage's or a drill's) or a way back after one. */
+  kind: PowerRunKind;
   status: "running" | "succeeded" | "failed";
   phase: string | null;
   failureReason: string | null;
   createdAt: string;
   finishedAt: string | null;
-  origin: RunOrigin;
-  /** What the run did, in one line (./power-run-verdict.ts). */
+  origin: RunOrigin | PowerBackOrigin;
+  /** What the run did, in one line (./power-run-verdict.ts, ./power-back-verdict.ts). */
   verdict: PowerRunVerdict;
 };
 
@@ -47,19 +52,58 @@ export type PowerRunSummary = RunFacts & {
   outcomes: Partial<Record<ActionOutcome | "open", number>>;
 };
 
+export type PowerRunKind = "shutdown" | "way-back";
+
+/** The power pipelines whose runs the list and the timeline show. */
+const POWER_PIPELINES = [POWER_SHUTDOWN, POWER_BACK];
+
 /** The nodes a run planned, in order, from its frozen plan; none when the plan is not there. */
 const ZPlannedLanes = z.object({ targets: z.array(z.object({ name: z.string() })) });
+/** A way back's lanes: its hosts in power-on order, by the node name its actions use. */
+const ZBackLanes = z.object({
+  hosts: z.array(
+    z.object({ name: z.string(), endpoint: z.object({ nodeName: z.string() }).nullish() }),
+  ),
+});
+
+function plannedLanes(row: typeof runs.$inferSelect): string[] {
+  if (row.pipeline === POWER_BACK) {
+    const plan = ZBackLanes.safeParse(row.context.plan);
+    return plan.success ? plan.data.hosts.map((h) => h.endpoint?.nodeName ?? h.name) : [];
+  }
+  const plan = ZPlannedLanes.safeParse(row.context.plan);
+  return plan.success ? plan.data.targets.map((t) => t.name) : [];
+}
+
+/** The verdicts of these power runs, shutdowns and ways back alike, by run id. */
+async function verdicts(
+  db: Database,
+  rows: readonly (typeof runs.$inferSelect)[],
+): Promise<Map<string, PowerRunVerdict>> {
+  const shutdowns = rows.filter((r) => r.pipeline !== POWER_BACK);
+  const backs = rows.filter((r) => r.pipeline === POWER_BACK);
+  const [shutdownFacts, backFacts] = await Promise.all([
+    loadPowerRunFacts(db, shutdowns),
+    loadPowerBackFacts(db, backs),
+  ]);
+  return new Map([
+    ...shutdowns.map((r) => [r.id, describePowerRun(shutdownFacts.get(r.id)!)] as const),
+    ...backs.map((r) => [r.id, describePowerBack(backFacts.get(r.id)!)] as const),
+  ]);
+}
 
 function runFacts(row: typeof runs.$inferSelect, verdict: PowerRunVerdict): RunFacts {
+  const back = row.pipeline === POWER_BACK;
   return {
     verdict,
     id: row.id,
+    kind: back ? "way-back" : "shutdown",
     status: row.status,
     phase: row.phase,
     failureReason: row.failureReason,
     createdAt: row.createdAt.toISOString(),
     finishedAt: row.finishedAt?.toISOString() ?? null,
-    origin: runOriginOf(row.context),
+    origin: back ? powerBackOriginOf(row.context) : runOriginOf(row.context),
   };
 }
 
@@ -84,16 +128,12 @@ export async function runTimeline(db: Database, runId: string): Promise<RunTimel
   const [row] = await db
     .select()
     .from(runs)
-    .where(and(eq(runs.id, runId), eq(runs.pipeline, POWER_SHUTDOWN)));
+    .where(and(eq(runs.id, runId), inArray(runs.pipeline, POWER_PIPELINES)));
   if (!row) return null;
-  const [actions, facts] = await Promise.all([
-    actionsOfRun(db, runId),
-    loadPowerRunFacts(db, [row]),
-  ]);
-  const plan = ZPlannedLanes.safeParse(row.context.plan);
+  const [actions, verdict] = await Promise.all([actionsOfRun(db, runId), verdicts(db, [row])]);
   return {
-    run: runFacts(row, describePowerRun(facts.get(row.id)!)),
-    lanes: laneOrder(plan.success ? plan.data.targets.map((t) => t.name) : [], actions),
+    run: runFacts(row, verdict.get(row.id)!),
+    lanes: laneOrder(plannedLanes(row), actions),
     actions: actions.map((a) => ({
       id: a.id,
       lane: a.lane,
@@ -115,7 +155,7 @@ export const ZPowerRunsQuery = z.object({
 });
 
 /**
- * Every power run, drills and real outages alike, newest first, with how its actions ended:
+ * Every power run — drills, real outages and the ways back after them — newest first, with how its actions ended:
  * `{ runs, nextBefore }` (null on the last page).
  */
 export async function listPowerRuns(
@@ -128,14 +168,14 @@ export async function listPowerRuns(
     .from(runs)
     .where(
       and(
-        eq(runs.pipeline, POWER_SHUTDOWN),
+        inArray(runs.pipeline, POWER_PIPELINES),
         before ? lt(runs.createdAt, new Date(before)) : undefined,
       ),
     )
     .orderBy(desc(runs.createdAt), desc(runs.id))
     .limit(limit + 1);
   const page = rows.slice(0, limit);
-  const facts = await loadPowerRunFacts(db, page);
+  const verdictOf = await verdicts(db, page);
   const counts =
     page.length === 0
       ? []
@@ -157,7 +197,7 @@ export async function listPowerRuns(
     runs: page.map((row) => {
       const mine = counts.filter((c) => c.runId === row.id);
       return {
-        ...runFacts(row, describePowerRun(facts.get(row.id)!)),
+        ...runFacts(row, verdictOf.get(row.id)!),
         actionCount: mine.reduce((sum, c) => sum + c.count, 0),
         outcomes: Object.fromEntries(mine.map((c) => [c.outcome ?? "open", c.count])),
       };

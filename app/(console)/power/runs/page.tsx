@@ -16,7 +16,7 @@ export const metadata: Metadata = { title: "Power runs and drills" };
 type SearchParams = Promise<Record<string, string | string[] | undefined>>;
 
 /**
- * Every power run, drills and real outages; `?run=<id>` shows that run's timeline above the list
+ * Every power run — drills, real outages and the ways back after them; `?run=<id>` shows that run's timeline above the list
  * (live while it runs, kept afterwards). Admins start drills here.
  */
 export default async function PowerRunsPage({ searchParams }: { searchParams: SearchParams }) {
@@ -38,9 +38,9 @@ export default async function PowerRunsPage({ searchParams }: { searchParams: Se
         )}
       </div>
       <p className="lead">
-        Every shutdown run — a drill or a real outage — with the timeline of what it did. A drill
-        rehearses one UPS&apos;s outage: in dry-run it plans the whole sequence and records every
-        action as &quot;would do&quot;, and nothing is sent.
+        Every shutdown run — a drill or a real outage — and every way back after one, with the
+        timeline of what it did. A drill rehearses one UPS&apos;s outage: in dry-run it plans the
+        whole sequence and records every action as &quot;would do&quot;, and nothing is sent.
       </p>
       {requested !== undefined && (
         <section className="panel" aria-labelledby="timeline-heading">

@@ -8,6 +8,8 @@ import { requirePageActor } from "@/lib/auth/actor";
 import { getDb } from "@/lib/db/client";
 import { listPowerTargets } from "@/lib/power/operations/power-targets";
 import { targetCandidates } from "@/lib/power/queries/target-candidates";
+import { targetControllers, type TargetController } from "@/lib/power/queries/target-controllers";
+import { CONTROLLER_WORDS } from "@/components/power/controller-words";
 import { listUpsDevices } from "@/lib/power/operations/ups-devices";
 
 export const dynamic = "force-dynamic";
@@ -22,10 +24,11 @@ const POLICY = { any: "any feed fails", all: "all feeds fail" } as const;
 export default async function PowerTargetsPage({ searchParams }: { searchParams: SearchParams }) {
   await requirePageActor("admin", "/power/targets");
   const db = getDb();
-  const [targets, candidates, devices] = await Promise.all([
+  const [targets, candidates, devices, controllers] = await Promise.all([
     listPowerTargets(db),
     targetCandidates(db),
     listUpsDevices(db),
+    targetControllers(db),
   ]);
   const editId = (await searchParams).edit;
   const editing = targets.find((target) => target.id === editId) ?? null;
@@ -42,13 +45,14 @@ export default async function PowerTargetsPage({ searchParams }: { searchParams:
           Nothing is protected yet.
         </p>
       ) : (
-        <table className={styles.table} data-testid="target-list">
+        <table className={`${styles.table} stack-on-phone`} data-testid="target-list">
           <thead>
             <tr>
               <th scope="col">Target</th>
               <th scope="col">Fed by</th>
               <th scope="col">Stage</th>
               <th scope="col">Request</th>
+              <th scope="col">Way back</th>
               <th scope="col">Actions</th>
             </tr>
           </thead>
@@ -63,15 +67,22 @@ export default async function PowerTargetsPage({ searchParams }: { searchParams:
                     {!target.enabled && " · turned off"}
                   </div>
                 </th>
-                <td>
+                <td data-label="Fed by">
                   {target.feeds.map((feed) => feed.upsName).join(", ") || "—"}
                   <div className="muted small">down when {POLICY[target.feedPolicy]}</div>
                 </td>
-                <td>{target.stage}</td>
-                <td className={styles.request}>
+                <td data-label="Stage">{target.stage}</td>
+                <td data-label="Request" className={styles.request}>
                   {target.request ?? `cannot be called: ${target.problem}`}
                 </td>
-                <td>
+                <td data-label="Way back">
+                  <WayBack
+                    controller={controllers.get(target.id)?.controller ?? null}
+                    hostId={controllers.get(target.id)?.hostId ?? null}
+                    testId={`target-controller-${target.name}`}
+                  />
+                </td>
+                <td data-label="Actions">
                   <div className={styles.inlineActions}>
                     <Link href={`/power/targets?edit=${target.id}`} className="button">
                       Edit
@@ -98,5 +109,49 @@ export default async function PowerTargetsPage({ searchParams }: { searchParams:
         <TargetForm key={editing?.id ?? "new"} target={editing} candidates={candidates} ups={ups} />
       </section>
     </>
+  );
+}
+
+/**
+ * How the way back powers the target on after an outage: its stored controller (the kind, and
+ * where it is sent), or a warning that it will not come back on its own. The power state itself
+ * is read on the host's page, on demand — never for a list.
+ */
+function WayBack({
+  controller,
+  hostId,
+  testId,
+}: {
+  controller: TargetController;
+  hostId: string | null;
+  testId: string;
+}) {
+  if (!controller) {
+    return (
+      <div className="field-error" data-testid={testId} data-controller="none">
+        none: will not come back on its own
+        <div className="small">
+          {hostId ? (
+            <>
+              Set its power controller on <Link href={`/hosts/${hostId}`}>its host page</Link>, or
+              power it on by hand after an outage.
+            </>
+          ) : (
+            "A backup server is powered on by hand after an outage."
+          )}
+        </div>
+      </div>
+    );
+  }
+  return (
+    <div data-testid={testId} data-controller={controller.kind}>
+      {CONTROLLER_WORDS[controller.kind]}
+      <div className={`muted small ${styles.request}`}>{controller.where}</div>
+      {hostId && (
+        <div className="small">
+          <Link href={`/hosts/${hostId}`}>its power state</Link>
+        </div>
+      )}
+    </div>
   );
 }

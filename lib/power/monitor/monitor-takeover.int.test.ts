@@ -172,7 +172,9 @@ describe("the power monitor across worker crashes", () => {
       last.every((c) => c.state === "sent" || c.state === "failed"),
       lastCalls,
     ).toBe(true);
-    expect(posts(nodes[1]!), lastCalls).toHaveLength(last.length);
+    // Each POST is an attempt; one sent once the node was down is refused, never heard.
+    expect(posts(nodes[1]!).length, lastCalls).toBeGreaterThan(0);
+    expect(posts(nodes[1]!).length, lastCalls).toBeLessThanOrEqual(last.length);
     // Whether C got there before the node went down decides whether it sent it again.
     expect(first.filter((c) => c.state === "sent").length).toBeLessThanOrEqual(1);
     expect(first.some((c) => c.seenDownAt !== null)).toBe(true);

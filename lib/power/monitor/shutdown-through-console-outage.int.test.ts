@@ -172,13 +172,26 @@ describe("a shutdown through the console's own outage", () => {
     const offline = all.find((r) => r.id !== run.id)!;
     expect(offline.context.offline).toBeDefined();
     const calls = await db.select().from(powerShutdownCalls);
-    expect(calls.filter((c) => c.state === "sent").map((c) => c.runId)).toEqual([offline.id]);
+    const rows = JSON.stringify(calls.map((c) => [c.runId === offline.id, c.state, c.detail]));
+    // The one POST is the monitor's, recorded under its run: accepted — or, on a machine so
+    // busy that the node answered after the 3-s call timeout, failed (the node went down all
+    // the same, and a target seen down is not called again).
+    expect(calls.filter((c) => c.runId === offline.id).length, rows).toBeGreaterThan(0);
+    expect(
+      calls.filter((c) => c.state === "sent").every((c) => c.runId === offline.id),
+      rows,
+    ).toBe(true);
+    expect(calls.filter((c) => c.state === "sent").length, rows).toBeLessThanOrEqual(1);
     // Had the waiting run asked before the monitor's record was written, its call found the
     // node already down (refused): recorded as failed, never as a second accepted one.
-    expect(calls.filter((c) => c.state !== "sent").every((c) => c.state === "failed")).toBe(true);
+    expect(
+      calls.filter((c) => c.state !== "sent").every((c) => c.state === "failed"),
+      rows,
+    ).toBe(true);
+    expect(node.power.state).toBe("down");
   }, 240_000);
 
-  it("armed: a run the console lost (failed, not by the operator) is replaced while the trigger holds; the replacement calls the node once, and a called target is never called again", async () => {
+  it("armed: a run the console lost (failed, not by the operator) is replaced while the trigger holds; the replacement calls the node (once, or again only after a failed attempt), and a called target is never called again", async () => {
     const before = (await powerRuns()).length;
     const lost = await outageWithoutWorker(before);
     // The state seed 134 left behind: the run failed by the engine, not by anyone's choice.
@@ -205,7 +218,23 @@ describe("a shutdown through the console's own outage", () => {
       `UPS rack-a: power-shutdown run ${replacement.id} started for 1 target(s) of the trigger latched at ${(await stateRow())!.latchedAt!.toISOString()}, replacing lost run(s) ${lost.id}`,
     );
     expect((await settled(db, replacement.id, 60_000)).status).toBe("succeeded");
-    await waitUntil(() => posts().length === 1, { timeoutMs: 15_000, what: "the node's call" });
+    await waitUntil(() => posts().length >= 1, { timeoutMs: 15_000, what: "the node's call" });
+    // One POST per attempt of the replacement's: one, unless the node answered after the 3-s
+    // call timeout on a busy machine — then that attempt is failed and sent again (never a
+    // second accepted call).
+    const attempts = await db
+      .select()
+      .from(powerShutdownCalls)
+      .where(eq(powerShutdownCalls.runId, replacement.id));
+    const rows = JSON.stringify(attempts.map((c) => [c.attempt, c.state, c.detail]));
+    // (An attempt sent once the node was already down is refused, never heard.)
+    expect(posts().length, rows).toBeLessThanOrEqual(attempts.length);
+    expect(attempts.filter((c) => c.state === "sent").length, rows).toBeLessThanOrEqual(1);
+    expect(
+      attempts.every((c) => c.state === "sent" || c.state === "failed"),
+      rows,
+    ).toBe(true);
+    const called = posts().length;
 
     // The replacement failing after its call (by the engine, say) starts nothing more: the
     // target was called for this outage.
@@ -215,7 +244,7 @@ describe("a shutdown through the console's own outage", () => {
       .where(eq(runs.id, replacement.id));
     await sleep(3000);
     expect(await powerRuns()).toHaveLength(before + 2);
-    expect(posts()).toHaveLength(1);
+    expect(posts()).toHaveLength(called);
   }, 180_000);
 
   it("armed: a run the operator aborted is not replaced, and nothing is sent", async () => {

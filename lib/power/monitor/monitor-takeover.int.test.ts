@@ -161,13 +161,15 @@ describe("the power monitor across worker crashes", () => {
     const calls = await db.select().from(powerShutdownCalls).orderBy(asc(powerShutdownCalls.id));
     const first = calls.filter((c) => c.targetId === calls[0]!.targetId);
     const last = calls.filter((c) => c.targetId !== calls[0]!.targetId);
-    // The console's host: C's own call, accepted once. Under load it may answer after the 3-s
-    // call timeout; then the attempt is settled failed and sent again, each POST its own row.
+    // The console's host: C's own call, accepted at most once and the node seen down. Under
+    // load it may answer after the 3-s call timeout; then the attempt is settled failed and sent
+    // again until the node is seen down, each attempt its own row.
     const lastCalls = JSON.stringify(last.map((c) => [c.attempt, c.state, c.detail]));
+    expect(last.filter((c) => c.state === "sent").length, lastCalls).toBeLessThanOrEqual(1);
     expect(
-      last.filter((c) => c.state === "sent"),
+      last.some((c) => c.seenDownAt !== null),
       lastCalls,
-    ).toHaveLength(1);
+    ).toBe(true);
     expect(
       last.every((c) => c.state === "sent" || c.state === "failed"),
       lastCalls,
@@ -178,9 +180,17 @@ describe("the power monitor across worker crashes", () => {
     // Whether C got there before the node went down decides whether it sent it again.
     expect(first.filter((c) => c.state === "sent").length).toBeLessThanOrEqual(1);
     expect(first.some((c) => c.seenDownAt !== null)).toBe(true);
-    expect(posts(nodes[0]!).length).toBe(first.length);
-    // Every call of it but the accepted one is the interrupted one (outcome unknown).
-    expect(first.filter((c) => c.state !== "sent").every((c) => c.state === "unknown")).toBe(true);
+    const firstCalls = JSON.stringify(first.map((c) => [c.attempt, c.state, c.detail]));
+    // Each POST is an attempt (one sent once the node was down is refused, never heard).
+    expect(posts(nodes[0]!).length, firstCalls).toBeLessThanOrEqual(first.length);
+    // Every call of it but the accepted one is the interrupted one (outcome unknown) — or, on a
+    // machine so busy the node answered after the call timeout, a failed attempt sent again.
+    expect(
+      first
+        .filter((c) => c.state !== "sent")
+        .every((c) => c.state === "unknown" || c.state === "failed"),
+      firstCalls,
+    ).toBe(true);
     // The console's host last.
     expect(posts(nodes[0]!)[0]!.at.getTime()).toBeLessThan(posts(nodes[1]!)[0]!.at.getTime());
   }, 150_000);

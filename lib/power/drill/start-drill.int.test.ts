@@ -50,7 +50,9 @@ beforeAll(async () => {
   hostName = (await hostRow(db, onboarded.hostId)).name;
   await updatePowerSettings(
     db,
-    { shutdown: { callTimeoutSeconds: 2, targetDownSeconds: 20 } },
+    // The product's call timeout: a 2-s one is exceeded on a loaded machine, and the retry
+    // that rightly follows is a second POST this test does not expect.
+    { shutdown: { callTimeoutSeconds: 10, targetDownSeconds: 20 } },
     ADMIN,
   );
   // A drill is rehearsed on mains: the UPS reads on line the whole time.

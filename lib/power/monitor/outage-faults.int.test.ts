@@ -124,14 +124,15 @@ const shutdowns = (labNode: LabNode) =>
 
 /** Waits until the monitor has recorded this many more readings of the UPS (any kind). */
 async function readingsLater(upsId: string, count: number) {
-  const from = (await stateOf(upsId))!.updatedAt;
+  // A UPS just added has no state row until the monitor's first reading of it: that reading
+  // counts as the first of the `count`.
   let seen = 0;
-  let last = from;
+  let last = (await stateOf(upsId))?.updatedAt ?? null;
   await waitFor(
     `${count} more readings`,
     async () => {
-      const now = (await stateOf(upsId))!.updatedAt;
-      if (now.getTime() !== last.getTime()) {
+      const now = (await stateOf(upsId))?.updatedAt ?? null;
+      if (now !== null && now.getTime() !== last?.getTime()) {
         seen++;
         last = now;
       }

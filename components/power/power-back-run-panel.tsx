@@ -1,9 +1,7 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import Link from "next/link";
 import type { PowerBackPageView } from "@/lib/power/queries/power-back-run";
-import { formatDateTime } from "../format";
 import { useFallbackRefetchInterval, useLiveMessages } from "../live-provider";
 import { LogViewer } from "../log-viewer/log-viewer";
 import { PhaseLine } from "../phase-line";
@@ -14,7 +12,7 @@ import { powerKeys } from "./power-keys";
 import { useLiveRefresh } from "./power-refresh";
 import { PowerRunVerdictLine } from "./run-verdict";
 import { AbortPowerRun } from "./shutdown-run-panel";
-import { describeOrigin } from "./timeline";
+import { RunTimesLine } from "./run-times-line";
 
 /**
  * The power page's way back — the latest run and what Bring back now would do — one query for
@@ -76,26 +74,12 @@ export function PowerBackRunPanel({ initial }: { initial: PowerBackPageView }) {
           </p>
         </AbortPowerRun>
       </div>
-      <p className="muted small">
-        <span data-testid="power-back-origin">{describeOrigin(data.origin)}</span>
-        {" · "}
-        Started{" "}
-        <time dateTime={run.createdAt} suppressHydrationWarning>
-          {formatDateTime(run.createdAt)}
-        </time>
-        {run.finishedAt && (
-          <>
-            {" · finished "}
-            <time dateTime={run.finishedAt} suppressHydrationWarning>
-              {formatDateTime(run.finishedAt)}
-            </time>
-          </>
-        )}
-        {" · "}
-        <Link href={`/power/runs?run=${run.id}`} data-testid="power-back-timeline-link">
-          its timeline
-        </Link>
-      </p>
+      <RunTimesLine
+        run={run}
+        origin={data.origin}
+        originTestId="power-back-origin"
+        timelineTestId="power-back-timeline-link"
+      />
       <details className="run-details" data-testid="power-back-run-details">
         <summary>Steps, events and log</summary>
         <StepTimeline steps={run.timeline} phase={run.phase} verdicts={data.steps} />

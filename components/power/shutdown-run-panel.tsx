@@ -1,14 +1,13 @@
 "use client";
 
 import { useQuery, useQueryClient, type QueryKey } from "@tanstack/react-query";
-import Link from "next/link";
 import { useState, useTransition, type ReactNode } from "react";
 import { abortRunAction } from "@/lib/actions/abort-run";
 import type { ShutdownCallView, ShutdownRunView } from "@/lib/power/queries/shutdown-run";
 import type { RunDetail } from "@/lib/runs/get-run";
 import { useCan } from "../actor-context";
 import { ConfirmDialog } from "../confirm-dialog";
-import { formatClock, formatDateTime } from "../format";
+import { formatClock } from "../format";
 import { useFallbackRefetchInterval, useLiveMessages } from "../live-provider";
 import { LogViewer } from "../log-viewer/log-viewer";
 import { PhaseLine } from "../phase-line";
@@ -20,7 +19,7 @@ import { useHydrated } from "../use-now";
 import { powerKeys } from "./power-keys";
 import { useLiveRefresh } from "./power-refresh";
 import { PowerRunVerdictLine } from "./run-verdict";
-import { describeOrigin } from "./timeline";
+import { RunTimesLine } from "./run-times-line";
 import styles from "./power.module.css";
 
 const CALL_STATE: Record<ShutdownCallView["state"], string> = {
@@ -95,24 +94,7 @@ function ShutdownRun({ view }: { view: ShutdownRunView }) {
         </div>
         <AbortShutdown run={run} />
       </div>
-      <p className="muted small">
-        <span data-testid="shutdown-origin">{describeOrigin(view.origin)}</span>
-        {" · "}
-        Started{" "}
-        <time dateTime={run.createdAt} suppressHydrationWarning>
-          {formatDateTime(run.createdAt)}
-        </time>
-        {run.finishedAt && (
-          <>
-            {" · finished "}
-            <time dateTime={run.finishedAt} suppressHydrationWarning>
-              {formatDateTime(run.finishedAt)}
-            </time>
-          </>
-        )}
-        {" · "}
-        <Link href={`/power/runs?run=${run.id}`}>its timeline</Link>
-      </p>
+      <RunTimesLine run={run} origin={view.origin} originTestId="shutdown-origin" />
       <details className="run-details" data-testid="shutdown-run-details">
         <summary>Steps, calls, events and log</summary>
         <StepTimeline steps={run.timeline} phase={run.phase} verdicts={view.steps} />

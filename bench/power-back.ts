@@ -36,7 +36,7 @@ import {
 import type { LabGuestSpec } from "@/lab/pve/cluster/model";
 import type { Database } from "@/lib/db/client";
 import { migrateDatabase } from "@/lib/db/migrate";
-import { powerTargets, runs, stepVisits, upsMonitorState } from "@/lib/db/schema";
+import { powerTargets, runs, stepVisits } from "@/lib/db/schema";
 import { setPowerController } from "@/lib/power-controllers/store";
 import { DEFAULT_POWER_SETTINGS } from "@/lib/power/config/settings";
 import { watchPowerBack } from "@/lib/power/monitor/power-back-watch";
@@ -49,9 +49,7 @@ import { actionsOfRun } from "@/lib/power/records/run-actions";
 import { parseStartup } from "@/lib/power/records/startup-order";
 import { powerShutdownPipeline } from "@/lib/power/shutdown-pipeline/pipeline";
 import { startShutdownRun } from "@/lib/power/shutdown-pipeline/start-shutdown-run";
-import { columnsOfState } from "@/lib/power/triggers/monitor-state-store";
-import { UNKNOWN_STATE } from "@/lib/power/triggers/state";
-import { ADMIN, persistReading, shutdownInput } from "@/test/fixtures/power";
+import { ADMIN, persistOnMains, persistReading, shutdownInput } from "@/test/fixtures/power";
 import { protectLabCluster } from "@/test/fixtures/protected-lab-cluster";
 import { settled } from "@/test/runs";
 import { startWorker } from "@/worker/runner";
@@ -150,29 +148,6 @@ function guestTerms(specs: LabGuestSpec[], startSeconds: number, parallelism: nu
     const seconds = rounds * (startSeconds + up) - (last ? up : 0);
     return { order: batch[0]!.order, up, vmids: batch.map((g) => g.vmid), rounds, seconds };
   });
-}
-
-/** The UPS as its monitor persists it: on mains for `mainsMs`, `runtimeSeconds` left. */
-async function onMainsFor(db: Database, upsId: string, mainsMs: number, runtimeSeconds: number) {
-  const columns = columnsOfState({
-    ...UNKNOWN_STATE,
-    reachable: true,
-    durations: { onBatteryMs: null, mainsMs, alarmMs: null },
-    lastReading: {
-      kind: "reading",
-      at: new Date(),
-      onBattery: false,
-      lowBattery: false,
-      chargePercent: 80,
-      runtimeSeconds,
-      reportedSecondsOnBattery: null,
-      rawStatus: "OL CHRG",
-    },
-  });
-  await db
-    .insert(upsMonitorState)
-    .values({ upsId, ...columns })
-    .onConflictDoUpdate({ target: upsMonitorState.upsId, set: columns });
 }
 
 /**
@@ -318,7 +293,12 @@ async function main() {
   if (!outage) throw new Error("the console sees no outage to come back from");
 
   // The policy holds: mains for its minute, runtime enough for the shutdown again.
-  await onMainsFor(db, upsId, 60_000, outage.budgetSeconds + 60);
+  await persistOnMains(db, upsId, {
+    mainsMs: 60_000,
+    chargePercent: 80,
+    runtimeSeconds: outage.budgetSeconds + 60,
+    rawStatus: "OL CHRG",
+  });
   const watch = watchLab(lab);
   stopAtEnd("lab watch", () => watch.stop());
   const t0 = performance.now();

@@ -1,7 +1,7 @@
 import { and, asc, eq, ne } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import type { Database } from "@/lib/db/client";
-import { runAbortRequests, runs, upsMonitorState } from "@/lib/db/schema";
+import { runAbortRequests, runs } from "@/lib/db/schema";
 import { bringBackNow } from "@/lib/power/operations/bring-back-now";
 import { updatePowerSettings } from "@/lib/power/operations/update-power-settings";
 import { POWER_BACK } from "@/lib/power/power-back-pipeline/pipeline";
@@ -11,10 +11,14 @@ import {
 } from "@/lib/power/power-back-pipeline/start-power-back";
 import { POWER_SHUTDOWN } from "@/lib/power/shutdown-pipeline/pipeline";
 import { DRILL_TRIGGER } from "@/lib/power/shutdown/drill-mark";
-import { columnsOfState } from "@/lib/power/triggers/monitor-state-store";
-import { UNKNOWN_STATE } from "@/lib/power/triggers/state";
 import { registerTestDatabase } from "@/test/db";
-import { ADMIN, addUps, persistReading, shutdownInput } from "@/test/fixtures/power";
+import {
+  ADMIN,
+  addUps,
+  persistOnMains,
+  persistReading,
+  shutdownInput,
+} from "@/test/fixtures/power";
 import { watchPowerBack } from "./power-back-watch";
 
 /**
@@ -51,29 +55,6 @@ async function shutdownRun(
     })
     .returning({ id: runs.id });
   return row!.id;
-}
-
-/** The UPS as its monitor persists it: on mains for `mainsMs` by the monotonic clock. */
-async function onMainsFor(db: Database, upsId: string, mainsMs: number) {
-  const columns = columnsOfState({
-    ...UNKNOWN_STATE,
-    reachable: true,
-    durations: { onBatteryMs: null, mainsMs, alarmMs: null },
-    lastReading: {
-      kind: "reading",
-      at: new Date(),
-      onBattery: false,
-      lowBattery: false,
-      chargePercent: 90,
-      runtimeSeconds: 1800,
-      reportedSecondsOnBattery: null,
-      rawStatus: "OL",
-    },
-  });
-  await db
-    .insert(upsMonitorState)
-    .values({ upsId, ...columns })
-    .onConflictDoUpdate({ target: upsMonitorState.upsId, set: columns });
 }
 
 /** A way back that succeeded: the outages before it are closed (each test its own outage). */
@@ -115,11 +96,21 @@ describe("the monitor and the way back", () => {
     const lines: string[] = [];
     const log = (line: string) => lines.push(line);
 
-    await onMainsFor(db, upsId, 119_999);
+    await persistOnMains(db, upsId, {
+      mainsMs: 119_999,
+      chargePercent: 90,
+      runtimeSeconds: 1800,
+      rawStatus: "OL",
+    });
     await watchPowerBack(db, new Date(), log);
     expect(await powerBackRuns(db)).toEqual([]);
 
-    await onMainsFor(db, upsId, 120_000);
+    await persistOnMains(db, upsId, {
+      mainsMs: 120_000,
+      chargePercent: 90,
+      runtimeSeconds: 1800,
+      rawStatus: "OL",
+    });
     await watchPowerBack(db, new Date(), log);
     await watchPowerBack(db, new Date(), log);
     const started = await powerBackRuns(db);
@@ -157,7 +148,12 @@ describe("the monitor and the way back", () => {
         context: { plan: { feeds: [upsId] } },
       })
       .returning({ id: runs.id });
-    await onMainsFor(db, upsId, 600_000);
+    await persistOnMains(db, upsId, {
+      mainsMs: 600_000,
+      chargePercent: 90,
+      runtimeSeconds: 1800,
+      rawStatus: "OL",
+    });
     await watchPowerBack(db, new Date(), () => {});
     expect(
       await db.select().from(runAbortRequests).where(eq(runAbortRequests.runId, run!.id)),

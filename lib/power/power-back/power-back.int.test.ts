@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { and, asc, eq, inArray } from "drizzle-orm";
-import type { Database } from "@/lib/db/client";
-import { powerBackGuests, powerEvents, powerTargets, runs, upsMonitorState } from "@/lib/db/schema";
+import { powerBackGuests, powerEvents, powerTargets, runs } from "@/lib/db/schema";
 import { readLogTail } from "@/lib/logs/read";
 import { setPowerController } from "@/lib/power-controllers/store";
 import { watchPowerBack } from "@/lib/power/monitor/power-back-watch";
@@ -18,8 +17,6 @@ import { POWER_BACK } from "@/lib/power/power-back-pipeline/pipeline";
 import { latestPowerBackRun, powerBackRunView } from "@/lib/power/queries/power-back-run";
 import { previewPowerBack } from "@/lib/power/queries/power-back-preview";
 import { listPowerRuns } from "@/lib/power/queries/timeline";
-import { columnsOfState } from "@/lib/power/triggers/monitor-state-store";
-import { UNKNOWN_STATE } from "@/lib/power/triggers/state";
 import { startLabCluster, type LabCluster } from "@/lab";
 import {
   clusterNodePower,
@@ -28,7 +25,13 @@ import {
 } from "@/lab/power-controllers";
 import type { LabGuestSpec } from "@/lab/pve/cluster/model";
 import { registerTestDatabase } from "@/test/db";
-import { ADMIN, persistReading, powerTestPipelines, shutdownInput } from "@/test/fixtures/power";
+import {
+  ADMIN,
+  persistOnMains,
+  persistReading,
+  powerTestPipelines,
+  shutdownInput,
+} from "@/test/fixtures/power";
 import { protectLabCluster, startClusterTestWorker } from "@/test/fixtures/protected-lab-cluster";
 import { settled } from "@/test/runs";
 import { getRun } from "@/lib/runs/get-run";
@@ -141,29 +144,6 @@ async function shutDown(setup: Setup) {
   return runId;
 }
 
-/** The UPS as its monitor persists it: on mains for `mainsMs` by the monotonic clock. */
-async function onMainsFor(db: Database, upsId: string, mainsMs: number, runtimeSeconds: number) {
-  const columns = columnsOfState({
-    ...UNKNOWN_STATE,
-    reachable: true,
-    durations: { onBatteryMs: null, mainsMs, alarmMs: null },
-    lastReading: {
-      kind: "reading",
-      at: new Date(),
-      onBattery: false,
-      lowBattery: false,
-      chargePercent: 80,
-      runtimeSeconds,
-      reportedSecondsOnBattery: null,
-      rawStatus: "OL CHRG",
-    },
-  });
-  await db
-    .insert(upsMonitorState)
-    .values({ upsId, ...columns })
-    .onConflictDoUpdate({ target: upsMonitorState.upsId, set: columns });
-}
-
 async function powerBackRuns() {
   return database.db
     .select({ id: runs.id })
@@ -245,15 +225,30 @@ describe("the way back after an outage", () => {
       null,
     );
     const log: string[] = [];
-    await onMainsFor(db, setup.upsId, 59_000, outage.budgetSeconds + 60);
+    await persistOnMains(db, setup.upsId, {
+      mainsMs: 59_000,
+      chargePercent: 80,
+      runtimeSeconds: outage.budgetSeconds + 60,
+      rawStatus: "OL CHRG",
+    });
     await watchPowerBack(db, new Date(), (line) => log.push(line));
-    await onMainsFor(db, setup.upsId, 60_000, outage.budgetSeconds - 1);
+    await persistOnMains(db, setup.upsId, {
+      mainsMs: 60_000,
+      chargePercent: 80,
+      runtimeSeconds: outage.budgetSeconds - 1,
+      rawStatus: "OL CHRG",
+    });
     await watchPowerBack(db, new Date(), (line) => log.push(line));
     expect(await powerBackRuns()).toEqual([]);
     expect(setup.poweredOn).toEqual([]);
 
     // Mains on for N minutes, charged, runtime for the shutdown again: the way back starts once.
-    await onMainsFor(db, setup.upsId, 60_000, outage.budgetSeconds + 60);
+    await persistOnMains(db, setup.upsId, {
+      mainsMs: 60_000,
+      chargePercent: 80,
+      runtimeSeconds: outage.budgetSeconds + 60,
+      rawStatus: "OL CHRG",
+    });
     await watchPowerBack(db, new Date(), (line) => log.push(line));
     await watchPowerBack(db, new Date(), (line) => log.push(line));
     const started = await powerBackRuns();

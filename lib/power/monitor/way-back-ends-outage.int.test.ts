@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { powerEvents, powerTargets, runs, upsMonitorState } from "@/lib/db/schema";
 import { setPowerController } from "@/lib/power-controllers/store";
 import { bringBackNow } from "@/lib/power/operations/bring-back-now";
+import { powerOnProtectedHost } from "@/lib/power/operations/power-on-protected-host";
 import { setPowerMode } from "@/lib/power/operations/set-power-mode";
 import { updatePowerSettings } from "@/lib/power/operations/update-power-settings";
 import { POWER_SHUTDOWN } from "@/lib/power/shutdown-pipeline/pipeline";
@@ -98,45 +99,63 @@ const eventsOf = (upsId: string, kind: string) =>
 const shutdowns = (labNode: LabNode) =>
   labNode.api.requests.filter((r) => r.method === "POST" && r.path.endsWith("/status"));
 
+/** A lab UPS over NUT and a lab node it feeds, onboarded and protected, with a lab Redfish BMC. */
+async function protectedHostWithBmc(upsName: string, nodeName: string) {
+  const { db } = database;
+  const { ups, upsId } = await labUps(upsName);
+  const { node: host, hostId } = await onboardedLabNode(db, nodeName);
+  started.push(host);
+  const targetId = await protectHost(db, hostId, { feeds: [upsId] });
+  const bmc = await startLabPowerControllers({
+    nodes: [
+      {
+        name: host.name,
+        isOn: () => host.power.state === "up",
+        powerOn: () => host.power.powerOn(),
+        powerOff: async () => {},
+      },
+    ],
+  });
+  started.push(bmc);
+  const redfish = bmc.node(host.name).redfish;
+  await setPowerController(db, {
+    hostId,
+    actor: "test",
+    controller: {
+      kind: "redfish",
+      address: redfish.address,
+      port: redfish.port,
+      username: bmc.username,
+      password: bmc.password,
+      systemId: redfish.systemId,
+    },
+  });
+  return { ups, upsId, host, hostId, targetId, bmc };
+}
+
+/** Waits for the target's n-th shutdown run (1-based) and its end. */
+async function nthRunSettled(targetId: string, n: number) {
+  const list = await waitFor(`shutdown run ${n}`, async () => {
+    const runs = await runsOf(targetId);
+    return runs.length >= n && runs;
+  });
+  const run = list[n - 1]!;
+  const done = await settled(database.db, run.id, 60_000);
+  expect(done.status, done.failureReason ?? "").toBe("succeeded");
+  return run;
+}
+
+const dueSince = (run: { context: Record<string, unknown> }) =>
+  new Date((run.context.input as { targets: Array<{ dueSince: string }> }).targets[0]!.dueSince);
+
 describe("the way back and the next outage", () => {
   it("the way back ends the outage: a host it powered on is shut down again when mains goes once more", async () => {
     const { db } = database;
-    const { ups, upsId } = await labUps("faults-w");
-    const { node: host, hostId } = await onboardedLabNode(db, "pve-w0");
-    started.push(host);
-    const targetId = await protectHost(db, hostId, { feeds: [upsId] });
-    const bmc = await startLabPowerControllers({
-      nodes: [
-        {
-          name: host.name,
-          isOn: () => host.power.state === "up",
-          powerOn: () => host.power.powerOn(),
-          powerOff: async () => {},
-        },
-      ],
-    });
-    started.push(bmc);
-    const redfish = bmc.node(host.name).redfish;
-    await setPowerController(db, {
-      hostId,
-      actor: "test",
-      controller: {
-        kind: "redfish",
-        address: redfish.address,
-        port: redfish.port,
-        username: bmc.username,
-        password: bmc.password,
-        systemId: redfish.systemId,
-      },
-    });
+    const { ups, upsId, host, targetId } = await protectedHostWithBmc("faults-w", "pve-w0");
     await setMode("armed");
     try {
       ups.control.jumpToLowBattery();
-      const [first] = await waitFor("the outage's run", async () => {
-        const list = await runsOf(targetId);
-        return list.length > 0 && list;
-      });
-      expect((await settled(db, first!.id, 60_000)).status).toBe("succeeded");
+      const first = await nthRunSettled(targetId, 1);
       expect(host.power.state).toBe("down");
 
       // Mains back: the latch sleeps (dormant) — it still names the outage.
@@ -156,17 +175,55 @@ describe("the way back and the next outage", () => {
 
       // Mains lost again: a new outage, and the host that came back is due again.
       ups.control.jumpToLowBattery();
-      const runs = await waitFor("the new outage's run", async () => {
-        const list = await runsOf(targetId);
-        return list.length > 1 && list;
+      const second = await nthRunSettled(targetId, 2);
+      expect(dueSince(second).getTime()).toBeGreaterThan(dueSince(first).getTime());
+      expect(host.power.state).toBe("down");
+      expect(shutdowns(host)).toHaveLength(2);
+    } finally {
+      ups.control.restore();
+      await setMode("dry-run");
+    }
+  }, 180_000);
+  // After the test above: its way back closed every outage before it, and this one brings none back.
+  it("a host powered on by hand: refused while the trigger holds on battery; on mains it ends the outage, and the next one shuts it down again", async () => {
+    const { db } = database;
+    const { ups, upsId, host, hostId, targetId, bmc } = await protectedHostWithBmc(
+      "faults-h",
+      "pve-h0",
+    );
+    const chassis = bmc.node(host.name).chassis;
+    await setMode("armed");
+    try {
+      ups.control.jumpToLowBattery();
+      const first = await nthRunSettled(targetId, 1);
+      expect(host.power.state).toBe("down");
+
+      await expect(powerOnProtectedHost(db, ADMIN, hostId)).rejects.toMatchObject({
+        code: "conflict",
+        message: expect.stringMatching(/^The shutdown trigger of faults-h holds: /),
       });
-      const second = runs[1]!;
-      const dueSince = (run: typeof second) =>
-        (run.context.input as { targets: Array<{ dueSince: string }> }).targets[0]!.dueSince;
-      expect(new Date(dueSince(second)).getTime()).toBeGreaterThan(
-        new Date(dueSince(first!)).getTime(),
-      );
-      expect((await settled(db, second.id, 60_000)).status).toBe("succeeded");
+      expect(chassis.powerOnRequests).toEqual([]);
+
+      ups.control.restore();
+      await waitFor("the latch dormant on mains", async () => {
+        const state = await stateOf(upsId);
+        return state?.latchDormant === true && state.lastReading?.onBattery === false;
+      });
+      expect((await powerOnProtectedHost(db, ADMIN, hostId)).result).toBe("sent");
+      await waitFor("pve-h0 up", async () => host.power.state === "up");
+      const released = await eventsOf(upsId, "latch.released");
+      expect(released.map((e) => [e.runId, e.message])).toEqual([
+        [
+          null,
+          expect.stringMatching(
+            /^faults-h: latch released by test-admin's power-on of .+ \(it fired /,
+          ),
+        ],
+      ]);
+
+      ups.control.jumpToLowBattery();
+      const second = await nthRunSettled(targetId, 2);
+      expect(dueSince(second).getTime()).toBeGreaterThan(dueSince(first).getTime());
       expect(host.power.state).toBe("down");
       expect(shutdowns(host)).toHaveLength(2);
     } finally {

@@ -4,8 +4,9 @@ import { upsDevices, upsMonitorState } from "@/lib/db/schema";
 import { recordPowerEvents } from "./power-events";
 
 /**
- * The way back ends the outage it brings the fleet back from: each of its feeds' latches that
- * mains put to sleep (dormant) is released, so a loss of mains from now on is a **new** outage.
+ * The way back ends the outage it brings the fleet back from, and so does a host powered on by
+ * hand: each of its feeds' latches that mains put to sleep (dormant) is released, so a loss of
+ * mains from now on is a **new** outage.
  *
  * Why: a dormant latch that fires again keeps its time, and its time names the outage — what
  * was called in it is not called again (lib/power/monitor/start-due-shutdowns.ts). After a way
@@ -21,7 +22,7 @@ import { recordPowerEvents } from "./power-events";
 export async function endOutageLatches(
   db: Pick<Database, "transaction">,
   feeds: readonly string[],
-  runId: string,
+  by: { runId: string } | { hostName: string; actor: string },
 ): Promise<string[]> {
   if (feeds.length === 0) return [];
   return db.transaction(async (tx) => {
@@ -67,8 +68,8 @@ export async function endOutageLatches(
         severity: "info" as const,
         kind: "latch.released" as const,
         upsId: r.upsId,
-        runId,
-        message: `${r.name}: latch released by the way back${r.latchedAt ? ` (it fired ${r.latchedAt.toISOString()})` : ""} — the outage is over; a loss of mains from now on is a new outage, and every host that is back is shut down again`,
+        runId: "runId" in by ? by.runId : null,
+        message: `${r.name}: latch released by ${"runId" in by ? "the way back" : `${by.actor}'s power-on of ${by.hostName}`}${r.latchedAt ? ` (it fired ${r.latchedAt.toISOString()})` : ""} — the outage is over; a loss of mains from now on is a new outage, and every host that is back is shut down again`,
       })),
     );
     return asleep.map((r) => r.name);

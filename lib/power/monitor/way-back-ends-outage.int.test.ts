@@ -231,4 +231,37 @@ describe("the way back and the next outage", () => {
       await setMode("dry-run");
     }
   }, 180_000);
+  it("a host back on its own (its BIOS once the UPS's output came back): the next loss of mains inside the latch's window is a new outage and shuts it down again", async () => {
+    const { db } = database;
+    const { ups, upsId, host, targetId, bmc } = await protectedHostWithBmc("faults-b", "pve-b0");
+    await setMode("armed");
+    try {
+      ups.control.jumpToLowBattery();
+      const first = await nthRunSettled(targetId, 1);
+      expect(host.power.state).toBe("down");
+
+      ups.control.restore();
+      await waitFor("the latch dormant on mains", async () => {
+        const state = await stateOf(upsId);
+        return state?.latchDormant === true && state.lastReading?.onBattery === false;
+      });
+      // Nobody asked the console: the machine powers itself on.
+      await host.power.powerOn();
+      expect(bmc.node(host.name).chassis.powerOnRequests).toEqual([]);
+
+      ups.control.jumpToLowBattery();
+      const second = await nthRunSettled(targetId, 2);
+      expect(dueSince(second).getTime()).toBeGreaterThan(dueSince(first).getTime());
+      expect(host.power.state).toBe("down");
+      expect(shutdowns(host)).toHaveLength(2);
+      const fired = await eventsOf(upsId, "trigger.fired");
+      expect(fired.map((e) => e.message)).toEqual([
+        expect.stringMatching(/^faults-b: trigger fired: /),
+        expect.stringMatching(/— a new outage \(the shutdown of the one latched .+ is over\)/),
+      ]);
+    } finally {
+      ups.control.restore();
+      await setMode("dry-run");
+    }
+  }, 180_000);
 });

@@ -232,7 +232,6 @@ describe("the way back and the next outage", () => {
     }
   }, 180_000);
   it("a host back on its own (its BIOS once the UPS's output came back): the next loss of mains inside the latch's window is a new outage and shuts it down again", async () => {
-    const { db } = database;
     const { ups, upsId, host, targetId, bmc } = await protectedHostWithBmc("faults-b", "pve-b0");
     await setMode("armed");
     try {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { OUTPUT_CYCLE_LABEL } from "@/lib/power/records/run-actions";
 
 /*
  * What a power-shutdown run did, in words an operator reads at 3 a.m. — decided from what the run
@@ -40,7 +41,12 @@ export type PowerRunFacts = {
     state: "would_send" | "sending" | "sent" | "failed" | "unknown";
     seenDownAt: string | null;
   }[];
-  actions: readonly { lane: string; outcome: string | null }[];
+  actions: readonly {
+    lane: string;
+    outcome: string | null;
+    label?: string;
+    detail?: string | null;
+  }[];
 };
 
 export const CANCELLED_REASON = "mains back before anything was sent: shutdown cancelled";
@@ -274,6 +280,14 @@ export function powerStepVerdicts(
       clusterNodes.length > 0 ? null : plan.clusters.length === 0 ? "no cluster" : noCluster,
     VerifyTargetsDown: () =>
       dry ? "dry-run" : realCalls.length === 0 && !seenDown ? "nothing was sent" : null,
+    // Done only when upsd took the command; refused or failed reads as not done, with why.
+    CycleUpsOutput: () => {
+      const cycle = facts.actions.find((a) => a.label?.startsWith(OUTPUT_CYCLE_LABEL));
+      if (!cycle) return "the UPS's output cycle is off";
+      if (cycle.outcome === "ok") return null;
+      if (cycle.outcome === "would-do") return dry ? null : (cycle.detail ?? "would send");
+      return `not done: ${cycle.detail ?? cycle.outcome ?? "in flight"}`;
+    },
   };
 
   const wouldSendTo = (targets: readonly { id: string }[]) => () =>

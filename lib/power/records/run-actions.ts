@@ -17,6 +17,9 @@ type ActionStart = {
 
 export const CLUSTER_LANE = "cluster";
 
+/** The output-cycle action's label starts so, its lane the UPS's name (shutdown/cycle-ups-output.ts). */
+export const OUTPUT_CYCLE_LABEL = "cycle output ";
+
 /**
  * Records an action's start, committed before the action goes out (a row left without an end
  * is one in flight or one whose worker died mid-call); `finish` records its end.

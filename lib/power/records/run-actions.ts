@@ -16,9 +16,7 @@ type ActionStart = {
 };
 
 export const CLUSTER_LANE = "cluster";
-
-/** The output-cycle action's label starts so, its lane the UPS's name (shutdown/cycle-ups-output.ts). */
-export const OUTPUT_CYCLE_LABEL = "cycle output ";
+export { OUTPUT_CYCLE_LABEL } from "./output-cycle-label";
 
 /**
  * Records an action's start, committed before the action goes out (a row left without an end

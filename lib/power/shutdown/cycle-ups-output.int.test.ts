@@ -14,6 +14,7 @@ import {
   nutSourceOf,
   onboardedLabNode,
   persistReading,
+  snmpSourceOf,
   powerTestPipelines,
   protectHost,
   shutdownInput,
@@ -44,10 +45,13 @@ let labUps: LabUps;
 let deniedUps: LabUps;
 /** Its driver offers no shutdown.return. */
 let noCommandUps: LabUps;
+/** Read over SNMP only. */
+let snmpUps: LabUps;
 let feed: LabUpsFeed;
 /** The console's name for pve-other's host. */
 let otherHostName: string;
-const ups: Record<"cycling" | "off" | "denied" | "noCommand" | "shared", string> = {} as never;
+const ups: Record<"cycling" | "off" | "denied" | "noCommand" | "snmp" | "shared", string> =
+  {} as never;
 
 beforeAll(async () => {
   const { db, url } = database;
@@ -61,10 +65,11 @@ beforeAll(async () => {
   });
   // 1 nominal s = 20 ms: ups.delay.shutdown 20 s → 0.4 s, ups.delay.start 30 s → 0.6 s.
   const upsOptions = { timeScale: 0.02, snmp: false as const };
-  [labUps, deniedUps, noCommandUps] = await Promise.all([
+  [labUps, deniedUps, noCommandUps, snmpUps] = await Promise.all([
     startLabUps({ ...upsOptions, name: "rack1" }),
     startLabUps({ ...upsOptions, name: "rack2", nut: { instcmds: [] } }),
     startLabUps({ ...upsOptions, name: "rack3", nut: { commands: ["load.off"] } }),
+    startLabUps({ timeScale: 0.02, name: "rack4", nut: false, snmp: { v3: false } }),
   ]);
   const device = async (name: string, lab: LabUps, outputCycle: boolean) =>
     (
@@ -79,6 +84,13 @@ beforeAll(async () => {
   ups.off = await device("ups-off", labUps, false);
   ups.denied = await device("ups-denied", deniedUps, true);
   ups.noCommand = await device("ups-no-command", noCommandUps, true);
+  ups.snmp = (
+    await createUpsDevice(
+      db,
+      { name: "ups-snmp", source: snmpSourceOf(snmpUps), outputCycle: true },
+      ADMIN,
+    )
+  ).id;
   ups.shared = await device("ups-shared", labUps, true);
 
   const started = {
@@ -92,7 +104,7 @@ beforeAll(async () => {
     other: started.other.node,
   });
   boots.bios.powerOnAfterAcLoss = true;
-  const everyUps = [ups.cycling, ups.off, ups.denied, ups.noCommand, ups.shared];
+  const everyUps = [ups.cycling, ups.off, ups.denied, ups.noCommand, ups.snmp, ups.shared];
   target.boots = await protectHost(db, started.boots.hostId, { feeds: everyUps });
   target.stays = await protectHost(db, started.stays.hostId, { feeds: everyUps });
   target.other = await protectHost(db, started.other.hostId, { feeds: [ups.shared] });
@@ -105,14 +117,14 @@ beforeAll(async () => {
     ADMIN,
   );
   for (const id of Object.values(ups)) await persistReading(db, id, true);
-  for (const lab of [labUps, deniedUps, noCommandUps]) lab.control.pullPlug();
+  for (const lab of [labUps, deniedUps, noCommandUps, snmpUps]) lab.control.pullPlug();
 }, 180_000);
 
 afterAll(async () => {
   feed?.stop();
   await worker?.stop();
   await Promise.all([boots, stays, other].map((node) => node?.stop()));
-  await Promise.all([labUps, deniedUps, noCommandUps].map((lab) => lab?.stop()));
+  await Promise.all([labUps, deniedUps, noCommandUps, snmpUps].map((lab) => lab?.stop()));
 });
 
 async function shutdown(upsId: string, targets: string[]) {
@@ -233,6 +245,52 @@ describe("the UPS output cycle after a shutdown", () => {
     expect(noCommandUps.control.outputEvents).toEqual([]);
     await powerOnBothAgain();
   });
+
+  it("armed, a UPS read over SNMP: 'not possible with this source', nothing sent to its agent", async () => {
+    const requestsBefore = snmpUps.snmpRequests;
+    const run = await shutdown(ups.snmp, [target.boots, target.stays]);
+    expect(run.status).toBe("succeeded");
+    const [action] = await cycleActions(run.id);
+    expect(action!.outcome).toBe("failed");
+    expect(action!.detail).toMatch(
+      /^not sent: not possible with this source: ups-snmp is read over SNMP v2c with read access only/,
+    );
+    expect((await cycleEvents(run.id)).map((e) => e.kind)).toEqual(["ups_cycle.refused"]);
+    expect(snmpUps.snmpRequests).toBe(requestsBefore);
+    await powerOnBothAgain();
+  });
+
+  it("armed, a target keeps answering (its shutdown refused): the run fails at VerifyTargetsDown and the UPS is never asked", async () => {
+    const { db } = database;
+    await updatePowerSettings(
+      db,
+      { shutdown: { callTimeoutSeconds: 2, targetDownSeconds: 10 } },
+      ADMIN,
+    );
+    stays.api.faults.statusPostFailures = 1000;
+    try {
+      const run = await shutdown(ups.cycling, [target.boots, target.stays]);
+      expect(run.status).toBe("failed");
+      expect(run.failedStep).toBe("VerifyTargetsDown");
+      expect(stays.power.state).toBe("up");
+      expect(await cycleActions(run.id)).toEqual([]);
+      const stillUp = await db
+        .select()
+        .from(powerEvents)
+        .where(and(eq(powerEvents.runId, run.id), eq(powerEvents.kind, "target.still_up")))
+        .orderBy(asc(powerEvents.id));
+      expect(stillUp).toHaveLength(1);
+      expect(instantCommands(labUps)).toEqual([]);
+    } finally {
+      stays.api.faults.statusPostFailures = 0;
+      await updatePowerSettings(
+        db,
+        { shutdown: { callTimeoutSeconds: 2, targetDownSeconds: 20 } },
+        ADMIN,
+      );
+    }
+    await powerOnBothAgain();
+  }, 60_000);
 
   it("armed, every target seen down, still on battery: INSTCMD reaches the UPS, its output cycles, and the host set to power on after AC loss comes back when mains returns", async () => {
     const run = await shutdown(ups.cycling, [target.boots, target.stays]);

@@ -69,11 +69,30 @@ export const cycleUpsOutput: Step<PowerServices> = {
     }
 
     const source = device.source;
-    const config: TUpsSourceConfig = joinUpsSource(
-      source,
-      await readSecret(db, device.secretCredentialId),
-    );
+    let config: TUpsSourceConfig;
+    try {
+      config = joinUpsSource(source, await readSecret(db, device.secretCredentialId));
+    } catch (error) {
+      // Stored settings that no longer parse: said once, never a step that throws until the
+      // run fails (a failed run would let the monitor start another).
+      const reason = error instanceof Error ? error.message : String(error);
+      const line = `${device.name}: output cycle not asked: ${reason}`;
+      ctx.log(line);
+      await db.transaction(async (tx) => {
+        await recordInstantAction(tx, {
+          runId: ctx.runId,
+          lane,
+          label,
+          outcome: "failed",
+          detail: `not sent: ${reason}`,
+        });
+        await recordEvent(tx, ctx, upsId, "ups_cycle.refused", "warning", line, { reason });
+      });
+      return advance(line);
+    }
     const nut = config.type === "nut" ? config : null;
+    // The exchange is logged line by line with the password masked; mask it in the log anyway.
+    if (nut?.password) ctx.services.maskSecret(nut.password);
     const request = nut
       ? `INSTCMD ${nut.upsName} ${OUTPUT_CYCLE_COMMAND} to ${describeUpsSource(source)}`
       : `UPS-MIB output cycle on ${describeUpsSource(source)}`;

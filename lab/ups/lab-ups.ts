@@ -298,6 +298,14 @@ export function controlUps(ups: LabUps): ControlUps {
         held: power.held,
         nutDriver: ups.control.driver,
         reachability: ups.control.reachability,
+        // The sockets (off after shutdown.return's delay until mains is back) and every
+        // instant command the UPS took, with each switch of its output.
+        outputOn: ups.control.outputOn,
+        outputEvents: ups.control.outputEvents.map((e) => ({
+          at: e.at.toISOString(),
+          what: e.what,
+          detail: e.detail,
+        })),
       };
     },
     switches: ups.switches,

@@ -140,8 +140,32 @@ function coverage(facts: PowerRunFacts, r: Read) {
   return { covered, down, called };
 }
 
+/**
+ * The UPS output cycle's part of the run's line (lib/power/shutdown/cycle-ups-output.ts), or ""
+ * when the run had none (the setting off, or the run ended before it).
+ */
+function cycleText(facts: PowerRunFacts): string {
+  const cycle = facts.actions.find((a) => a.label?.startsWith(OUTPUT_CYCLE_LABEL));
+  if (!cycle) return "";
+  const ups = cycle.lane;
+  switch (cycle.outcome) {
+    case "ok":
+      return `; ${ups} asked to cycle its output (upsd accepted)`;
+    case "would-do":
+      return `; would ask ${ups} to cycle its output`;
+    case "failed":
+      return `; output cycle of ${ups} ${cycle.detail?.startsWith("not sent:") ? "not sent" : "failed"}`;
+    case null:
+      return `; output cycle of ${ups} in flight`;
+    default:
+      return `; output cycle of ${ups}: outcome unknown`;
+  }
+}
+
 function wouldDoText(facts: PowerRunFacts): string {
-  const wouldDo = facts.actions.filter((a) => a.outcome === "would-do");
+  const wouldDo = facts.actions.filter(
+    (a) => a.outcome === "would-do" && !a.label?.startsWith(OUTPUT_CYCLE_LABEL),
+  );
   const calls = facts.calls.filter((c) => c.state === "would_send").length;
   const clusterActions = wouldDo.filter((a) => a.lane === CLUSTER_LANE).length;
   if (wouldDo.length === 0 && calls === 0) return "nothing would have been sent";
@@ -205,7 +229,7 @@ export function describePowerRun(facts: PowerRunFacts): PowerRunVerdict {
   }
   // Succeeded.
   if (!r.plan) return { tone: "failed", text: "finished without a readable plan" };
-  if (dry) return { tone: "dry-run", text: `dry-run: ${wouldDoText(facts)}` };
+  if (dry) return { tone: "dry-run", text: `dry-run: ${wouldDoText(facts)}${cycleText(facts)}` };
   if (covered.length === 0) {
     return {
       tone: "cancelled",
@@ -215,7 +239,7 @@ export function describePowerRun(facts: PowerRunFacts): PowerRunVerdict {
   const all = down.length === covered.length;
   return {
     tone: all ? "ok" : "failed",
-    text: `${down.length} of ${plural(covered.length, "host")} confirmed down${spared}${handedBack}`,
+    text: `${down.length} of ${plural(covered.length, "host")} confirmed down${spared}${handedBack}${cycleText(facts)}`,
   };
 }
 

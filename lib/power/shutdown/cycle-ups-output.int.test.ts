@@ -21,6 +21,7 @@ import {
 } from "@/test/fixtures/power";
 import { hostRow, runLogText, settled } from "@/test/runs";
 import { startWorker, type WorkerHandle } from "@/worker/runner";
+import { startDrill } from "../drill/start-drill";
 import { startShutdownRun } from "../shutdown-pipeline/start-shutdown-run";
 
 /*
@@ -243,6 +244,23 @@ describe("the UPS output cycle after a shutdown", () => {
     );
     expect(instantCommands(noCommandUps)).toEqual(["LIST CMD rack3"]);
     expect(noCommandUps.control.outputEvents).toEqual([]);
+    await powerOnBothAgain();
+  });
+
+  it("a live drill (armed) shuts the targets down for real but never asks the UPS: 'a drill never sends it'", async () => {
+    const { db } = database;
+    const drill = await startDrill(
+      db,
+      { upsId: ups.cycling, live: true, confirmedTargetIds: [target.boots, target.stays] },
+      ADMIN,
+    );
+    const run = await settled(db, drill.runId, 120_000);
+    expect(run.status).toBe("succeeded");
+    expect([boots.power.state, stays.power.state]).toEqual(["down", "down"]);
+    const [action] = await cycleActions(run.id);
+    expect(action).toMatchObject({ outcome: "would-do", detail: "a drill never sends it" });
+    expect(instantCommands(labUps)).toEqual([]);
+    expect(labUps.control.outputEvents).toEqual([]);
     await powerOnBothAgain();
   });
 

@@ -65,12 +65,13 @@ beforeAll(async () => {
     log: () => {},
   });
   // 1 nominal s = 20 ms: ups.delay.shutdown 20 s → 0.4 s, ups.delay.start 30 s → 0.6 s.
-  const upsOptions = { timeScale: 0.02, snmp: false as const };
+  // A battery that lasts (100 000 nominal s): the test is about the cycle, not a UPS running dry.
+  const upsOptions = { timeScale: 0.02, drainSeconds: 100_000, snmp: false as const };
   [labUps, deniedUps, noCommandUps, snmpUps] = await Promise.all([
     startLabUps({ ...upsOptions, name: "rack1" }),
     startLabUps({ ...upsOptions, name: "rack2", nut: { instcmds: [] } }),
     startLabUps({ ...upsOptions, name: "rack3", nut: { commands: ["load.off"] } }),
-    startLabUps({ timeScale: 0.02, name: "rack4", nut: false, snmp: { v3: false } }),
+    startLabUps({ ...upsOptions, name: "rack4", nut: false, snmp: { v3: false } }),
   ]);
   const device = async (name: string, lab: LabUps, outputCycle: boolean) =>
     (

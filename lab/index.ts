@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 
 import { labCommandEnv } from "./command-env";
-import { SwitchRegistry, registerSshSwitches } from "./control/switches";
+import { SwitchRegistry, booleanSwitch, registerSshSwitches } from "./control/switches";
 import {
   readDebianFaults,
   writeDebianFaults,
@@ -92,6 +92,11 @@ export type StartLabOptions = {
   timeScale?: number;
   /** Nominal time a reboot keeps SSH down (scaled by timeScale). Default 40 s. */
   rebootMs?: number;
+  /**
+   * The BIOS's "restore on AC power loss" set to power on: the node boots when power returns to
+   * it (a lab UPS's output coming back, lab/ups/output-feed.ts). Default false (stays off).
+   */
+  powerOnAfterAcLoss?: boolean;
   /** Debian side at first start: `fresh` (default) or `proxmox` (apt, kernel, vmbr0 as after install). */
   debianState?: DebianSeedState;
   /**
@@ -99,6 +104,11 @@ export type StartLabOptions = {
    * form a cluster need addresses of their own: a join names the member by its address.
    */
   address?: string;
+};
+
+export type LabBios = {
+  /** Boots when power returns after it was lost (BIOS "restore on AC power loss: power on"). */
+  powerOnAfterAcLoss: boolean;
 };
 
 export type LabNode = {
@@ -149,6 +159,8 @@ export type LabNode = {
   pve: LabPve;
   /** Reboot/poweroff state of the host, and reboot/powerOn from code. */
   power: RebootControl;
+  /** Firmware settings the lab models (`bios.*` switches). */
+  bios: LabBios;
   /** Debian-side fault switches (`.lab/faults.json`, read by the simulated tools on every run). */
   readonly debianFaults: DebianFaults;
   setDebianFaults(patch: Partial<DebianFaults>): DebianFaults;
@@ -229,7 +241,19 @@ export async function startLab(options: StartLabOptions = {}): Promise<LabNode> 
       await server.restart();
     },
   });
+  const bios: LabBios = { powerOnAfterAcLoss: options.powerOnAfterAcLoss ?? false };
   const switches = registerSshSwitches(new SwitchRegistry(), server);
+  switches.register(
+    booleanSwitch({
+      name: "bios.powerOnAfterAcLoss",
+      description:
+        "BIOS 'restore on AC power loss': on = the node boots when the UPS feeding it turns its output on again; off = it stays off.",
+      get: () => bios.powerOnAfterAcLoss,
+      set: (value) => {
+        bios.powerOnAfterAcLoss = value;
+      },
+    }),
+  );
   registerPveSwitches(switches, api, pve);
   registerDebianSwitches(switches, root, power);
   registerClusterMemberSwitches(switches, root, name);
@@ -287,6 +311,7 @@ export async function startLab(options: StartLabOptions = {}): Promise<LabNode> 
     },
     restart: () => server.restart(),
     power,
+    bios,
     get debianFaults() {
       return readDebianFaults(root);
     },

@@ -41,6 +41,7 @@ const card = (over: Partial<UpsCard> = {}): UpsCard => ({
   pending: null,
   watchedUntil: "2026-12-01T10:10:04Z",
   triggers,
+  outputCycle: false,
   ...over,
 });
 

@@ -6,6 +6,7 @@ import { formatDuration } from "@/lib/logs/text";
 import type { RunOrigin } from "@/lib/power/shutdown/run-origin";
 import type { PowerBackOrigin } from "@/lib/power/queries/power-back-verdict";
 import type { RunTimeline, TimelineAction } from "@/lib/power/queries/timeline";
+import { OUTPUT_CYCLE_LABEL } from "@/lib/power/records/output-cycle-label";
 import { formatClock, formatDateTime } from "../format";
 import { liveKeys } from "../live-keys";
 import { useFallbackRefetchInterval, usePowerLiveMessages } from "../live-provider";
@@ -59,13 +60,28 @@ function outcomeOf(action: TimelineAction): Outcome {
   return action.outcome ?? "open";
 }
 
+/**
+ * The words for an action's outcome. The UPS output cycle is the one action whose success is
+ * not seen by the console (the UPS switches its output by its own delays, often after the
+ * console's own power is gone): "ok" there means upsd took the command, no more; a refusal
+ * before anything was sent reads as such, not as a failed send.
+ */
+function outcomeWord(action: TimelineAction): string {
+  const outcome = outcomeOf(action);
+  if (!action.label.startsWith(OUTPUT_CYCLE_LABEL)) return OUTCOME[outcome].word;
+  if (outcome === "ok") return "asked: upsd accepted the command";
+  if (outcome === "failed" && action.detail?.startsWith("not sent:")) return "not sent (refused)";
+  if (outcome === "would-do") return "would ask (nothing sent)";
+  return OUTCOME[outcome].word;
+}
+
 function describeBar(bar: Bar<TimelineAction>, runStart: number): string {
   const { action } = bar;
   const offset = formatDuration(Date.parse(action.startedAt) - runStart);
   const took = bar.open
     ? `running for ${formatDuration(bar.durationMs)}`
     : `took ${formatDuration(bar.durationMs)}`;
-  return `${action.lane}: ${action.label} — ${OUTCOME[outcomeOf(action)].word}; started +${offset}, ${took}`;
+  return `${action.lane}: ${action.label} — ${outcomeWord(action)}; started +${offset}, ${took}`;
 }
 
 /**
@@ -254,7 +270,7 @@ export function RunTimelineView({ initial }: { initial: RunTimeline }) {
                   <tr key={action.id} data-outcome={outcomeOf(action)}>
                     <td>{action.lane}</td>
                     <td>{action.label}</td>
-                    <td>{OUTCOME[outcomeOf(action)].word}</td>
+                    <td>{outcomeWord(action)}</td>
                     <td>
                       <time dateTime={action.startedAt} suppressHydrationWarning>
                         {formatClock(action.startedAt)}

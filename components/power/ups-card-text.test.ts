@@ -32,6 +32,7 @@ const card = (over: Partial<UpsCard> = {}): UpsCard => ({
   pending: null,
   watchedUntil: "2026-12-01T10:10:04Z",
   triggers: DEFAULT_POWER_SETTINGS.triggers,
+  outputCycle: false,
   ...over,
 });
 

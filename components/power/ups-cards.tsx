@@ -172,6 +172,14 @@ function UpsCardView({
           <dt>Source</dt>
           <dd className="mono">{card.source}</dd>
         </div>
+        <div>
+          <dt>After a shutdown</dt>
+          <dd data-testid="ups-output-cycle">
+            {card.outputCycle
+              ? "output cycled once every host on it is seen down"
+              : "output left as it is (cycle off)"}
+          </dd>
+        </div>
       </dl>
     </article>
   );

@@ -16,6 +16,7 @@ import { SubmitActions } from "../action-form";
 import { formatElapsed } from "../format";
 import { Field, TextField } from "../form-fields";
 import { ConfigOutcome, useConfigForm } from "./config-form";
+import { OutputCycleField } from "./output-cycle-field";
 
 /** Every SNMP version the schema takes, as the form names it (a new one fails to compile here). */
 const SNMP_VERSION_LABELS: Record<TSnmpSource["version"], string> = {
@@ -49,6 +50,7 @@ const FIELDS = [
   "triggerOverrides.unreachableShutdownAfterSeconds",
   "triggerOverrides.confirmSeconds",
   "triggerOverrides.forcedShutdownAlone",
+  "outputCycle",
   "source",
 ] as const;
 
@@ -331,6 +333,12 @@ export function UpsForm({
           );
         })}
       </fieldset>
+      <OutputCycleField
+        initial={ups?.outputCycle ?? false}
+        upsName={ups?.name ?? ""}
+        sourceType={type}
+        error={errorOf("outputCycle")}
+      />
       <ConfigOutcome
         state={state}
         confirmable={confirmable}

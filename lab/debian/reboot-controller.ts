@@ -34,6 +34,11 @@ export type RebootControl = {
   reboot(): Promise<void>;
   /** Powers on a host that is down (after poweroff, or a reboot that never returned). */
   powerOn(): Promise<void>;
+  /**
+   * Its power is cut (the UPS feeding it switched its output off): down at once, nothing shut
+   * down cleanly. A host already down stays so.
+   */
+  cutPower(): Promise<void>;
   /** Resolves when SSH answers again. */
   waitUntilUp(timeoutMs?: number): Promise<void>;
 };
@@ -93,6 +98,20 @@ export class RebootController implements RebootControl {
     if (this.busy) await this.busy;
     if (this.state !== "down" || this.stopped) return;
     await this.boot(this.history[this.history.length - 1] ?? null, 0);
+  }
+
+  async cutPower(): Promise<void> {
+    if (this.busy) await this.busy;
+    if (this.state === "down" || this.stopped) return;
+    this.busy = this.target.stop(() => {
+      this.state = "down";
+    });
+    try {
+      await this.busy;
+    } finally {
+      this.busy = null;
+    }
+    this.state = "down";
   }
 
   waitUntilUp(timeoutMs = 30_000): Promise<void> {

@@ -12,6 +12,7 @@ import {
   type LabNutDriverState,
   type LabNutReachability,
 } from "./nut-server";
+import { LabUpsOutput, type LabUpsOutputEvent, type LabUpsOutputOptions } from "./output";
 import { LabSnmpAgent, type LabSnmpV3User } from "./snmp-agent";
 import { upsMibValues } from "./snmp-face";
 import { registerUpsSwitches } from "./switches";
@@ -25,8 +26,22 @@ import {
 export type StartLabUpsOptions = Omit<PowerTimelineOptions, "now"> & {
   /** The UPS's NUT name (`upsc <name>@host`). Default `labups`. */
   name?: string;
-  /** The NUT server face; `false` = none. Credentials are generated unless given. */
-  nut?: false | { port?: number; username?: string; password?: string };
+  /**
+   * The NUT server face; `false` = none. Credentials are generated unless given. `instcmds`:
+   * what upsd.users lets the console's user send (default `shutdown.return`, as docs/power.md
+   * tells an admin to set up); `commands`: what the driver offers (default `shutdown.return`).
+   */
+  nut?:
+    | false
+    | {
+        port?: number;
+        username?: string;
+        password?: string;
+        instcmds?: readonly string[];
+        commands?: readonly string[];
+      };
+  /** The output's delays (`ups.delay.shutdown`, `ups.delay.start`), nominal seconds. */
+  output?: LabUpsOutputOptions;
   /** The SNMP agent face; `false` = none. `v3: false` = communities only. */
   snmp?: false | { port?: number; community?: string; v3?: false | Partial<LabSnmpV3User> };
   /** UPS-MIB objects the SNMP face does not serve (e.g. a card without upsSecondsOnBattery). */
@@ -70,6 +85,12 @@ export type LabUpsController = {
   /** PVE-UPS #25: the UPS's own on-battery counter starts here on the next outage (null = 0). */
   readonly staleCounterOnNextOutage: number | null;
   setStaleCounterOnNextOutage(seconds: number | null): void;
+  /** Power on the UPS's sockets (off after shutdown.return's delay until mains is back). */
+  readonly outputOn: boolean;
+  /** Called at every change of the output (what feeds the lab nodes). Returns the unsubscribe. */
+  onOutputChange(listener: (on: boolean) => void): () => void;
+  /** Every instant command the UPS took and every change of its output. */
+  readonly outputEvents: readonly LabUpsOutputEvent[];
 };
 
 export type LabUps = {
@@ -94,6 +115,7 @@ export async function startLabUps(options: StartLabUpsOptions = {}): Promise<Lab
   const name = options.name ?? "labups";
   if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name)) throw new Error(`lab: bad UPS name ${name}`);
   const timeline = new PowerTimeline(options);
+  const output = new LabUpsOutput(timeline, options.output);
   let driver: LabNutDriverState = "connected";
   let reachability: LabNutReachability = "reachable";
 
@@ -107,9 +129,22 @@ export async function startLabUps(options: StartLabUpsOptions = {}): Promise<Lab
       const password = options.nut?.password ?? secret();
       const primary = { username: "upsprimary", password: secret() };
       nutServer = await LabNutServer.start({
-        devices: () => [labNutDevice({ name, timeline, driver: () => driver })],
+        devices: () => [
+          labNutDevice({
+            name,
+            timeline,
+            driver: () => driver,
+            output,
+            commands: (options.nut || undefined)?.commands ?? ["shutdown.return"],
+          }),
+        ],
         users: [
-          { username, password, upsmon: "secondary" },
+          {
+            username,
+            password,
+            upsmon: "secondary",
+            instcmds: options.nut?.instcmds ?? ["shutdown.return"],
+          },
           { ...primary, upsmon: "primary" },
         ],
         ...(options.nut?.port === undefined ? {} : { port: options.nut.port }),
@@ -146,6 +181,7 @@ export async function startLabUps(options: StartLabUpsOptions = {}): Promise<Lab
       snmpEndpoint = { host: "127.0.0.1", port: snmpAgent.port, community, v3 };
     }
   } catch (error) {
+    output.stop();
     await nutServer?.stop();
     await snmpAgent?.stop();
     throw error;
@@ -177,6 +213,13 @@ export async function startLabUps(options: StartLabUpsOptions = {}): Promise<Lab
     setStaleCounterOnNextOutage(seconds) {
       timeline.staleCounterOnNextOutage = seconds;
     },
+    get outputOn() {
+      return output.isOn;
+    },
+    onOutputChange: (listener) => output.onChange(listener),
+    get outputEvents() {
+      return output.events;
+    },
   };
   let stopping: Promise<void> | null = null;
   return {
@@ -192,6 +235,7 @@ export async function startLabUps(options: StartLabUpsOptions = {}): Promise<Lab
       return snmpAgent?.requests ?? 0;
     },
     stop() {
+      output.stop();
       stopping ??= Promise.all([nutServer?.stop(), snmpAgent?.stop()]).then(() => {});
       return stopping;
     },
@@ -254,6 +298,14 @@ export function controlUps(ups: LabUps): ControlUps {
         held: power.held,
         nutDriver: ups.control.driver,
         reachability: ups.control.reachability,
+        // The sockets (off after shutdown.return's delay until mains is back) and every
+        // instant command the UPS took, with each switch of its output.
+        outputOn: ups.control.outputOn,
+        outputEvents: ups.control.outputEvents.map((e) => ({
+          at: e.at.toISOString(),
+          what: e.what,
+          detail: e.detail,
+        })),
       };
     },
     switches: ups.switches,

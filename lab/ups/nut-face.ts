@@ -1,4 +1,5 @@
 import type { LabNutDevice, LabNutDriverState } from "./nut-server";
+import type { LabUpsOutput } from "./output";
 import type { PowerSnapshot, PowerTimeline } from "./timeline";
 
 /**
@@ -9,14 +10,28 @@ export function labNutDevice(init: {
   name: string;
   timeline: PowerTimeline;
   driver: () => LabNutDriverState;
+  output: LabUpsOutput;
+  /** The instant commands the driver offers (LIST CMD). */
+  commands: readonly string[];
 }): LabNutDevice {
+  const { output } = init;
   return {
     name: init.name,
     description: "CluPilot lab UPS",
-    vars: () => nutVars(init.timeline.snapshot()),
+    vars: () => {
+      const vars = nutVars(init.timeline.snapshot());
+      // The delays shutdown.return honours, as drivers publish them (nut-names.txt).
+      vars.set("ups.delay.shutdown", String(output.offDelaySeconds));
+      vars.set("ups.delay.start", String(output.startDelaySeconds));
+      // A UPS whose output is off says OFF (nut-names.txt, ups.status) in place of OL/OB's company.
+      if (!output.isOn) vars.set("ups.status", `OFF ${vars.get("ups.status")}`);
+      return new Map([...vars].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    },
     driver: init.driver,
     // The same flag the control page sets; like upsd, only a restart (or the switch) clears it.
     forceShutdown: () => init.timeline.set({ forcedShutdown: true }),
+    commands: () => init.commands,
+    instantCommand: (command) => output.command(command),
   };
 }
 

@@ -156,6 +156,60 @@ describe("the lab's NUT face and upsd", () => {
     ]);
   });
 
+  it("list a UPS's instant commands and check INSTCMD in upsd's order: user, arguments, UPS, command, permission", async () => {
+    const anonymous = await expectSameAnswers((peer) => [
+      `LIST CMD ${peer.upsName}`,
+      `LIST CMD ${peer.upsName} extra`,
+      "LIST CMD nosuchups",
+      "LIST CMD",
+      `INSTCMD ${peer.upsName} shutdown.return`,
+    ]);
+    expect(anonymous).toEqual([
+      ["BEGIN LIST CMD labups", "CMD labups load.off", "END LIST CMD labups"],
+      ["BEGIN LIST CMD labups", "CMD labups load.off", "END LIST CMD labups"],
+      ["ERR UNKNOWN-UPS"],
+      ["ERR INVALID-ARGUMENT"],
+      ["ERR USERNAME-REQUIRED"],
+    ]);
+    const allowed = await expectSameAnswers((peer) => [
+      `USERNAME ${peer.user.username}`,
+      `INSTCMD ${peer.upsName} load.off`,
+      `PASSWORD ${quoteNutWord(peer.user.password)}`,
+      `INSTCMD ${peer.upsName}`,
+      "INSTCMD nosuchups shutdown.return",
+      // dummy-ups offers no shutdown.return: upsd refuses it before it looks at the user.
+      `INSTCMD ${peer.upsName} shutdown.return`,
+      `INSTCMD ${peer.upsName} LOAD.OFF`,
+    ]);
+    expect(allowed.flat()).toEqual([
+      "OK",
+      "ERR PASSWORD-REQUIRED",
+      "OK",
+      "ERR INVALID-ARGUMENT",
+      "ERR UNKNOWN-UPS",
+      "ERR CMD-NOT-SUPPORTED",
+      "OK",
+    ]);
+    const denied = await expectSameAnswers((peer) => [
+      `USERNAME ${peer.user.username}`,
+      `PASSWORD ${quoteNutWord("not the password")}`,
+      `INSTCMD ${peer.upsName} load.off`,
+    ]);
+    expect(denied.flat()).toEqual(["OK", "OK", "ERR ACCESS-DENIED"]);
+    // upsmon primary, without instcmds in upsd.users: not allowed.
+    const [fromUpsd, fromLab] = await Promise.all(
+      [upsd, lab].map((peer) =>
+        nutExchange(peer.port, [
+          `USERNAME ${peer.primaryUser.username}`,
+          `PASSWORD ${quoteNutWord(peer.primaryUser.password)}`,
+          `INSTCMD ${peer.upsName} load.off`,
+        ]),
+      ),
+    );
+    expect(fromLab).toEqual(fromUpsd);
+    expect(fromUpsd!.flat()).toEqual(["OK", "OK", "ERR ACCESS-DENIED"]);
+  });
+
   it("refuse the data of a stale driver and of a missing driver alike", async () => {
     await Promise.all([upsd.freezeDriver(), lab.freezeDriver()]);
     await waitUntil(
@@ -165,12 +219,17 @@ describe("the lab's NUT face and upsd", () => {
       },
       { timeoutMs: 10_000, what: "upsd to call the frozen driver stale" },
     );
-    const stale = await expectSameAnswers(() => [
+    const stale = await expectSameAnswers((peer) => [
       "GET VAR labups ups.status",
       "LIST VAR labups",
+      "LIST CMD labups",
+      `USERNAME ${peer.user.username}`,
+      `PASSWORD ${quoteNutWord(peer.user.password)}`,
+      "INSTCMD labups load.off",
       "LIST UPS",
     ]);
-    expect(stale.slice(0, 2)).toEqual([["ERR DATA-STALE"], ["ERR DATA-STALE"]]);
+    expect(stale.slice(0, 3)).toEqual([["ERR DATA-STALE"], ["ERR DATA-STALE"], ["ERR DATA-STALE"]]);
+    expect(stale[5]).toEqual(["ERR DATA-STALE"]);
 
     await Promise.all([upsd.killDriver(), lab.killDriver()]);
     await waitUntil(

@@ -14,6 +14,8 @@ export type NutTestPeer = {
   upsName: string;
   /** `upsmon secondary`, the console's user. */
   user: { username: string; password: string };
+  /** `upsmon primary`, as the UPS's own upsmon (no instcmds). */
+  primaryUser: { username: string; password: string };
   /** Puts the UPS in this state; upsd serves it within about a second, the lab at once. */
   power(state: NutTestPower): Promise<void>;
   /** A primary upsmon declares forced shutdown (`FSD <ups>`). */
@@ -64,6 +66,7 @@ export async function startUpsdTestPeer(initial: NutTestPower): Promise<NutTestP
     port: peer.port,
     upsName: ups,
     user: UPSD_PEER_USER,
+    primaryUser: UPSD_PEER_PRIMARY,
     power,
     async declareForcedShutdown() {
       const answers = await nutExchange(peer.port, [
@@ -94,7 +97,13 @@ export async function startLabTestPeer(initial: NutTestPower): Promise<NutTestPe
   const lab: LabUps = await startLabUps({
     name: "labups",
     lowBatteryPercent: LOW_BATTERY_PERCENT,
-    nut: { username: UPSD_PEER_USER.username, password: UPSD_PEER_USER.password },
+    nut: {
+      username: UPSD_PEER_USER.username,
+      password: UPSD_PEER_USER.password,
+      // As the upsd peer's upsd.users and Debian's dummy-ups 2.8.0 (upsd-peer.ts).
+      instcmds: ["load.off"],
+      commands: ["load.off"],
+    },
     snmp: false,
   });
   const nut = lab.nut!;
@@ -109,6 +118,7 @@ export async function startLabTestPeer(initial: NutTestPower): Promise<NutTestPe
     port: nut.port,
     upsName: nut.upsName,
     user: { username: nut.username, password: nut.password },
+    primaryUser: nut.primary,
     power,
     async declareForcedShutdown() {
       const answers = await nutExchange(nut.port, [

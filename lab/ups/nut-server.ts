@@ -8,8 +8,15 @@ import { listenKeepingPort } from "../listen-port";
  * lab's UPS devices, answering as Debian's upsd 2.8.0 does (checked by the parity tests, which
  * run the same client scenarios against both):
  *
- * - VER, NETVER, HELP, USERNAME, PASSWORD, LOGIN, LOGOUT, FSD, LIST UPS, LIST VAR, GET VAR,
- *   GET NUMLOGINS, GET UPSDESC; STARTTLS answers FEATURE-NOT-CONFIGURED (no certificate).
+ * - VER, NETVER, HELP, USERNAME, PASSWORD, LOGIN, LOGOUT, FSD, LIST UPS, LIST VAR, LIST CMD,
+ *   GET VAR, GET NUMLOGINS, GET UPSDESC, INSTCMD; STARTTLS answers FEATURE-NOT-CONFIGURED (no
+ *   certificate).
+ * - INSTCMD checks in upsd's order (server/upsd.c check_command, server/netinstcmd.c
+ *   send_instcmd): user and password given (USERNAME-REQUIRED, PASSWORD-REQUIRED), two
+ *   arguments at least (INVALID-ARGUMENT), the UPS (UNKNOWN-UPS), its driver (DATA-STALE,
+ *   DRIVER-NOT-CONNECTED), the command among the driver's (CMD-NOT-SUPPORTED, names compared
+ *   without case), then the user's `instcmds` (ACCESS-DENIED; a wrong password too). No LOGIN
+ *   is needed. upsd answers `OK` once the command is handed to the driver.
  * - USERNAME and PASSWORD always answer OK (once each); LOGIN checks them and needs a user with
  *   `upsmon`, else ACCESS-DENIED; one LOGIN per connection.
  * - A device whose driver is stale answers DATA-STALE to LIST VAR and GET VAR; one whose driver
@@ -27,6 +34,10 @@ export type LabNutDevice = {
   driver(): LabNutDriverState;
   /** `FSD <ups>` from a primary: sets the forced-shutdown flag (upsd keeps it until restart). */
   forceShutdown(): void;
+  /** The instant commands the driver offers (`LIST CMD`), in the order upsd lists them. */
+  commands(): readonly string[];
+  /** An accepted `INSTCMD <ups> <command>` (the name as the driver lists it). */
+  instantCommand(command: string): void;
 };
 
 /** A user of upsd.users: `upsmon primary` may also send FSD; without upsmon, LOGIN is denied. */
@@ -34,6 +45,8 @@ export type LabNutUser = {
   username: string;
   password: string;
   upsmon: "primary" | "secondary" | null;
+  /** upsd.users `instcmds = …`: the instant commands the user may send (`all` for every one). */
+  instcmds?: readonly string[];
 };
 
 /** How the server answers new and open connections. */
@@ -186,6 +199,8 @@ export class LabNutServer {
         return [this.login(session, args)];
       case "FSD":
         return [this.forcedShutdown(session, args)];
+      case "INSTCMD":
+        return [this.instantCommand(session, args)];
       case "LOGOUT":
         return null;
       case "LIST":
@@ -228,6 +243,25 @@ export class LabNutServer {
     return "OK FSD-SET";
   }
 
+  private instantCommand(session: Session, args: readonly string[]): string {
+    if (session.username === null) return "ERR USERNAME-REQUIRED";
+    if (session.password === null) return "ERR PASSWORD-REQUIRED";
+    if (args.length < 2) return "ERR INVALID-ARGUMENT";
+    const device = this.device(args[0]!);
+    if (device === undefined) return "ERR UNKNOWN-UPS";
+    const refusal = driverRefusal(device);
+    if (refusal !== null) return refusal;
+    const wanted = args[1]!.toLowerCase();
+    const command = device.commands().find((name) => name.toLowerCase() === wanted);
+    if (command === undefined) return "ERR CMD-NOT-SUPPORTED";
+    const allowed = this.authenticated(session)?.instcmds ?? [];
+    if (!allowed.some((name) => name.toLowerCase() === wanted || name.toLowerCase() === "all")) {
+      return "ERR ACCESS-DENIED";
+    }
+    device.instantCommand(command);
+    return "OK";
+  }
+
   private authenticated(session: Session): LabNutUser | undefined {
     return this.options.users.find(
       (user) => user.username === session.username && user.password === session.password,
@@ -255,6 +289,17 @@ export class LabNutServer {
         `BEGIN LIST VAR ${device.name}`,
         ...vars.map(([name, value]) => `VAR ${device.name} ${name} ${quoteNutWord(value)}`),
         `END LIST VAR ${device.name}`,
+      ];
+    }
+    if (args[0] === "CMD" && args.length >= 2) {
+      const device = this.device(args[1]!);
+      if (device === undefined) return ["ERR UNKNOWN-UPS"];
+      const refusal = driverRefusal(device);
+      if (refusal !== null) return [refusal];
+      return [
+        `BEGIN LIST CMD ${device.name}`,
+        ...device.commands().map((command) => `CMD ${device.name} ${command}`),
+        `END LIST CMD ${device.name}`,
       ];
     }
     return ["ERR INVALID-ARGUMENT"];

@@ -35,7 +35,12 @@ export const NUT_PROGRAMS = "/lib/nut";
 const UPSD = path.join(NUT_PROGRAMS, "upsd");
 const DUMMY_UPS = path.join(NUT_PROGRAMS, "dummy-ups");
 
-/** The monitoring user of the peer's upsd.users (`upsmon secondary`). */
+/**
+ * The monitoring user of the peer's upsd.users (`upsmon secondary`), also allowed the one
+ * instant command Debian's dummy-ups 2.8.0 offers (`instcmds = load.off`): dummy-ups lists no
+ * other (drivers/dummy-ups.c: `dstate_addcmd("load.off")`), so upsd's acceptance of an
+ * INSTCMD can only be shown with it; `shutdown.return` on dummy-ups is ERR CMD-NOT-SUPPORTED.
+ */
 export const UPSD_PEER_USER = {
   username: "monuser",
   // Spaces, quotes and a backslash: the client must quote it as upsd's parser reads it.
@@ -205,6 +210,7 @@ export async function startUpsdPeer(options: {
         `[${UPSD_PEER_USER.username}]`,
         `  password = ${UPSD_PEER_PASSWORD_CONFIG}`,
         "  upsmon secondary",
+        "  instcmds = load.off",
         `[${UPSD_PEER_PRIMARY.username}]`,
         `  password = ${UPSD_PEER_PRIMARY.password}`,
         "  upsmon primary",

@@ -15,7 +15,7 @@ const NUMERIC =
   /^(triggers|triggerOverrides|shutdown|powerBack|consolidate\.firstThreshold)\.|^(pollIntervalMs|stage|port|source\.port)$/;
 /** Fields holding yes/no (a checkbox sends `on`, a select `true`/`false`). */
 const BOOLEAN =
-  /(^|\.)(lowBattery|forcedShutdownAlone|runsConsole|enabled|confirmPlanChange|confirmDuringOutage)$/;
+  /(^|\.)(lowBattery|forcedShutdownAlone|runsConsole|enabled|confirmPlanChange|confirmDuringOutage|outputCycle)$/;
 /** Fields a form may repeat (checkboxes), kept as lists. */
 const LISTS = new Set(["feeds", "confirmedTargetIds"]);
 

@@ -61,6 +61,13 @@ export const upsDevices = pgTable("ups_devices", {
   secretCredentialId: uuid("secret_credential_id").references(() => credentials.id),
   /** This UPS's deviations from the global trigger defaults. */
   triggerOverrides: jsonb("trigger_overrides").$type<TriggerOverrides>().notNull().default({}),
+  /**
+   * Opt-in (off by default): once a shutdown run has seen every target fed by this UPS down and
+   * the UPS is still on battery, ask it to turn its output off and on again when mains returns
+   * (NUT `INSTCMD <ups> shutdown.return`), so hosts set to power on after AC loss come back.
+   * lib/power/shutdown/cycle-ups-output.ts.
+   */
+  outputCycle: boolean("output_cycle").notNull().default(false),
   createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
 });

@@ -23,10 +23,19 @@ const upsName = z
 
 export const ZUpsSourceInput = z.discriminatedUnion("type", [ZNutSourceSchema, ZSnmpSourceSchema]);
 
+/**
+ * The UPS output cycle after a shutdown (off by default): yes or no, nothing else — a form's
+ * `on`/`true`/`false` become booleans before this (lib/actions/power/power-form-input.ts).
+ */
+export const ZOutputCycle = z.boolean({
+  error: "Choose whether the console cycles this UPS's output after a shutdown: on or off.",
+});
+
 export const ZCreateUpsDevice = z.object({
   name: upsName,
   source: ZUpsSourceInput,
   triggerOverrides: ZTriggerOverrides.default({}),
+  outputCycle: ZOutputCycle.default(false),
 });
 export type TCreateUpsDevice = z.infer<typeof ZCreateUpsDevice>;
 
@@ -46,6 +55,7 @@ export const ZUpdateUpsDevice = z.object({
   name: upsName.optional(),
   source: ZUpsSourceChange.optional(),
   triggerOverrides: ZTriggerOverrides.optional(),
+  outputCycle: ZOutputCycle.optional(),
 });
 export type TUpdateUpsDevice = z.infer<typeof ZUpdateUpsDevice>;
 

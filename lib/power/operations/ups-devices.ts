@@ -28,6 +28,8 @@ export type UpsDeviceView = {
   sourceLabel: string;
   hasSecret: boolean;
   triggerOverrides: TriggerOverrides;
+  /** The console cycles this UPS's output after a shutdown (lib/power/shutdown/cycle-ups-output.ts). */
+  outputCycle: boolean;
   createdAt: string;
   updatedAt: string;
 };
@@ -43,6 +45,7 @@ function view(row: Row): UpsDeviceView {
     sourceLabel: describeUpsSource(row.source),
     hasSecret: row.secretCredentialId !== null,
     triggerOverrides: row.triggerOverrides,
+    outputCycle: row.outputCycle,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };
@@ -106,6 +109,7 @@ export async function createUpsDevice(
             source,
             secretCredentialId: await storeSecret(tx, secret),
             triggerOverrides: data.triggerOverrides,
+            outputCycle: data.outputCycle,
           })
           .returning()
           .catch((error: unknown) => {
@@ -178,6 +182,7 @@ export async function updateUpsDevice(
           source,
           secretCredentialId,
           triggerOverrides: data.triggerOverrides ?? current.triggerOverrides,
+          outputCycle: data.outputCycle ?? current.outputCycle,
           updatedAt: new Date(),
         })
         .where(eq(upsDevices.id, data.id))
@@ -192,7 +197,11 @@ export async function updateUpsDevice(
         {
           severity: "info",
           kind: "config.changed",
-          message: `UPS ${row!.name} changed by ${actor.name}`,
+          message:
+            `UPS ${row!.name} changed by ${actor.name}` +
+            (row!.outputCycle !== current.outputCycle
+              ? `: output cycle after a shutdown ${row!.outputCycle ? "on" : "off"}`
+              : ""),
           upsId: row!.id,
         },
       ]);

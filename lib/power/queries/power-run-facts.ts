@@ -33,6 +33,8 @@ export async function loadPowerRunFacts(
               runId: powerRunActions.runId,
               lane: powerRunActions.lane,
               outcome: powerRunActions.outcome,
+              label: powerRunActions.label,
+              detail: powerRunActions.detail,
             })
             .from(powerRunActions)
             .where(inArray(powerRunActions.runId, ids)),

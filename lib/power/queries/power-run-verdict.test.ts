@@ -134,6 +134,72 @@ describe("describePowerRun", () => {
   });
 });
 
+describe("the UPS output cycle in the run's line and its step", () => {
+  const cycle = (outcome: string | null, detail: string | null = null) => ({
+    lane: "ups1",
+    label: "cycle output ups1",
+    outcome,
+    detail,
+  });
+  const down = [sent("t1", "2026-01-01T00:00:05Z"), sent("t2", "2026-01-01T00:00:06Z")];
+  const withStep = [...allDone, { name: "CycleUpsOutput", state: "done" }];
+
+  it("asked: the line says upsd accepted it (not that the output cycled), and the step stays done", () => {
+    const run = facts({ calls: down, actions: [cycle("ok", "upsd answered OK: …")] });
+    expect(describePowerRun(run)).toEqual({
+      tone: "ok",
+      text: "2 of 2 hosts confirmed down; ups1 asked to cycle its output (upsd accepted)",
+    });
+    expect(powerStepVerdicts(run, withStep).CycleUpsOutput).toBeUndefined();
+  });
+
+  it("refused before sending, or refused by upsd: never done, the step says why", () => {
+    const refused = facts({
+      calls: down,
+      actions: [cycle("failed", "not sent: pve9 is fed by ups1 but not shut down by this run")],
+    });
+    expect(describePowerRun(refused).text).toBe(
+      "2 of 2 hosts confirmed down; output cycle of ups1 not sent",
+    );
+    expect(powerStepVerdicts(refused, withStep).CycleUpsOutput).toEqual({
+      state: "skipped",
+      note: "skipped — not done: not sent: pve9 is fed by ups1 but not shut down by this run",
+    });
+    const failed = facts({ calls: down, actions: [cycle("failed", "… (ERR ACCESS-DENIED) …")] });
+    expect(describePowerRun(failed).text).toBe(
+      "2 of 2 hosts confirmed down; output cycle of ups1 failed",
+    );
+  });
+
+  it("in dry-run: counted apart from the shutdown calls, as 'would ask'", () => {
+    const run = facts({
+      context: { plan: standalone("dry-run") },
+      calls: [wouldSend("t1"), wouldSend("t2")],
+      actions: [
+        { lane: "pve1", outcome: "would-do" },
+        { lane: "pve2", outcome: "would-do" },
+        cycle("would-do", "dry-run: nothing sent"),
+      ],
+    });
+    expect(describePowerRun(run).text).toBe(
+      "dry-run: 2 calls would have been sent, nothing sent; would ask ups1 to cycle its output",
+    );
+    expect(powerStepVerdicts(run, withStep).CycleUpsOutput).toEqual({
+      state: "dry-run",
+      note: "dry-run — recorded what it would do, nothing sent",
+    });
+  });
+
+  it("off: the step reads skipped, the line says nothing of it", () => {
+    const run = facts({ calls: down });
+    expect(describePowerRun(run).text).toBe("2 of 2 hosts confirmed down");
+    expect(powerStepVerdicts(run, withStep).CycleUpsOutput).toEqual({
+      state: "skipped",
+      note: "skipped — the UPS's output cycle is off",
+    });
+  });
+});
+
 describe("powerStepVerdicts", () => {
   it("dry-run on two standalone nodes: no step after planning reads done", () => {
     const run = facts({

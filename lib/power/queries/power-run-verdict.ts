@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { OUTPUT_CYCLE_LABEL } from "@/lib/power/records/run-actions";
 
 /*
  * What a power-shutdown run did, in words an operator reads at 3 a.m. — decided from what the run
@@ -40,7 +41,12 @@ export type PowerRunFacts = {
     state: "would_send" | "sending" | "sent" | "failed" | "unknown";
     seenDownAt: string | null;
   }[];
-  actions: readonly { lane: string; outcome: string | null }[];
+  actions: readonly {
+    lane: string;
+    outcome: string | null;
+    label?: string;
+    detail?: string | null;
+  }[];
 };
 
 export const CANCELLED_REASON = "mains back before anything was sent: shutdown cancelled";
@@ -134,8 +140,32 @@ function coverage(facts: PowerRunFacts, r: Read) {
   return { covered, down, called };
 }
 
+/**
+ * The UPS output cycle's part of the run's line (lib/power/shutdown/cycle-ups-output.ts), or ""
+ * when the run had none (the setting off, or the run ended before it).
+ */
+function cycleText(facts: PowerRunFacts): string {
+  const cycle = facts.actions.find((a) => a.label?.startsWith(OUTPUT_CYCLE_LABEL));
+  if (!cycle) return "";
+  const ups = cycle.lane;
+  switch (cycle.outcome) {
+    case "ok":
+      return `; ${ups} asked to cycle its output (upsd accepted)`;
+    case "would-do":
+      return `; would ask ${ups} to cycle its output`;
+    case "failed":
+      return `; output cycle of ${ups} ${cycle.detail?.startsWith("not sent:") ? "not sent" : "failed"}`;
+    case null:
+      return `; output cycle of ${ups} in flight`;
+    default:
+      return `; output cycle of ${ups}: outcome unknown`;
+  }
+}
+
 function wouldDoText(facts: PowerRunFacts): string {
-  const wouldDo = facts.actions.filter((a) => a.outcome === "would-do");
+  const wouldDo = facts.actions.filter(
+    (a) => a.outcome === "would-do" && !a.label?.startsWith(OUTPUT_CYCLE_LABEL),
+  );
   const calls = facts.calls.filter((c) => c.state === "would_send").length;
   const clusterActions = wouldDo.filter((a) => a.lane === CLUSTER_LANE).length;
   if (wouldDo.length === 0 && calls === 0) return "nothing would have been sent";
@@ -199,7 +229,7 @@ export function describePowerRun(facts: PowerRunFacts): PowerRunVerdict {
   }
   // Succeeded.
   if (!r.plan) return { tone: "failed", text: "finished without a readable plan" };
-  if (dry) return { tone: "dry-run", text: `dry-run: ${wouldDoText(facts)}` };
+  if (dry) return { tone: "dry-run", text: `dry-run: ${wouldDoText(facts)}${cycleText(facts)}` };
   if (covered.length === 0) {
     return {
       tone: "cancelled",
@@ -209,7 +239,7 @@ export function describePowerRun(facts: PowerRunFacts): PowerRunVerdict {
   const all = down.length === covered.length;
   return {
     tone: all ? "ok" : "failed",
-    text: `${down.length} of ${plural(covered.length, "host")} confirmed down${spared}${handedBack}`,
+    text: `${down.length} of ${plural(covered.length, "host")} confirmed down${spared}${handedBack}${cycleText(facts)}`,
   };
 }
 
@@ -274,6 +304,14 @@ export function powerStepVerdicts(
       clusterNodes.length > 0 ? null : plan.clusters.length === 0 ? "no cluster" : noCluster,
     VerifyTargetsDown: () =>
       dry ? "dry-run" : realCalls.length === 0 && !seenDown ? "nothing was sent" : null,
+    // Done only when upsd took the command; refused or failed reads as not done, with why.
+    CycleUpsOutput: () => {
+      const cycle = facts.actions.find((a) => a.label?.startsWith(OUTPUT_CYCLE_LABEL));
+      if (!cycle) return "the UPS's output cycle is off";
+      if (cycle.outcome === "ok") return null;
+      if (cycle.outcome === "would-do") return dry ? null : (cycle.detail ?? "would send");
+      return `not done: ${cycle.detail ?? cycle.outcome ?? "in flight"}`;
+    },
   };
 
   const wouldSendTo = (targets: readonly { id: string }[]) => () =>

@@ -45,6 +45,8 @@ export type UpsCard = {
   /** Until when a worker's monitor holds this UPS; past or null: nobody is watching it. */
   watchedUntil: string | null;
   triggers: TriggerSettings;
+  /** The UPS's output is cycled after a shutdown that saw every host on it down (off by default). */
+  outputCycle: boolean;
 };
 
 /** Every UPS with what its monitor last recorded, by name. */
@@ -92,6 +94,7 @@ export async function listUpsCards(
       pending: pendingOf(state?.pendingTriggers ?? {}),
       watchedUntil: state?.leaseUntil?.toISOString() ?? null,
       triggers: effectiveTriggers(triggerDefaults, ups.triggerOverrides),
+      outputCycle: ups.outputCycle,
     };
   });
 }

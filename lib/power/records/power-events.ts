@@ -33,7 +33,11 @@ export type PowerEventKind =
   | "power_back.started"
   | "power_back.host_failed"
   | "power_back.done"
-  | "power_back.failed";
+  | "power_back.failed"
+  | "ups_cycle.would_send"
+  | "ups_cycle.refused"
+  | "ups_cycle.sent"
+  | "ups_cycle.failed";
 
 export type PowerEventInput = Omit<PowerEventDraft, "kind" | "at"> & {
   kind: PowerEventKind;

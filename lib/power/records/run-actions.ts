@@ -16,6 +16,7 @@ type ActionStart = {
 };
 
 export const CLUSTER_LANE = "cluster";
+export { OUTPUT_CYCLE_LABEL } from "./output-cycle-label";
 
 /**
  * Records an action's start, committed before the action goes out (a row left without an end

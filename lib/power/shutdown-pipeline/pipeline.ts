@@ -10,6 +10,7 @@ import { reportFailedRun } from "../shutdown/run-failed";
 import { createPowerServices, type PowerServices } from "../shutdown/services";
 import { shutDownTargets } from "../shutdown/shut-down-targets";
 import { verifyTargetsDown } from "../shutdown/verify-targets-down";
+import { cycleUpsOutput } from "../shutdown/cycle-ups-output";
 
 export const POWER_SHUTDOWN = "power-shutdown";
 
@@ -20,7 +21,8 @@ export const POWER_SHUTDOWN = "power-shutdown";
  * cluster shut down as one unit: HA disarmed, every guest stopped, Ceph flagged, the nodes in
  * order (docs/power-cluster-sequence.md); a step without a cluster in the run just advances.
  * A consolidation's first stage runs on the same steps: checked, HA disarmed, the guests of the
- * nodes that go down migrated (or stopped), those nodes in order.
+ * nodes that go down migrated (or stopped), those nodes in order. Last, only where the UPS's
+ * setting asks for it and every target on the UPS was seen down: the UPS's output cycle.
  */
 export const powerShutdownPipeline = definePipeline<PowerServices>({
   name: POWER_SHUTDOWN,
@@ -35,6 +37,7 @@ export const powerShutdownPipeline = definePipeline<PowerServices>({
     setCephFlags,
     shutDownClusterNodes,
     verifyTargetsDown,
+    cycleUpsOutput,
   ],
   services: createPowerServices,
   // A run that ends without success notifies, whatever ended it (lib/power/shutdown/run-failed.ts).

@@ -22,8 +22,9 @@ export const GET = route(
 /**
  * Adds a UPS (admins): `{ name, source: { type: "nut", host, port, upsName, username?,
  * password? } | { type: "snmp", version, host, port, community | user, authProtocol, authKey,
- * privProtocol, privKey }, triggerOverrides? }` → 201 `{ ups, planChange }`. The secrets are
- * sealed and never answered back.
+ * privProtocol, privKey }, triggerOverrides?, outputCycle? }` → 201 `{ ups, planChange }`. The
+ * secrets are sealed and never answered back. `outputCycle` (boolean, default false): cycle the
+ * UPS's output after a shutdown that saw every host on it down (docs/power.md).
  */
 export const POST = route(
   "POST /api/power/ups",

@@ -14,7 +14,7 @@ export const runtime = "nodejs";
 const params = { upsId: z.uuid({ error: "Not a UPS id." }) };
 
 /**
- * Changes a UPS (admins): any of `name`, `source`, `triggerOverrides`. A secret left out of a
+ * Changes a UPS (admins): any of `name`, `source`, `triggerOverrides`, `outputCycle`. A secret left out of a
  * changed source keeps the stored one. → `{ ups, planChange }`.
  */
 export const PATCH = route(

@@ -1,0 +1,1 @@
+ALTER TABLE "ups_devices" ADD COLUMN "output_cycle" boolean DEFAULT false NOT NULL;

@@ -103,9 +103,11 @@ export class RebootController implements RebootControl {
   async cutPower(): Promise<void> {
     if (this.busy) await this.busy;
     if (this.state === "down" || this.stopped) return;
-    this.busy = this.target.stop(() => {
-      this.state = "down";
-    });
+    this.busy = this.track(
+      this.target.stop(() => {
+        this.state = "down";
+      }),
+    );
     try {
       await this.busy;
     } finally {

@@ -9,6 +9,7 @@ import { setPowerMode } from "@/lib/power/operations/set-power-mode";
 import { POWER_BACK } from "@/lib/power/power-back-pipeline/pipeline";
 import { outageToBringBack } from "@/lib/power/power-back-pipeline/start-power-back";
 import { latestPowerBackRun, powerBackRunView } from "@/lib/power/queries/power-back-run";
+import { readPowerPlanPage } from "@/lib/power/queries/power-plan";
 import { listPowerRuns } from "@/lib/power/queries/timeline";
 import { actionsOfRun, type PowerRunAction } from "@/lib/power/records/run-actions";
 import { startLabCluster, type LabCluster } from "@/lab";
@@ -179,7 +180,35 @@ describe("the way back of a drill", () => {
     const db = getDb();
     await setMode("armed");
     try {
+      // The plan preview shows the way back beside the shutdown: before any run listed the
+      // nodes, the hosts and the clusters, and no guest yet (the shutdown records them).
+      const before = (await readPowerPlanPage(db)).wayBack[upsId]!;
+      expect(before.plan.hosts.map((h) => [h.name, h.controller])).toEqual([
+        [expect.stringMatching(/^pve3/), "redfish"],
+        [expect.stringMatching(/^pve2/), "redfish"],
+        [expect.stringMatching(/^pve1/), "redfish"],
+      ]);
+      expect(before.plan.clusters).toEqual([
+        {
+          name: expect.any(String),
+          nodes: ["pve3", "pve2", "pve1"],
+          cephFlags: ["noout", "nobackfill", "norecover", "norebalance"],
+          haDisarmed: true,
+        },
+      ]);
+      expect(before.plan.guests).toEqual([]);
+      expect(before.guestsFrom).toEqual([]);
+
       const drillRunId = await drillToTheEnd(false);
+      // After the dry drill listed the nodes: its guests, in start order, and from which run.
+      const after = (await readPowerPlanPage(db)).wayBack[upsId]!;
+      expect(after.plan.guests.map((g) => [g.vmid, g.order])).toEqual([
+        [102, 1],
+        [101, 2],
+        [122, 3],
+        [111, null],
+      ]);
+      expect(after.guestsFrom.map((f) => f.runId)).toEqual([drillRunId]);
       const preview = await drillWayBack(db, drillRunId);
       expect(preview.refused).toBe(null);
       expect(preview.live).toEqual({ offered: false, why: expect.stringMatching(/dry-run/) });
@@ -205,14 +234,14 @@ describe("the way back of a drill", () => {
       expect((await post(operator, drillRunId, { live: false })).status).toBe(403);
       expect(await powerBackRunIds()).toEqual([]);
 
-      const before = lab.nodes.map((n) => n.api.requests.length);
+      const requestsBefore = lab.nodes.map((n) => n.api.requests.length);
       const response = await post(admin, drillRunId, { live: false });
       expect(response.status).toBe(201);
       const { runId } = (await response.json()) as { runId: string };
       const run = await settled(db, runId, 120_000);
       expect(run.status, run.failureReason ?? "").toBe("succeeded");
       for (const node of bmc.nodes) expect(node.chassis.powerOnRequests).toEqual([]);
-      expect(changesSent(before)).toEqual([]);
+      expect(changesSent(requestsBefore)).toEqual([]);
       expect(lab.model.guestStarts).toEqual([]);
       const actions = await actionsOfRun(db, runId);
       expect(actions.length).toBeGreaterThan(0);

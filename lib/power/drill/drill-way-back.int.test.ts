@@ -5,7 +5,9 @@ import { getDb } from "@/lib/db/client";
 import { auditLog, powerEvents, powerTargets, runs } from "@/lib/db/schema";
 import { setPowerController } from "@/lib/power-controllers/store";
 import { watchPowerBack } from "@/lib/power/monitor/power-back-watch";
+import { bringBackNow } from "@/lib/power/operations/bring-back-now";
 import { setPowerMode } from "@/lib/power/operations/set-power-mode";
+import { startShutdownRun } from "@/lib/power/shutdown-pipeline/start-shutdown-run";
 import { POWER_BACK } from "@/lib/power/power-back-pipeline/pipeline";
 import { outageToBringBack } from "@/lib/power/power-back-pipeline/start-power-back";
 import { latestPowerBackRun, powerBackRunView } from "@/lib/power/queries/power-back-run";
@@ -19,7 +21,7 @@ import {
   type LabPowerControllers,
 } from "@/lab/power-controllers";
 import { createTestUser, type TestUser } from "@/test/auth";
-import { ADMIN, persistOnMains, persistReading } from "@/test/fixtures/power";
+import { ADMIN, persistOnMains, persistReading, shutdownInput } from "@/test/fixtures/power";
 import { protectLabCluster, startClusterTestWorker } from "@/test/fixtures/protected-lab-cluster";
 import { registerProcessTestDatabase, routeParams } from "@/test/process-database";
 import { settled } from "@/test/runs";
@@ -199,6 +201,17 @@ describe("the way back of a drill", () => {
       expect(before.plan.guests).toEqual([]);
       expect(before.guestsFrom).toEqual([]);
 
+      // A real outage in dry-run, not brought back yet: the drill's way back must leave it open.
+      await setMode("dry-run");
+      await persistReading(db, upsId, true);
+      const outageRunId = await db.transaction((tx) =>
+        startShutdownRun(tx, shutdownInput(upsId, Object.values(targets))),
+      );
+      const outageRun = await settled(db, outageRunId, 120_000);
+      expect(outageRun.status, outageRun.failureReason ?? "").toBe("succeeded");
+      await persistReading(db, upsId, false);
+      await setMode("armed");
+
       const drillRunId = await drillToTheEnd(false);
       // After the dry drill listed the nodes: its guests, in start order, and from which run.
       const after = (await readPowerPlanPage(db)).wayBack[upsId]!;
@@ -278,9 +291,17 @@ describe("the way back of a drill", () => {
         );
       expect(audit).toHaveLength(1);
       expect(audit[0]).toMatchObject({ actorName: admin.user.name, outcome: "success" });
-      // Never an outage's way back: no outage is open, so nothing to bring back.
-      expect(await outageToBringBack(db, new Date())).toBe(null);
+      // Never the outage's way back: the outage stays open, not even "tried" for the monitor.
+      expect(await outageToBringBack(db, new Date())).toMatchObject({
+        shutdownRunIds: [outageRunId],
+        tried: false,
+      });
       expect((await latestPowerBackRun(db))?.origin.kind).toBe("drill-way-back");
+      // Close the outage with a dry-run way back of its own, for the next test.
+      await setMode("dry-run");
+      const closing = await settled(db, (await bringBackNow(db, {}, ADMIN)).runId, 120_000);
+      expect(closing.status, closing.failureReason ?? "").toBe("succeeded");
+      expect(await outageToBringBack(db, new Date())).toBe(null);
     } finally {
       await setMode("dry-run");
     }

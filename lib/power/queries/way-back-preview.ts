@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray } from "drizzle-orm";
+import { and, desc, eq } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { powerBackGuests } from "@/lib/db/schema";
 import type { ClusterSequencePlan } from "@/lib/power/clusters/sequence-plan";
@@ -15,8 +15,9 @@ import type { TargetRecord } from "@/lib/power/targets/load-targets";
  * buildPowerBackPlan — PlanPowerBack's own function — over the shutdown the preview shows, as a
  * run that did every step would have recorded it (HA disarmed where its sequence disarms HA, the
  * Ceph flags set where it sets them). The guests are what a shutdown records as it stops them;
- * before an outage the latest record is the one to show: each node's guests as the latest run
- * that listed them (a real outage's or a drill's, dry-run too) found them, with when.
+ * before an outage the latest record is the one to show: each cluster's and standalone host's
+ * guests as the latest run that listed them (a real outage's or a drill's, dry-run too) found
+ * them, with when.
  */
 export type WayBackPreview = {
   plan: BackPlanView;
@@ -24,7 +25,7 @@ export type WayBackPreview = {
   guestsFrom: { runId: string; recordedAt: string }[];
 };
 
-type Reader = Pick<Database, "select" | "selectDistinctOn">;
+type Reader = Pick<Database, "select">;
 
 /** The way back of each group of `preview`, by UPS id, in the preview's mode. */
 export async function wayBackPreviews(
@@ -38,10 +39,7 @@ export async function wayBackPreviews(
   const result: Record<string, WayBackPreview> = {};
   for (const group of preview.groups) {
     const plan = asShutdownPlan(group, preview, endpoints, now);
-    const nodes = plan.targets.map((t) =>
-      t.endpoint?.kind === "pve-node" ? t.endpoint.nodeName : t.name,
-    );
-    const guests = await latestGuestsOn(db, nodes);
+    const guests = await latestGuestsOf(db, plan);
     const back = buildPowerBackPlan({
       runs: [asCompletedRun(plan)],
       guests,
@@ -112,24 +110,32 @@ export function asCompletedRun(plan: ShutdownPlan): ShutdownRunRecord {
   };
 }
 
-/** Per node, the guests the latest run that listed that node recorded there (oldest row first). */
-async function latestGuestsOn(db: Reader, nodes: readonly string[]): Promise<RecordedGuest[]> {
-  if (nodes.length === 0) return [];
-  const latest = await db
-    .selectDistinctOn([powerBackGuests.node], {
-      node: powerBackGuests.node,
-      runId: powerBackGuests.runId,
-    })
-    .from(powerBackGuests)
-    .where(inArray(powerBackGuests.node, [...nodes]))
-    .orderBy(powerBackGuests.node, desc(powerBackGuests.recordedAt), desc(powerBackGuests.id));
+/**
+ * The guests the latest run recorded for each part of `plan`: per cluster (its records carry the
+ * cluster), per standalone target (its records carry the target) — never by node name alone,
+ * which two clusters may share ("pve1"). Oldest row first within each.
+ */
+async function latestGuestsOf(db: Reader, plan: ShutdownPlan): Promise<RecordedGuest[]> {
+  const scopes = [
+    ...plan.clusters.map((c) => eq(powerBackGuests.clusterId, c.clusterId)),
+    ...plan.targets
+      .filter((t) => t.cluster === null && t.endpoint?.kind === "pve-node")
+      .map((t) => eq(powerBackGuests.targetId, t.id)),
+  ];
   const rows: RecordedGuest[] = [];
-  for (const { node, runId } of latest) {
+  for (const scope of scopes) {
+    const [latest] = await db
+      .select({ runId: powerBackGuests.runId })
+      .from(powerBackGuests)
+      .where(scope)
+      .orderBy(desc(powerBackGuests.recordedAt), desc(powerBackGuests.id))
+      .limit(1);
+    if (!latest) continue;
     rows.push(
       ...(await db
         .select()
         .from(powerBackGuests)
-        .where(and(eq(powerBackGuests.node, node), eq(powerBackGuests.runId, runId)))
+        .where(and(scope, eq(powerBackGuests.runId, latest.runId)))
         .orderBy(powerBackGuests.id)),
     );
   }

@@ -396,4 +396,27 @@ describe("the way back of a drill", () => {
       await setMode("dry-run");
     }
   }, 400_000);
+
+  it("answers input it cannot read with 400 naming the field, a run that is no drill with 404, and starts nothing", async () => {
+    const before = await powerBackRunIds();
+    const notAnId = await post(admin, "not-a-uuid", { live: false });
+    expect(notAnId.status).toBe(400);
+    expect(
+      ((await notAnId.json()) as { fieldErrors: Record<string, string[]> }).fieldErrors,
+    ).toHaveProperty("runId");
+    const unknownRun = "00000000-0000-4000-8000-000000000000";
+    for (const body of [{}, { live: "yes" }, { live: true, confirmedTargetIds: ["x"] }]) {
+      const response = await post(admin, unknownRun, body);
+      expect(response.status, JSON.stringify(body)).toBe(400);
+    }
+    const get = await wayBackRoute.GET(
+      new Request(`http://test/api/power/drills/${unknownRun}/way-back`, {
+        headers: operator.authHeaders(),
+      }),
+      routeParams({ runId: unknownRun }),
+    );
+    expect(get.status).toBe(404);
+    expect((await post(admin, unknownRun, { live: false })).status).toBe(404);
+    expect(await powerBackRunIds()).toEqual(before);
+  });
 });

@@ -4,7 +4,7 @@ import { useQueryClient } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { useState, useTransition } from "react";
 import { setPowerModeAction } from "@/lib/actions/power/set-power-mode";
-import type { PowerPlanView } from "@/lib/power/queries/power-plan";
+import type { PowerPlanPage, PowerPlanView } from "@/lib/power/queries/power-plan";
 import { ConfirmDialog } from "../confirm-dialog";
 import { fetchJson } from "../queries";
 import { powerKeys } from "./power-keys";
@@ -50,7 +50,7 @@ export function ArmControl({ plan }: { plan: PowerPlanView }) {
       // Show what the plan is now, so the admin confirms what would really happen.
       const latest = await queryClient.fetchQuery({
         queryKey: powerKeys.plan,
-        queryFn: () => fetchJson<PowerPlanView>("/api/power/plan"),
+        queryFn: () => fetchJson<PowerPlanPage>("/api/power/plan"),
       });
       setShown(latest.armingTargets);
     });

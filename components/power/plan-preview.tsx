@@ -2,7 +2,10 @@
 
 import { useQuery } from "@tanstack/react-query";
 import type { PreviewGroup } from "@/lib/power/shutdown-pipeline/plan-preview";
-import type { PowerPlanView } from "@/lib/power/queries/power-plan";
+import type { PowerPlanPage } from "@/lib/power/queries/power-plan";
+import type { WayBackPreview } from "@/lib/power/queries/way-back-preview";
+import Link from "next/link";
+import { BackPlanList } from "./back-plan-list";
 import { IfCan } from "../actor-context";
 import { formatDateTime, formatElapsed, keepDurationsWhole } from "../format";
 import { ClusterSequencePreview } from "./cluster-sequence-preview";
@@ -12,11 +15,11 @@ import { ArmControl } from "./arm-control";
 import { powerKeys } from "./power-keys";
 import styles from "./power.module.css";
 
-export function usePowerPlan(initial: PowerPlanView) {
+export function usePowerPlan(initial: PowerPlanPage) {
   const refetchInterval = useFallbackRefetchInterval();
   return useQuery({
     queryKey: powerKeys.plan,
-    queryFn: () => fetchJson<PowerPlanView>("/api/power/plan"),
+    queryFn: () => fetchJson<PowerPlanPage>("/api/power/plan"),
     initialData: initial,
     refetchInterval,
   });
@@ -30,7 +33,7 @@ const VERDICT_CLASS = {
 } as const;
 
 /** Arm… or Disarm… for admins, on the current plan (the power page's one action). */
-export function PlanArmControl({ initial }: { initial: PowerPlanView }) {
+export function PlanArmControl({ initial }: { initial: PowerPlanPage }) {
   const { data: plan } = usePowerPlan(initial);
   return (
     <IfCan role="admin">
@@ -44,7 +47,7 @@ export function PlanArmControl({ initial }: { initial: PowerPlanView }) {
  * which targets go down in which order, with which request and deadline, and whether the total
  * time budget fits in the runtime the UPS reports. Admins arm and disarm at the top of the page.
  */
-export function PlanPreviewPanel({ initial }: { initial: PowerPlanView }) {
+export function PlanPreviewPanel({ initial }: { initial: PowerPlanPage }) {
   const { data: plan } = usePowerPlan(initial);
   const changed = plan.changedSinceArmed;
   const drift =
@@ -93,7 +96,16 @@ export function PlanPreviewPanel({ initial }: { initial: PowerPlanView }) {
         </p>
       )}
       {plan.groups.map((group) => (
-        <PlanGroup key={group.ups.id} group={group} />
+        <div key={group.ups.id} className={styles.planPair}>
+          <PlanGroup group={group} />
+          {plan.wayBack[group.ups.id] && group.verdict !== "nothing" && (
+            <WayBackColumn
+              ups={group.ups.name}
+              wayBack={plan.wayBack[group.ups.id]!}
+              dry={plan.mode !== "armed"}
+            />
+          )}
+        </div>
       ))}
       {plan.unprotected.length > 0 && (
         <p className="notice notice-warning small" data-testid="plan-unprotected">
@@ -161,6 +173,46 @@ function PlanGroup({ group }: { group: PreviewGroup }) {
       )}
       <p className={styles[VERDICT_CLASS[group.verdict]]} data-testid="plan-summary">
         {keepDurationsWhole(group.summary)}
+      </p>
+    </div>
+  );
+}
+
+/**
+ * Beside a UPS's shutdown: the way back after it, from the plan PlanPowerBack would freeze
+ * (lib/power/queries/way-back-preview.ts). The guests are the ones the latest run that listed
+ * those nodes recorded — a shutdown records them as it stops them — and the line says so.
+ */
+function WayBackColumn({
+  ups,
+  wayBack,
+  dry,
+}: {
+  ups: string;
+  wayBack: WayBackPreview;
+  dry: boolean;
+}) {
+  const latest = wayBack.guestsFrom[0];
+  return (
+    <div className={styles.planGroup} data-testid={`way-back-${ups}`}>
+      <h3>
+        Then the way back <span className="muted small">(when mains return)</span>
+      </h3>
+      <BackPlanList plan={wayBack.plan} dry={dry} testId={`way-back-plan-${ups}`} />
+      <p className="muted small" data-testid="way-back-guests-from">
+        {latest ? (
+          <>
+            Guests as the{" "}
+            <Link href={`/power/runs?run=${latest.runId}`}>latest run that listed them</Link> found
+            them (
+            <time dateTime={latest.recordedAt} suppressHydrationWarning>
+              {formatDateTime(latest.recordedAt)}
+            </time>
+            ); an outage records them again as it stops them.
+          </>
+        ) : (
+          "Which guests start again is recorded by the shutdown as it stops them: no run has listed these nodes yet — a dry-run drill lists them without sending anything."
+        )}
       </p>
     </div>
   );

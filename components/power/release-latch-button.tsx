@@ -3,7 +3,7 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { releaseUpsLatchAction } from "@/lib/actions/power/release-ups-latch";
 import type { PowerMode } from "@/lib/power/config/settings";
-import type { PowerPlanView } from "@/lib/power/queries/power-plan";
+import type { PowerPlanPage } from "@/lib/power/queries/power-plan";
 import type { UpsCard } from "@/lib/power/queries/ups-cards";
 import { useCan } from "../actor-context";
 import { formatElapsed } from "../format";
@@ -23,7 +23,7 @@ export function ReleaseLatchButton({ card, mode }: { card: UpsCard; mode: PowerM
   // The plan the page already shows (its panel loads and refreshes it): what the UPS shuts down.
   const { data: plan } = useQuery({
     queryKey: powerKeys.plan,
-    queryFn: () => fetchJson<PowerPlanView>("/api/power/plan"),
+    queryFn: () => fetchJson<PowerPlanPage>("/api/power/plan"),
     enabled: false,
   });
   const warning = latchReleaseWarning(card, mode, plan ?? null);

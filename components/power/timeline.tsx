@@ -45,6 +45,10 @@ export function describeOrigin(origin: RunOrigin | PowerBackOrigin): string {
       return origin.by === "admin"
         ? `Way back: brought back by ${origin.name} (Bring back now)`
         : `Way back: started by the power monitor — ${origin.why}`;
+    case "drill-way-back":
+      return origin.live
+        ? `Way back of a live drill, started by ${origin.by}: hosts really powered on`
+        : `Way back of a drill, started by ${origin.by}, in dry-run: nothing sent`;
     case "drill":
       return origin.live
         ? `Live drill of ${origin.upsName}'s outage, started by ${origin.by}: calls really sent`

@@ -3,7 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import type { PreviewGroup } from "@/lib/power/shutdown-pipeline/plan-preview";
 import type { PowerOverview } from "@/lib/power/queries/power-overview";
-import type { PowerPlanView } from "@/lib/power/queries/power-plan";
+import type { PowerPlanPage } from "@/lib/power/queries/power-plan";
 import type { UpsCard } from "@/lib/power/queries/ups-cards";
 import type { PowerMode } from "@/lib/power/config/settings";
 import { formatElapsed } from "../format";
@@ -36,7 +36,7 @@ export function UpsCards({
   initialPlan,
 }: {
   initial: PowerOverview;
-  initialPlan: PowerPlanView;
+  initialPlan: PowerPlanPage;
 }) {
   const { data, dataUpdatedAt, error } = usePowerOverview(initial);
   const { data: plan } = usePowerPlan(initialPlan);

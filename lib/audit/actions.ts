@@ -42,6 +42,7 @@ export const AUDIT_ACTIONS = [
   "power.latch_release",
   "power.event_acknowledge",
   "power.drill_start",
+  "power.drill_way_back",
   "power.cluster_policy",
   "power.cluster_refresh",
   "power.cluster_restore",

@@ -22,7 +22,7 @@ import {
   POWER_EVENT_FILTER_KEYS,
   ZPowerEventFilter,
 } from "@/lib/power/queries/power-events";
-import { readPowerPlan } from "@/lib/power/queries/power-plan";
+import { readPowerPlanPage } from "@/lib/power/queries/power-plan";
 import { powerBackPageView } from "@/lib/power/queries/power-back-run";
 import { latestShutdownRun } from "@/lib/power/queries/shutdown-run";
 import { listTargetProtection } from "@/lib/power/queries/target-protection";
@@ -55,7 +55,7 @@ export default async function PowerPage({ searchParams }: { searchParams: Search
   const [overview, plan, targets, shutdown, powerBack, events, selfTest, failingNotifications] =
     await Promise.all([
       getPowerOverview(db),
-      readPowerPlan(db),
+      readPowerPlanPage(db),
       listTargetProtection(db),
       latestShutdownRun(db),
       powerBackPageView(db),

@@ -29,6 +29,7 @@ import * as notificationsTargets from "../notifications/targets/route";
 import * as powerClustersClusterId from "../power/clusters/[clusterId]/route";
 import * as powerClustersRefresh from "../power/clusters/refresh/route";
 import * as powerClusters from "../power/clusters/route";
+import * as powerDrillsRunIdWayBack from "../power/drills/[runId]/way-back/route";
 import * as powerDrills from "../power/drills/route";
 import * as powerEventsEventIdAcknowledge from "../power/events/[eventId]/acknowledge/route";
 import * as powerEvents from "../power/events/route";
@@ -86,6 +87,7 @@ export const API_ROUTE_MODULES: readonly Record<string, unknown>[] = [
   powerClustersClusterId,
   powerClustersRefresh,
   powerClusters,
+  powerDrillsRunIdWayBack,
   powerDrills,
   powerEventsEventIdAcknowledge,
   powerEvents,

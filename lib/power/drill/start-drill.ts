@@ -11,11 +11,12 @@ import type { ShutdownInput } from "@/lib/power/shutdown/shutdown-plan";
 import { startRun } from "@/lib/runs/start-run";
 import { DRILL_TRIGGER, planModeOf, type DrillMark } from "../shutdown/drill-mark";
 import { drillPlan } from "./drill-plan";
+import { checkLiveConfirmation } from "./live-confirmation";
 import { ZStartDrill } from "./schemas";
 
 // The lock arming and disarming take: a live drill's "armed" is the mode stored, not one that
 // a disarm is changing under it.
-const sqlModeLock = sql`select pg_advisory_xact_lock(hashtext('clupilot power mode'))`;
+export const sqlModeLock = sql`select pg_advisory_xact_lock(hashtext('clupilot power mode'))`;
 
 export type DrillStarted = { runId: string; live: boolean; ups: string; targets: string[] };
 
@@ -64,22 +65,14 @@ export async function startDrill(
         }
         const { mode } = await readPowerSettings(tx);
         if (data.live) {
-          if (mode !== "armed") {
-            throw new AppError(
-              "conflict",
-              "A live drill sends real shutdowns, which only an armed console does: arm first, or run the drill in dry-run.",
-            );
-          }
-          const confirmed = new Set(data.confirmedTargetIds);
-          if (
-            confirmed.size !== plan.targets.length ||
-            plan.targets.some((t) => !confirmed.has(t.id))
-          ) {
-            throw new AppError(
-              "conflict",
-              `The targets changed since the confirmation was shown: a live drill of ${plan.ups.name} now shuts down ${names.join(", ")}. Review them and confirm again.`,
-            );
-          }
+          checkLiveConfirmation({
+            mode,
+            confirmedTargetIds: data.confirmedTargetIds,
+            planned: plan.targets,
+            whatLiveDoes: "sends real shutdowns",
+            changed: (planned) =>
+              `The targets changed since the confirmation was shown: a live drill of ${plan.ups.name} now shuts down ${planned.join(", ")}. Review them and confirm again.`,
+          });
         }
         const now = new Date().toISOString();
         const drill: DrillMark = { by: actor.name, live: data.live, startedAt: now };

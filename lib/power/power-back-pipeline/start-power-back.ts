@@ -16,9 +16,15 @@ import { POWER_BACK, powerBackPipeline } from "./pipeline";
 export const OUTAGE_MAX_AGE_MS = 7 * 24 * 3600 * 1000;
 
 /** One start at a time across web and worker processes: the checks and the insert in one lock. */
-const START_LOCK = sql`select pg_advisory_xact_lock(hashtext('clupilot power-back start'))`;
+export const START_LOCK = sql`select pg_advisory_xact_lock(hashtext('clupilot power-back start'))`;
 
 type Reader = Pick<Database, "select">;
+
+/**
+ * A power-back run that is an outage's way back, not a drill's (whose input carries `drill`): a
+ * drill's way back never closes an outage nor counts as "tried" for the monitor's policy.
+ */
+const NOT_A_DRILL = sql`(${runs.context} -> 'input' -> 'drill') is null`;
 
 /** The outage the way back would undo now, as its shutdown runs say it. */
 export type OutageToBringBack = {
@@ -38,7 +44,8 @@ export type OutageToBringBack = {
 
 /**
  * The shutdown runs since the last power-back run that succeeded and within OUTAGE_MAX_AGE_MS of
- * `now` — drills and runs cancelled before anything was sent left out (they took nothing down).
+ * `now` — drills and runs cancelled before anything was sent left out (they took nothing down),
+ * and so are drills' ways back (they answer the drill, not the outage).
  * A way back stopped by a new outage leaves its outage open: the next one covers both. Null
  * when there is none.
  */
@@ -46,7 +53,7 @@ export async function outageToBringBack(db: Reader, now: Date): Promise<OutageTo
   const [lastBack] = await db
     .select({ createdAt: runs.createdAt })
     .from(runs)
-    .where(and(eq(runs.pipeline, POWER_BACK), eq(runs.status, "succeeded")))
+    .where(and(eq(runs.pipeline, POWER_BACK), eq(runs.status, "succeeded"), NOT_A_DRILL))
     .orderBy(desc(runs.createdAt), desc(runs.id))
     .limit(1);
   const rows = await db
@@ -69,7 +76,7 @@ export async function outageToBringBack(db: Reader, now: Date): Promise<OutageTo
   const [latestBack] = await db
     .select({ createdAt: runs.createdAt })
     .from(runs)
-    .where(eq(runs.pipeline, POWER_BACK))
+    .where(and(eq(runs.pipeline, POWER_BACK), NOT_A_DRILL))
     .orderBy(desc(runs.createdAt), desc(runs.id))
     .limit(1);
   return {

@@ -6,6 +6,7 @@ import {
 } from "@/lib/power/clusters/sequence-plan";
 import { SHUTDOWN_CEPH_FLAGS } from "@/lib/power/clusters/sequence-api";
 import type { RecordedGuest } from "@/lib/power/records/guests-before";
+import { ZDrillMark } from "@/lib/power/shutdown/drill-mark";
 import type { ShutdownPlan } from "@/lib/power/shutdown/shutdown-plan";
 import type { PveEndpoint } from "@/lib/power/targets/load-targets";
 
@@ -16,8 +17,20 @@ export const ZPowerBackInput = z.object({
     z.object({ kind: z.literal("monitor"), why: z.string() }),
   ]),
   shutdownRunIds: z.array(z.uuid()).min(1),
+  /**
+   * The way back of a drill (lib/power/drill/start-drill-way-back.ts): its one shutdown run is
+   * the drill's, and the mark is the drill's own (a dry drill's way back is dry whatever the
+   * mode; a live one follows the console's). Never set for an outage's way back.
+   */
+  drill: ZDrillMark.optional(),
 });
 export type PowerBackInput = z.infer<typeof ZPowerBackInput>;
+
+/** Whether a power-back run's input is a drill's way back (marked in every event it sends). */
+export function isDrillWayBack(input: unknown): boolean {
+  const parsed = ZPowerBackInput.safeParse(input);
+  return parsed.success && parsed.data.drill !== undefined;
+}
 
 export const NO_BACK_PLAN = "This run has no plan; PlanPowerBack must run first.";
 

@@ -5,6 +5,7 @@ import { readPowerSettings } from "@/lib/power/config/power-settings-store";
 import { endOutageLatches } from "@/lib/power/records/end-outage-latches";
 import { guestsRecordedBy } from "@/lib/power/records/guests-before";
 import type { PowerServices } from "@/lib/power/shutdown/services";
+import { planModeOf } from "@/lib/power/shutdown/drill-mark";
 import { buildPowerBackPlan, ZPowerBackInput } from "./back-plan";
 import { reportBack } from "./back-context";
 import { startBatches } from "./start-order";
@@ -34,17 +35,23 @@ export const planPowerBack: Step<PowerServices> = {
     const plan = buildPowerBackPlan({
       runs: shutdownRuns,
       guests: await guestsRecordedBy(db, input.data.shutdownRunIds),
-      mode: settings.mode,
+      // A drill's way back plans with the drill's mode: dry for a dry drill even while armed.
+      mode: input.data.drill
+        ? planModeOf({ drill: input.data.drill }, settings.mode)
+        : settings.mode,
       guestParallelism: settings.shutdown.guestParallelism,
       now: new Date(),
     });
     ctx.context.set("plan", plan);
 
     const by = input.data.by;
+    const drill = input.data.drill;
     ctx.log(
-      by.kind === "admin"
-        ? `started by ${by.name} (Bring back now)`
-        : `started by the power monitor: ${by.why}`,
+      drill
+        ? `the way back of a ${drill.live ? "live " : ""}drill, started by ${by.kind === "admin" ? by.name : "the power monitor"}: not an outage's way back`
+        : by.kind === "admin"
+          ? `started by ${by.name} (Bring back now)`
+          : `started by the power monitor: ${by.why}`,
     );
     ctx.log(`from the outage of shutdown run(s) ${input.data.shutdownRunIds.join(", ")}`);
     ctx.log(
@@ -84,8 +91,13 @@ export const planPowerBack: Step<PowerServices> = {
     await reportBack(ctx, {
       severity: "warning",
       kind: "power_back.started",
-      message: `Power back${plan.mode === "armed" ? "" : " (dry-run)"}: ${plan.hosts.length} host(s) to power on, ${plan.guests.length} guest(s) to start again`,
-      data: { mode: plan.mode, hosts: plan.hosts.map((h) => h.name), guests: plan.guests.length },
+      message: `${drill ? "Drill: way back" : "Power back"}${plan.mode === "armed" ? "" : " (dry-run)"}: ${plan.hosts.length} host(s) to power on, ${plan.guests.length} guest(s) to start again`,
+      data: {
+        mode: plan.mode,
+        drill: drill !== undefined,
+        hosts: plan.hosts.map((h) => h.name),
+        guests: plan.guests.length,
+      },
     });
     return advance(`${plan.hosts.length} host(s), ${plan.guests.length} guest(s), ${plan.mode}`);
   },

@@ -4,7 +4,7 @@ import { events } from "@/lib/db/schema";
 import { advance, fail, type FailedRun, type RunFailure, type Step } from "@/lib/pipeline/step";
 import { recordPowerEvents } from "@/lib/power/records/power-events";
 import type { PowerServices } from "@/lib/power/shutdown/services";
-import { NO_BACK_PLAN, type PowerBackPlan } from "./back-plan";
+import { isDrillWayBack, NO_BACK_PLAN, type PowerBackPlan } from "./back-plan";
 import { NEW_OUTAGE, reportBack } from "./back-context";
 import type { PowerOnState } from "./power-on-hosts";
 
@@ -25,9 +25,11 @@ export const reportPowerBack: Step<PowerServices> = {
     );
     const notStarted = plan.guests.filter((g) => guests[g.vmid]?.outcome === "failed");
     const dry = plan.mode !== "armed";
+    const drill = isDrillWayBack(ctx.context.get("input"));
+    const title = drill ? "Drill: way back" : "Power back";
     const message = dry
-      ? `Power back (dry-run): ${plan.hosts.length} host(s) would be powered on and ${plan.guests.length} guest(s) started; nothing was sent`
-      : `Power back done: ${plan.hosts.length - notOn.length} of ${plan.hosts.length} host(s) powered on, ${plan.guests.length - notStarted.length} of ${plan.guests.length} guest(s) running again` +
+      ? `${title} (dry-run): ${plan.hosts.length} host(s) would be powered on and ${plan.guests.length} guest(s) started; nothing was sent`
+      : `${title} done: ${plan.hosts.length - notOn.length} of ${plan.hosts.length} host(s) powered on, ${plan.guests.length - notStarted.length} of ${plan.guests.length} guest(s) running again` +
         (notOn.length > 0 ? `; NOT powered on: ${notOn.map((h) => h.name).join(", ")}` : "") +
         (notStarted.length > 0 ? `; NOT started: ${notStarted.map((g) => g.vmid).join(", ")}` : "");
     await reportBack(ctx, {
@@ -36,6 +38,7 @@ export const reportPowerBack: Step<PowerServices> = {
       message,
       data: {
         mode: plan.mode,
+        drill,
         notPoweredOn: notOn.map((h) => h.name),
         notStarted: notStarted.map((g) => g.vmid),
       },
@@ -64,9 +67,15 @@ export async function reportFailedPowerBack(
     {
       severity: "critical",
       kind: "power_back.failed",
-      message: `Power-back run ${run.id}: ${why}: ${failure.reason}. Check on /power which hosts are up and which guests run; the run's log on /power/runs says what it did.`,
+      message: `${isDrillWayBack(run.context.input) ? "Drill: way-back" : "Power-back"} run ${run.id}: ${why}: ${failure.reason}. Check on /power which hosts are up and which guests run; the run's log on /power/runs says what it did.`,
       runId: run.id,
-      data: { runId: run.id, step: failure.step, reason: failure.reason, cause: failure.cause },
+      data: {
+        runId: run.id,
+        drill: isDrillWayBack(run.context.input),
+        step: failure.step,
+        reason: failure.reason,
+        cause: failure.cause,
+      },
     },
   ]);
 }

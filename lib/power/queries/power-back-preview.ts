@@ -1,6 +1,7 @@
 import { inArray } from "drizzle-orm";
+import { backPlanView, type ControllerKind } from "@/lib/power/power-back/back-plan-view";
 import type { Database } from "@/lib/db/client";
-import { powerControllers, runs } from "@/lib/db/schema";
+import { runs } from "@/lib/db/schema";
 import type { PowerMode } from "@/lib/power/config/settings";
 import { readPowerSettings } from "@/lib/power/config/power-settings-store";
 import { buildPowerBackPlan } from "@/lib/power/power-back/back-plan";
@@ -10,8 +11,7 @@ import {
 } from "@/lib/power/power-back-pipeline/start-power-back";
 import { guestsRecordedBy } from "@/lib/power/records/guests-before";
 
-/** Which kind of power controller a host has. */
-export type ControllerKind = "redfish" | "ipmi" | "wol";
+export type { ControllerKind };
 
 /**
  * What "Bring back now" would do if pressed now — the dialog says exactly this — or why it
@@ -58,20 +58,10 @@ export async function previewPowerBack(db: Database): Promise<PowerBackPreview> 
     guestParallelism: settings.shutdown.guestParallelism,
     now: new Date(),
   });
-  const hostIds = plan.hosts.flatMap((h) => (h.hostId ? [h.hostId] : []));
-  const controllers =
-    hostIds.length === 0
-      ? []
-      : await db
-          .select({ hostId: powerControllers.hostId, kind: powerControllers.kind })
-          .from(powerControllers)
-          .where(inArray(powerControllers.hostId, hostIds));
+  const view = await backPlanView(db, plan);
   return {
     mode: plan.mode,
-    hosts: plan.hosts.map((h) => ({
-      name: h.name,
-      controller: controllers.find((c) => c.hostId === h.hostId)?.kind ?? null,
-    })),
+    hosts: view.hosts.map((h) => ({ name: h.name, controller: h.controller })),
     guests: plan.guests.length,
     clusters: plan.clusters
       .filter((c) => c.cephFlags.length > 0 || c.haDisarmed)

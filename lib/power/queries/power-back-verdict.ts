@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { NEW_OUTAGE, SKIPPED_DRY_RUN } from "@/lib/power/power-back/back-context";
-import { ZPowerBackInput } from "@/lib/power/power-back/back-plan";
+import { isDrillWayBack, ZPowerBackInput } from "@/lib/power/power-back/back-plan";
 import type { PowerRunVerdict, PowerStepVerdict } from "./power-run-verdict";
 
 /*
@@ -207,6 +207,14 @@ function stepWords(step: string): string {
  * nothing sent", "stopped: mains lost again on ups1 — 1 of 3 hosts back, …".
  */
 export function describePowerBack(facts: PowerBackFacts): PowerRunVerdict {
+  const verdict = describeWayBack(facts);
+  // A drill's way back says so in its one line: it never reads as the outage's way back.
+  return isDrillWayBack(facts.context.input)
+    ? { ...verdict, text: `drill — ${verdict.text}` }
+    : verdict;
+}
+
+function describeWayBack(facts: PowerBackFacts): PowerRunVerdict {
   const r = read(facts);
   const plan = r.plan;
   const dry = plan?.mode === "dry-run";
@@ -340,12 +348,22 @@ export function powerBackStepVerdicts(
 export type PowerBackOrigin =
   | { kind: "way-back"; by: "admin"; name: string }
   | { kind: "way-back"; by: "monitor"; why: string }
+  /** The way back of a drill: never an outage's. */
+  | { kind: "drill-way-back"; by: string; live: boolean; drillRunId: string }
   | { kind: "unknown" };
 
 export function powerBackOriginOf(context: Record<string, unknown>): PowerBackOrigin {
   const input = ZPowerBackInput.safeParse(context.input);
   if (!input.success) return { kind: "unknown" };
   const by = input.data.by;
+  if (input.data.drill) {
+    return {
+      kind: "drill-way-back",
+      by: by.kind === "admin" ? by.name : "the power monitor",
+      live: input.data.drill.live,
+      drillRunId: input.data.shutdownRunIds[0]!,
+    };
+  }
   return by.kind === "admin"
     ? { kind: "way-back", by: "admin", name: by.name }
     : { kind: "way-back", by: "monitor", why: by.why };

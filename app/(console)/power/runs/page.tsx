@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
 import { z } from "zod";
 import { DrillControl } from "@/components/power/drill-control";
+import { DrillWayBackButton } from "@/components/power/drill-way-back-button";
 import { RunTimelineView } from "@/components/power/timeline";
 import { PowerRunList } from "@/components/power/timeline-runs";
 import { requirePageActor } from "@/lib/auth/actor";
@@ -46,7 +47,14 @@ export default async function PowerRunsPage({ searchParams }: { searchParams: Se
         <section className="panel" aria-labelledby="timeline-heading">
           <h2 id="timeline-heading">Timeline</h2>
           {timeline ? (
-            <RunTimelineView key={timeline.run.id} initial={timeline} />
+            <>
+              {timeline.run.origin.kind === "drill" && hasRole(actor.role, "admin") && (
+                <div>
+                  <DrillWayBackButton drillRunId={timeline.run.id} />
+                </div>
+              )}
+              <RunTimelineView key={timeline.run.id} initial={timeline} />
+            </>
           ) : (
             <p role="alert" data-testid="run-timeline-missing">
               No power run has this id. Choose one from the list below.

@@ -82,7 +82,8 @@ export const planPowerBack: Step<PowerServices> = {
     }
     if (plan.hosts.length === 0)
       return fail("None of the outage's hosts went down: nothing to bring back.");
-    const released = await endOutageLatches(db, plan.feeds, { runId: ctx.runId });
+    // A drill's way back ends no real outage: a latch asleep meanwhile stays the monitor's.
+    const released = drill ? [] : await endOutageLatches(db, plan.feeds, { runId: ctx.runId });
     if (released.length > 0) {
       ctx.log(
         `the outage is over: latch of ${released.join(", ")} released — a loss of mains from now on is a new outage`,

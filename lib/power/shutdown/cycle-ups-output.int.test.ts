@@ -113,11 +113,7 @@ beforeAll(async () => {
   otherHostName = (await hostRow(db, started.other.hostId)).name;
   // What rack1's sockets power in the lab: the two hosts every UPS device here feeds.
   feed = feedFromLabUps(labUps, [boots, stays]);
-  await updatePowerSettings(
-    db,
-    { shutdown: { callTimeoutSeconds: 2, targetDownSeconds: 20 } },
-    ADMIN,
-  );
+  await updatePowerSettings(db, { shutdown: SHUTDOWN_BOUNDS }, ADMIN);
   for (const id of Object.values(ups)) await persistReading(db, id, true);
   for (const lab of [labUps, deniedUps, noCommandUps, snmpUps]) lab.control.pullPlug();
 }, 180_000);
@@ -128,6 +124,12 @@ afterAll(async () => {
   await Promise.all([boots, stays, other].map((node) => node?.stop()));
   await Promise.all([labUps, deniedUps, noCommandUps, snmpUps].map((lab) => lab?.stop()));
 });
+
+/**
+ * Bounds no lab node misses on a loaded machine: a call unanswered after 2 s was settled failed
+ * and a node slow to go down failed the run — neither is what these tests are about.
+ */
+const SHUTDOWN_BOUNDS = { callTimeoutSeconds: 10, targetDownSeconds: 60 };
 
 async function shutdown(upsId: string, targets: string[]) {
   const { db } = database;
@@ -283,7 +285,7 @@ describe("the UPS output cycle after a shutdown", () => {
     const { db } = database;
     await updatePowerSettings(
       db,
-      { shutdown: { callTimeoutSeconds: 2, targetDownSeconds: 10 } },
+      { shutdown: { callTimeoutSeconds: 10, targetDownSeconds: 10 } },
       ADMIN,
     );
     stays.api.faults.statusPostFailures = 1000;
@@ -302,11 +304,7 @@ describe("the UPS output cycle after a shutdown", () => {
       expect(instantCommands(labUps)).toEqual([]);
     } finally {
       stays.api.faults.statusPostFailures = 0;
-      await updatePowerSettings(
-        db,
-        { shutdown: { callTimeoutSeconds: 2, targetDownSeconds: 20 } },
-        ADMIN,
-      );
+      await updatePowerSettings(db, { shutdown: SHUTDOWN_BOUNDS }, ADMIN);
     }
     await powerOnBothAgain();
   }, 60_000);

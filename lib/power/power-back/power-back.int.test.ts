@@ -120,6 +120,7 @@ async function outageOfLabCluster(options: { wrongPassword?: string } = {}): Pro
         username: bmc.username,
         password: node === options.wrongPassword ? "not-the-password" : bmc.password,
         systemId: lab.systemId,
+        auth: "basic",
       },
     });
   }

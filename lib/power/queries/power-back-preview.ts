@@ -11,7 +11,7 @@ import {
 import { guestsRecordedBy } from "@/lib/power/records/guests-before";
 
 /** Which kind of power controller a host has. */
-export type ControllerKind = "redfish" | "ipmi" | "wol";
+export type ControllerKind = "redfish" | "ipmi" | "wol" | "pve-wol";
 
 /**
  * What "Bring back now" would do if pressed now — the dialog says exactly this — or why it

@@ -261,6 +261,7 @@ async function main() {
         username: bmc.username,
         password: bmc.password,
         systemId: redfish.systemId,
+        auth: "basic",
       },
     });
   }

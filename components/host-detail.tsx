@@ -35,6 +35,7 @@ export function HostDetailView({
   consoleKey = null,
   viewedRun = null,
   powerController = null,
+  clusterName = null,
 }: {
   initialHost: HostDetail;
   /** An earlier run chosen in the history (`?run=`); null shows the latest, live. */
@@ -43,6 +44,8 @@ export function HostDetailView({
   consoleKey?: HostFormConsoleKey | null;
   /** The host's out-of-band power controller (lib/power-controllers), never its password. */
   powerController?: PowerControllerView | null;
+  /** The Proxmox cluster the host is a member of (the power controller form offers WoL through it). */
+  clusterName?: string | null;
 }) {
   const { data: host, error } = useHost(initialHost.id, initialHost);
   const run = viewedRun ?? host.latestRun;
@@ -209,7 +212,11 @@ export function HostDetailView({
       <HostLifecycle host={host} consoleKey={consoleKey} />
 
       {host.state !== "retired" && (
-        <PowerControllerPanel hostId={host.id} initial={powerController} />
+        <PowerControllerPanel
+          hostId={host.id}
+          initial={powerController}
+          clusterName={clusterName}
+        />
       )}
 
       {viewedRun && (

@@ -19,6 +19,7 @@ const KIND_LABEL: Record<PowerControllerKind, string> = {
   redfish: "Redfish (HTTPS)",
   ipmi: "IPMI over LAN",
   wol: "Wake-on-LAN",
+  "pve-wol": "Wake-on-LAN via a cluster member",
 };
 const FIELDS = [
   "kind",
@@ -29,15 +30,20 @@ const FIELDS = [
   "systemId",
   "mac",
   "broadcastAddress",
+  "auth",
 ] as const;
 
 function describe(view: PowerControllerView): string {
+  if (view.kind === "pve-wol") return "POST /nodes/{node}/wakeonlan through a member that is up";
   if (view.kind === "wol") return `${view.mac} via ${view.broadcastAddress}:${view.port}`;
-  return `${view.address}:${view.port} as ${view.username}${view.kind === "redfish" ? `, system ${view.systemId}` : ""}`;
+  return `${view.address}:${view.port} as ${view.username}${view.kind === "redfish" ? `, system ${view.systemId}${view.redfishAuth === "session" ? ", Redfish session" : ""}` : ""}`;
 }
 
 /** What "Power on" will do, exactly, for the confirmation. */
 function powerOnWords(view: PowerControllerView): string {
+  if (view.kind === "pve-wol") {
+    return "The console asks another member of this host's cluster whose API answers to send Proxmox's Wake-on-LAN packet for this node (POST /nodes/{node}/wakeonlan, the MAC in the node's wakeonlan setting). A machine that is off and set to wake on LAN starts; one that is on ignores it. Wake-on-LAN cannot say whether it woke.";
+  }
   if (view.kind === "wol") {
     return `The console sends a Wake-on-LAN magic packet for ${view.mac} to ${view.broadcastAddress}:${view.port}. A machine that is off and set to wake on LAN starts; one that is on ignores it. Wake-on-LAN cannot say whether it woke.`;
   }
@@ -59,9 +65,12 @@ function readingText(reading: PowerReading): string {
 export function PowerControllerPanel({
   hostId,
   initial,
+  clusterName = null,
 }: {
   hostId: string;
   initial: PowerControllerView | null;
+  /** The Proxmox cluster the host is a member of; null: standalone or not known. */
+  clusterName?: string | null;
 }) {
   const isAdmin = useCan("admin");
   const isOperator = useCan("operator");
@@ -249,15 +258,26 @@ export function PowerControllerPanel({
                 onChange={(event) => setKind(event.target.value as PowerControllerKind)}
                 data-testid="power-controller-kind"
               >
-                {(Object.keys(KIND_LABEL) as PowerControllerKind[]).map((value) => (
-                  <option key={value} value={value}>
-                    {KIND_LABEL[value]}
-                  </option>
-                ))}
+                {(Object.keys(KIND_LABEL) as PowerControllerKind[])
+                  // Through the cluster only for a member (the server checks it as well).
+                  .filter((value) => value !== "pve-wol" || clusterName || initial?.kind === value)
+                  .map((value) => (
+                    <option key={value} value={value}>
+                      {KIND_LABEL[value]}
+                    </option>
+                  ))}
               </select>
             )}
           </Field>
-          {kind === "wol" ? (
+          {kind === "pve-wol" ? (
+            <p className="muted small" data-testid="power-controller-pve-wol-hint">
+              Another member of {clusterName ?? "its cluster"} whose API answers sends the magic
+              packet (Proxmox&apos;s POST /nodes/&#123;node&#125;/wakeonlan). Nothing to enter here:
+              set the node&apos;s MAC in Proxmox (
+              <span className="mono">pvenode config set --wakeonlan &lt;MAC&gt;</span>) and enable
+              Wake-on-LAN in its firmware and NIC. The power self-test reads the setting.
+            </p>
+          ) : kind === "wol" ? (
             <>
               <TextField
                 key="mac"
@@ -319,6 +339,20 @@ export function PowerControllerPanel({
                 autoComplete="new-password"
                 error={errorOf("password")}
               />
+              {kind === "redfish" && (
+                <Field name="auth" label="Redfish login" error={errorOf("auth")}>
+                  {(props) => (
+                    <select
+                      {...props}
+                      defaultValue={same?.redfishAuth ?? "basic"}
+                      data-testid="power-controller-auth"
+                    >
+                      <option value="basic">Basic auth on each request</option>
+                      <option value="session">A Redfish session per use (X-Auth-Token)</option>
+                    </select>
+                  )}
+                </Field>
+              )}
               {kind === "redfish" && (
                 <TextField
                   key="systemId"

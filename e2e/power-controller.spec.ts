@@ -64,6 +64,10 @@ test("an admin sets a Redfish controller, reads the host's power state and remov
   await page.getByTestId("power-controller-edit").click();
   const form = page.getByTestId("power-controller-form");
   await page.getByTestId("power-controller-kind").selectOption("redfish");
+  // A standalone host: Wake-on-LAN through a cluster member is not offered.
+  await expect(
+    page.getByTestId("power-controller-kind").locator('option[value="pve-wol"]'),
+  ).toHaveCount(0);
   // The host itself is asked for its BMC (ipmitool lan print on it): a suggestion the admin
   // takes with a click, nothing saved by asking.
   await wireHostBmc(node, bmc, { address: redfish.address, mac: "52:54:00:e2:e2:01" });
@@ -86,11 +90,14 @@ test("an admin sets a Redfish controller, reads the host's power state and remov
 
   await form.getByLabel("System id").fill(redfish.systemId);
   await form.getByLabel("BMC password").fill(bmc.password);
+  // A Redfish session per use instead of basic auth (the lab's SessionService).
+  await page.getByTestId("power-controller-auth").selectOption("session");
   await page.getByTestId("power-controller-save").click();
   await expect(page.getByTestId("power-controller-message")).toHaveText("Power controller saved.");
   await expect(page.getByTestId("power-controller-summary")).toContainText(
     `Redfish (HTTPS): ${redfish.address}:${redfish.port} as ${bmc.username}, system ${redfish.systemId}`,
   );
+  await expect(page.getByTestId("power-controller-summary")).toContainText(", Redfish session");
   await expect(page.getByTestId("power-controller-summary")).toContainText(
     "pinned at first contact",
   );
@@ -98,6 +105,9 @@ test("an admin sets a Redfish controller, reads the host's power state and remov
   await page.getByTestId("power-controller-read").click();
   await expect(page.getByTestId("power-controller-state")).toContainText("On — Redfish at");
   await expect(page.getByTestId("power-controller-state")).toContainText("PowerState On");
+  // The read logged in with a session and deleted it.
+  expect(bmc.nodes[0]!.redfish.sessionLog.length).toBeGreaterThan(0);
+  expect(bmc.nodes[0]!.redfish.openSessions()).toEqual([]);
   await expect(panel.locator(`[title="${redfish.certSha256}"]`)).toHaveText("pinned");
 
   // The password is write-only: not in the page after a reload, nor in the API's answer.

@@ -17,6 +17,7 @@ import {
   startLabPowerControllers,
   type LabPowerControllers,
 } from "./power-controllers";
+import { setNodeConfig } from "./pve/cluster/node-config";
 import { controlUps, labUpsSources, startLabUps, type LabUps } from "./ups/lab-ups";
 import type { PveState, PveStorageLayout } from "./pve/seed";
 
@@ -430,6 +431,16 @@ export async function main(argv: readonly string[]): Promise<void> {
       controllers = await startLabPowerControllers({
         nodes: started.nodes.map((n) => clusterNodePower(started, n.name)),
       });
+      // Wake-on-LAN via a cluster member: each node's MAC in its Proxmox config (as
+      // `pvenode config set --wakeonlan` leaves it), the members' packets to the lab's listener.
+      started.model.wakeOnLanPort = controllers.nodes[0]!.wol.port;
+      for (const n of controllers.nodes)
+        setNodeConfig(
+          started.nodes[0]!.root,
+          n.name,
+          "wakeonlan",
+          `mac=${n.wol.mac},broadcast-address=127.0.0.1`,
+        );
     }
     if (options.pbs) pbs = await startLabPbs();
     // The lab's stand-in for cloud.debian.org and Proxmox's keyring: the console must be

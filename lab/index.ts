@@ -26,6 +26,7 @@ import {
 } from "./pve/cluster/area";
 import { setCorosyncDown, sharedFolderOf } from "./pve/cluster/membership";
 import { registerPveSwitches, startPveNode, type LabPve, type LabPveOptions } from "./pve/node";
+import { nodeName, pveInstalled, startOnbootGuests, stopGuestsAtPowerOff } from "./pve/state";
 import {
   LabSshServer,
   NO_SSH_FAULTS,
@@ -234,9 +235,12 @@ export async function startLab(options: StartLabOptions = {}): Promise<LabNode> 
       await api.powerOff();
       await server.stop(silent);
       corosyncUp(false);
+      // Down, its guests are down with it: a node keeps no VM running across a power cycle.
+      if (pveInstalled(root)) stopGuestsAtPowerOff(root);
     },
     start: async () => {
       corosyncUp(true);
+      if (pveInstalled(root)) startOnbootGuests(root, nodeName(root));
       await api.powerOn();
       await server.restart();
     },

@@ -5,4 +5,5 @@ export const CONTROLLER_WORDS: Record<ControllerKind, string> = {
   redfish: "Redfish",
   ipmi: "IPMI",
   wol: "Wake-on-LAN",
+  "pve-wol": "Wake-on-LAN via a cluster member",
 };

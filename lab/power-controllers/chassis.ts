@@ -1,3 +1,5 @@
+import type { LabNode } from "../index";
+import { requestPower } from "../debian/power";
 import type { LabCluster } from "../pve/cluster/start";
 
 /**
@@ -78,5 +80,26 @@ export function clusterNodePower(cluster: LabCluster, name: string): LabNodePowe
     isOn: () => cluster.model.node(name)?.online === true,
     powerOn: () => cluster.powerOn(name),
     powerOff: () => cluster.powerOff(name),
+  };
+}
+
+/**
+ * The power of a standalone lab node (`startLab`): on unless powered off (a reboot's or a
+ * boot's moments count as on, as the BMC sees them). Powered off as `poweroff` on the host would;
+ * powered on as its power button does.
+ */
+export function labNodePower(node: LabNode): LabNodePower {
+  return {
+    name: node.name,
+    isOn: () => node.power.state !== "down",
+    powerOn: () => node.power.powerOn(),
+    powerOff: async () => {
+      requestPower(node.root, "poweroff", 0);
+      const deadline = Date.now() + 30_000;
+      while (node.power.state !== "down") {
+        if (Date.now() > deadline) throw new Error(`${node.name} did not power off`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
   };
 }

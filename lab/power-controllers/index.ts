@@ -9,7 +9,7 @@ import { startLabIpmi, type LabIpmi } from "./ipmi-sim";
 import { startLabRedfish, type LabRedfish } from "./redfish";
 import { startLabWol, type LabWol } from "./wol";
 
-export { clusterNodePower, LabChassis, type LabNodePower } from "./chassis";
+export { clusterNodePower, labNodePower, LabChassis, type LabNodePower } from "./chassis";
 
 /**
  * Every lab node's out-of-band power controllers, all driving the node's real lab power: a
@@ -19,7 +19,15 @@ export { clusterNodePower, LabChassis, type LabNodePower } from "./chassis";
 export type LabNodeControllers = {
   name: string;
   chassis: LabChassis;
-  redfish: { address: string; port: number; systemId: string; certSha256: string };
+  redfish: {
+    address: string;
+    port: number;
+    systemId: string;
+    certSha256: string;
+    /** The BMC's Redfish sessions open now (tests: every session the console opened is deleted). */
+    openSessions(): string[];
+    readonly sessionLog: readonly string[];
+  };
   ipmi: { address: string; port: number; pid(): number | null };
   wol: { mac: string; broadcastAddress: string; port: number };
   /** The controller cannot be reached: Redfish cuts connections, ipmi_sim stops, packets are lost. */
@@ -71,6 +79,8 @@ export async function startLabPowerControllers(options: {
           port: redfish.port,
           systemId: redfish.systemId,
           certSha256: cert.sha256,
+          openSessions: () => redfish.openSessions(),
+          sessionLog: redfish.sessionLog,
         },
         ipmi: { address: "127.0.0.1", port: ipmi.port, pid: () => ipmi.pid() },
         wol: { mac, broadcastAddress: "127.0.0.1", port: wol.port },

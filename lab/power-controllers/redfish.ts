@@ -1,3 +1,4 @@
+import crypto from "node:crypto";
 import https from "node:https";
 import type net from "node:net";
 
@@ -7,6 +8,9 @@ import type { LabChassis } from "./chassis";
 export type LabRedfish = {
   port: number;
   systemId: string;
+  /** Tests: the sessions open now (their ids), and every session ever opened or deleted. */
+  openSessions(): string[];
+  readonly sessionLog: string[];
   stop(): Promise<void>;
 };
 
@@ -17,6 +21,12 @@ export type LabRedfish = {
  * `ComputerSystem.Reset` action (`On`, `ForceOn`, `ForceOff`, `GracefulShutdown`; anything else
  * 400 `ActionParameterNotSupported`). While the chassis is unreachable, every connection is
  * cut before TLS.
+ *
+ * Its SessionService as DSP0266 has it: `POST /redfish/v1/SessionService/Sessions` with
+ * `UserName` and `Password` (no other credentials needed) opens a session — 201, the token in
+ * `X-Auth-Token`, the session's URI in `Location` — or answers 401 for wrong ones; a request
+ * carrying a live `X-Auth-Token` is authenticated by it (an unknown or deleted one: 401);
+ * `DELETE` on the session's URI ends it.
  */
 export async function startLabRedfish(options: {
   chassis: LabChassis;
@@ -31,6 +41,11 @@ export async function startLabRedfish(options: {
   const resetPath = `${systemPath}/Actions/ComputerSystem.Reset`;
   const expected = `Basic ${Buffer.from(`${options.username}:${options.password}`).toString("base64")}`;
   const sockets = new Set<net.Socket>();
+  const sessionsPath = "/redfish/v1/SessionService/Sessions";
+  /** token → session id */
+  const sessions = new Map<string, string>();
+  const sessionLog: string[] = [];
+  let sessionCounter = 0;
 
   const send = (res: import("node:http").ServerResponse, status: number, body?: unknown) => {
     const text = body === undefined ? "" : JSON.stringify(body);
@@ -68,11 +83,49 @@ export async function startLabRedfish(options: {
             Name: "Lab Root Service",
             RedfishVersion: "1.8.0",
             Systems: { "@odata.id": "/redfish/v1/Systems" },
+            SessionService: { "@odata.id": "/redfish/v1/SessionService" },
+            Links: { Sessions: { "@odata.id": sessionsPath } },
           });
         }
-        if (req.headers.authorization !== expected) {
+        if (path === sessionsPath && req.method === "POST") {
+          // Creating a session needs no credentials but the ones in the body.
+          let login: { UserName?: unknown; Password?: unknown };
+          try {
+            login = JSON.parse(body) as typeof login;
+          } catch {
+            return send(res, 400, error("MalformedJSON", "The request body is not JSON."));
+          }
+          if (login.UserName !== options.username || login.Password !== options.password)
+            return send(res, 401, error("NoValidSession", "The credentials are not valid."));
+          const id = String(++sessionCounter);
+          const token = crypto.randomBytes(24).toString("hex");
+          sessions.set(token, id);
+          sessionLog.push(`opened ${id}`);
+          const uri = `${sessionsPath}/${id}`;
+          res.setHeader("X-Auth-Token", token);
+          res.setHeader("Location", uri);
+          return send(res, 201, {
+            "@odata.id": uri,
+            "@odata.type": "#Session.v1_3_0.Session",
+            Id: id,
+            Name: `Session ${id}`,
+            UserName: options.username,
+          });
+        }
+        const token = req.headers["x-auth-token"];
+        const session = typeof token === "string" ? sessions.get(token) : undefined;
+        if (session === undefined && req.headers.authorization !== expected) {
           res.setHeader("WWW-Authenticate", 'Basic realm="lab BMC"');
           return send(res, 401, error("NoValidSession", "The credentials are not valid."));
+        }
+        if (path.startsWith(`${sessionsPath}/`) && req.method === "DELETE") {
+          const id = path.slice(sessionsPath.length + 1);
+          const entry = [...sessions.entries()].find(([, s]) => s === id);
+          if (!entry)
+            return send(res, 404, error("ResourceMissingAtURI", `${path} does not exist.`));
+          sessions.delete(entry[0]);
+          sessionLog.push(`deleted ${id}`);
+          return send(res, 204);
         }
         if (path === "/redfish/v1/Systems" && req.method === "GET") {
           return send(res, 200, {
@@ -155,6 +208,8 @@ export async function startLabRedfish(options: {
   return {
     port,
     systemId,
+    openSessions: () => [...sessions.values()],
+    sessionLog,
     stop: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();

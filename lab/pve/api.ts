@@ -260,7 +260,8 @@ export async function startPveApi(options: StartPveApiOptions): Promise<PveApi> 
 
     try {
       if (!pveInstalled(root)) createPmxcfs(root, { node });
-      const data = dispatch(
+      // A handler may answer later (the wake-on-LAN send): its promise is awaited.
+      const data: unknown = await dispatch(
         { root, node, authid },
         method,
         apiPath,

@@ -12,6 +12,9 @@ import { joinInfo } from "./cluster/join-info";
 import { getSubscription, LAB_KEY_PATTERN, setSubscription } from "./subscription";
 import { clusterView } from "./cluster/membership";
 import {
+  appendGuestStart,
+  withPveLock,
+  writeRunning,
   formatStorageCfg,
   isFileStorage,
   listVmids,
@@ -562,6 +565,51 @@ export const ROUTES: Route[] = [
     },
   },
   {
+    // qemu-server's vm_start: VM.PowerMgmt on the guest, its config must exist on this node;
+    // the start is a task (`qmstart`), its UPID the answer. One that runs already, or a
+    // template, is a task that fails (nothing changes).
+    method: "POST",
+    path: "/nodes/{node}/qemu/{vmid}/status/start",
+    params: ["skiplock", "timeout"],
+    handler: (ctx) => {
+      checkNode(ctx);
+      const vmid = checkVmid(ctx);
+      requirePriv(ctx, readUserCfg(ctx.root), `/vms/${vmid}`, ["VM.PowerMgmt"]);
+      const upid = withPveLock(ctx.root, () => {
+        const conf = readVmConfig(ctx.root, ctx.node, vmid);
+        if (conf === null) {
+          throw new ApiError(
+            500,
+            `Configuration file '${vmConfigRelPath(ctx.node, vmid)}' does not exist`,
+          );
+        }
+        const running = readRunning(ctx.root);
+        if (!running.has(vmid) && conf.get("template") !== "1") {
+          running.add(vmid);
+          writeRunning(ctx.root, running);
+          appendGuestStart(ctx.root, vmid);
+        }
+        return labUpid(ctx.node, "qmstart", String(vmid), ctx.authid);
+      });
+      return upid;
+    },
+  },
+  {
+    // pve-container's vm_start: a single lab node holds no containers, so every one is missing.
+    method: "POST",
+    path: "/nodes/{node}/lxc/{vmid}/status/start",
+    params: ["skiplock", "debug"],
+    handler: (ctx) => {
+      checkNode(ctx);
+      const vmid = checkVmid(ctx);
+      requirePriv(ctx, readUserCfg(ctx.root), `/vms/${vmid}`, ["VM.PowerMgmt"]);
+      throw new ApiError(
+        500,
+        `Configuration file 'nodes/${ctx.node}/lxc/${vmid}.conf' does not exist`,
+      );
+    },
+  },
+  {
     method: "GET",
     path: "/nodes/{node}/storage",
     params: ["content", "storage", "enabled", "format", "target"],
@@ -865,4 +913,11 @@ export function dispatch(
     );
   }
   return route.handler({ ...base, params: { ...query, ...pathParams } });
+}
+
+/** A task id as Proxmox writes it: `UPID:node:pid:pstart:starttime:type:id:user:`. */
+function labUpid(node: string, type: string, id: string, user: string): string {
+  const hex = (n: number) => n.toString(16).toUpperCase().padStart(8, "0");
+  const now = Math.floor(Date.now() / 1000);
+  return `UPID:${node}:${hex(process.pid)}:${hex(Math.floor(process.uptime() * 100))}:${hex(now)}:${type}:${id}:${user}:`;
 }

@@ -462,6 +462,41 @@ export function readRunning(root: string): Set<number> {
   );
 }
 
+/**
+ * Every guest start the node's API took, in order (`<vmid>` per line): the evidence of the
+ * order a way back started them in. Lab-private, like `running`.
+ */
+export function readGuestStarts(root: string): number[] {
+  const text = readText(path.join(labPveDir(root), "guest-starts")) ?? "";
+  return text
+    .split("\n")
+    .filter((l) => /^\d+$/.test(l))
+    .map(Number);
+}
+
+export function appendGuestStart(root: string, vmid: number): void {
+  fs.mkdirSync(labPveDir(root), { recursive: true });
+  fs.appendFileSync(path.join(labPveDir(root), "guest-starts"), `${vmid}\n`);
+}
+
+/** The node went down (powered off, or rebooting): no guest of it runs any more. */
+export function stopGuestsAtPowerOff(root: string): void {
+  withPveLock(root, () => writeRunning(root, new Set()));
+}
+
+/**
+ * The node booted: Proxmox's pve-guests.service starts the guests with `onboot: 1`; the others
+ * stay stopped until someone starts them.
+ */
+export function startOnbootGuests(root: string, node: string): void {
+  withPveLock(root, () => {
+    const onboot = listVmids(root, node).filter(
+      (vmid) => readVmConfig(root, node, vmid)?.get("onboot") === "1",
+    );
+    writeRunning(root, new Set(onboot));
+  });
+}
+
 export function writeRunning(root: string, running: Set<number>): void {
   writeAtomic(
     path.join(labPveDir(root), "running"),

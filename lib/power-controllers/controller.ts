@@ -23,7 +23,7 @@ export type PowerOnResult =
   { sent: true; detail: string } | { sent: false; problem: PowerProblem; reason: string };
 
 export interface PowerController {
-  readonly kind: "redfish" | "ipmi" | "wol";
+  readonly kind: "redfish" | "ipmi" | "wol" | "pve-wol";
   /** Where it is, for messages: `Redfish at 10.0.0.5:443`. Never a secret. */
   readonly where: string;
   readPowerState(): Promise<PowerReading>;

@@ -49,9 +49,13 @@ const apiAnswers = async (name: string) => {
   ).answers;
 };
 
-function redfish(name: string, override: { password?: string; certSha256?: string | null } = {}) {
+function redfish(
+  name: string,
+  override: { password?: string; certSha256?: string | null; auth?: "basic" | "session" } = {},
+) {
   const lab = bmc.node(name).redfish;
   return redfishController({
+    auth: override.auth ?? "basic",
     address: lab.address,
     port: lab.port,
     username: bmc.username,
@@ -152,6 +156,100 @@ describe("Redfish against the lab's BMC", () => {
     expect(online("pve2")).toBe(false);
     await waitUntil(() => online("pve2"), { timeoutMs: 30_000, what: "pve2 booted" });
     await registry.apply({ "bmc.pve2.bootMs": null });
+  });
+});
+
+describe("Redfish sessions (SessionService) against the lab's BMC", () => {
+  it("reads and powers on through a session each time, and deletes every session it opened", async () => {
+    const lab = bmc.node("pve1").redfish;
+    const opened = lab.sessionLog.length;
+    expect(await redfish("pve1", { auth: "session" }).readPowerState()).toMatchObject({
+      state: "on",
+    });
+    await cluster.powerOff("pve1");
+    expect(await redfish("pve1", { auth: "session" }).readPowerState()).toMatchObject({
+      state: "off",
+    });
+    expect(await redfish("pve1", { auth: "session" }).powerOn()).toMatchObject({ sent: true });
+    await waitUntil(() => online("pve1"), { timeoutMs: 30_000, what: "pve1 powered on" });
+    // Three uses, three sessions: each opened, each deleted; none left open.
+    expect(lab.sessionLog.slice(opened)).toEqual([
+      expect.stringMatching(/^opened /),
+      expect.stringMatching(/^deleted /),
+      expect.stringMatching(/^opened /),
+      expect.stringMatching(/^deleted /),
+      expect.stringMatching(/^opened /),
+      expect.stringMatching(/^deleted /),
+    ]);
+    expect(lab.openSessions()).toEqual([]);
+  });
+
+  it("a wrong password is refused at the session (401): credentials, no session, the password nowhere", async () => {
+    const lab = bmc.node("pve1").redfish;
+    const opened = lab.sessionLog.length;
+    const wrong = await redfish("pve1", { auth: "session", password: "not-it" }).readPowerState();
+    expect(wrong).toMatchObject({ state: "unknown", problem: "credentials" });
+    expect(JSON.stringify(wrong)).not.toContain("not-it");
+    const refused = await redfish("pve1", { auth: "session", password: "not-it" }).powerOn();
+    expect(refused).toMatchObject({ sent: false, problem: "credentials" });
+    expect(lab.sessionLog.slice(opened)).toEqual([]);
+  });
+
+  it("the BMC checks the token: a deleted session's token is refused", async () => {
+    const lab = bmc.node("pve1").redfish;
+    // Open a session by hand, as the console does, then use its token after deleting it.
+    const call = async (
+      method: string,
+      path: string,
+      headers: Record<string, string>,
+      body?: unknown,
+    ) => {
+      const { request } = await import("node:https");
+      return new Promise<{ status: number; token?: string; location?: string }>(
+        (resolve, reject) => {
+          const req = request(
+            {
+              host: lab.address,
+              port: lab.port,
+              method,
+              path,
+              rejectUnauthorized: false,
+              headers: { "Content-Type": "application/json", ...headers },
+            },
+            (res) => {
+              res.resume();
+              res.on("end", () =>
+                resolve({
+                  status: res.statusCode ?? 0,
+                  token: res.headers["x-auth-token"] as string | undefined,
+                  location: res.headers.location,
+                }),
+              );
+            },
+          );
+          req.on("error", reject);
+          req.end(body === undefined ? undefined : JSON.stringify(body));
+        },
+      );
+    };
+    const session = await call(
+      "POST",
+      "/redfish/v1/SessionService/Sessions",
+      {},
+      {
+        UserName: bmc.username,
+        Password: bmc.password,
+      },
+    );
+    expect(session.status).toBe(201);
+    const auth = { "X-Auth-Token": session.token! };
+    expect((await call("GET", `/redfish/v1/Systems/${lab.systemId}`, auth)).status).toBe(200);
+    expect(
+      (await call("GET", `/redfish/v1/Systems/${lab.systemId}`, { "X-Auth-Token": "forged" }))
+        .status,
+    ).toBe(401);
+    expect((await call("DELETE", session.location!, auth)).status).toBe(204);
+    expect((await call("GET", `/redfish/v1/Systems/${lab.systemId}`, auth)).status).toBe(401);
   });
 });
 

@@ -55,7 +55,10 @@ export async function powerOnHost(
       data: { kind: controller.kind, ...data },
     });
 
-  const before = controller.kind === "wol" ? null : await controller.readPowerState();
+  const before =
+    controller.kind === "wol" || controller.kind === "pve-wol"
+      ? null
+      : await controller.readPowerState();
   if (before?.state === "on") {
     const message = `${host.name} already reads On at its ${controller.where}: nothing was sent.`;
     await record(`power on of ${host.name}: already on (${controller.where}), nothing sent`, {
@@ -75,7 +78,10 @@ export async function powerOnHost(
       `${host.name} was not powered on: ${sent.reason}`,
     );
   }
-  const after = controller.kind === "wol" ? null : await controller.readPowerState();
+  const after =
+    controller.kind === "wol" || controller.kind === "pve-wol"
+      ? null
+      : await controller.readPowerState();
   const message =
     after === null
       ? `The magic packet for ${host.name} went out (${controller.where}). Wake-on-LAN cannot say whether it woke: the host's page shows it once its API answers.`

@@ -17,6 +17,12 @@ export type RedfishOptions = {
   username: string;
   password: string;
   systemId: string;
+  /**
+   * `basic`: basic auth on each request. `session`: a SessionService session for each use —
+   * `POST /redfish/v1/SessionService/Sessions`, its `X-Auth-Token` on the requests, the session
+   * deleted (`DELETE` its `Location`) when done. Default basic.
+   */
+  auth?: "basic" | "session";
   /** The pinned certificate (`AB:CD:…`); null: pin what the first contact offers. */
   certSha256: string | null;
   /** Called once with the certificate of the first contact, before any credential is sent. */
@@ -24,7 +30,14 @@ export type RedfishOptions = {
   timeoutMs?: number;
 };
 
-type Answer = { status: number; body: string };
+type Answer = {
+  status: number;
+  body: string;
+  headers: Record<string, string | string[] | undefined>;
+};
+type Auth = Record<string, string>;
+
+const SESSIONS_PATH = "/redfish/v1/SessionService/Sessions";
 
 class Unreachable extends Error {}
 class CertificateChanged extends Error {}
@@ -50,7 +63,15 @@ export function redfishController(options: RedfishOptions): PowerController {
   const systemPath = `/redfish/v1/Systems/${encodeURIComponent(options.systemId)}`;
   let pinned = options.certSha256;
 
-  const request = (method: "GET" | "POST", path: string, json?: unknown): Promise<Answer> => {
+  const basic: Auth = {
+    Authorization: `Basic ${Buffer.from(`${options.username}:${options.password}`).toString("base64")}`,
+  };
+  const request = (
+    method: "GET" | "POST" | "DELETE",
+    path: string,
+    auth: Auth,
+    json?: unknown,
+  ): Promise<Answer> => {
     const timeoutMs = options.timeoutMs ?? 10_000;
     const host = options.address;
     const body = json === undefined ? undefined : JSON.stringify(json);
@@ -90,7 +111,7 @@ export function redfishController(options: RedfishOptions): PowerController {
               port: options.port,
               path,
               headers: {
-                Authorization: `Basic ${Buffer.from(`${options.username}:${options.password}`).toString("base64")}`,
+                ...auth,
                 Accept: "application/json",
                 "OData-Version": "4.0",
                 ...(body === undefined
@@ -111,7 +132,9 @@ export function redfishController(options: RedfishOptions): PowerController {
               res.on("data", (chunk: string) => {
                 if (text.length < 1_000_000) text += chunk;
               });
-              res.on("end", () => done(null, { status: res.statusCode ?? 0, body: text }));
+              res.on("end", () =>
+                done(null, { status: res.statusCode ?? 0, body: text, headers: res.headers }),
+              );
               res.on("error", (error) =>
                 done(new Unreachable(`the answer broke off: ${error.message}`)),
               );
@@ -158,7 +181,58 @@ export function redfishController(options: RedfishOptions): PowerController {
         }
       : null;
 
-  const readSystem = async (): Promise<
+  type Failed = {
+    ok: false;
+    problem: "unreachable" | "certificate" | "credentials" | "answer";
+    reason: string;
+  };
+
+  /**
+   * Runs `work` with the credentials of one use: basic auth, or a fresh session deleted after
+   * `work`, whatever it returned. The session's token is only ever in a request header: never in
+   * a reason, a log line or a return value.
+   */
+  const withAuth = async <T>(work: (auth: Auth) => Promise<T>): Promise<T | Failed> => {
+    if ((options.auth ?? "basic") === "basic") return work(basic);
+    let opened: Answer;
+    try {
+      opened = await request(
+        "POST",
+        SESSIONS_PATH,
+        {},
+        {
+          UserName: options.username,
+          Password: options.password,
+        },
+      );
+    } catch (error) {
+      return { ok: false, ...failure(error) };
+    }
+    const denied = refused(opened.status);
+    if (denied) return { ok: false, ...denied };
+    const token = opened.headers["x-auth-token"];
+    const location = opened.headers.location;
+    if (opened.status < 200 || opened.status >= 300 || typeof token !== "string" || !token) {
+      return {
+        ok: false,
+        problem: "answer",
+        reason: `${where} did not open a session (POST ${SESSIONS_PATH}: ${opened.status}${typeof token === "string" ? "" : ", no X-Auth-Token"}): choose basic auth, or check that the BMC's SessionService is enabled.`,
+      };
+    }
+    const session: Auth = { "X-Auth-Token": token };
+    try {
+      return await work(session);
+    } finally {
+      // The session ends with its use: a BMC holds only a few at a time. Its Location, or the
+      // member the body names; a session not deleted expires by the BMC's SessionTimeout.
+      const sessionPath = sessionPathOf(location, opened.body);
+      if (sessionPath) await request("DELETE", sessionPath, session).catch(() => undefined);
+    }
+  };
+
+  const readSystem = async (
+    auth: Auth,
+  ): Promise<
     | { ok: true; system: Record<string, unknown> }
     | {
         ok: false;
@@ -168,7 +242,7 @@ export function redfishController(options: RedfishOptions): PowerController {
   > => {
     let answer: Answer;
     try {
-      answer = await request("GET", systemPath);
+      answer = await request("GET", systemPath, auth);
     } catch (error) {
       return { ok: false, ...failure(error) };
     }
@@ -204,7 +278,7 @@ export function redfishController(options: RedfishOptions): PowerController {
     kind: "redfish",
     where,
     async readPowerState(): Promise<PowerReading> {
-      const read = await readSystem();
+      const read = await withAuth(readSystem);
       if (!read.ok) return { state: "unknown", problem: read.problem, reason: read.reason };
       const state = read.system.PowerState;
       // Redfish's PowerState: On, Off, PoweringOn, PoweringOff, Paused.
@@ -219,36 +293,65 @@ export function redfishController(options: RedfishOptions): PowerController {
       };
     },
     async powerOn(): Promise<PowerOnResult> {
-      // The action's target as the system names it; the schema's default path otherwise.
-      const read = await readSystem();
-      if (!read.ok) return { sent: false, problem: read.problem, reason: read.reason };
-      // Some BMCs refuse On for a machine that is on (iDRAC: 409); there is nothing to send.
-      if (read.system.PowerState === "On" || read.system.PowerState === "PoweringOn")
-        return {
-          sent: true,
-          detail: `${where} reports PowerState ${read.system.PowerState} already`,
-        };
-      const actions = read.system.Actions as Record<string, { target?: unknown }> | undefined;
-      const named = actions?.["#ComputerSystem.Reset"]?.target;
-      const target =
-        typeof named === "string" && named.startsWith("/redfish/v1/")
-          ? named
-          : `${systemPath}/Actions/ComputerSystem.Reset`;
-      let answer: Answer;
-      try {
-        answer = await request("POST", target, { ResetType: "On" });
-      } catch (error) {
-        return { sent: false, ...failure(error) };
-      }
-      const denied = refused(answer.status);
-      if (denied) return { sent: false, ...denied };
-      if (answer.status < 200 || answer.status >= 300)
-        return {
-          sent: false,
-          problem: "answer",
-          reason: `${where} refused ResetType On (${answer.status}): ${answer.body.trim().slice(0, 200) || "no message"}.`,
-        };
-      return { sent: true, detail: `${where} accepted ResetType On (${answer.status})` };
+      const result = await withAuth((auth) => powerOnWith(auth));
+      return "ok" in result
+        ? { sent: false, problem: result.problem, reason: result.reason }
+        : result;
     },
   };
+
+  async function powerOnWith(auth: Auth): Promise<PowerOnResult> {
+    // The action's target as the system names it; the schema's default path otherwise.
+    const read = await readSystem(auth);
+    if (!read.ok) return { sent: false, problem: read.problem, reason: read.reason };
+    // Some BMCs refuse On for a machine that is on (iDRAC: 409); there is nothing to send.
+    if (read.system.PowerState === "On" || read.system.PowerState === "PoweringOn")
+      return {
+        sent: true,
+        detail: `${where} reports PowerState ${read.system.PowerState} already`,
+      };
+    const actions = read.system.Actions as Record<string, { target?: unknown }> | undefined;
+    const named = actions?.["#ComputerSystem.Reset"]?.target;
+    const target =
+      typeof named === "string" && named.startsWith("/redfish/v1/")
+        ? named
+        : `${systemPath}/Actions/ComputerSystem.Reset`;
+    let answer: Answer;
+    try {
+      answer = await request("POST", target, auth, { ResetType: "On" });
+    } catch (error) {
+      return { sent: false, ...failure(error) };
+    }
+    const denied = refused(answer.status);
+    if (denied) return { sent: false, ...denied };
+    if (answer.status < 200 || answer.status >= 300)
+      return {
+        sent: false,
+        problem: "answer",
+        reason: `${where} refused ResetType On (${answer.status}): ${answer.body.trim().slice(0, 200) || "no message"}.`,
+      };
+    return { sent: true, detail: `${where} accepted ResetType On (${answer.status})` };
+  }
+}
+
+/**
+ * Where a session is deleted: the `Location` of its creation (a path, or an absolute URL on the
+ * BMC), else the `@odata.id` of the session the body returned. Only a path below
+ * /redfish/v1/SessionService/Sessions/ is taken: the token is sent nowhere else.
+ */
+export function sessionPathOf(location: unknown, body: string): string | null {
+  const below = (path: string) => (path.startsWith(`${SESSIONS_PATH}/`) ? path : null);
+  if (typeof location === "string" && location) {
+    try {
+      return below(new URL(location, "https://bmc.invalid").pathname);
+    } catch {
+      return null;
+    }
+  }
+  try {
+    const id = (JSON.parse(body) as { "@odata.id"?: unknown })["@odata.id"];
+    return typeof id === "string" ? below(id) : null;
+  } catch {
+    return null;
+  }
 }

@@ -28,6 +28,19 @@ describe("ZPowerControllerInput", () => {
       username: "console",
       password: "pw",
       systemId: "1",
+      auth: "basic",
+    });
+    expect(
+      ZPowerControllerInput.parse({
+        kind: "redfish",
+        address: "10.0.1.6",
+        username: "console",
+        auth: "session",
+      }),
+    ).toMatchObject({ kind: "redfish", auth: "session" });
+    // Through the cluster: nothing to enter; whatever else comes along is dropped.
+    expect(ZPowerControllerInput.parse({ kind: "pve-wol", mac: "$(reboot)" })).toEqual({
+      kind: "pve-wol",
     });
     expect(
       ZPowerControllerInput.parse({ kind: "ipmi", address: "10.0.1.5", username: "root" }),
@@ -57,6 +70,11 @@ describe("ZPowerControllerInput", () => {
       "systemId",
     ]);
     expect(fieldsOf({ kind: "smoke-signals" })).toEqual(["kind"]);
+    const redfish = { ...ipmi, kind: "redfish" };
+    expect(fieldsOf({ ...redfish, auth: "digest" })).toEqual(["auth"]);
+    expect(fieldsOf({ ...redfish, auth: "session\nX-Injected: 1" })).toEqual(["auth"]);
+    expect(fieldsOf({ ...redfish, auth: ["session"] })).toEqual(["auth"]);
+    expect(fieldsOf({ ...redfish, auth: { $ne: 1 } })).toEqual(["auth"]);
   });
 });
 

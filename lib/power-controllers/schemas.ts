@@ -7,7 +7,7 @@ import { z } from "zod";
  * be: no value can start with `-` and pass for an ipmitool option.
  */
 
-export const POWER_CONTROLLER_KINDS = ["redfish", "ipmi", "wol"] as const;
+export const POWER_CONTROLLER_KINDS = ["redfish", "ipmi", "wol", "pve-wol"] as const;
 export type PowerControllerKind = (typeof POWER_CONTROLLER_KINDS)[number];
 
 const ADDRESS =
@@ -17,6 +17,9 @@ const MAC = /^[0-9a-fA-F]{2}([:-][0-9a-fA-F]{2}){5}$/;
 const USER = /^[A-Za-z0-9_.@][A-Za-z0-9_.@-]*$/;
 const SYSTEM_ID = /^[A-Za-z0-9_.-]{1,64}$/;
 const CONTROL = /[\u0000-\u001f\u007f]/;
+
+export const REDFISH_AUTH = ["basic", "session"] as const;
+export type RedfishAuth = (typeof REDFISH_AUTH)[number];
 
 const port = (fallback: number) =>
   z.preprocess(
@@ -67,6 +70,15 @@ export const ZRedfishControllerInput = z.object({
       .trim()
       .regex(SYSTEM_ID, "The id as in /redfish/v1/Systems/<id>: letters, digits, _ . and -."),
   ),
+  /**
+   * `basic`: the user and password on every request. `session`: one SessionService session per
+   * use (`POST /redfish/v1/SessionService/Sessions`, its `X-Auth-Token`, deleted when done) — for
+   * BMCs that limit or log basic auth.
+   */
+  auth: z.preprocess(
+    (value) => (value === "" || value === null || value === undefined ? "basic" : value),
+    z.enum(REDFISH_AUTH, { error: "Choose basic auth or a Redfish session." }),
+  ),
 });
 
 export const ZIpmiControllerInput = z.object({
@@ -92,10 +104,17 @@ export const ZWolControllerInput = z.object({
   port: port(9),
 });
 
+/**
+ * Wake-on-LAN through the host's cluster: Proxmox's `POST /nodes/{node}/wakeonlan`, asked of a
+ * member that is up, which sends the packet for the MAC in the node's own config (`wakeonlan:`
+ * in /etc/pve/nodes/<node>/config). Nothing to enter: the node and its cluster are the host's.
+ */
+export const ZPveWolControllerInput = z.object({ kind: z.literal("pve-wol") });
+
 export const ZPowerControllerInput = z.discriminatedUnion(
   "kind",
-  [ZRedfishControllerInput, ZIpmiControllerInput, ZWolControllerInput],
-  { error: "Choose Redfish, IPMI or Wake-on-LAN." },
+  [ZRedfishControllerInput, ZIpmiControllerInput, ZWolControllerInput, ZPveWolControllerInput],
+  { error: "Choose Redfish, IPMI, Wake-on-LAN or Wake-on-LAN via a cluster member." },
 );
 export type TPowerControllerInput = z.infer<typeof ZPowerControllerInput>;
 
@@ -107,6 +126,8 @@ export type PowerControllerView = {
   port: number;
   username: string | null;
   systemId: string | null;
+  /** redfish: basic auth or a session per use; null for the other kinds. */
+  redfishAuth: RedfishAuth | null;
   mac: string | null;
   broadcastAddress: string | null;
   /** redfish: the pinned certificate, null until the first contact. */

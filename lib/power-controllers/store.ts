@@ -3,12 +3,14 @@ import { and, eq, isNull } from "drizzle-orm";
 
 import { audited, type AuditActor } from "@/lib/audit/record-audit";
 import type { Database } from "@/lib/db/client";
-import { events, powerControllers } from "@/lib/db/schema";
+import { events, hosts, powerControllers } from "@/lib/db/schema";
 import { AppError } from "@/lib/errors";
 import { lockHost, retiredHostError } from "@/lib/host-access/host-guards";
 import { seal, unseal } from "@/lib/secrets/seal";
 
+import { clusterNameOfHost, otherClusterMembers } from "./cluster-members";
 import type { PowerController } from "./controller";
+import { pveWolController } from "./pve-wol";
 import { ipmiController } from "./ipmi";
 import { redfishController } from "./redfish";
 import type { PowerControllerView, TPowerControllerInput } from "./schemas";
@@ -26,10 +28,11 @@ export function controllerView(row: Row): PowerControllerView {
     port: row.port,
     username: row.username,
     systemId: row.systemId,
+    redfishAuth: row.redfishAuth,
     mac: row.mac,
     broadcastAddress: row.broadcastAddress,
     certSha256: row.certSha256,
-    hasPassword: row.kind !== "wol",
+    hasPassword: row.kind === "redfish" || row.kind === "ipmi",
     updatedAt: row.updatedAt.toISOString(),
   };
 }
@@ -54,10 +57,21 @@ export async function loadPowerController(
 ): Promise<{ view: PowerControllerView; controller: PowerController } | null> {
   const [row] = await db.select().from(powerControllers).where(eq(powerControllers.hostId, hostId));
   if (!row) return null;
-  return { view: controllerView(row), controller: controllerOf(db, row, options.timeoutMs) };
+  return { view: controllerView(row), controller: await controllerOf(db, row, options.timeoutMs) };
 }
 
-function controllerOf(db: Database, row: Row, timeoutMs = 10_000): PowerController {
+async function controllerOf(db: Database, row: Row, timeoutMs = 10_000): Promise<PowerController> {
+  if (row.kind === "pve-wol") {
+    const [host] = await db
+      .select({ nodeName: hosts.nodeName, name: hosts.name })
+      .from(hosts)
+      .where(eq(hosts.id, row.hostId));
+    return pveWolController({
+      // Proxmox names the node in every /nodes/{node} path; a host not yet onboarded has none.
+      node: host?.nodeName ?? host?.name ?? row.hostId,
+      members: () => otherClusterMembers(db, row.hostId, { timeoutMs }),
+    });
+  }
   const secret = JSON.parse(unseal(row.sealedSecret)) as { password?: string };
   if (row.kind === "redfish") {
     return redfishController({
@@ -66,6 +80,7 @@ function controllerOf(db: Database, row: Row, timeoutMs = 10_000): PowerControll
       username: row.username!,
       password: secret.password ?? "",
       systemId: row.systemId!,
+      auth: row.redfishAuth ?? "basic",
       certSha256: row.certSha256,
       timeoutMs,
       onFirstContact: async (certSha256) => {
@@ -106,7 +121,7 @@ export async function setPowerController(
       .from(powerControllers)
       .where(eq(powerControllers.hostId, host.id));
     let sealedSecret: string;
-    if (controller.kind === "wol") sealedSecret = seal("{}");
+    if (controller.kind === "wol" || controller.kind === "pve-wol") sealedSecret = seal("{}");
     else if (controller.password !== undefined)
       sealedSecret = seal(JSON.stringify({ password: controller.password }));
     else if (existing && existing.kind === controller.kind) sealedSecret = existing.sealedSecret;
@@ -119,13 +134,26 @@ export async function setPowerController(
       controller.kind === "redfish" &&
       existing.address === controller.address &&
       existing.port === controller.port;
+    const bmc = controller.kind === "redfish" || controller.kind === "ipmi" ? controller : null;
+    if (controller.kind === "pve-wol") {
+      // Only a member has another member to send the packet; a standalone host uses plain WoL.
+      const cluster = await clusterNameOfHost(tx, host.id);
+      if (!host.nodeName || cluster === null) {
+        const why = !host.nodeName
+          ? `${host.name} has no Proxmox node name yet: finish its onboarding first.`
+          : `${host.name} is not a member of a Proxmox cluster the console knows: Wake-on-LAN through a cluster member needs one. Use Wake-on-LAN with a broadcast address, or a BMC.`;
+        throw new AppError("invalid_input", why, { kind: [why] });
+      }
+    }
     const values = {
       hostId: host.id,
       kind: controller.kind,
-      address: controller.kind === "wol" ? null : controller.address,
-      port: controller.port,
-      username: controller.kind === "wol" ? null : controller.username,
+      address: bmc?.address ?? null,
+      // pve-wol: Proxmox sends to the "discard" service, UDP 9; the port is not its to choose.
+      port: controller.kind === "pve-wol" ? 9 : controller.port,
+      username: bmc?.username ?? null,
       systemId: controller.kind === "redfish" ? controller.systemId : null,
+      redfishAuth: controller.kind === "redfish" ? controller.auth : null,
       mac: controller.kind === "wol" ? controller.mac : null,
       broadcastAddress: controller.kind === "wol" ? controller.broadcastAddress : null,
       certSha256: sameEndpoint ? existing.certSha256 : null,
@@ -175,8 +203,9 @@ export async function deletePowerController(
 export function describe(view: PowerControllerView): string {
   if (view.kind === "wol")
     return `Wake-on-LAN to ${view.mac} via ${view.broadcastAddress}:${view.port}`;
+  if (view.kind === "pve-wol") return "Wake-on-LAN through a member of its Proxmox cluster";
   const kind = view.kind === "redfish" ? "Redfish" : "IPMI";
-  return `${kind} at ${view.address}:${view.port} as ${view.username}${view.kind === "redfish" ? `, system ${view.systemId}` : ""}`;
+  return `${kind} at ${view.address}:${view.port} as ${view.username}${view.kind === "redfish" ? `, system ${view.systemId}${view.redfishAuth === "session" ? ", Redfish session" : ""}` : ""}`;
 }
 
 /** setPowerController under the audit log's `host.power_controller_set` (no secret in it). */

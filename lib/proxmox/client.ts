@@ -41,6 +41,8 @@ export const PROXMOX_REQUESTS = [
   "POST /nodes/{node}/status",
   "GET /storage",
   "GET /nodes/{node}/lxc/{vmid}/config",
+  "GET /nodes/{node}/config",
+  "POST /nodes/{node}/wakeonlan",
 ] as const;
 
 /** The path a node's shutdown is posted to: its own `/nodes/{node}/status`. */
@@ -170,6 +172,32 @@ export class ProxmoxClient {
     await this.call(
       { method: "POST", path: pveShutdownPath(this.target.node), form: { command: "shutdown" } },
       z.null(),
+    );
+  }
+
+  /**
+   * `GET /nodes/{node}/config?property=wakeonlan` (`Sys.Audit` on `/`; proxied to `node`, which
+   * must be up): the node's own Wake-on-LAN setting, as in /etc/pve/nodes/<node>/config —
+   * `mac=aa:bb:…[,bind-interface=…][,broadcast-address=…]` — or undefined when not set.
+   */
+  async wakeOnLanConfig(node: string): Promise<string | undefined> {
+    const config = await this.get(
+      `/nodes/${encodeURIComponent(node)}/config?property=wakeonlan`,
+      z.object({ wakeonlan: z.string().optional() }).loose(),
+    );
+    return config.wakeonlan;
+  }
+
+  /**
+   * `POST /nodes/{node}/wakeonlan` (`Sys.PowerMgmt` on `/nodes/{node}`), asked of this client's
+   * node, which is not `node`: Proxmox does not proxy it — the node that handles the request
+   * sends the magic packet for the MAC in `node`'s config, to its own `broadcast-address`
+   * (255.255.255.255 by default) on UDP 9. Answers the MAC it sent for.
+   */
+  wakeOnLan(node: string): Promise<string> {
+    return this.call(
+      { method: "POST", path: `/nodes/${encodeURIComponent(node)}/wakeonlan` },
+      z.string(),
     );
   }
 

@@ -35,7 +35,8 @@ export const CONSOLE_PRIVILEGES = [
   {
     privilege: "Sys.PowerMgmt",
     path: "/nodes/{node}",
-    purpose: "power: shut the node down (POST /nodes/{node}/status)",
+    purpose:
+      "power: shut the node down (POST /nodes/{node}/status) and wake another member of its cluster (POST /nodes/{node}/wakeonlan)",
   },
   {
     privilege: "VM.PowerMgmt",

@@ -191,6 +191,11 @@ export class LabClusterModel {
     joinInfoFails: [],
   };
   readonly tasks = new Map<string, LabTask>();
+  /**
+   * The UDP port `POST /nodes/{node}/wakeonlan` sends to: Proxmox's is the "discard" port, 9;
+   * a lab points it at its Wake-on-LAN listener (lab/power-controllers/wol.ts).
+   */
+  wakeOnLanPort = 9;
   /** Nodes told to shut down whose guests are still being stopped. */
   readonly shuttingDown = new Set<string>();
   /** Called when a node goes off (its API must stop answering). */

@@ -1,6 +1,7 @@
 import { effectivePrivs, hasPriv, readUserCfg } from "../access";
 import { ApiError, ROUTES, type Route, type RouteContext } from "../routes";
 import { guestConfig } from "./guest-configs";
+import { configDigest, parseWakeOnLan, readNodeConfig, sendMagicPacket } from "./node-config";
 import { joinInfo } from "./join-info";
 import { CEPH_FLAGS, type CephFlag, type ClusterGuest, type LabClusterModel } from "./model";
 
@@ -435,6 +436,7 @@ export function clusterRoutes(model: LabClusterModel): Route[] {
     ...guestPowerRoutes(model, "qemu"),
     ...guestPowerRoutes(model, "lxc"),
     nodeStatusRoute(model),
+    ...nodeConfigRoutes(model),
     {
       method: "POST",
       path: "/nodes/{node}/status",
@@ -773,4 +775,86 @@ export function clusterRoutes(model: LabClusterModel): Route[] {
     });
   }
   return routes;
+}
+
+/** The properties of a node's config (pve-manager PVE/NodeConfig.pm `$confdesc`). */
+const NODE_CONFIG_PROPERTIES = [
+  "acme",
+  "acmedomain0",
+  "acmedomain1",
+  "acmedomain2",
+  "acmedomain3",
+  "acmedomain4",
+  "acmedomain5",
+  "ballooning-target",
+  "description",
+  "startall-onboot-delay",
+  "wakeonlan",
+];
+
+/**
+ * `GET /nodes/{node}/config` (`Sys.Audit` on `/`, proxied to the node, which must be up) and
+ * `POST /nodes/{node}/wakeonlan` as pve-manager's PVE/API2/NodeConfig.pm and Nodes.pm have them.
+ * The wake is not proxied: the node that handles the request — never `{node}` itself — sends
+ * the packet for `{node}`'s MAC to its own `broadcast-address` (255.255.255.255 by default).
+ */
+function nodeConfigRoutes(model: LabClusterModel): Route[] {
+  return [
+    {
+      method: "GET",
+      path: "/nodes/{node}/config",
+      params: ["property"],
+      handler: (ctx) => {
+        const node = targetNode(model, ctx);
+        requirePriv(ctx, "/", ["Sys.Audit"]);
+        const property = ctx.params.property;
+        if (property !== undefined && !NODE_CONFIG_PROPERTIES.includes(property))
+          invalid(
+            "property",
+            `value '${property}' does not have a value in the enumeration '${NODE_CONFIG_PROPERTIES.join(", ")}'`,
+          );
+        const { conf, raw } = readNodeConfig(ctx.root, node);
+        if (property !== undefined)
+          return conf[property] === undefined ? {} : { [property]: conf[property] };
+        return { ...conf, digest: configDigest(raw) };
+      },
+    },
+    {
+      method: "POST",
+      path: "/nodes/{node}/wakeonlan",
+      params: [],
+      handler: async (ctx) => {
+        const name = ctx.params.node ?? "";
+        if (!NODE_RE.test(name))
+          invalid("node", "invalid format - value does not look like a valid node name");
+        requirePriv(ctx, `/nodes/${name}`, ["Sys.PowerMgmt"]);
+        if (name === "localhost" || name === ctx.node)
+          throw new ApiError(500, `'${name}' is local node, cannot wake my self!`);
+        if (!model.node(name)) throw new ApiError(500, `no such cluster node '${name}'`);
+        const wol = wakeOnLanOf(readNodeConfig(ctx.root, name).conf);
+        if (wol.mac === undefined)
+          throw new ApiError(500, `No wake on LAN MAC address defined for '${name}'!`);
+        const local = wakeOnLanOf(readNodeConfig(ctx.root, ctx.node).conf);
+        const broadcast = local["broadcast-address"] ?? "255.255.255.255";
+        try {
+          await sendMagicPacket(wol.mac, broadcast, model.wakeOnLanPort);
+        } catch (error) {
+          throw new ApiError(
+            500,
+            `Unable to send packet: ${error instanceof Error ? error.message : String(error)}`,
+          );
+        }
+        return wol.mac;
+      },
+    },
+  ];
+}
+
+function wakeOnLanOf(conf: Record<string, string>): ReturnType<typeof parseWakeOnLan> {
+  if (conf.wakeonlan === undefined) return {};
+  try {
+    return parseWakeOnLan(conf.wakeonlan);
+  } catch (error) {
+    throw new ApiError(500, error instanceof Error ? error.message : String(error));
+  }
 }

@@ -2,8 +2,16 @@ import { sql } from "drizzle-orm";
 import { check, integer, pgEnum, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
 import { hosts } from "./hosts";
 
-/** How the console switches a host on out of band (lib/power-controllers). */
-export const powerControllerKind = pgEnum("power_controller_kind", ["redfish", "ipmi", "wol"]);
+/**
+ * How the console switches a host on out of band (lib/power-controllers). `pve-wol`: Proxmox's
+ * own `POST /nodes/{node}/wakeonlan`, sent through another member of the host's cluster.
+ */
+export const powerControllerKind = pgEnum("power_controller_kind", [
+  "redfish",
+  "ipmi",
+  "wol",
+  "pve-wol",
+]);
 
 /**
  * A host's one out-of-band power controller: its BMC (Redfish or IPMI over LAN) or the
@@ -28,6 +36,11 @@ export const powerControllers = pgTable(
     /** redfish: the ComputerSystem's id below /redfish/v1/Systems (e.g. `1`, `System.Embedded.1`). */
     systemId: text("system_id"),
     /**
+     * redfish: `basic` (basic auth on every request) or `session` (a SessionService session per
+     * use: `X-Auth-Token`, deleted when done). Null for the other kinds.
+     */
+    redfishAuth: text("redfish_auth", { enum: ["basic", "session"] }),
+    /**
      * redfish: SHA-256 of the BMC's TLS certificate (`AB:CD:…`), pinned at first contact; null
      * until then. Changing the address or port forgets it.
      */
@@ -45,7 +58,14 @@ export const powerControllers = pgTable(
       "power_controllers_kind_fields",
       sql`(${t.kind} in ('redfish', 'ipmi') and ${t.address} is not null and ${t.username} is not null
             and (${t.kind} = 'ipmi' or ${t.systemId} is not null))
-        or (${t.kind} = 'wol' and ${t.mac} is not null and ${t.broadcastAddress} is not null)`,
+        or (${t.kind} = 'wol' and ${t.mac} is not null and ${t.broadcastAddress} is not null)
+        or ${t.kind}::text = 'pve-wol'`,
+    ),
+    // Compared as text: a new enum value cannot be used in the transaction that adds it.
+    check(
+      "power_controllers_redfish_auth",
+      sql`(${t.kind}::text = 'redfish') = (${t.redfishAuth} is not null)
+        and (${t.redfishAuth} is null or ${t.redfishAuth} in ('basic', 'session'))`,
     ),
   ],
 );

@@ -101,6 +101,7 @@ beforeAll(async () => {
       actor: "test",
       controller: {
         kind: "redfish",
+        auth: "basic",
         address: redfish.address,
         port: redfish.port,
         username: bmc.username,

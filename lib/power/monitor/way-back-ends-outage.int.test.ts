@@ -123,6 +123,7 @@ async function protectedHostWithBmc(upsName: string, nodeName: string) {
     actor: "test",
     controller: {
       kind: "redfish",
+      auth: "basic",
       address: redfish.address,
       port: redfish.port,
       username: bmc.username,

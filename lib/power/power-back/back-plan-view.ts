@@ -6,7 +6,7 @@ import type { PowerBackPlan } from "./back-plan";
 import { startBatches } from "./start-order";
 
 /** Which kind of power controller a host has. */
-export type ControllerKind = "redfish" | "ipmi" | "wol";
+export type ControllerKind = "redfish" | "ipmi" | "wol" | "pve-wol";
 
 /**
  * A way back's plan as a person reads it before it runs — Bring back now's dialog, a drill's

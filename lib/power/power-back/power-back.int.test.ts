@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { and, asc, eq, inArray } from "drizzle-orm";
-import { powerBackGuests, powerEvents, powerTargets, runs } from "@/lib/db/schema";
+import {
+  events as hostEvents,
+  powerBackGuests,
+  powerEvents,
+  powerTargets,
+  runs,
+} from "@/lib/db/schema";
 import { readLogTail } from "@/lib/logs/read";
 import { setPowerController } from "@/lib/power-controllers/store";
 import { watchPowerBack } from "@/lib/power/monitor/power-back-watch";
@@ -24,6 +30,7 @@ import {
   type LabPowerControllers,
 } from "@/lab/power-controllers";
 import type { LabGuestSpec } from "@/lab/pve/cluster/model";
+import { setNodeConfig } from "@/lab/pve/cluster/node-config";
 import { registerTestDatabase } from "@/test/db";
 import {
   ADMIN,
@@ -72,7 +79,9 @@ type Setup = {
 
 let counter = 0;
 
-async function outageOfLabCluster(options: { wrongPassword?: string } = {}): Promise<Setup> {
+async function outageOfLabCluster(
+  options: { wrongPassword?: string; pveWol?: string[] } = {},
+): Promise<Setup> {
   const { db } = database;
   const lab = await startLabCluster({
     nodes: 3,
@@ -108,10 +117,25 @@ async function outageOfLabCluster(options: { wrongPassword?: string } = {}): Pro
     .select({ id: powerTargets.id, hostId: powerTargets.hostId })
     .from(powerTargets)
     .where(inArray(powerTargets.id, Object.values(targets)));
+  // Wake-on-LAN through the cluster: every node's MAC in its Proxmox config, the packets of
+  // each member to the lab's listener on loopback.
+  lab.model.wakeOnLanPort = bmc.nodes[0]!.wol.port;
+  for (const n of lab.nodes)
+    setNodeConfig(
+      lab.nodes[0]!.root,
+      n.name,
+      "wakeonlan",
+      `mac=${bmc.node(n.name).wol.mac},broadcast-address=127.0.0.1`,
+    );
   for (const [node, targetId] of Object.entries(targets)) {
     const lab = bmc.node(node).redfish;
+    const hostId = rows.find((r) => r.id === targetId)!.hostId!;
+    if (options.pveWol?.includes(node)) {
+      await setPowerController(db, { hostId, actor: "test", controller: { kind: "pve-wol" } });
+      continue;
+    }
     await setPowerController(db, {
-      hostId: rows.find((r) => r.id === targetId)!.hostId!,
+      hostId,
       actor: "test",
       controller: {
         kind: "redfish",
@@ -120,6 +144,7 @@ async function outageOfLabCluster(options: { wrongPassword?: string } = {}): Pro
         username: bmc.username,
         password: node === options.wrongPassword ? "not-the-password" : bmc.password,
         systemId: lab.systemId,
+        auth: "basic",
       },
     });
   }
@@ -402,6 +427,40 @@ describe("the way back after an outage", () => {
     await persistReading(db, setup.upsId, false);
     const last = await finished((await bringBackNow(db, {}, ADMIN)).runId);
     expect(last.run.status, last.run.failureReason ?? "").toBe("succeeded");
+    expect(running(lab)).toEqual([101, 102, 111, 112, 122]);
+  }, 240_000);
+
+  it("Wake-on-LAN through the cluster: the node waits until a member it came back with answers, which sends Proxmox's wakeonlan for it", async () => {
+    const { db } = database;
+    const setup = await outageOfLabCluster({ pveWol: ["pve1"] });
+    const { lab, bmc } = setup;
+    await setMode("armed");
+    await shutDown(setup);
+    for (const node of lab.model.nodes) expect(node.online).toBe(false);
+    // The monitors boot slowly: when pve1's turn comes, no member answers yet.
+    bmc.node("pve3").chassis.faults.bootMs = 1500;
+    bmc.node("pve2").chassis.faults.bootMs = 1500;
+    await persistReading(db, setup.upsId, false);
+    const { runId } = await bringBackNow(db, {}, ADMIN);
+    const { run, actions, log } = await finished(runId);
+    expect(run.status, run.failureReason ?? "").toBe("succeeded");
+    expect(setup.poweredOn).toEqual(["pve3", "pve2", "pve1"]);
+    expect(bmc.node("pve1").chassis.powerOnRequests).toEqual(["wake-on-lan"]);
+    expect(log).toMatch(
+      /waiting for a member of the cluster to answer its API, to wake pve1\S* through it/,
+    );
+    const wake = actions.find((a) => a.label === "power on pve1")!;
+    expect(wake.outcome).toBe("ok");
+    expect(wake.detail).toMatch(/magic packet for pve1\S* went out .*through its cluster/);
+    const events = await db
+      .select()
+      .from(hostEvents)
+      .where(eq(hostEvents.kind, "host.power_on"))
+      .orderBy(asc(hostEvents.id));
+    expect(events.at(-1)!.message).toMatch(
+      /^power on of .*: pve[23] sent the magic packet for pve1/,
+    );
+    for (const node of lab.model.nodes) expect(node.online).toBe(true);
     expect(running(lab)).toEqual([101, 102, 111, 112, 122]);
   }, 240_000);
 

@@ -5,7 +5,8 @@ import { describe, getPowerControllerView } from "@/lib/power-controllers/store"
 import { startAction } from "@/lib/power/records/run-actions";
 import type { PowerServices } from "@/lib/power/shutdown/services";
 import type { BackHost } from "./back-plan";
-import { backRun, reportBack, wouldBack, type BackCtx } from "./back-context";
+import { probeTarget } from "@/lib/power/targets/shutdown-call";
+import { backRun, reportBack, waitingFor, wouldBack, type BackCtx } from "./back-context";
 
 /** What happened to each host's power-on, by target id. */
 export type PowerOnState = Record<
@@ -17,6 +18,16 @@ export const NO_CONTROLLER = "no power controller: power it on by hand";
 
 /** How long one visit goes on powering hosts on before it hands back to the engine. */
 const VISIT_MS = 10_000;
+
+/**
+ * How long a host woken through its cluster (Proxmox's wakeonlan, sent by another member) waits
+ * for a member of its cluster to answer: a member powered on just before is still booting.
+ * Past it the wake is tried anyway (a member the way back does not bring back may be up).
+ */
+export const MEMBER_WAIT_SECONDS = 600;
+const MEMBER_PROBE_MS = 2000;
+/** How soon a host waiting for a member is looked at again. */
+const MEMBER_POLL_SECONDS = 1;
 
 /**
  * Powers the hosts on through their controllers, one after another in the plan's order
@@ -39,9 +50,15 @@ export const powerOnHosts: Step<PowerServices> = {
     // and the mode asked again before each next one.
     let sending = armed;
     const until = Date.now() + VISIT_MS;
+    // Hosts woken through their cluster whose members do not answer yet: passed over this visit.
+    const waiting: BackHost[] = [];
     for (;;) {
-      const next = plan.hosts.find((h) => !state[h.targetId]);
+      const next = plan.hosts.find((h) => !state[h.targetId] && !waiting.includes(h));
       if (!next) break;
+      if (sending && (await waitsForMember(ctx, plan.hosts, next))) {
+        waiting.push(next);
+        continue;
+      }
       state[next.targetId] = await powerOn(ctx, next, sending);
       ctx.context.set("back:power", state);
       const left = plan.hosts.filter((h) => !state[h.targetId]).length;
@@ -55,6 +72,16 @@ export const powerOnHosts: Step<PowerServices> = {
       const again = await backRun(ctx);
       if (again.outcome) return again.outcome;
       sending = again.armed;
+    }
+    if (waiting.length > 0) {
+      return poll(
+        MEMBER_POLL_SECONDS,
+        waitingFor(
+          ctx,
+          "PowerOnHosts",
+          `a member of the cluster to answer its API, to wake ${waiting.map((h) => h.name).join(", ")} through it (Wake-on-LAN via a cluster member; up to ${MEMBER_WAIT_SECONDS} s)`,
+        ),
+      );
     }
     const count = (what: PowerOnState[string]) =>
       Object.values(state).filter((s) => s === what).length;
@@ -125,4 +152,24 @@ async function powerOn(
     });
     return "failed";
   }
+}
+
+/**
+ * Whether `host` is woken through its cluster and must wait: none of the other members the way
+ * back knows answers its API yet (the wake has to come from one that is up), and the step has
+ * not waited MEMBER_WAIT_SECONDS yet. Any other controller never waits.
+ */
+async function waitsForMember(ctx: BackCtx, hosts: readonly BackHost[], host: BackHost) {
+  if (!host.hostId || !host.clusterId) return false;
+  const view = await getPowerControllerView(ctx.services.db, host.hostId);
+  if (view?.kind !== "pve-wol") return false;
+  if (ctx.elapsedSeconds >= MEMBER_WAIT_SECONDS) return false;
+  const members = hosts.filter(
+    (h) => h.clusterId === host.clusterId && h.targetId !== host.targetId && h.endpoint,
+  );
+  // No other member in the way back: the wake is tried at once (the controller asks every
+  // member the console knows).
+  if (members.length === 0) return false;
+  const probes = await Promise.all(members.map((h) => probeTarget(h.endpoint!, MEMBER_PROBE_MS)));
+  return !probes.some((p) => p.answers);
 }

@@ -4,6 +4,7 @@ import type { Database } from "@/lib/db/client";
 import { hosts, powerControllers } from "@/lib/db/schema";
 import { safeErrorSummary } from "@/lib/errors";
 import type { PowerReading } from "@/lib/power-controllers/controller";
+import { isPveWol, type PveWolController } from "@/lib/power-controllers/pve-wol";
 import { loadPowerController } from "@/lib/power-controllers/store";
 import { apiBaseUrl, probeApi } from "@/lib/proxmox/pinned-https";
 
@@ -41,6 +42,47 @@ export async function checkPowerControllers(
 
 const PARALLEL_CONTROLLERS = 8;
 
+const BY_HAND =
+  "Test it once by hand: shut the host down, send the packet (or use the BMC), and check that it boots; keep Wake-on-LAN enabled in its firmware and on its NIC (ethtool -s <nic> wol g).";
+
+/**
+ * Wake-on-LAN through the cluster: Proxmox must know the node's MAC (its `wakeonlan` setting,
+ * read through a member that answers) — without it every wake is refused. The wake itself, as
+ * any Wake-on-LAN, cannot be tested without the host off.
+ */
+async function checkPveWol(
+  controller: PveWolController,
+  check: ReturnType<typeof checksOf>,
+  page: string,
+): Promise<SelfTestCheck[]> {
+  const config = check("power-controller-wakeonlan", "Proxmox knows its Wake-on-LAN MAC");
+  const wake = check("power-controller-state", "its power controller reads the power state");
+  const read = await controller.readWakeOnLanConfig();
+  const found = read.ok
+    ? config("ok", `${read.detail}.`)
+    : read.problem === "unreachable"
+      ? config(
+          "could-not-check",
+          read.reason,
+          "Bring a member of the cluster up, or check that the console reaches its API.",
+        )
+      : config(
+          "failed",
+          read.reason,
+          read.problem === "answer"
+            ? null
+            : `Check the console's API token on ${page}'s cluster members.`,
+        );
+  return [
+    found,
+    wake(
+      "warning",
+      `${controller.where} can wake the host but not be tested without waking it, nor read its power state.`,
+      BY_HAND,
+    ),
+  ];
+}
+
 type Host = typeof hosts.$inferSelect;
 const FIX = "Fix the controller's reachability check first.";
 
@@ -61,6 +103,7 @@ async function checkHost(
   try {
     const loaded = await loadPowerController(db, host.id, { timeoutMs: options.timeoutMs });
     if (!loaded) return [];
+    if (isPveWol(loaded.controller)) return await checkPveWol(loaded.controller, check, page);
     where = loaded.controller.where;
     kind = loaded.controller.kind;
     reading = await loaded.controller.readPowerState();
@@ -79,7 +122,7 @@ async function checkHost(
       state(
         "warning",
         `${where} can wake the host but not be tested without waking it, nor read its power state: whether a packet arrives shows only when the host is off.`,
-        "Test it once by hand: shut the host down, send the packet (or use the BMC), and check that it boots; keep Wake-on-LAN enabled in its firmware and on its NIC (ethtool -s <nic> wol g).",
+        BY_HAND,
       ),
     ];
   }

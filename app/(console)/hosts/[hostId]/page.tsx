@@ -6,6 +6,7 @@ import { HostDetailView } from "@/components/host-detail";
 import { getDb } from "@/lib/db/client";
 import { getHost } from "@/lib/hosts/get-host";
 import { getPowerControllerView } from "@/lib/power-controllers/store";
+import { clusterNameOfHost } from "@/lib/power-controllers/cluster-members";
 import { hasRole } from "@/lib/roles";
 import { installKeyCommand } from "@/lib/console-key/commands";
 import { ensureConsoleKey } from "@/lib/host-access/console-key-store";
@@ -56,6 +57,7 @@ export default async function HostPage({ params, searchParams }: Props) {
       initialHost={host}
       viewedRun={viewedRun}
       powerController={powerController}
+      clusterName={await clusterNameOfHost(getDb(), host.id)}
       consoleKey={
         key && {
           id: key.id,

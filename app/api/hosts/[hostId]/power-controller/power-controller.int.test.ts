@@ -141,6 +141,9 @@ describe("PUT /api/hosts/{id}/power-controller", () => {
       [redfishBody("pve1", { password: 42 }), "password"],
       [redfishBody("pve1", { systemId: "../../Managers/1" }), "systemId"],
       [redfishBody("pve1", { systemId: "1?x=1" }), "systemId"],
+      [redfishBody("pve1", { auth: "digest" }), "auth"],
+      [redfishBody("pve1", { auth: ["session"] }), "auth"],
+      [redfishBody("pve1", { auth: "session\r\nX-Auth-Token: x" }), "auth"],
       [ipmiBody("pve1", { username: "x".repeat(17) }), "username"],
       [ipmiBody("pve1", { password: "x".repeat(21) }), "password"],
       [ipmiBody("pve1", { address: "--help" }), "address"],
@@ -219,6 +222,35 @@ describe("PUT /api/hosts/{id}/power-controller", () => {
       state: "ok",
     });
     expect(checks.state!.reason).toContain("PowerState On");
+  });
+
+  it("a Redfish session instead of basic auth: stored, checked by the self-test, every session deleted", async () => {
+    const hostId = hostIds.get("pve1")!;
+    const lab = bmc.node("pve1").redfish;
+    const opened = lab.sessionLog.length;
+    const put = await call(PUT, admin, hostId, "PUT", redfishBody("pve1", { auth: "session" }));
+    expect(put.status).toBe(200);
+    expect(put.body).toMatchObject({ kind: "redfish", redfishAuth: "session" });
+    const checks = await controllerChecks(hostId);
+    expect(Object.fromEntries(Object.entries(checks).map(([k, c]) => [k, c.verdict]))).toEqual({
+      reach: "ok",
+      login: "ok",
+      state: "ok",
+    });
+    expect(lab.sessionLog.length).toBeGreaterThan(opened);
+    expect(lab.openSessions()).toEqual([]);
+    const wrong = await call(
+      PUT,
+      admin,
+      hostId,
+      "PUT",
+      redfishBody("pve1", { auth: "session", password: "wrong-pass" }),
+    );
+    expect(wrong.status).toBe(200);
+    expect((await controllerChecks(hostId)).login!.verdict).toBe("failed");
+    // Back to basic auth with the right password for the tests that follow.
+    expect((await call(PUT, admin, hostId, "PUT", redfishBody("pve1"))).status).toBe(200);
+    expect(lab.openSessions()).toEqual([]);
   });
 
   it("keeps the stored password when none is given; a wrong one fails the self-test's login check", async () => {

@@ -45,7 +45,9 @@ export const GET = route(
 /**
  * Sets the host's power controller (replacing one it had): `{ kind: "redfish", address, port?,
  * username, password, systemId? }`, `{ kind: "ipmi", address, port?, username, password }` or
- * `{ kind: "wol", mac, broadcastAddress, port? }`. A password left out keeps the stored one
+ * `{ kind: "wol", mac, broadcastAddress, port? }` (Redfish takes `auth: "basic" | "session"`), or
+ * `{ kind: "pve-wol" }` (Wake-on-LAN through another member of its cluster; 400 for a host in no
+ * cluster). A password left out keeps the stored one
  * of a controller of the same kind. The password is sealed and never answered. 200 the
  * controller; 400 with field errors; 409 for a retired host. Audited.
  */

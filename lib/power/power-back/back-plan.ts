@@ -16,8 +16,13 @@ export const ZPowerBackInput = z.object({
     z.object({ kind: z.literal("monitor"), why: z.string() }),
   ]),
   shutdownRunIds: z.array(z.uuid()).min(1),
+  /**
+   * The early-shedding runs of the outage (lib/power/shed/): their guests went down before the
+   * shutdown and start again with the rest.
+   */
+  shedRunIds: z.array(z.uuid()).default([]),
 });
-export type PowerBackInput = z.infer<typeof ZPowerBackInput>;
+export type PowerBackInput = z.input<typeof ZPowerBackInput>;
 
 export const NO_BACK_PLAN = "This run has no plan; PlanPowerBack must run first.";
 

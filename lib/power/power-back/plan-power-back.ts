@@ -32,7 +32,7 @@ export const planPowerBack: Step<PowerServices> = {
       .orderBy(runs.createdAt, runs.id);
     const plan = buildPowerBackPlan({
       runs: shutdownRuns,
-      guests: await guestsRecordedBy(db, input.data.shutdownRunIds),
+      guests: await guestsRecordedBy(db, [...input.data.shutdownRunIds, ...input.data.shedRunIds]),
       mode: settings.mode,
       guestParallelism: settings.shutdown.guestParallelism,
       now: new Date(),
@@ -46,6 +46,9 @@ export const planPowerBack: Step<PowerServices> = {
         : `started by the power monitor: ${by.why}`,
     );
     ctx.log(`from the outage of shutdown run(s) ${input.data.shutdownRunIds.join(", ")}`);
+    if (input.data.shedRunIds.length > 0) {
+      ctx.log(`and its early shedding: run(s) ${input.data.shedRunIds.join(", ")}`);
+    }
     ctx.log(
       plan.mode === "armed"
         ? "mode: armed — hosts are powered on and guests started"

@@ -33,7 +33,11 @@ export type PowerEventKind =
   | "power_back.started"
   | "power_back.host_failed"
   | "power_back.done"
-  | "power_back.failed";
+  | "power_back.failed"
+  | "power.shed.started"
+  | "power.shed.done"
+  | "power.shed.failed"
+  | "power.shed.restarted";
 
 export type PowerEventInput = Omit<PowerEventDraft, "kind" | "at"> & {
   kind: PowerEventKind;

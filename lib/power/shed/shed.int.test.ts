@@ -11,6 +11,7 @@ import { POWER_BACK } from "@/lib/power/power-back-pipeline/pipeline";
 import { actionsOfRun, type PowerRunAction } from "@/lib/power/records/run-actions";
 import { POWER_SHED, POWER_SHED_BACK } from "@/lib/power/shed-pipeline/pipeline";
 import { startShedRun } from "@/lib/power/shed-pipeline/start-shed";
+import { shedPageView } from "@/lib/power/queries/shed-view";
 import { startShutdownRun } from "@/lib/power/shutdown-pipeline/start-shutdown-run";
 import { startLabCluster, type LabCluster } from "@/lab";
 import {
@@ -200,6 +201,19 @@ describe("early load shedding", () => {
       "power.shed.done",
     ]);
 
+    // The /power card, from what the run recorded.
+    const view = (await shedPageView(db)).latest!;
+    expect(view.runId).toBe(shed[0]);
+    expect(view.guests.map((g) => [g.vmid, g.state])).toEqual([
+      [101, "left-running"],
+      [111, "shed"],
+      [112, "shed"],
+    ]);
+    expect(view.verdict.tone).toBe("ok");
+    expect(view.verdict.text).toMatch(
+      /^shed 111, 112 after 2 min on battery \(each read back stopped\); left running: 101 \(HA manages it/,
+    );
+
     // The same outage, later: no second shed.
     await persistOnBattery(db, upsId, { onBatteryMs: 300_000, since });
     await watch();
@@ -228,6 +242,9 @@ describe("early load shedding", () => {
     const backEvents = await eventsOf(back[0]!);
     expect(backEvents.map((e) => e.kind)).toEqual(["power.shed.restarted"]);
     expect(backEvents[0]!.message).toContain("2 of 2 shed guest(s) running again");
+    expect((await shedPageView(db)).latest!.verdict.text).toContain(
+      "mains back before the main trigger: 2 of 2 running again",
+    );
     await watch();
     expect(await runsOf(POWER_SHED_BACK, t0)).toHaveLength(1);
   }, 240_000);
@@ -256,6 +273,12 @@ describe("early load shedding", () => {
     const done = (await eventsOf(shed[0]!)).at(-1)!;
     expect(done.kind).toBe("power.shed.done");
     expect(done.message).toContain("(dry-run): would shed 111, 112; nothing was sent");
+    expect((await shedPageView(db)).latest!.verdict).toEqual({
+      tone: "dry-run",
+      text: expect.stringMatching(
+        /^dry-run: would shed 111, 112 after 2 min on battery; nothing sent/,
+      ),
+    });
 
     await persistOnMains(db, upsId, {
       mainsMs: 5000,

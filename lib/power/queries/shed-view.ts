@@ -46,6 +46,22 @@ export type ShedRunView = {
 
 export type ShedView = { settings: ShedSettings; latest: ShedRunView | null };
 
+/** Who started a shed or its restart (the monitor, always), as the runs list says it. */
+export type ShedOrigin = { kind: "shed"; why: string } | { kind: "shed-back"; why: string };
+
+export function shedOriginOf(pipeline: string, context: Record<string, unknown>): ShedOrigin {
+  const why = (context.input as { why?: unknown } | undefined)?.why;
+  return {
+    kind: pipeline === POWER_SHED_BACK ? "shed-back" : "shed",
+    why: typeof why === "string" ? why : "the power monitor",
+  };
+}
+
+type RunRow = Pick<
+  typeof runs.$inferSelect,
+  "id" | "status" | "createdAt" | "phase" | "failureReason" | "context"
+>;
+
 type Facts = Omit<ShedRunView, "verdict">;
 
 const ids = (guests: readonly ShedGuestView[], state: ShedGuestView["state"]) =>
@@ -136,9 +152,6 @@ export async function shedPageView(db: Pick<Database, "select">): Promise<ShedVi
     .orderBy(desc(runs.createdAt), desc(runs.id))
     .limit(1);
   if (!row) return { settings, latest: null };
-  const plan = row.context.plan as ShedPlan | undefined;
-  const state = (row.context["shed:guests"] as ShedState | undefined) ?? {};
-  const ended = row.status !== "running";
   const restarts = await db
     .select({ id: runs.id, status: runs.status, context: runs.context })
     .from(runs)
@@ -147,21 +160,30 @@ export async function shedPageView(db: Pick<Database, "select">): Promise<ShedVi
   const restartRow = restarts.find(
     (r) => (r.context.input as ShedBackInput | undefined)?.shedRunId === row.id,
   );
-  let restart: ShedRestartView | null = null;
-  if (restartRow) {
-    const works =
-      (restartRow.context["back:guests"] as Record<string, { outcome?: string }> | undefined) ?? {};
-    const entries = Object.entries(works);
-    restart = {
-      runId: restartRow.id,
-      status: restartRow.status,
-      mode: (restartRow.context.plan as { mode?: string } | undefined)?.mode ?? null,
-      running: entries.filter(([, w]) => w.outcome === "running").map(([id]) => Number(id)),
-      notStarted: entries.filter(([, w]) => w.outcome === "failed").map(([id]) => Number(id)),
-    };
-  }
+  const facts = shedFacts(row, restartRow ? restartOf(restartRow) : null);
+  return { settings, latest: { ...facts, verdict: describeShed(facts) } };
+}
+
+function restartOf(row: Pick<RunRow, "id" | "status" | "context">): ShedRestartView {
+  const works =
+    (row.context["back:guests"] as Record<string, { outcome?: string }> | undefined) ?? {};
+  const entries = Object.entries(works);
+  return {
+    runId: row.id,
+    status: row.status,
+    mode: (row.context.plan as { mode?: string } | undefined)?.mode ?? null,
+    running: entries.filter(([, w]) => w.outcome === "running").map(([id]) => Number(id)),
+    notStarted: entries.filter(([, w]) => w.outcome === "failed").map(([id]) => Number(id)),
+  };
+}
+
+/** What a shed run recorded, for its one line. */
+function shedFacts(row: RunRow, restart: ShedRestartView | null): Facts {
+  const plan = row.context.plan as ShedPlan | undefined;
+  const state = (row.context["shed:guests"] as ShedState | undefined) ?? {};
+  const ended = row.status !== "running";
   const outcome = row.context.outcome;
-  const facts: Facts = {
+  return {
     runId: row.id,
     status: row.status,
     startedAt: row.createdAt.toISOString(),
@@ -179,5 +201,24 @@ export async function shedPageView(db: Pick<Database, "select">): Promise<ShedVi
     ),
     restart,
   };
-  return { settings, latest: { ...facts, verdict: describeShed(facts) } };
+}
+
+/**
+ * The one line of a shed run or of its restart, for the runs list and the timeline (a restart
+ * stands on its own there: "mains back before the main trigger: 2 of 2 running again").
+ */
+export function shedRunVerdict(pipeline: string, row: RunRow): PowerRunVerdict {
+  if (pipeline !== POWER_SHED_BACK) return describeShed(shedFacts(row, null));
+  if (row.status === "failed") {
+    return { tone: "failed", text: `failed: ${row.failureReason ?? "unknown"}` };
+  }
+  if (row.status === "running") {
+    return { tone: "running", text: `starting the shed guests again: ${row.phase ?? "planning"}` };
+  }
+  const line = restartLine(restartOf(row))!;
+  const restart = restartOf(row);
+  return {
+    tone: restart.mode !== "armed" ? "dry-run" : restart.notStarted.length > 0 ? "failed" : "ok",
+    text: restart.mode !== "armed" ? `dry-run: ${line}` : line,
+  };
 }

@@ -59,6 +59,15 @@ export const planShed: Step<PowerServices> = {
       group.targetIds.push(target.id);
       groups.set(key, group);
     }
+    // Nodes by name within each group: the run's lanes and log read the same on every run.
+    for (const group of groups.values()) {
+      const order = group.nodes
+        .map((name, i) => ({ name, endpoint: group.endpoints[i]!, targetId: group.targetIds[i]! }))
+        .sort((a, b) => a.name.localeCompare(b.name));
+      group.nodes = order.map((o) => o.name);
+      group.endpoints = order.map((o) => o.endpoint);
+      group.targetIds = order.map((o) => o.targetId);
+    }
     const plan: ShedPlan = {
       mode: settings.mode,
       plannedAt: new Date().toISOString(),

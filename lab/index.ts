@@ -278,7 +278,7 @@ export async function startLab(options: StartLabOptions = {}): Promise<LabNode> 
     async stop() {
       if (stopped) return;
       stopped = true;
-      power.stop();
+      await power.stop();
       unannounce();
       await api.stop();
       await server.stop();

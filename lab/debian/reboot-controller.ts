@@ -55,6 +55,11 @@ export class RebootController implements RebootControl {
   private busy: Promise<void> | null = null;
   private stopped = false;
   private waiters: (() => void)[] = [];
+  /**
+   * The target's stop or start while it runs: the lab's stop waits for it, so a boot under way
+   * never writes into (or starts processes from) a root that is being removed.
+   */
+  private readonly inFlight = new Set<Promise<void>>();
 
   constructor(
     private readonly root: string,
@@ -104,10 +109,21 @@ export class RebootController implements RebootControl {
     });
   }
 
-  /** Stops watching (the lab is shutting down); a pending boot is not completed. */
-  stop(): void {
+  /**
+   * Stops watching (the lab is shutting down): a boot still waiting out its downtime never
+   * completes; a power transition of the target already under way is waited for.
+   */
+  async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  private track(transition: Promise<void>): Promise<void> {
+    this.inFlight.add(transition);
+    const forget = () => this.inFlight.delete(transition);
+    transition.then(forget, forget);
+    return transition;
   }
 
   private async cycle(action: PowerAction, requestedAt: Date): Promise<void> {
@@ -125,10 +141,12 @@ export class RebootController implements RebootControl {
     // command itself gets to exit 0 over SSH (at least 300 ms, whatever the time scale).
     await delay(Math.max(300, scaled(this.root, 1500)));
     if (this.stopped) return;
-    await this.target.stop(() => {
-      record.downAt = new Date();
-      this.state = "down";
-    });
+    await this.track(
+      this.target.stop(() => {
+        record.downAt = new Date();
+        this.state = "down";
+      }),
+    );
     fs.rmSync(path.join(labDir(this.root), "hostname-transient"), { force: true });
     fs.rmSync(path.join(labDir(this.root), "power-request"), { force: true });
     if (action === "poweroff") return;
@@ -154,7 +172,7 @@ export class RebootController implements RebootControl {
     if (errors.length === 0) writeApplied(this.root, applied);
     fs.rmSync(path.join(this.root, "var/lib/dpkg/lock-frontend"), { force: true });
     writeBootId(this.root);
-    await this.target.start();
+    await this.track(this.target.start());
     this.state = "up";
     if (record) {
       record.upAt = new Date();

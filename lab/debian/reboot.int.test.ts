@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 
@@ -114,6 +115,33 @@ describe("lab reboot semantics over real SSH", () => {
     await node.switches.run("reboot.powerOn");
     expect(node.power.state).toBe("up");
     expect((await run(node, "echo up")).trim()).toBe("up");
+  });
+
+  it("stop() while a boot is under way waits for it: nothing is written into the removed root", async () => {
+    lab = await startLab({ timeScale: 0.01, rebootMs: 1000 });
+    const node = lab;
+    await run(node, "poweroff");
+    await waitUntil(() => node.power.state === "down", { what: "down" });
+    // Hold the boot inside the target's start (the API powered on, SSH not yet restarted): the
+    // moment a lab teardown once caught, whose rm then met the boot's `.lab/tool-server`.
+    let inStart!: () => void;
+    const reachedStart = new Promise<void>((resolve) => (inStart = resolve));
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const powerOnApi = node.api.powerOn.bind(node.api);
+    node.api.powerOn = async () => {
+      inStart();
+      await gate;
+      await powerOnApi();
+    };
+    const booted = node.power.powerOn();
+    await reachedStart;
+    const stopped = node.stop();
+    lab = undefined;
+    release();
+    await stopped;
+    await booted;
+    expect(existsSync(node.root)).toBe(false);
   });
 
   it("systemctl: is-active follows installed packages, restart of networking succeeds, unknown units fail", async () => {

@@ -1,10 +1,10 @@
 "use server";
 
 import { z } from "zod";
+import { powerOnProtectedHost } from "@/lib/power/operations/power-on-protected-host";
 import { getDb } from "@/lib/db/client";
 import { askHostForBmc } from "@/lib/hosts/ask-host-for-bmc";
 import { ZHostId } from "@/lib/hosts/schemas";
-import { auditedPowerOn } from "@/lib/power-controllers/power-on-host";
 import { hostPowerController } from "@/lib/power-controllers/read-state";
 import { ZPowerControllerInput } from "@/lib/power-controllers/schemas";
 import {
@@ -48,7 +48,7 @@ export const readPowerStateAction = action(
 export const powerOnHostAction = action(
   { name: "power on", role: "operator", schema: z.object({ hostId: ZHostId }) },
   async ({ actor, input: { hostId } }) => ({
-    outcome: await auditedPowerOn(getDb(), actor, hostId),
+    outcome: await powerOnProtectedHost(getDb(), actor, hostId),
   }),
 );
 

@@ -1,11 +1,12 @@
 import { and, eq, lt, sql } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
-import { upsMonitorState, upsReadings } from "@/lib/db/schema";
+import { runs, upsMonitorState, upsReadings } from "@/lib/db/schema";
 import { isDatabaseUnreachable } from "@/lib/db/unreachable";
 import { safeErrorSummary } from "@/lib/errors";
 import { notifyLive } from "@/lib/live/notify";
 import { mainsBackAfterFirstStage } from "@/lib/power/consolidate/mains-back";
 import { recordPowerEvents } from "@/lib/power/records/power-events";
+import { POWER_SHUTDOWN } from "@/lib/power/shutdown-pipeline/pipeline";
 import { readPowerSettings } from "@/lib/power/config/power-settings-store";
 import type { TriggerSettings } from "@/lib/power/config/settings";
 import {
@@ -174,7 +175,12 @@ export class UpsLoop {
     });
   }
 
-  private decideOn(previous: UpsMonitorState, reading: UpsReading, elapsedMs: number): Decision {
+  private decideOn(
+    previous: UpsMonitorState,
+    reading: UpsReading,
+    elapsedMs: number,
+    outageShutdownOver = false,
+  ): Decision {
     return decide({
       ups: { name: this.options.ups.name },
       previous,
@@ -183,6 +189,7 @@ export class UpsLoop {
       stages: this.settings.stages ?? [],
       now: reading.at,
       elapsedMs,
+      outageShutdownOver,
     });
   }
 
@@ -220,7 +227,15 @@ export class UpsLoop {
           sameStages(storedState.stages, this.persistedStages)
             ? this.state
             : { ...this.state, latch: stored, stages: storedState.stages };
-        decision = this.decideOn(previous, reading, elapsedMs);
+        // A dormant latch that fires again starts a new outage once no shutdown run is going
+        // on (triggers/decide.ts): only read when it could matter.
+        const asleep = previous.latch?.dormant === true || hasDormantStage(previous);
+        decision = this.decideOn(
+          previous,
+          reading,
+          elapsedMs,
+          asleep && !(await shutdownRunGoingOn(tx)),
+        );
         await tx
           .update(upsMonitorState)
           .set({
@@ -407,4 +422,18 @@ function sameStages(a: UpsMonitorState["stages"], b: UpsMonitorState["stages"]):
 
 function sameLatch(a: Latch | null, b: Latch | null): boolean {
   return a?.at.getTime() === b?.at.getTime() && a?.trigger === b?.trigger;
+}
+
+function hasDormantStage(state: UpsMonitorState): boolean {
+  return Object.values(state.stages).some((s) => s.dormant === true);
+}
+
+/** Whether any power-shutdown run is still going (a trigger that wakes then goes on with it). */
+async function shutdownRunGoingOn(tx: Pick<Database, "select">): Promise<boolean> {
+  const [row] = await tx
+    .select({ id: runs.id })
+    .from(runs)
+    .where(and(eq(runs.pipeline, POWER_SHUTDOWN), eq(runs.status, "running")))
+    .limit(1);
+  return row !== undefined;
 }

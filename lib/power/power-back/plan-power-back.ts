@@ -2,6 +2,7 @@ import { inArray } from "drizzle-orm";
 import { runs } from "@/lib/db/schema";
 import { advance, fail, type Step } from "@/lib/pipeline/step";
 import { readPowerSettings } from "@/lib/power/config/power-settings-store";
+import { endOutageLatches } from "@/lib/power/records/end-outage-latches";
 import { guestsRecordedBy } from "@/lib/power/records/guests-before";
 import type { PowerServices } from "@/lib/power/shutdown/services";
 import { buildPowerBackPlan, ZPowerBackInput } from "./back-plan";
@@ -77,6 +78,12 @@ export const planPowerBack: Step<PowerServices> = {
     }
     if (plan.hosts.length === 0)
       return fail("None of the outage's hosts went down: nothing to bring back.");
+    const released = await endOutageLatches(db, plan.feeds, { runId: ctx.runId });
+    if (released.length > 0) {
+      ctx.log(
+        `the outage is over: latch of ${released.join(", ")} released — a loss of mains from now on is a new outage`,
+      );
+    }
     await reportBack(ctx, {
       severity: "warning",
       kind: "power_back.started",

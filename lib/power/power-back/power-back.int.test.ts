@@ -377,6 +377,34 @@ describe("the way back after an outage", () => {
     expect(running(lab)).toEqual([101, 102, 111, 112, 122]);
   }, 240_000);
 
+  it("mains lost again halfway: the hosts already back are targets again — the new outage's shutdown takes them down, the ones still off count as down", async () => {
+    const { db } = database;
+    const setup = await outageOfLabCluster();
+    const { lab, bmc } = setup;
+    await setMode("armed");
+    await shutDown(setup);
+    await persistReading(db, setup.upsId, false);
+    bmc.node("pve3").chassis.afterPowerOnTaken = () => persistReading(db, setup.upsId, true);
+    const stopped = await finished((await bringBackNow(db, {}, ADMIN)).runId);
+    expect(stopped.run.status).toBe("failed");
+    expect(lab.model.node("pve3")?.online).toBe(true);
+
+    const again = await db.transaction((tx) =>
+      startShutdownRun(tx, shutdownInput(setup.upsId, Object.values(setup.targets))),
+    );
+    const run = await settled(db, again, 120_000);
+    expect(run.status, run.failureReason ?? "").toBe("succeeded");
+    expect(lab.model.node("pve3")?.online).toBe(false);
+
+    // Mains back for good: one way back covers both outages (the tests after this one share the
+    // database and find no outage of this cluster open).
+    bmc.node("pve3").chassis.afterPowerOnTaken = null;
+    await persistReading(db, setup.upsId, false);
+    const last = await finished((await bringBackNow(db, {}, ADMIN)).runId);
+    expect(last.run.status, last.run.failureReason ?? "").toBe("succeeded");
+    expect(running(lab)).toEqual([101, 102, 111, 112, 122]);
+  }, 240_000);
+
   it("dry-run: every power-on and start is recorded as would-do, nothing is sent to any controller or node", async () => {
     const { db } = database;
     const setup = await outageOfLabCluster();

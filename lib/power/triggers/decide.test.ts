@@ -44,6 +44,7 @@ function feed(
     from?: UpsMonitorState;
     stages?: StageThreshold[];
     elapsedMs?: number[];
+    outageShutdownOver?: boolean;
   } = {},
 ): Decision[] {
   const triggers = { ...defaults, ...options.triggers };
@@ -59,6 +60,7 @@ function feed(
       ...(options.stages ? { stages: options.stages } : {}),
       now: r.at,
       elapsedMs: options.elapsedMs?.[i] ?? (before ? r.at.getTime() - before.getTime() : 0),
+      ...(options.outageShutdownOver ? { outageShutdownOver: true } : {}),
     });
     before = r.at;
     previous = decision.state;
@@ -217,6 +219,21 @@ describe("the trigger decision", () => {
     expect(last(low).demandsShutdown).toBe(true);
     expect(last(low).events.find((e) => e.kind === "trigger.fired")!.message).toMatch(
       /trigger holds again on battery/,
+    );
+  });
+
+  it("a dormant latch that fires again once the last outage's shutdown is over starts a new outage", () => {
+    const asleep = last(feed([reading(0), onBattery(1, { lowBattery: true }), reading(30)])).state;
+    const low = feed([onBattery(60), onBattery(61, { lowBattery: true })], {
+      from: asleep,
+      outageShutdownOver: true,
+    });
+    expect(last(low).state.latch).toMatchObject({ at: at(61) });
+    expect(last(low).state.latch?.dormant).toBeFalsy();
+    expect(last(low).fired).toMatchObject({ at: at(61) });
+    expect(last(low).demandsShutdown).toBe(true);
+    expect(last(low).events.find((e) => e.kind === "trigger.fired")!.message).toMatch(
+      /a new outage \(the shutdown of the one latched .+ is over\): every target is due again/,
     );
   });
 

@@ -85,6 +85,12 @@ export type DecisionInput = {
   now: Date;
   /** Monotonic milliseconds since the previous reading was decided (0 for the very first). */
   elapsedMs: number;
+  /**
+   * No shutdown run is going on any more (the monitor reads it from the runs): a dormant latch
+   * that fires again then starts a **new** outage rather than waking the old one (below).
+   * Unknown (no database) reads as false: the old outage goes on, as before.
+   */
+  outageShutdownOver?: boolean;
 };
 
 export type Decision = {
@@ -245,6 +251,18 @@ function decideReliable(input: DecisionInput, reading: UpsValues): Outcome {
         trigger: held.trigger,
         ...snapshot(reading),
       });
+    } else if (held && latch && input.outageShutdownOver) {
+      // The last outage's shutdown is over and mains came back since: whatever runs now was
+      // powered on again (the BIOS after the UPS came back, a person, the way back) and is not
+      // covered by a call of that outage. A new time is a new outage: every target is due.
+      const before = latch.at;
+      latch = fired = { trigger: held.trigger, reason: held.reason, at: now, reading };
+      event(
+        "critical",
+        "trigger.fired",
+        `trigger fired: ${held.reason}${heldFor(held)} — a new outage (the shutdown of the one latched ${before.toISOString()} is over): every target is due again, one still off is seen down`,
+        { trigger: held.trigger, renewed: true, ...snapshot(reading) },
+      );
     } else if (held && latch) {
       latch = fired = { ...latch, dormant: false };
       event(
@@ -295,16 +313,20 @@ function decideReliable(input: DecisionInput, reading: UpsValues): Outcome {
       pending[stage.clusterId] = held;
       continue;
     }
-    const latched: StageLatch = existing
-      ? { ...existing, dormant: false }
-      : { trigger: held.trigger, reason: held.reason, at: now };
+    const renewed = existing !== undefined && input.outageShutdownOver === true;
+    const latched: StageLatch =
+      existing && !renewed
+        ? { ...existing, dormant: false }
+        : { trigger: held.trigger, reason: held.reason, at: now };
     stages = { ...stages, [stage.clusterId]: latched };
     event(
       "critical",
       "consolidate.fired",
-      existing
+      existing && !renewed
         ? `first threshold of cluster ${stage.name} holds again on battery: ${held.reason}${heldFor(held)}`
-        : `first threshold of cluster ${stage.name} fired: ${held.reason}${heldFor(held)}: its guests move to the node that stays and the other nodes go down`,
+        : renewed
+          ? `first threshold of cluster ${stage.name} fired: ${held.reason}${heldFor(held)} — a new outage (the shutdown of the last one is over): its guests move to the node that stays and the other nodes go down`
+          : `first threshold of cluster ${stage.name} fired: ${held.reason}${heldFor(held)}: its guests move to the node that stays and the other nodes go down`,
       { clusterId: stage.clusterId, trigger: held.trigger, ...snapshot(reading) },
     );
   }

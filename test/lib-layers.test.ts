@@ -105,14 +105,14 @@ const POWER_LAYERS: Layers = [
     // The steps of the power-shutdown pipeline: the standalone shutdown, the cluster sequence,
     // consolidation (which runs first and uses both); and of the power-back pipeline.
     name: "steps",
-    folders: ["shutdown", "cluster-sequence", "consolidate", "power-back"],
+    folders: ["shutdown", "cluster-sequence", "consolidate", "power-back", "shed"],
   },
   {
     // Composition roots: the power-shutdown pipeline (its step order, plan, start, preview),
     // the power-back pipeline, and the cluster refresh task (discovery, then the consolidation
     // checks).
     name: "composition roots",
-    folders: ["shutdown-pipeline", "power-back-pipeline", "cluster-refresh"],
+    folders: ["shutdown-pipeline", "power-back-pipeline", "shed-pipeline", "cluster-refresh"],
   },
   {
     // What starts runs: the UPS monitor, the self-test, drills.

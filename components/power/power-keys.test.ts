@@ -20,7 +20,7 @@ describe("power messages on the live stream", () => {
     );
   });
 
-  it("a reading refreshes the cards and the plan; an event also the log, the run, the way back, the protection, the mode and the self-test; a configuration change everything", () => {
+  it("a reading refreshes the cards and the plan; an event also the log, the run, the way back, the shed, the protection, the mode and the self-test; a configuration change everything", () => {
     expect(powerKeysFor({ type: "power", upsId: UPS, eventId: null })).toEqual([
       powerKeys.overview,
       powerKeys.plan,
@@ -31,6 +31,7 @@ describe("power messages on the live stream", () => {
       powerKeys.events,
       powerKeys.shutdownRun,
       powerKeys.powerBack,
+      powerKeys.shed,
       powerKeys.protection,
       powerKeys.mode,
       powerKeys.selfTest,

@@ -14,6 +14,7 @@ export const powerKeys = {
   plan: ["power", "plan"] as const,
   shutdownRun: ["power", "shutdown-run"] as const,
   powerBack: ["power", "power-back"] as const,
+  shed: ["power", "shed"] as const,
   clusters: ["power", "clusters"] as const,
   selfTest: ["power", "self-test"] as const,
 };
@@ -46,6 +47,8 @@ export function powerKeysFor(message: PowerLiveMessage): QueryKey[] {
       powerKeys.shutdownRun,
       // A way back records power_back.* events as it goes (and its start is one).
       powerKeys.powerBack,
+      // A shed records power.shed.* events as it goes (its start is one).
+      powerKeys.shed,
       powerKeys.protection,
       powerKeys.mode,
       powerKeys.selfTest,

@@ -24,6 +24,10 @@ const FIELDS = [
   "shutdown.consoleGuest.vmid",
   "powerBack.mainsStableMinutes",
   "powerBack.minChargePercent",
+  "shed.enabled",
+  "shed.afterMinutes",
+  "shed.tag",
+  "shed.guests",
 ] as const;
 
 const text = (value: number | null) => (value === null ? "" : String(value));
@@ -200,6 +204,49 @@ export function PowerSettingsForm({ settings }: { settings: PowerSettings }) {
           inputMode="numeric"
           defaultValue={String(settings.powerBack.minChargePercent)}
           error={errorOf("powerBack.minChargePercent")}
+        />
+      </fieldset>
+      <fieldset data-testid="shed-fields">
+        <legend>Early shedding</legend>
+        <p className="muted small">
+          Guests you mark as <em>shed</em> — by a Proxmox tag on the guest, or listed here — are
+          shut down once their hosts&apos; UPS has been on battery this long, to stretch the runtime
+          for the rest; the main trigger still shuts everything down. They start again when mains
+          returns before the main trigger, else with the way back. HA-managed guests are never shed
+          (the run says so). Off until you turn it on: nothing is shut down early unless you chose
+          it.
+        </p>
+        <Field name="shed.enabled" label="Early shedding" error={errorOf("shed.enabled")}>
+          {(props) => (
+            <select {...props} className="control" defaultValue={String(settings.shed.enabled)}>
+              <option value="false">off</option>
+              <option value="true">on: shut the shed guests down early</option>
+            </select>
+          )}
+        </Field>
+        <TextField
+          name="shed.afterMinutes"
+          label="Shed after on battery for (minutes, by the console's own clock)"
+          hint="A blip shorter than this sheds nothing."
+          inputMode="numeric"
+          defaultValue={String(settings.shed.afterMinutes)}
+          error={errorOf("shed.afterMinutes")}
+        />
+        <TextField
+          name="shed.tag"
+          label="Proxmox tag that marks a guest as shed"
+          hint="Set it on the guest in Proxmox (Tags), e.g. shed."
+          autoComplete="off"
+          defaultValue={settings.shed.tag}
+          error={errorOf("shed.tag")}
+        />
+        <TextField
+          name="shed.guests"
+          label="Also shed these guests (node/VMID, comma-separated)"
+          hint="E.g. pve1/105, pve2/110. Empty: only the tagged guests."
+          autoComplete="off"
+          defaultValue={settings.shed.guests.map((g) => `${g.node}/${g.vmid}`).join(", ")}
+          error={errorOf("shed.guests")}
         />
       </fieldset>
       <ConfigOutcome state={state} confirmable={confirmable} pending={pending} savedText="Saved." />

@@ -5,6 +5,7 @@ import { useState, useSyncExternalStore } from "react";
 import { formatDuration } from "@/lib/logs/text";
 import type { RunOrigin } from "@/lib/power/shutdown/run-origin";
 import type { PowerBackOrigin } from "@/lib/power/queries/power-back-verdict";
+import type { ShedOrigin } from "@/lib/power/queries/shed-view";
 import type { RunTimeline, TimelineAction } from "@/lib/power/queries/timeline";
 import { OUTPUT_CYCLE_LABEL } from "@/lib/power/records/output-cycle-label";
 import { formatClock, formatDateTime } from "../format";
@@ -39,8 +40,12 @@ const AXIS_PX = 20;
  */
 export const timelineKey = (runId: string) => [...liveKeys.run(runId), "power-timeline"] as const;
 
-export function describeOrigin(origin: RunOrigin | PowerBackOrigin): string {
+export function describeOrigin(origin: RunOrigin | PowerBackOrigin | ShedOrigin): string {
   switch (origin.kind) {
+    case "shed":
+      return `Early shedding: started by the power monitor — ${origin.why}`;
+    case "shed-back":
+      return `Shed guests started again: ${origin.why}`;
     case "way-back":
       return origin.by === "admin"
         ? `Way back: brought back by ${origin.name} (Bring back now)`

@@ -2,6 +2,7 @@ import type { AnyPipeline } from "@/lib/pipeline/step";
 import { requestClusterRefreshAfterRun } from "@/lib/power/cluster-refresh/refresh-task";
 import { rotateConsoleKeyPipeline } from "@/lib/console-key/rotation/pipeline";
 import { powerBackPipeline } from "@/lib/power/power-back-pipeline/pipeline";
+import { powerShedBackPipeline, powerShedPipeline } from "@/lib/power/shed-pipeline/pipeline";
 import { powerShutdownPipeline } from "@/lib/power/shutdown-pipeline/pipeline";
 import { onboardHostPipeline } from "@/lib/steps/onboarding";
 import { decommissionHostPipeline } from "@/lib/steps/onboarding/decommission";
@@ -18,6 +19,8 @@ export const pipelines: Readonly<Record<string, AnyPipeline>> = {
   [decommissionHostPipeline.name]: withClusterRefresh(decommissionHostPipeline),
   [powerShutdownPipeline.name]: powerShutdownPipeline,
   [powerBackPipeline.name]: powerBackPipeline,
+  [powerShedPipeline.name]: powerShedPipeline,
+  [powerShedBackPipeline.name]: powerShedBackPipeline,
 };
 
 /**

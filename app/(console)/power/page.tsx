@@ -3,6 +3,7 @@ import { FailingNotificationsBanner } from "@/components/notify/failing-notifica
 import { PowerEventLog, type EventFilterValues } from "@/components/power/event-log";
 import { PlanArmControl, PlanPreviewPanel } from "@/components/power/plan-preview";
 import { PowerBackRunPanel } from "@/components/power/power-back-run-panel";
+import { ShedPanel } from "@/components/power/shed-panel";
 import { ProtectionTable } from "@/components/power/protection-table";
 import { RestoreClusters } from "@/components/power/restore-clusters";
 import { ReadingsCharts } from "@/components/power/readings-chart";
@@ -24,6 +25,7 @@ import {
 } from "@/lib/power/queries/power-events";
 import { readPowerPlanPage } from "@/lib/power/queries/power-plan";
 import { powerBackPageView } from "@/lib/power/queries/power-back-run";
+import { shedPageView } from "@/lib/power/queries/shed-view";
 import { latestShutdownRun } from "@/lib/power/queries/shutdown-run";
 import { listTargetProtection } from "@/lib/power/queries/target-protection";
 import { readSelfTestOverview } from "@/lib/power/self-test/latest-self-test";
@@ -52,17 +54,27 @@ export default async function PowerPage({ searchParams }: { searchParams: Search
   const filter = ZPowerEventFilter.safeParse(filterInput);
 
   const db = getDb();
-  const [overview, plan, targets, shutdown, powerBack, events, selfTest, failingNotifications] =
-    await Promise.all([
-      getPowerOverview(db),
-      readPowerPlanPage(db),
-      listTargetProtection(db),
-      latestShutdownRun(db),
-      powerBackPageView(db),
-      filter.success ? listPowerEvents(db, filter.data) : null,
-      readSelfTestOverview(db),
-      failingDeliveriesSummary(db),
-    ]);
+  const [
+    overview,
+    plan,
+    targets,
+    shutdown,
+    powerBack,
+    events,
+    selfTest,
+    failingNotifications,
+    shed,
+  ] = await Promise.all([
+    getPowerOverview(db),
+    readPowerPlanPage(db),
+    listTargetProtection(db),
+    latestShutdownRun(db),
+    powerBackPageView(db),
+    filter.success ? listPowerEvents(db, filter.data) : null,
+    readSelfTestOverview(db),
+    failingDeliveriesSummary(db),
+    shedPageView(db),
+  ]);
   const ups = overview.ups.map(({ id, name }) => ({ id, name }));
   const clusters = hasRole(actor.role, "admin") ? await loadClusterGroups(db) : [];
 
@@ -85,6 +97,7 @@ export default async function PowerPage({ searchParams }: { searchParams: Search
       </p>
       <ReadingsCharts ups={ups} />
       <PlanPreviewPanel initial={plan} />
+      <ShedPanel initial={shed} />
       <RestoreClusters
         clusters={clusters}
         admin={hasRole(actor.role, "admin")}

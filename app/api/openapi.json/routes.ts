@@ -43,6 +43,7 @@ import * as powerRunsRunId from "../power/runs/[runId]/route";
 import * as powerRuns from "../power/runs/route";
 import * as powerSelfTest from "../power/self-test/route";
 import * as powerSettings from "../power/settings/route";
+import * as powerShed from "../power/shed/route";
 import * as powerShutdownRun from "../power/shutdown-run/route";
 import * as powerTargetsTargetId from "../power/targets/[targetId]/route";
 import * as powerTargets from "../power/targets/route";
@@ -101,6 +102,7 @@ export const API_ROUTE_MODULES: readonly Record<string, unknown>[] = [
   powerRuns,
   powerSelfTest,
   powerSettings,
+  powerShed,
   powerShutdownRun,
   powerTargetsTargetId,
   powerTargets,

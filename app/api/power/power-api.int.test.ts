@@ -370,6 +370,39 @@ describe("power JSON API: changing", () => {
           }),
         ["powerBack.minChargePercent"],
       ],
+      // Early shedding: the threshold, the tag (Proxmox's pve-tag format) and the list.
+      [
+        () =>
+          send(settingsRoute.PATCH, "PATCH", "/api/power/settings", admin, {
+            shed: { enabled: "yes", afterMinutes: 0, tag: "<script>" },
+          }),
+        ["shed.enabled", "shed.afterMinutes", "shed.tag"],
+      ],
+      [
+        () =>
+          send(settingsRoute.PATCH, "PATCH", "/api/power/settings", admin, {
+            shed: { afterMinutes: "2; drop table runs", tag: "-shed", guests: "pve1/105" },
+          }),
+        ["shed.afterMinutes", "shed.tag", "shed.guests"],
+      ],
+      [
+        () =>
+          send(settingsRoute.PATCH, "PATCH", "/api/power/settings", admin, {
+            shed: {
+              afterMinutes: 2.5,
+              tag: "x".repeat(65),
+              guests: [{ node: "pve1; rm -rf /", vmid: 99 }],
+            },
+          }),
+        ["shed.afterMinutes", "shed.tag", "shed.guests.0.node", "shed.guests.0.vmid"],
+      ],
+      [
+        () =>
+          send(settingsRoute.PATCH, "PATCH", "/api/power/settings", admin, {
+            shed: { afterMinutes: 100_000, guests: [{ node: "pve1", vmid: 105, extra: 1 }] },
+          }),
+        ["shed.afterMinutes", "shed.guests.0"],
+      ],
     ];
     for (const [call, fields] of cases) {
       const response = await call();
@@ -393,6 +426,33 @@ describe("power JSON API: changing", () => {
       powerBack: unknown;
     };
     expect(read.powerBack).toEqual({ mainsStableMinutes: 7, minChargePercent: 50 });
+    // Early shedding: off by default; saved and read back.
+    expect((read as { shed?: unknown }).shed).toEqual({
+      enabled: false,
+      afterMinutes: 2,
+      tag: "shed",
+      guests: [],
+    });
+    const shed = await send(settingsRoute.PATCH, "PATCH", "/api/power/settings", admin, {
+      shed: {
+        enabled: true,
+        afterMinutes: 3,
+        tag: "Low-Prio",
+        guests: [{ node: "pve1", vmid: 105 }],
+      },
+    });
+    expect(shed.status).toBe(200);
+    const readShed = (await (
+      await get(settingsRoute.GET, "/api/power/settings", viewer)
+    ).json()) as {
+      shed: unknown;
+    };
+    expect(readShed.shed).toEqual({
+      enabled: true,
+      afterMinutes: 3,
+      tag: "Low-Prio",
+      guests: [{ node: "pve1", vmid: 105 }],
+    });
 
     for (const body of ['{"runId":"x"}', "[1]", "null", "{nope", '"x"']) {
       const response = await send(

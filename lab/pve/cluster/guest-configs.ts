@@ -39,6 +39,7 @@ export function guestConfig(guest: ClusterGuest, storage: string): Map<string, s
   }
   if (guest.template) config.set("template", "1");
   if (guest.startup) config.set("startup", guest.startup);
+  if (guest.tags) config.set("tags", guest.tags);
   return config;
 }
 

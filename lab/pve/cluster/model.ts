@@ -41,6 +41,11 @@ export type LabGuestSpec = {
   memoryMiB?: number;
   /** Its config's `startup` property as written (`order=1,up=30`); none by default. */
   startup?: string;
+  /**
+   * Its config's `tags` property as written (`shed;web`): Proxmox keeps it in the guest's
+   * config and shows it as is in `/cluster/resources` and the node's guest lists.
+   */
+  tags?: string;
 };
 
 export type GuestStorage = "ceph" | "nfs" | "local";
@@ -117,6 +122,8 @@ export type ClusterGuest = {
   migratingTo: string | null;
   /** Its config's `startup` property, or null. */
   startup: string | null;
+  /** Its config's `tags` property, or null. */
+  tags: string | null;
 };
 
 export type HaResource = { sid: string; type: "vm" | "ct"; state: "started" | "stopped" };
@@ -257,6 +264,7 @@ export class LabClusterModel {
       busy: false,
       migratingTo: null,
       startup: spec.startup ?? null,
+      tags: spec.tags ?? null,
     });
     if (spec.ha) {
       this.ha.set(spec.vmid, {

@@ -118,6 +118,9 @@ function guestEntry(model: LabClusterModel, g: ClusterGuest): Record<string, unk
   };
   if (g.template) entry.template = 1;
   if (g.migratingTo !== null) entry.lock = "migrate";
+  // pve-manager's resources and qemu-server's/pve-container's lists copy `tags` from the
+  // config as written, only when the guest has any (PVE/API2/Cluster.pm `$prop_list`).
+  if (g.tags !== null) entry.tags = g.tags;
   return entry;
 }
 

@@ -9,10 +9,10 @@ import { AppError } from "@/lib/errors";
  */
 
 /** Text fields whose emptiness means "none" (null), whatever an empty number means. */
-const NONE_WHEN_EMPTY = /^(shutdown\.consoleGuest\.node|consolidate\.remainingNode)$/;
+const NONE_WHEN_EMPTY = /^(shutdown\.consoleGuest\.node|consolidate\.remainingNode|shed\.guests)$/;
 /** Fields holding numbers; `off` turns a threshold off (null). */
 const NUMERIC =
-  /^(triggers|triggerOverrides|shutdown|powerBack|consolidate\.firstThreshold)\.|^(pollIntervalMs|stage|port|source\.port)$/;
+  /^(triggers|triggerOverrides|shutdown|powerBack|consolidate\.firstThreshold)\.|^(pollIntervalMs|stage|port|source\.port|shed\.afterMinutes)$/;
 /** Fields holding yes/no (a checkbox sends `on`, a select `true`/`false`). */
 const BOOLEAN =
   /(^|\.)(lowBattery|forcedShutdownAlone|runsConsole|enabled|confirmPlanChange|confirmDuringOutage|outputCycle)$/;

@@ -16,13 +16,35 @@ export const updatePowerSettingsAction = formAction(
     name: "update power settings",
     role: "admin",
     schema: withPlanChangeConfirmation(ZPowerSettingsChange),
-    input: powerForm({ blank: "null", extra: consoleGuestOfForm }),
+    input: powerForm({
+      blank: "null",
+      extra: (input) => ({ ...consoleGuestOfForm(input), ...shedGuestsOfForm(input) }),
+    }),
     errorKeys: "path",
     revalidate: [["/power", "layout"]],
   },
   async ({ actor, input: { confirmPlanChange, ...input } }) =>
     runConfigChange(confirmPlanChange, (db) => updatePowerSettings(db, input, actor)),
 );
+
+/**
+ * The form's shed list, one text field `node/VMID, node/VMID`: turned into entries the schema
+ * checks one by one. Anything that is not that shape is left as text, for the schema to refuse
+ * under the field (never guessed into a guest).
+ */
+function shedGuestsOfForm(input: Record<string, unknown>): Record<string, unknown> {
+  const shed = input.shed as Record<string, unknown> | undefined;
+  const text = shed?.guests;
+  // The field emptied: no guest is shed by the list (the tag still marks guests).
+  if (text === null) return { shed: { ...shed, guests: [] } };
+  if (typeof text !== "string") return {};
+  const items = text.split(/[\s,;]+/).filter((s) => s.length > 0);
+  const entries = items.map((item) => /^([^/]+)\/(\d{1,12})$/.exec(item));
+  if (entries.some((e) => e === null)) return {};
+  return {
+    shed: { ...shed, guests: entries.map((e) => ({ node: e![1], vmid: Number(e![2]) })) },
+  };
+}
 
 /**
  * The form's two console-guest fields: both empty is "the console runs in no guest" (null);

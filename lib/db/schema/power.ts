@@ -25,6 +25,7 @@ import type {
 } from "@/lib/power/triggers/state";
 import type {
   PowerBackSettings,
+  ShedSettings,
   ShutdownSettings,
   TriggerOverrides,
   TriggerSettings,
@@ -90,6 +91,11 @@ export const powerSettings = pgTable(
       .$type<PowerBackSettings>()
       .notNull()
       .default({ mainsStableMinutes: 5, minChargePercent: 50 }),
+    /** Early load shedding (lib/power/shed/); off until an admin turns it on. */
+    shed: jsonb("shed")
+      .$type<ShedSettings>()
+      .notNull()
+      .default({ enabled: false, afterMinutes: 2, tag: "shed", guests: [] }),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [check("power_settings_one_row", sql`${t.id} = 1`)],

@@ -83,6 +83,8 @@ const ZGuestResource = z
     maxmem: z.coerce.number().optional(),
     /** `migrate`, `backup`, …: an operation holds the guest's config. */
     lock: z.string().optional(),
+    /** Its config's `tags` as written (`shed;web`); absent when it has none. */
+    tags: z.string().optional(),
   })
   .loose();
 export type GuestResource = z.infer<typeof ZGuestResource>;

@@ -8,7 +8,7 @@ type Reader = Pick<Database, "select">;
 type Writer = Pick<Database, "select" | "insert">;
 
 export type PowerSettingsPatch = Partial<
-  Pick<PowerSettings, "mode" | "triggers" | "pollIntervalMs" | "shutdown" | "powerBack">
+  Pick<PowerSettings, "mode" | "triggers" | "pollIntervalMs" | "shutdown" | "powerBack" | "shed">
 > &
   Partial<Pick<StoredPowerSettings, "armedAt" | "armedBy" | "armedPlan">>;
 
@@ -38,6 +38,7 @@ export async function readPowerSettings(db: Reader): Promise<StoredPowerSettings
     pollIntervalMs: row.pollIntervalMs,
     shutdown: row.shutdown,
     powerBack: row.powerBack,
+    shed: row.shed,
   });
   return {
     ...parsed,
@@ -57,6 +58,7 @@ export async function writePowerSettings(db: Writer, patch: PowerSettingsPatch):
     pollIntervalMs: patch.pollIntervalMs ?? current.pollIntervalMs,
     shutdown: patch.shutdown ?? current.shutdown,
     powerBack: patch.powerBack ?? current.powerBack,
+    shed: patch.shed ?? current.shed,
     armedAt: patch.armedAt === undefined ? current.armedAt : patch.armedAt,
     armedBy: patch.armedBy === undefined ? current.armedBy : patch.armedBy,
     armedPlan: patch.armedPlan === undefined ? current.armedPlan : patch.armedPlan,

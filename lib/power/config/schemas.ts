@@ -3,6 +3,7 @@ import { ZNutSourceSchema, ZSnmpSourceSchema } from "@/lib/power/ups/reading";
 import {
   POWER_MODES,
   ZPowerBackSettingsChange,
+  ZShedSettingsChange,
   ZShutdownSettingsChange,
   ZTriggerOverrides,
 } from "./settings";
@@ -154,6 +155,7 @@ export const ZUpdatePowerSettings = z.object({
   pollIntervalMs: z.coerce.number().int().min(200).max(60_000).optional(),
   shutdown: ZShutdownSettingsChange.optional(),
   powerBack: ZPowerBackSettingsChange.optional(),
+  shed: ZShedSettingsChange.optional(),
 });
 export type TUpdatePowerSettings = z.infer<typeof ZUpdatePowerSettings>;
 

@@ -137,6 +137,59 @@ export type PowerBackSettings = z.infer<typeof ZPowerBackSettings>;
 /** A change of the power-back settings; a key left out keeps its value. */
 export const ZPowerBackSettingsChange = z.object(powerBackFields).partial().strict();
 
+/**
+ * Proxmox's tag format (pve-common `pve-tag`: `^(?i)[a-z0-9_][a-z0-9_\-\+\.]*$`); the tags of a
+ * guest are its config's `tags:` split on `;`, `,` or spaces, compared without case (the
+ * datacenter default, `tag-style case-sensitive=0`).
+ */
+export const PVE_TAG_RE = /^[a-z0-9_][a-z0-9_\-+.]*$/i;
+
+const shedFields = {
+  /**
+   * Opt-in: shutting guests down before the main trigger is a choice an operator makes for
+   * guests they named, never a default — off, nothing is shed.
+   */
+  enabled: z.boolean({ error: "Shedding is on (true) or off (false)." }),
+  /** Minutes on battery (the monitor's monotonic clock) before the shed guests go down. */
+  afterMinutes: z
+    .number({ error: "Minutes on battery: a whole number." })
+    .int("Minutes on battery: a whole number.")
+    .min(1, "At least 1 minute on battery: a blip must never shed anything.")
+    .max(1440, "At most 1440 minutes (a day)."),
+  /** A guest carrying this Proxmox tag is shed. */
+  tag: z
+    .string({ error: "A Proxmox tag, e.g. shed." })
+    .max(64, "A Proxmox tag is at most 64 characters here.")
+    .regex(
+      PVE_TAG_RE,
+      "A Proxmox tag: letters, digits, _ - + . (not starting with - + .), e.g. shed.",
+    ),
+  /** Guests shed besides the tagged ones, by node and VMID. */
+  guests: z
+    .array(
+      z
+        .object({
+          node: shutdownFields.consoleGuest.unwrap().shape.node,
+          vmid: shutdownFields.consoleGuest.unwrap().shape.vmid,
+        })
+        .strict(),
+      { error: "A list of guests as node/VMID, e.g. pve1/105, pve2/110." },
+    )
+    .max(1000, "At most 1000 guests in the list; tag them instead."),
+};
+
+/** Early load shedding (issue 30, item 7; lib/power/shed/). */
+export const ZShedSettings = z.object({
+  enabled: shedFields.enabled.default(false),
+  afterMinutes: shedFields.afterMinutes.default(2),
+  tag: shedFields.tag.default("shed"),
+  guests: shedFields.guests.default([]),
+});
+export type ShedSettings = z.infer<typeof ZShedSettings>;
+
+/** A change of the shed settings; a key left out keeps its value. */
+export const ZShedSettingsChange = z.object(shedFields).partial().strict();
+
 export const ZPowerSettings = z.object({
   mode: z.enum(POWER_MODES).default("dry-run"),
   triggers: ZTriggerSettings.default(ZTriggerSettings.parse({})),
@@ -144,6 +197,7 @@ export const ZPowerSettings = z.object({
   pollIntervalMs: z.number().int().min(200).max(60_000).default(1000),
   shutdown: ZShutdownSettings.default(ZShutdownSettings.parse({})),
   powerBack: ZPowerBackSettings.default(ZPowerBackSettings.parse({})),
+  shed: ZShedSettings.default(ZShedSettings.parse({})),
 });
 export type PowerSettings = z.infer<typeof ZPowerSettings>;
 

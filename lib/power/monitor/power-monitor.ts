@@ -15,6 +15,7 @@ import { createUpsSource } from "@/lib/power/ups/source";
 import { stateOfRow } from "../triggers/monitor-state-store";
 import { OfflineShutdowns } from "./offline-shutdowns";
 import { watchPowerBack } from "./power-back-watch";
+import { watchShedding } from "./shed-watch";
 import { loadStandbyPlan, type StandbyPlan } from "./standby-plan";
 import { LEASE_SECONDS, UpsLoop } from "./ups-loop";
 
@@ -191,6 +192,9 @@ export async function startPowerMonitor(options: PowerMonitorOptions): Promise<P
     if (watched.size > 0) {
       await watchPowerBack(db, new Date(), log).catch((error: unknown) =>
         log(`power monitor: could not look at the way back: ${safeErrorSummary(error)}`),
+      );
+      await watchShedding(db, new Date(), log).catch((error: unknown) =>
+        log(`power monitor: could not look at early shedding: ${safeErrorSummary(error)}`),
       );
     }
   };

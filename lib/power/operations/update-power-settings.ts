@@ -8,7 +8,12 @@ import {
   type StoredPowerSettings,
 } from "../config/power-settings-store";
 import { ZUpdatePowerSettings } from "../config/schemas";
-import { ZPowerBackSettings, ZShutdownSettings, ZTriggerSettings } from "../config/settings";
+import {
+  ZPowerBackSettings,
+  ZShedSettings,
+  ZShutdownSettings,
+  ZTriggerSettings,
+} from "../config/settings";
 
 /** Changes the global triggers, poll interval or shutdown deadlines; the rest keeps its value. */
 export async function updatePowerSettings(
@@ -32,6 +37,7 @@ export async function updatePowerSettings(
           triggers: ZTriggerSettings.parse({ ...current.triggers, ...data.triggers }),
           shutdown: ZShutdownSettings.parse({ ...current.shutdown, ...data.shutdown }),
           powerBack: ZPowerBackSettings.parse({ ...current.powerBack, ...data.powerBack }),
+          shed: ZShedSettings.parse({ ...current.shed, ...data.shed }),
           pollIntervalMs: data.pollIntervalMs ?? current.pollIntervalMs,
         });
         await recordPowerEvents(tx, [

@@ -5,6 +5,7 @@ import { startRun } from "@/lib/runs/start-run";
 import type { ShutdownPlan } from "@/lib/power/shutdown/shutdown-plan";
 import { isDrill } from "@/lib/power/shutdown/drill-mark";
 import { POWER_SHUTDOWN } from "@/lib/power/shutdown-pipeline/pipeline";
+import { shedRunsForWayBack } from "@/lib/power/shed-pipeline/start-shed";
 import type { PowerBackInput } from "../power-back/back-plan";
 import { POWER_BACK, powerBackPipeline } from "./pipeline";
 
@@ -30,6 +31,8 @@ const NOT_A_DRILL = sql`(${runs.context} -> 'input' -> 'drill') is null`;
 export type OutageToBringBack = {
   /** Its shutdown runs, oldest first: every one since the last way back that succeeded. */
   shutdownRunIds: string[];
+  /** Its early-shedding runs whose guests were not started again by their own restart. */
+  shedRunIds: string[];
   /** Every UPS feeding the hosts they shut down. */
   feeds: string[];
   /** The largest shutdown budget among them (a second outage needs that much runtime). */
@@ -81,6 +84,7 @@ export async function outageToBringBack(db: Reader, now: Date): Promise<OutageTo
     .limit(1);
   return {
     shutdownRunIds: outage.map((r) => r.id),
+    shedRunIds: await shedRunsForWayBack(db, lastBack?.createdAt ?? null, now),
     feeds: [
       ...new Set(plans.flatMap((p) => p.targets.flatMap((t) => t.feeds.map((f) => f.upsId)))),
     ],
@@ -134,7 +138,11 @@ export async function startPowerBackRun(
       refused: "A way back was already tried for this outage: an admin brings it back now.",
     };
   }
-  const input: PowerBackInput = { by, shutdownRunIds: outage.shutdownRunIds };
+  const input: PowerBackInput = {
+    by,
+    shutdownRunIds: outage.shutdownRunIds,
+    shedRunIds: outage.shedRunIds,
+  };
   const runId = await startRun(tx, {
     pipeline: powerBackPipeline,
     hostId: null,

@@ -23,8 +23,13 @@ export const ZPowerBackInput = z.object({
    * mode; a live one follows the console's). Never set for an outage's way back.
    */
   drill: ZDrillMark.optional(),
+  /**
+   * The early-shedding runs of the outage (lib/power/shed/): their guests went down before the
+   * shutdown and start again with the rest.
+   */
+  shedRunIds: z.array(z.uuid()).default([]),
 });
-export type PowerBackInput = z.infer<typeof ZPowerBackInput>;
+export type PowerBackInput = z.input<typeof ZPowerBackInput>;
 
 /** Whether a power-back run's input is a drill's way back (marked in every event it sends). */
 export function isDrillWayBack(input: unknown): boolean {

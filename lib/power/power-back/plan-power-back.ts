@@ -34,7 +34,7 @@ export const planPowerBack: Step<PowerServices> = {
       .orderBy(runs.createdAt, runs.id);
     const plan = buildPowerBackPlan({
       runs: shutdownRuns,
-      guests: await guestsRecordedBy(db, input.data.shutdownRunIds),
+      guests: await guestsRecordedBy(db, [...input.data.shutdownRunIds, ...input.data.shedRunIds]),
       // A drill's way back plans with the drill's mode: dry for a dry drill even while armed.
       mode: input.data.drill
         ? planModeOf({ drill: input.data.drill }, settings.mode)
@@ -54,6 +54,9 @@ export const planPowerBack: Step<PowerServices> = {
           : `started by the power monitor: ${by.why}`,
     );
     ctx.log(`from the outage of shutdown run(s) ${input.data.shutdownRunIds.join(", ")}`);
+    if (input.data.shedRunIds.length > 0) {
+      ctx.log(`and its early shedding: run(s) ${input.data.shedRunIds.join(", ")}`);
+    }
     ctx.log(
       plan.mode === "armed"
         ? "mode: armed — hosts are powered on and guests started"

@@ -2,7 +2,7 @@ import { ZUpdatePowerSettings } from "@/lib/power/config/schemas";
 
 /**
  * A change of the global power settings as the API and the settings form take it: at least one
- * of the four parts, since a change that names none would be saved (and logged) as a change of
+ * of the five parts, since a change that names none would be saved (and logged) as a change of
  * nothing.
  */
 export const ZPowerSettingsChange = ZUpdatePowerSettings.refine(
@@ -10,6 +10,7 @@ export const ZPowerSettingsChange = ZUpdatePowerSettings.refine(
     change.triggers !== undefined ||
     change.pollIntervalMs !== undefined ||
     change.shutdown !== undefined ||
-    change.powerBack !== undefined,
-  { message: "Nothing to change: send triggers, pollIntervalMs, shutdown or powerBack." },
+    change.powerBack !== undefined ||
+    change.shed !== undefined,
+  { message: "Nothing to change: send triggers, pollIntervalMs, shutdown, powerBack or shed." },
 );

@@ -6,6 +6,8 @@ import { actionsOfRun, CLUSTER_LANE, type ActionOutcome } from "@/lib/power/reco
 import { runOriginOf, type RunOrigin } from "@/lib/power/shutdown/run-origin";
 import { POWER_BACK } from "@/lib/power/power-back-pipeline/pipeline";
 import { POWER_SHUTDOWN } from "@/lib/power/shutdown-pipeline/pipeline";
+import { POWER_SHED, POWER_SHED_BACK } from "@/lib/power/shed-pipeline/pipeline";
+import { shedOriginOf, shedRunVerdict, type ShedOrigin } from "./shed-view";
 import { loadPowerBackFacts } from "./power-back-run";
 import { describePowerBack, powerBackOriginOf, type PowerBackOrigin } from "./power-back-verdict";
 import { loadPowerRunFacts } from "./power-run-facts";
@@ -33,7 +35,7 @@ type RunFacts = {
   failureReason: string | null;
   createdAt: string;
   finishedAt: string | null;
-  origin: RunOrigin | PowerBackOrigin;
+  origin: RunOrigin | PowerBackOrigin | ShedOrigin;
   /** What the run did, in one line (./power-run-verdict.ts, ./power-back-verdict.ts). */
   verdict: PowerRunVerdict;
 };
@@ -52,10 +54,13 @@ export type PowerRunSummary = RunFacts & {
   outcomes: Partial<Record<ActionOutcome | "open", number>>;
 };
 
-export type PowerRunKind = "shutdown" | "way-back";
+export type PowerRunKind = "shutdown" | "way-back" | "shed" | "shed-back";
 
 /** The power pipelines whose runs the list and the timeline show. */
-const POWER_PIPELINES = [POWER_SHUTDOWN, POWER_BACK];
+const POWER_PIPELINES = [POWER_SHUTDOWN, POWER_BACK, POWER_SHED, POWER_SHED_BACK];
+
+/** A shed's lanes: the nodes it shed on. */
+const ZShedLanes = z.object({ groups: z.array(z.object({ nodes: z.array(z.string()) })) });
 
 /** The nodes a run planned, in order, from its frozen plan; none when the plan is not there. */
 const ZPlannedLanes = z.object({ targets: z.array(z.object({ name: z.string() })) });
@@ -67,7 +72,11 @@ const ZBackLanes = z.object({
 });
 
 function plannedLanes(row: typeof runs.$inferSelect): string[] {
-  if (row.pipeline === POWER_BACK) {
+  if (row.pipeline === POWER_SHED) {
+    const plan = ZShedLanes.safeParse(row.context.plan);
+    return plan.success ? plan.data.groups.flatMap((g) => g.nodes) : [];
+  }
+  if (row.pipeline === POWER_BACK || row.pipeline === POWER_SHED_BACK) {
     const plan = ZBackLanes.safeParse(row.context.plan);
     return plan.success ? plan.data.hosts.map((h) => h.endpoint?.nodeName ?? h.name) : [];
   }
@@ -80,8 +89,9 @@ async function verdicts(
   db: Database,
   rows: readonly (typeof runs.$inferSelect)[],
 ): Promise<Map<string, PowerRunVerdict>> {
-  const shutdowns = rows.filter((r) => r.pipeline !== POWER_BACK);
+  const shutdowns = rows.filter((r) => r.pipeline === POWER_SHUTDOWN);
   const backs = rows.filter((r) => r.pipeline === POWER_BACK);
+  const sheds = rows.filter((r) => r.pipeline === POWER_SHED || r.pipeline === POWER_SHED_BACK);
   const [shutdownFacts, backFacts] = await Promise.all([
     loadPowerRunFacts(db, shutdowns),
     loadPowerBackFacts(db, backs),
@@ -89,21 +99,33 @@ async function verdicts(
   return new Map([
     ...shutdowns.map((r) => [r.id, describePowerRun(shutdownFacts.get(r.id)!)] as const),
     ...backs.map((r) => [r.id, describePowerBack(backFacts.get(r.id)!)] as const),
+    ...sheds.map((r) => [r.id, shedRunVerdict(r.pipeline, r)] as const),
   ]);
 }
 
 function runFacts(row: typeof runs.$inferSelect, verdict: PowerRunVerdict): RunFacts {
   const back = row.pipeline === POWER_BACK;
+  const shed = row.pipeline === POWER_SHED || row.pipeline === POWER_SHED_BACK;
   return {
     verdict,
     id: row.id,
-    kind: back ? "way-back" : "shutdown",
+    kind: shed
+      ? row.pipeline === POWER_SHED
+        ? "shed"
+        : "shed-back"
+      : back
+        ? "way-back"
+        : "shutdown",
     status: row.status,
     phase: row.phase,
     failureReason: row.failureReason,
     createdAt: row.createdAt.toISOString(),
     finishedAt: row.finishedAt?.toISOString() ?? null,
-    origin: back ? powerBackOriginOf(row.context) : runOriginOf(row.context),
+    origin: shed
+      ? shedOriginOf(row.pipeline, row.context)
+      : back
+        ? powerBackOriginOf(row.context)
+        : runOriginOf(row.context),
   };
 }
 

@@ -37,7 +37,11 @@ export type PowerEventKind =
   | "ups_cycle.would_send"
   | "ups_cycle.refused"
   | "ups_cycle.sent"
-  | "ups_cycle.failed";
+  | "ups_cycle.failed"
+  | "power.shed.started"
+  | "power.shed.done"
+  | "power.shed.failed"
+  | "power.shed.restarted";
 
 export type PowerEventInput = Omit<PowerEventDraft, "kind" | "at"> & {
   kind: PowerEventKind;

@@ -10,7 +10,8 @@ export const metadata: Metadata = { title: "Power settings" };
 
 export default async function PowerSettingsPage() {
   await requirePageActor("admin", "/power/settings");
-  const { mode, triggers, pollIntervalMs, shutdown, powerBack } = await readPowerSettings(getDb());
+  const { mode, triggers, pollIntervalMs, shutdown, powerBack, shed } =
+    await readPowerSettings(getDb());
   return (
     <>
       <h1>Triggers and deadlines</h1>
@@ -18,7 +19,7 @@ export default async function PowerSettingsPage() {
         The defaults every UPS follows unless it overrides them, how often the console asks each
         UPS, and how long the shutdown may take per call.
       </p>
-      <PowerSettingsForm settings={{ mode, triggers, pollIntervalMs, shutdown, powerBack }} />
+      <PowerSettingsForm settings={{ mode, triggers, pollIntervalMs, shutdown, powerBack, shed }} />
     </>
   );
 }

@@ -10,20 +10,21 @@ import { updatePowerSettings } from "@/lib/power/operations/update-power-setting
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
 
-/** The global power settings: `{ mode, triggers, pollIntervalMs, shutdown, powerBack }`. */
+/** The global power settings: `{ mode, triggers, pollIntervalMs, shutdown, powerBack, shed }`. */
 export const GET = route(
   "GET /api/power/settings",
   { role: "viewer", summary: "The global power settings" },
   async () => {
-    const { mode, triggers, pollIntervalMs, shutdown, powerBack } =
+    const { mode, triggers, pollIntervalMs, shutdown, powerBack, shed } =
       await readPowerSettings(getDb());
-    return json({ mode, triggers, pollIntervalMs, shutdown, powerBack });
+    return json({ mode, triggers, pollIntervalMs, shutdown, powerBack, shed });
   },
 );
 
 /**
  * Changes the trigger defaults, the poll interval, the shutdown deadlines or when the fleet
- * comes back by itself (`powerBack`: mainsStableMinutes, minChargePercent) (admins; what is
+ * comes back by itself (`powerBack`: mainsStableMinutes, minChargePercent) or early shedding
+ * (`shed`: enabled, afterMinutes, tag, guests [{ node, vmid }]) (admins; what is
  * left out keeps its value). While armed, a change to the plan needs `confirmPlanChange: true`
  * (else 409 with `planChange`, nothing saved). Answers `{ settings, planChange }`.
  */

@@ -1,0 +1,1 @@
+ALTER TABLE "power_settings" ADD COLUMN "shed" jsonb DEFAULT '{"enabled":false,"afterMinutes":2,"tag":"shed","guests":[]}'::jsonb NOT NULL;

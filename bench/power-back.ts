@@ -36,8 +36,7 @@ import {
 import type { LabGuestSpec } from "@/lab/pve/cluster/model";
 import type { Database } from "@/lib/db/client";
 import { migrateDatabase } from "@/lib/db/migrate";
-import { powerTargets, runs, stepVisits } from "@/lib/db/schema";
-import { setPowerController } from "@/lib/power-controllers/store";
+import { runs, stepVisits } from "@/lib/db/schema";
 import { DEFAULT_POWER_SETTINGS } from "@/lib/power/config/settings";
 import { watchPowerBack } from "@/lib/power/monitor/power-back-watch";
 import { setPowerMode } from "@/lib/power/operations/set-power-mode";
@@ -50,6 +49,7 @@ import { parseStartup } from "@/lib/power/records/startup-order";
 import { powerShutdownPipeline } from "@/lib/power/shutdown-pipeline/pipeline";
 import { startShutdownRun } from "@/lib/power/shutdown-pipeline/start-shutdown-run";
 import { ADMIN, persistOnMains, persistReading, shutdownInput } from "@/test/fixtures/power";
+import { giveLabRedfish } from "@/test/fixtures/lab-bmc";
 import { protectLabCluster } from "@/test/fixtures/protected-lab-cluster";
 import { settled } from "@/test/runs";
 import { startWorker } from "@/worker/runner";
@@ -246,25 +246,7 @@ async function main() {
   stopAtEnd("worker", () => worker.stop());
 
   const { upsId, targets } = await protectLabCluster(db, lab);
-  const rows = await db
-    .select({ id: powerTargets.id, hostId: powerTargets.hostId })
-    .from(powerTargets);
-  for (const [node, targetId] of Object.entries(targets)) {
-    const redfish = bmc.node(node).redfish;
-    await setPowerController(db, {
-      hostId: rows.find((r) => r.id === targetId)!.hostId!,
-      actor: "bench",
-      controller: {
-        kind: "redfish",
-        address: redfish.address,
-        port: redfish.port,
-        username: bmc.username,
-        password: bmc.password,
-        systemId: redfish.systemId,
-        auth: "basic",
-      },
-    });
-  }
+  await giveLabRedfish(db, targets, bmc, "bench");
   await updatePowerSettings(
     db,
     {

@@ -2,10 +2,9 @@ import { CONSOLE_PRIVILEGE_NAMES } from "@/lib/proxmox/console-identity";
 import https from "node:https";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { and, eq } from "drizzle-orm";
-import { auditLog, powerEvents, powerTargets } from "@/lib/db/schema";
+import { auditLog, powerEvents } from "@/lib/db/schema";
 import { readLogTail } from "@/lib/logs/read";
 import { actionsOfRun, type PowerRunAction } from "@/lib/power/records/run-actions";
-import { setPowerMode } from "@/lib/power/operations/set-power-mode";
 import { startShutdownRun } from "@/lib/power/shutdown-pipeline/start-shutdown-run";
 import { loadClusterGroups } from "@/lib/power/clusters/load-cluster-groups";
 import { restoreCluster } from "@/lib/power/operations/restore-cluster";
@@ -14,7 +13,7 @@ import { clusterApiOver } from "../clusters/sequence-api";
 import { startLabCluster, waitUntil, type LabCluster } from "@/lab";
 import type { LabGuestSpec, PveRelease } from "@/lab/pve/cluster/model";
 import { registerTestDatabase } from "@/test/db";
-import { ADMIN, persistReading, shutdownInput } from "@/test/fixtures/power";
+import { ADMIN, persistReading, shutdownInput, setModeConfirmingAll } from "@/test/fixtures/power";
 import { settled } from "@/test/runs";
 import type { WorkerHandle } from "@/worker/runner";
 import { HA_NOT_AVAILABLE } from "./disarm-ha";
@@ -79,9 +78,7 @@ async function labCluster(
 }
 
 async function setMode(mode: "armed" | "dry-run") {
-  const { db } = database;
-  const all = await db.select({ id: powerTargets.id }).from(powerTargets);
-  await setPowerMode(db, { mode, confirmedTargetIds: all.map((t) => t.id) }, ADMIN);
+  await setModeConfirmingAll(database.db, mode);
 }
 
 async function runSequence(setup: Setup, timeoutMs = 120_000) {

@@ -7,11 +7,10 @@ import type { LabGuestSpec } from "@/lab/pve/cluster/model";
 import { protectLabCluster, startClusterTestWorker } from "@/test/fixtures/protected-lab-cluster";
 import { buildPlan } from "@/lib/power/shutdown/shutdown-plan";
 import { startShutdownRun } from "@/lib/power/shutdown-pipeline/start-shutdown-run";
-import { setPowerMode } from "@/lib/power/operations/set-power-mode";
 import { DEFAULT_POWER_SETTINGS } from "@/lib/power/config/settings";
 import { loadTargets } from "@/lib/power/targets/load-targets";
 import { registerTestDatabase } from "@/test/db";
-import { ADMIN, persistReading, shutdownInput } from "@/test/fixtures/power";
+import { ADMIN, persistReading, shutdownInput, setModeConfirmingAll } from "@/test/fixtures/power";
 import { settled } from "@/test/runs";
 import type { WorkerHandle } from "@/worker/runner";
 import { listClusterGroups, listLooseHosts } from "./cluster-groups-view";
@@ -74,12 +73,7 @@ async function groupsOf(lab: "east" | "west"): Promise<ClusterGroup[]> {
 }
 
 async function armAll() {
-  const all = await database.db.select({ id: powerTargets.id }).from(powerTargets);
-  await setPowerMode(
-    database.db,
-    { mode: "armed", confirmedTargetIds: all.map((t) => t.id) },
-    ADMIN,
-  );
+  await setModeConfirmingAll(database.db, "armed");
 }
 
 async function shutDown(lab: "east" | "west") {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { and, asc, eq, isNull } from "drizzle-orm";
-import { powerEvents, powerTargets, runs } from "@/lib/db/schema";
+import { powerEvents, runs } from "@/lib/db/schema";
 import { protectLabCluster } from "@/test/fixtures/protected-lab-cluster";
 import { loadClusterGroups } from "@/lib/power/clusters/load-cluster-groups";
 import { setClusterPolicy } from "@/lib/power/operations/set-cluster-policy";
@@ -11,7 +11,7 @@ import { updatePowerSettings } from "@/lib/power/operations/update-power-setting
 import { startLabCluster, type LabCluster } from "@/lab";
 import { startLabUps, type LabUps } from "@/lab/ups/lab-ups";
 import { registerTestDatabase } from "@/test/db";
-import { ADMIN, nutSourceOf } from "@/test/fixtures/power";
+import { ADMIN, nutSourceOf, setModeConfirmingAll } from "@/test/fixtures/power";
 import { settled } from "@/test/runs";
 import { waitFor } from "@/test/worker-process";
 import type { WorkerHandle } from "@/worker/runner";
@@ -91,8 +91,7 @@ it("the monitor starts the first stage at the cluster's first threshold and the 
     },
     ADMIN,
   );
-  const all = await db.select({ id: powerTargets.id }).from(powerTargets);
-  await setPowerMode(db, { mode: "armed", confirmedTargetIds: all.map((t) => t.id) }, ADMIN);
+  await setModeConfirmingAll(db, "armed");
   monitor = await startPowerMonitor({
     connectionString: url,
     supervisorIntervalMs: 300,

@@ -1,18 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { desc, eq } from "drizzle-orm";
-import { powerClusters, powerEvents, powerTargets, upsMonitorState } from "@/lib/db/schema";
+import { powerClusters, powerEvents, upsMonitorState } from "@/lib/db/schema";
 import { readLogTail } from "@/lib/logs/read";
 import { actionsOfRun, type PowerRunAction } from "@/lib/power/records/run-actions";
 import { loadClusterGroups } from "@/lib/power/clusters/load-cluster-groups";
 import { setClusterPolicy } from "@/lib/power/operations/set-cluster-policy";
 import { startDueShutdowns } from "@/lib/power/monitor/start-due-shutdowns";
-import { setPowerMode } from "@/lib/power/operations/set-power-mode";
 import type { ShutdownInput } from "@/lib/power/shutdown/shutdown-plan";
 import type { Latch, StageLatch } from "@/lib/power/triggers/state";
 import { startLabCluster, type LabCluster } from "@/lab";
 import type { LabGuestSpec } from "@/lab/pve/cluster/model";
 import { registerTestDatabase } from "@/test/db";
-import { ADMIN, persistReading } from "@/test/fixtures/power";
+import { ADMIN, persistReading, setModeConfirmingAll } from "@/test/fixtures/power";
 import { runRow, settled } from "@/test/runs";
 import { SHUTDOWN_CANCELLED } from "@/lib/power/shutdown/shut-down-targets";
 import type { WorkerHandle } from "@/worker/runner";
@@ -74,9 +73,7 @@ async function consolidatingCluster(
 type Setup = Awaited<ReturnType<typeof consolidatingCluster>>;
 
 async function setMode(mode: "armed" | "dry-run") {
-  const { db } = database;
-  const all = await db.select({ id: powerTargets.id }).from(powerTargets);
-  await setPowerMode(db, { mode, confirmedTargetIds: all.map((t) => t.id) }, ADMIN);
+  await setModeConfirmingAll(database.db, mode);
 }
 
 const firstStage = (at: Date): StageLatch => ({

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { and, asc, eq, inArray } from "drizzle-orm";
+import { and, asc, eq } from "drizzle-orm";
 import * as wayBackRoute from "@/app/api/power/drills/[runId]/way-back/route";
 import { getDb } from "@/lib/db/client";
-import { auditLog, powerEvents, powerTargets, runs } from "@/lib/db/schema";
-import { setPowerController } from "@/lib/power-controllers/store";
+import { auditLog, powerEvents, runs } from "@/lib/db/schema";
 import { watchPowerBack } from "@/lib/power/monitor/power-back-watch";
 import { bringBackNow } from "@/lib/power/operations/bring-back-now";
 import { setPowerMode } from "@/lib/power/operations/set-power-mode";
@@ -28,6 +27,7 @@ import { settled } from "@/test/runs";
 import type { WorkerHandle } from "@/worker/runner";
 import { drillWayBack, startDrillWayBack } from "./drill-way-back";
 import { startDrill } from "./start-drill";
+import { giveLabRedfish } from "@/test/fixtures/lab-bmc";
 
 /**
  * A drill's way back (issue 30, item 6) through the real worker against a lab cluster over real
@@ -89,27 +89,7 @@ beforeAll(async () => {
   const protectedLab = await protectLabCluster(db, lab, { upsName: "ups-drill-back" });
   upsId = protectedLab.upsId;
   targets = protectedLab.targets;
-  const rows = await db
-    .select({ id: powerTargets.id, hostId: powerTargets.hostId })
-    .from(powerTargets)
-    .where(inArray(powerTargets.id, Object.values(targets)))
-    .orderBy(asc(powerTargets.id));
-  for (const [node, targetId] of Object.entries(targets)) {
-    const redfish = bmc.node(node).redfish;
-    await setPowerController(db, {
-      hostId: rows.find((r) => r.id === targetId)!.hostId!,
-      actor: "test",
-      controller: {
-        kind: "redfish",
-        auth: "basic",
-        address: redfish.address,
-        port: redfish.port,
-        username: bmc.username,
-        password: bmc.password,
-        systemId: redfish.systemId,
-      },
-    });
-  }
+  await giveLabRedfish(db, targets, bmc);
   await persistReading(db, upsId, false);
 }, 120_000);
 

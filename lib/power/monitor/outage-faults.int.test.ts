@@ -1,9 +1,8 @@
 import net from "node:net";
 import { and, asc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { powerEvents, powerTargets, runs, upsDevices, upsMonitorState } from "@/lib/db/schema";
+import { powerEvents, runs, upsDevices, upsMonitorState } from "@/lib/db/schema";
 import { releaseLatch } from "@/lib/power/operations/release-latch";
-import { setPowerMode } from "@/lib/power/operations/set-power-mode";
 import { POWER_SHUTDOWN } from "@/lib/power/shutdown-pipeline/pipeline";
 import { updatePowerSettings } from "@/lib/power/operations/update-power-settings";
 import type { UpsSource } from "@/lib/power/ups/reading";
@@ -11,7 +10,14 @@ import { createUpsSource } from "@/lib/power/ups/source";
 import { waitUntil, type LabNode } from "@/lab";
 import { startLabUps, type LabUps } from "@/lab/ups/lab-ups";
 import { registerTestDatabase } from "@/test/db";
-import { addUps, ADMIN, nutSourceOf, onboardedLabNode, protectHost } from "@/test/fixtures/power";
+import {
+  addUps,
+  ADMIN,
+  nutSourceOf,
+  onboardedLabNode,
+  protectHost,
+  setModeConfirmingAll,
+} from "@/test/fixtures/power";
 import { startPowerTestWorker } from "@/test/fixtures/protected-lab-cluster";
 import { settled } from "@/test/runs";
 import { waitFor } from "@/test/worker-process";
@@ -90,8 +96,7 @@ async function node(name: string, protection: Parameters<typeof protectHost>[2])
 }
 
 async function setMode(mode: "armed" | "dry-run") {
-  const all = await database.db.select({ id: powerTargets.id }).from(powerTargets);
-  await setPowerMode(database.db, { mode, confirmedTargetIds: all.map((t) => t.id) }, ADMIN);
+  await setModeConfirmingAll(database.db, mode);
 }
 
 const stateOf = async (upsId: string) => {

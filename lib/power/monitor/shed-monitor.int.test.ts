@@ -1,14 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { asc, eq } from "drizzle-orm";
-import { powerTargets, runs } from "@/lib/db/schema";
-import { setPowerMode } from "@/lib/power/operations/set-power-mode";
+import { runs } from "@/lib/db/schema";
 import { updatePowerSettings } from "@/lib/power/operations/update-power-settings";
 import { POWER_SHED, POWER_SHED_BACK } from "@/lib/power/shed-pipeline/pipeline";
 import { POWER_SHUTDOWN } from "@/lib/power/shutdown-pipeline/pipeline";
 import { startLabCluster, type LabCluster } from "@/lab";
 import { startLabUps, type LabUps } from "@/lab/ups/lab-ups";
 import { registerTestDatabase } from "@/test/db";
-import { ADMIN, nutSourceOf } from "@/test/fixtures/power";
+import { ADMIN, nutSourceOf, setModeConfirmingAll } from "@/test/fixtures/power";
 import { protectLabCluster, startClusterTestWorker } from "@/test/fixtures/protected-lab-cluster";
 import { settled } from "@/test/runs";
 import { waitFor } from "@/test/worker-process";
@@ -60,8 +59,7 @@ beforeAll(async () => {
     },
     ADMIN,
   );
-  const all = await db.select({ id: powerTargets.id }).from(powerTargets);
-  await setPowerMode(db, { mode: "armed", confirmedTargetIds: all.map((t) => t.id) }, ADMIN);
+  await setModeConfirmingAll(db, "armed");
   monitor = await startPowerMonitor({
     connectionString: database.url,
     supervisorIntervalMs: 500,

@@ -6,16 +6,21 @@ import {
   powerEvents,
   powerSettings,
   powerShutdownCalls,
-  powerTargets,
   runs,
   upsMonitorState,
 } from "@/lib/db/schema";
-import { setPowerMode } from "@/lib/power/operations/set-power-mode";
 import { POWER_SHUTDOWN } from "@/lib/power/shutdown-pipeline/pipeline";
 import { updatePowerSettings } from "@/lib/power/operations/update-power-settings";
 import { waitUntil, type LabNode } from "@/lab";
 import { startLabUps } from "@/lab/ups/lab-ups";
-import { addUps, ADMIN, nutSourceOf, onboardedLabNode, protectHost } from "@/test/fixtures/power";
+import {
+  addUps,
+  ADMIN,
+  nutSourceOf,
+  onboardedLabNode,
+  protectHost,
+  setModeConfirmingAll,
+} from "@/test/fixtures/power";
 import { startPowerTestWorker } from "@/test/fixtures/protected-lab-cluster";
 import { startRestartablePostgres, type RestartablePostgres } from "@/test/restartable-postgres";
 import { waitFor } from "@/test/worker-process";
@@ -92,8 +97,7 @@ async function fleetWith(name: string, stages: number) {
     started.push(node);
     nodes.push({ node, targetId: await protectHost(db, hostId, { feeds: [upsId], stage }) });
   }
-  const all = await db.select({ id: powerTargets.id }).from(powerTargets);
-  await setPowerMode(db, { mode: "armed", confirmedTargetIds: all.map((t) => t.id) }, ADMIN);
+  await setModeConfirmingAll(db, "armed");
   // The monitor reads the UPS, and holds the armed plan with these targets in memory.
   await waitFor("the UPS read on mains", async () => {
     const [row] = await db.select().from(upsMonitorState).where(eq(upsMonitorState.upsId, upsId));

@@ -1,22 +1,29 @@
 import { and, asc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { powerEvents, powerTargets, runs, upsMonitorState } from "@/lib/db/schema";
+import { powerEvents, runs, upsMonitorState } from "@/lib/db/schema";
 import { setPowerController } from "@/lib/power-controllers/store";
 import { bringBackNow } from "@/lib/power/operations/bring-back-now";
 import { powerOnProtectedHost } from "@/lib/power/operations/power-on-protected-host";
-import { setPowerMode } from "@/lib/power/operations/set-power-mode";
 import { updatePowerSettings } from "@/lib/power/operations/update-power-settings";
 import { POWER_SHUTDOWN } from "@/lib/power/shutdown-pipeline/pipeline";
 import type { LabNode } from "@/lab";
 import { startLabPowerControllers } from "@/lab/power-controllers";
 import { startLabUps, type LabUps } from "@/lab/ups/lab-ups";
 import { registerTestDatabase } from "@/test/db";
-import { addUps, ADMIN, nutSourceOf, onboardedLabNode, protectHost } from "@/test/fixtures/power";
+import {
+  addUps,
+  ADMIN,
+  nutSourceOf,
+  onboardedLabNode,
+  protectHost,
+  setModeConfirmingAll,
+} from "@/test/fixtures/power";
 import { startPowerTestWorker } from "@/test/fixtures/protected-lab-cluster";
 import { settled } from "@/test/runs";
 import { waitFor } from "@/test/worker-process";
 import type { WorkerHandle } from "@/worker/runner";
 import { startPowerMonitor, type PowerMonitor } from "./power-monitor";
+import { labRedfish } from "@/test/fixtures/lab-bmc";
 
 /**
  * Issue 30, item 5, through the real monitor (in this process, against a lab UPS over NUT), the
@@ -67,8 +74,7 @@ async function labUps(name: string): Promise<{ ups: LabUps; upsId: string }> {
 }
 
 async function setMode(mode: "armed" | "dry-run") {
-  const all = await database.db.select({ id: powerTargets.id }).from(powerTargets);
-  await setPowerMode(database.db, { mode, confirmedTargetIds: all.map((t) => t.id) }, ADMIN);
+  await setModeConfirmingAll(database.db, mode);
 }
 
 const stateOf = async (upsId: string) => {
@@ -117,20 +123,7 @@ async function protectedHostWithBmc(upsName: string, nodeName: string) {
     ],
   });
   started.push(bmc);
-  const redfish = bmc.node(host.name).redfish;
-  await setPowerController(db, {
-    hostId,
-    actor: "test",
-    controller: {
-      kind: "redfish",
-      auth: "basic",
-      address: redfish.address,
-      port: redfish.port,
-      username: bmc.username,
-      password: bmc.password,
-      systemId: redfish.systemId,
-    },
-  });
+  await setPowerController(db, { hostId, actor: "test", controller: labRedfish(bmc, host.name) });
   return { ups, upsId, host, hostId, targetId, bmc };
 }
 

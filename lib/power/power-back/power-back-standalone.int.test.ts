@@ -31,6 +31,7 @@ import {
 import { startClusterTestWorker } from "@/test/fixtures/protected-lab-cluster";
 import { settled } from "@/test/runs";
 import type { WorkerHandle } from "@/worker/runner";
+import { labIpmi, labRedfish } from "@/test/fixtures/lab-bmc";
 
 /**
  * The way back of two standalone hosts (issue 30, items 3-4) through the real worker against
@@ -84,31 +85,15 @@ beforeAll(async () => {
   targets["pve-s2"] = await protectHost(db, hostIds["pve-s2"]!, { feeds: [upsId], stage: 1 });
   // The console's discovery: both answer that they are in no cluster.
   await refreshClusterGroups(db, { all: true });
-  const redfish = bmc.node("pve-s1").redfish;
   await setPowerController(db, {
     hostId: hostIds["pve-s1"]!,
     actor: "test",
-    controller: {
-      kind: "redfish",
-      address: redfish.address,
-      port: redfish.port,
-      username: bmc.username,
-      password: bmc.password,
-      systemId: redfish.systemId,
-      auth: "session",
-    },
+    controller: labRedfish(bmc, "pve-s1", { auth: "session" }),
   });
-  const ipmi = bmc.node("pve-s2").ipmi;
   await setPowerController(db, {
     hostId: hostIds["pve-s2"]!,
     actor: "test",
-    controller: {
-      kind: "ipmi",
-      address: ipmi.address,
-      port: ipmi.port,
-      username: bmc.username,
-      password: bmc.password,
-    },
+    controller: labIpmi(bmc, "pve-s2"),
   });
 }, 240_000);
 

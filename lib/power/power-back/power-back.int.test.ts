@@ -1,17 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { and, asc, eq, inArray } from "drizzle-orm";
-import {
-  events as hostEvents,
-  powerBackGuests,
-  powerEvents,
-  powerTargets,
-  runs,
-} from "@/lib/db/schema";
+import { and, asc, eq } from "drizzle-orm";
+import { events as hostEvents, powerBackGuests, powerEvents, runs } from "@/lib/db/schema";
 import { readLogTail } from "@/lib/logs/read";
 import { setPowerController } from "@/lib/power-controllers/store";
 import { watchPowerBack } from "@/lib/power/monitor/power-back-watch";
 import { bringBackNow } from "@/lib/power/operations/bring-back-now";
-import { setPowerMode } from "@/lib/power/operations/set-power-mode";
 import { updatePowerSettings } from "@/lib/power/operations/update-power-settings";
 import { actionsOfRun, type PowerRunAction } from "@/lib/power/records/run-actions";
 import { startShutdownRun } from "@/lib/power/shutdown-pipeline/start-shutdown-run";
@@ -38,11 +31,13 @@ import {
   persistReading,
   powerTestPipelines,
   shutdownInput,
+  setModeConfirmingAll,
 } from "@/test/fixtures/power";
 import { protectLabCluster, startClusterTestWorker } from "@/test/fixtures/protected-lab-cluster";
 import { settled } from "@/test/runs";
 import { getRun } from "@/lib/runs/get-run";
 import type { WorkerHandle } from "@/worker/runner";
+import { hostsOfTargets, labRedfish } from "@/test/fixtures/lab-bmc";
 
 /**
  * The way back (issue 30, items 3-6) through the real worker against lab clusters over real
@@ -113,10 +108,7 @@ async function outageOfLabCluster(
   });
   bmcs.push(bmc);
   const { upsId, targets } = await protectLabCluster(db, lab);
-  const rows = await db
-    .select({ id: powerTargets.id, hostId: powerTargets.hostId })
-    .from(powerTargets)
-    .where(inArray(powerTargets.id, Object.values(targets)));
+  const hostIds = await hostsOfTargets(db, targets);
   // Wake-on-LAN through the cluster: every node's MAC in its Proxmox config, the packets of
   // each member to the lab's listener on loopback.
   lab.model.wakeOnLanPort = bmc.nodes[0]!.wol.port;
@@ -127,34 +119,21 @@ async function outageOfLabCluster(
       "wakeonlan",
       `mac=${bmc.node(n.name).wol.mac},broadcast-address=127.0.0.1`,
     );
-  for (const [node, targetId] of Object.entries(targets)) {
-    const lab = bmc.node(node).redfish;
-    const hostId = rows.find((r) => r.id === targetId)!.hostId!;
-    if (options.pveWol?.includes(node)) {
-      await setPowerController(db, { hostId, actor: "test", controller: { kind: "pve-wol" } });
-      continue;
-    }
-    await setPowerController(db, {
-      hostId,
-      actor: "test",
-      controller: {
-        kind: "redfish",
-        address: lab.address,
-        port: lab.port,
-        username: bmc.username,
-        password: node === options.wrongPassword ? "not-the-password" : bmc.password,
-        systemId: lab.systemId,
-        auth: "basic",
-      },
-    });
+  for (const [node, hostId] of Object.entries(hostIds)) {
+    const controller = options.pveWol?.includes(node)
+      ? ({ kind: "pve-wol" } as const)
+      : labRedfish(
+          bmc,
+          node,
+          node === options.wrongPassword ? { password: "not-the-password" } : {},
+        );
+    await setPowerController(db, { hostId, actor: "test", controller });
   }
   return { lab, bmc, upsId, targets, poweredOn };
 }
 
 async function setMode(mode: "armed" | "dry-run") {
-  const { db } = database;
-  const all = await db.select({ id: powerTargets.id }).from(powerTargets);
-  await setPowerMode(db, { mode, confirmedTargetIds: all.map((t) => t.id) }, ADMIN);
+  await setModeConfirmingAll(database.db, mode);
 }
 
 /** The outage: the shutdown run of the cluster's UPS, to its end. */

@@ -28,6 +28,9 @@ export function ArmControl({ plan }: { plan: PowerPlanView }) {
   // The monitor starts a real shutdown for an outage that is still latched as soon as it is
   // armed (lib/power/monitor/start-due-shutdowns.ts): the dialog must say so, not "nothing".
   const latchedNow = plan.groups.filter((group) => group.ups.latched && group.targets.length > 0);
+  const cycling = plan.groups
+    .filter((group) => group.ups.outputCycle)
+    .map((group) => group.ups.name);
 
   const refresh = async () => {
     await queryClient.invalidateQueries({ queryKey: powerKeys.all });
@@ -125,6 +128,23 @@ export function ArmControl({ plan }: { plan: PowerPlanView }) {
           {plan.callTimeoutSeconds} s deadline; the host that runs the console goes last. Guests are
           shut down by each node&apos;s own shutdown.
         </p>
+        {plan.shed.enabled ? (
+          <p data-testid="arm-shed">
+            <strong>Early shedding is on:</strong> after {plan.shed.afterMinutes} min on battery,
+            before any trigger fires, the running guests tagged <code>{plan.shed.tag}</code>
+            {plan.shed.listed > 0 ? ` and the ${plan.shed.listed} listed in the settings` : ""} are
+            shut down for real (HA-managed guests are left running), and started again if mains
+            returns first.
+          </p>
+        ) : null}
+        {cycling.length > 0 ? (
+          <p data-testid="arm-output-cycle">
+            <strong>UPS output cycle is on for {cycling.join(", ")}:</strong> once every host such a
+            UPS feeds is seen down and it is still on battery, the console asks it to turn its
+            output off, and on again when mains returns — whatever else is plugged into it loses
+            power then.
+          </p>
+        ) : null}
         {shown && shown.length > 0 ? (
           <ol className={styles.targetList} data-testid="arm-targets">
             {shown.map((target) => (

@@ -171,6 +171,12 @@ function PlanGroup({ group }: { group: PreviewGroup }) {
             .join("; ")}
         </p>
       )}
+      {ups.outputCycle && (
+        <p className="small" data-testid="plan-output-cycle">
+          Then, every host on {ups.name} seen down and it still on battery: {ups.name} is asked to
+          turn its output off, and on again when mains returns (output cycle on).
+        </p>
+      )}
       <p className={styles[VERDICT_CLASS[group.verdict]]} data-testid="plan-summary">
         {keepDurationsWhole(group.summary)}
       </p>

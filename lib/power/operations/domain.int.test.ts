@@ -254,6 +254,29 @@ describe("arming and the plan preview", () => {
     expect(short.summary).toMatch(/: TOO SHORT by \d+ min$/);
   });
 
+  it("says what arming also lets happen: the UPS output cycle per UPS, early shedding as set", async () => {
+    const { db } = database;
+    const before = await planPreview(db);
+    expect(before.groups.find((g) => g.ups.name === "feed-a")!.ups.outputCycle).toBe(false);
+    expect(before.shed).toEqual({ enabled: false, afterMinutes: 2, tag: "shed", listed: 0 });
+
+    const feedA = before.groups.find((g) => g.ups.name === "feed-a")!.ups.id;
+    await db.update(upsDevices).set({ outputCycle: true }).where(eq(upsDevices.id, feedA));
+    await updatePowerSettings(
+      db,
+      { shed: { enabled: true, afterMinutes: 3, guests: [{ node: "first", vmid: 105 }] } },
+      ADMIN,
+    );
+    const after = await planPreview(db);
+    const cycling = (name: string) =>
+      after.groups.find((g) => g.ups.name === name)!.ups.outputCycle;
+    expect([cycling("feed-a"), cycling("feed-b")]).toEqual([true, false]);
+    expect(after.shed).toEqual({ enabled: true, afterMinutes: 3, tag: "shed", listed: 1 });
+
+    await db.update(upsDevices).set({ outputCycle: false }).where(eq(upsDevices.id, feedA));
+    await updatePowerSettings(db, { shed: { enabled: false, guests: [] } }, ADMIN);
+  });
+
   it("arms only against the plan the admin confirmed, audited, and shows what changed since", async () => {
     const { db } = database;
     const ids = (await listPowerTargets(db)).map((t) => t.id);

@@ -31,6 +31,8 @@ export type PreviewGroup = {
     runtimeSeconds: number | null;
     readingAt: string | null;
     latched: boolean;
+    /** Once every target it feeds is seen down, the UPS is asked to cycle its output (off by default). */
+    outputCycle: boolean;
   };
   targets: Omit<PlannedTarget, "endpoint" | "dueSince">[];
   /** Clusters this UPS takes down as one unit: each one's steps, node order and budget. */
@@ -60,6 +62,8 @@ export type PlanPreview = {
   unprotected: { id: string; name: string; why: string }[];
   /** While armed: how the plan differs from the one confirmed when arming. */
   changedSinceArmed: { added: string[]; removed: string[]; changed: string[] } | null;
+  /** Early shedding as set: what arming also lets happen before the main trigger. */
+  shed: { enabled: boolean; afterMinutes: number; tag: string; listed: number };
 };
 
 export async function planPreview(db: Database, now = new Date()): Promise<PlanPreview> {
@@ -70,9 +74,13 @@ export async function planPreview(db: Database, now = new Date()): Promise<PlanP
   const overrides = new Map(
     (
       await db
-        .select({ id: upsDevices.id, overrides: upsDevices.triggerOverrides })
+        .select({
+          id: upsDevices.id,
+          overrides: upsDevices.triggerOverrides,
+          outputCycle: upsDevices.outputCycle,
+        })
         .from(upsDevices)
-    ).map((d) => [d.id, d.overrides]),
+    ).map((d) => [d.id, d]),
   );
   const clusterGroups = await loadClusterGroups(db);
   // Consolidating clusters: who stays, who goes, what their first stage already took down.
@@ -115,7 +123,7 @@ export async function planPreview(db: Database, now = new Date()): Promise<PlanP
     const reading = state?.lastReading ?? null;
     // What is left when the trigger fires, not what the UPS reports on mains today.
     const reserve = runtimeAtTrigger(
-      effectiveTriggers(settings.triggers, overrides.get(ups.id)),
+      effectiveTriggers(settings.triggers, overrides.get(ups.id)?.overrides),
       reading,
     );
     const reserveSeconds = reserve.seconds;
@@ -146,6 +154,7 @@ export async function planPreview(db: Database, now = new Date()): Promise<PlanP
         runtimeSeconds: reading?.runtimeSeconds ?? null,
         readingAt: reading?.at.toISOString() ?? null,
         latched: latched.has(ups.id),
+        outputCycle: overrides.get(ups.id)?.outputCycle === true,
       },
       targets: plan.targets.map(
         ({ endpoint: _endpoint, dueSince: _dueSince, ...target }) => target,
@@ -184,6 +193,12 @@ export async function planPreview(db: Database, now = new Date()): Promise<PlanP
       settings.mode === "armed"
         ? diffSnapshots(settings.armedPlan ?? { targets: [] }, current)
         : null,
+    shed: {
+      enabled: settings.shed.enabled,
+      afterMinutes: settings.shed.afterMinutes,
+      tag: settings.shed.tag,
+      listed: settings.shed.guests.length,
+    },
   };
 }
 

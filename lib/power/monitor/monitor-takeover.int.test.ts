@@ -161,9 +161,10 @@ describe("the power monitor across worker crashes", () => {
     const calls = await db.select().from(powerShutdownCalls).orderBy(asc(powerShutdownCalls.id));
     const first = calls.filter((c) => c.targetId === calls[0]!.targetId);
     const last = calls.filter((c) => c.targetId !== calls[0]!.targetId);
-    // The console's host: C's own call, accepted at most once and the node seen down. Under
-    // load it may answer after the 3-s call timeout; then the attempt is settled failed and sent
-    // again until the node is seen down, each attempt its own row.
+    // The console's host: accepted at most once and the node seen down. Usually C's own call;
+    // under load it may answer after the 3-s call timeout (the attempt settled failed, sent
+    // again until the node is seen down, each attempt its own row), and B may already have
+    // begun it before the kill reached B (that attempt's outcome unknown, sent again by C).
     const lastCalls = JSON.stringify(last.map((c) => [c.attempt, c.state, c.detail]));
     expect(last.filter((c) => c.state === "sent").length, lastCalls).toBeLessThanOrEqual(1);
     expect(
@@ -171,7 +172,7 @@ describe("the power monitor across worker crashes", () => {
       lastCalls,
     ).toBe(true);
     expect(
-      last.every((c) => c.state === "sent" || c.state === "failed"),
+      last.every((c) => c.state === "sent" || c.state === "failed" || c.state === "unknown"),
       lastCalls,
     ).toBe(true);
     // Each POST is an attempt; one sent once the node was down is refused, never heard.

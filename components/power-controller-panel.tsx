@@ -92,6 +92,9 @@ export function PowerControllerPanel({
   const machine = whose.kind === "host" ? "this host" : `the backup server ${whose.name}`;
   const owner = whose.kind === "host" ? { hostId: whose.hostId } : { targetId: whose.targetId };
   const idPrefix = whose.kind === "host" ? "power-controller" : `pbs-controller-${whose.targetId}`;
+  // A backup server's form shares /power/targets with the target's own form (its address, its
+  // port): its fields take ids of their own, so each label names its own input.
+  const fieldId = (name: string) => (whose.kind === "host" ? name : `pbs-controller-${name}`);
   const isAdmin = useCan("admin");
   const isOperator = useCan("operator");
   const [controller, setController] = useState(initial);
@@ -294,7 +297,7 @@ export function PowerControllerPanel({
             <input key={name} type="hidden" name={name} value={value} />
           ))}
           {result && !result.ok && <FormError state={result} fields={FIELDS} ref={formErrorRef} />}
-          <Field name="kind" label="Kind" error={errorOf("kind")}>
+          <Field name="kind" id={fieldId("kind")} label="Kind" error={errorOf("kind")}>
             {(props) => (
               <select
                 {...props}
@@ -331,6 +334,7 @@ export function PowerControllerPanel({
               <TextField
                 key="mac"
                 name="mac"
+                id={fieldId("mac")}
                 label="MAC address"
                 hint="The NIC that wakes the host, e.g. aa:bb:cc:dd:ee:ff."
                 defaultValue={same?.mac ?? ""}
@@ -339,6 +343,7 @@ export function PowerControllerPanel({
               <TextField
                 key="broadcastAddress"
                 name="broadcastAddress"
+                id={fieldId("broadcastAddress")}
                 label="Broadcast address"
                 hint="Of the host's network, e.g. 192.168.1.255; the console's machine must reach it."
                 defaultValue={same?.broadcastAddress ?? ""}
@@ -347,6 +352,7 @@ export function PowerControllerPanel({
               <TextField
                 key="wol-port"
                 name="port"
+                id={fieldId("port")}
                 label="UDP port"
                 hint="9 unless your network forwards another."
                 defaultValue={String(same?.port ?? 9)}
@@ -359,6 +365,7 @@ export function PowerControllerPanel({
               <TextField
                 key={`address-${usedAddress ?? ""}`}
                 name="address"
+                id={fieldId("address")}
                 label="BMC address"
                 hint="The BMC's own IP address or name (iDRAC, iLO, IPMI), not the host's."
                 defaultValue={usedAddress ?? same?.address ?? ""}
@@ -367,6 +374,7 @@ export function PowerControllerPanel({
               <TextField
                 key={`${kind}-port`}
                 name="port"
+                id={fieldId("port")}
                 label={kind === "redfish" ? "HTTPS port" : "UDP port"}
                 defaultValue={String(same?.port ?? (kind === "redfish" ? 443 : 623))}
                 error={errorOf("port")}
@@ -374,6 +382,7 @@ export function PowerControllerPanel({
               <TextField
                 key="username"
                 name="username"
+                id={fieldId("username")}
                 label="BMC user"
                 defaultValue={same?.username ?? ""}
                 autoComplete="off"
@@ -382,6 +391,7 @@ export function PowerControllerPanel({
               <TextField
                 key="password"
                 name="password"
+                id={fieldId("password")}
                 type="password"
                 label="BMC password"
                 hint={same ? "Leave empty to keep the stored password." : undefined}
@@ -389,7 +399,12 @@ export function PowerControllerPanel({
                 error={errorOf("password")}
               />
               {kind === "redfish" && (
-                <Field name="auth" label="Redfish login" error={errorOf("auth")}>
+                <Field
+                  name="auth"
+                  id={fieldId("auth")}
+                  label="Redfish login"
+                  error={errorOf("auth")}
+                >
                   {(props) => (
                     <select
                       {...props}
@@ -406,6 +421,7 @@ export function PowerControllerPanel({
                 <TextField
                   key="systemId"
                   name="systemId"
+                  id={fieldId("systemId")}
                   label="System id"
                   hint="As in /redfish/v1/Systems/<id>: 1 on most BMCs, System.Embedded.1 on Dell iDRAC."
                   defaultValue={same?.systemId ?? "1"}

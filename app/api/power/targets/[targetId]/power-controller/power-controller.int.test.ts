@@ -177,4 +177,16 @@ describe("a backup server's power controller over the API", () => {
     expect(none.body).toEqual({ targetId, controller: null, state: null });
     expect((await powerOn(operator)).status).toBe(409);
   });
+
+  it("the table holds a controller for exactly one of a host or a target: neither is refused by the database", async () => {
+    await expect(
+      getDb().insert(powerControllers).values({
+        kind: "wol",
+        port: 9,
+        mac: "52:54:00:aa:bb:cc",
+        broadcastAddress: "127.0.0.1",
+        sealedSecret: "not-a-secret",
+      }),
+    ).rejects.toMatchObject({ cause: { constraint: "power_controllers_one_owner" } });
+  });
 });

@@ -213,9 +213,8 @@ export function HostDetailView({
 
       {host.state !== "retired" && (
         <PowerControllerPanel
-          hostId={host.id}
+          whose={{ kind: "host", hostId: host.id, clusterName: clusterName ?? null }}
           initial={powerController}
-          clusterName={clusterName}
         />
       )}
 

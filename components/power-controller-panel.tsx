@@ -8,6 +8,12 @@ import {
   readPowerStateAction,
   setPowerControllerAction,
 } from "@/lib/actions/power-controller";
+import {
+  deleteTargetPowerControllerAction,
+  powerOnTargetAction,
+  readTargetPowerStateAction,
+  setTargetPowerControllerAction,
+} from "@/lib/actions/target-power-controller";
 import type { PowerReading } from "@/lib/power-controllers/controller";
 import type { PowerControllerKind, PowerControllerView } from "@/lib/power-controllers/schemas";
 import { useCan } from "./actor-context";
@@ -39,6 +45,18 @@ function describe(view: PowerControllerView): string {
   return `${view.address}:${view.port} as ${view.username}${view.kind === "redfish" ? `, system ${view.systemId}${view.redfishAuth === "session" ? ", Redfish session" : ""}` : ""}`;
 }
 
+/**
+ * Whose controller the panel shows: an onboarded host's (the host page), or a Proxmox Backup
+ * Server's (its power target on /power/targets; no host row, no cluster, no in-band BMC report).
+ */
+export type PowerControllerOwner =
+  | {
+      kind: "host";
+      hostId: string;
+      /** Its Proxmox cluster; null: standalone or not known. */ clusterName: string | null;
+    }
+  | { kind: "pbs"; targetId: string; name: string };
+
 /** What "Power on" will do, exactly, for the confirmation. */
 function powerOnWords(view: PowerControllerView): string {
   if (view.kind === "pve-wol") {
@@ -58,20 +76,25 @@ function readingText(reading: PowerReading): string {
 }
 
 /**
- * The host's out-of-band power controller: what it is, its power state asked on demand, and —
- * for admins — the form that sets or removes it. The password is write-only: the form never
- * shows the stored one, an empty field keeps it.
+ * A host's or a backup server's out-of-band power controller: what it is, its power state asked
+ * on demand, and — for admins — the form that sets or removes it. The password is write-only:
+ * the form never shows the stored one, an empty field keeps it.
  */
 export function PowerControllerPanel({
-  hostId,
+  whose,
   initial,
-  clusterName = null,
 }: {
-  hostId: string;
+  whose: PowerControllerOwner;
   initial: PowerControllerView | null;
-  /** The Proxmox cluster the host is a member of; null: standalone or not known. */
-  clusterName?: string | null;
 }) {
+  const hostId = whose.kind === "host" ? whose.hostId : null;
+  const clusterName = whose.kind === "host" ? whose.clusterName : null;
+  const machine = whose.kind === "host" ? "this host" : `the backup server ${whose.name}`;
+  const owner = whose.kind === "host" ? { hostId: whose.hostId } : { targetId: whose.targetId };
+  const idPrefix = whose.kind === "host" ? "power-controller" : `pbs-controller-${whose.targetId}`;
+  // A backup server's form shares /power/targets with the target's own form (its address, its
+  // port): its fields take ids of their own, so each label names its own input.
+  const fieldId = (name: string) => (whose.kind === "host" ? name : `pbs-controller-${name}`);
   const isAdmin = useCan("admin");
   const isOperator = useCan("operator");
   const [controller, setController] = useState(initial);
@@ -91,26 +114,43 @@ export function PowerControllerPanel({
   const same = controller?.kind === kind ? controller : null;
   // The address the host reported, once the admin chose to use it (the field is re-made with it).
   const [usedAddress, setUsedAddress] = useState<string | null>(null);
-  const remove = useConfirmedAction(() => deletePowerControllerAction({ hostId }), {
-    onSuccess: () => {
-      setController(null);
-      setReading(null);
-      setMessage("Power controller removed.");
-      setMessageWarns(false);
+  const remove = useConfirmedAction<ActionResult<{ deleted: PowerControllerKind }>>(
+    () =>
+      whose.kind === "host"
+        ? deletePowerControllerAction({ hostId: whose.hostId })
+        : deleteTargetPowerControllerAction({ targetId: whose.targetId }),
+    {
+      onSuccess: () => {
+        setController(null);
+        setReading(null);
+        setMessage("Power controller removed.");
+        setMessageWarns(false);
+      },
     },
-  });
+  );
 
-  const powerOn = useConfirmedAction(() => powerOnHostAction({ hostId }), {
-    onSuccess: ({ outcome }) => {
-      setReading(outcome.after);
-      setMessage(outcome.message);
-      setMessageWarns(outcome.after?.state !== "on");
+  const powerOn = useConfirmedAction<
+    ActionResult<{ outcome: { after: PowerReading | null; message: string } }>
+  >(
+    () =>
+      whose.kind === "host"
+        ? powerOnHostAction({ hostId: whose.hostId })
+        : powerOnTargetAction({ targetId: whose.targetId }),
+    {
+      onSuccess: ({ outcome }) => {
+        setReading(outcome.after);
+        setMessage(outcome.message);
+        setMessageWarns(outcome.after?.state !== "on");
+      },
     },
-  });
+  );
 
   const read = () =>
     startTransition(async () => {
-      const answer = await readPowerStateAction({ hostId });
+      const answer =
+        whose.kind === "host"
+          ? await readPowerStateAction({ hostId: whose.hostId })
+          : await readTargetPowerStateAction({ targetId: whose.targetId });
       if (answer.ok) {
         setReading(answer.state);
         setController(answer.controller);
@@ -121,9 +161,11 @@ export function PowerControllerPanel({
     });
 
   return (
-    <section className="panel" aria-labelledby="power-controller-heading">
+    <section className="panel" aria-labelledby={`${idPrefix}-heading`}>
       <div className="panel-head">
-        <h2 id="power-controller-heading">Power controller</h2>
+        <h2 id={`${idPrefix}-heading`}>
+          Power controller{whose.kind === "pbs" ? ` of ${whose.name}` : ""}
+        </h2>
         {controller && (
           <button
             type="button"
@@ -154,7 +196,7 @@ export function PowerControllerPanel({
         </p>
       ) : (
         <p className="muted" data-testid="power-controller-summary">
-          None: the console cannot power this host on after an outage.
+          None: the console cannot power {machine} on after an outage.
         </p>
       )}
       {reading && (
@@ -183,7 +225,7 @@ export function PowerControllerPanel({
             className="button button-primary"
             testId="power-controller-power-on"
             confirm={{
-              title: "Power this host on?",
+              title: whose.kind === "host" ? "Power this host on?" : `Power ${whose.name} on?`,
               confirmLabel: "Power on",
               testId: "power-controller-power-on-dialog",
               body: <p>{powerOnWords(controller)}</p>,
@@ -219,7 +261,7 @@ export function PowerControllerPanel({
                   <p>
                     The console forgets {KIND_LABEL[controller.kind]} at{" "}
                     <span className="mono">{describe(controller)}</span> and its password; it can
-                    then no longer power this host on after an outage.
+                    then no longer power {machine} on after an outage.
                   </p>
                 ),
               }}
@@ -237,7 +279,10 @@ export function PowerControllerPanel({
             event.preventDefault();
             const data = new FormData(event.currentTarget);
             startTransition(async () => {
-              const answer = await setPowerControllerAction(data);
+              const answer =
+                whose.kind === "host"
+                  ? await setPowerControllerAction(data)
+                  : await setTargetPowerControllerAction(data);
               setResult(answer);
               if (!answer.ok) return;
               setController(answer.controller);
@@ -248,9 +293,11 @@ export function PowerControllerPanel({
             });
           }}
         >
-          <input type="hidden" name="hostId" value={hostId} />
+          {Object.entries(owner).map(([name, value]) => (
+            <input key={name} type="hidden" name={name} value={value} />
+          ))}
           {result && !result.ok && <FormError state={result} fields={FIELDS} ref={formErrorRef} />}
-          <Field name="kind" label="Kind" error={errorOf("kind")}>
+          <Field name="kind" id={fieldId("kind")} label="Kind" error={errorOf("kind")}>
             {(props) => (
               <select
                 {...props}
@@ -260,7 +307,12 @@ export function PowerControllerPanel({
               >
                 {(Object.keys(KIND_LABEL) as PowerControllerKind[])
                   // Through the cluster only for a member (the server checks it as well).
-                  .filter((value) => value !== "pve-wol" || clusterName || initial?.kind === value)
+                  // Never for a backup server: it is in no Proxmox VE cluster.
+                  .filter(
+                    (value) =>
+                      value !== "pve-wol" ||
+                      (whose.kind === "host" && (clusterName || initial?.kind === value)),
+                  )
                   .map((value) => (
                     <option key={value} value={value}>
                       {KIND_LABEL[value]}
@@ -282,6 +334,7 @@ export function PowerControllerPanel({
               <TextField
                 key="mac"
                 name="mac"
+                id={fieldId("mac")}
                 label="MAC address"
                 hint="The NIC that wakes the host, e.g. aa:bb:cc:dd:ee:ff."
                 defaultValue={same?.mac ?? ""}
@@ -290,6 +343,7 @@ export function PowerControllerPanel({
               <TextField
                 key="broadcastAddress"
                 name="broadcastAddress"
+                id={fieldId("broadcastAddress")}
                 label="Broadcast address"
                 hint="Of the host's network, e.g. 192.168.1.255; the console's machine must reach it."
                 defaultValue={same?.broadcastAddress ?? ""}
@@ -298,6 +352,7 @@ export function PowerControllerPanel({
               <TextField
                 key="wol-port"
                 name="port"
+                id={fieldId("port")}
                 label="UDP port"
                 hint="9 unless your network forwards another."
                 defaultValue={String(same?.port ?? 9)}
@@ -306,10 +361,11 @@ export function PowerControllerPanel({
             </>
           ) : (
             <>
-              <BmcSuggestion hostId={hostId} onUse={setUsedAddress} />
+              {hostId && <BmcSuggestion hostId={hostId} onUse={setUsedAddress} />}
               <TextField
                 key={`address-${usedAddress ?? ""}`}
                 name="address"
+                id={fieldId("address")}
                 label="BMC address"
                 hint="The BMC's own IP address or name (iDRAC, iLO, IPMI), not the host's."
                 defaultValue={usedAddress ?? same?.address ?? ""}
@@ -318,6 +374,7 @@ export function PowerControllerPanel({
               <TextField
                 key={`${kind}-port`}
                 name="port"
+                id={fieldId("port")}
                 label={kind === "redfish" ? "HTTPS port" : "UDP port"}
                 defaultValue={String(same?.port ?? (kind === "redfish" ? 443 : 623))}
                 error={errorOf("port")}
@@ -325,6 +382,7 @@ export function PowerControllerPanel({
               <TextField
                 key="username"
                 name="username"
+                id={fieldId("username")}
                 label="BMC user"
                 defaultValue={same?.username ?? ""}
                 autoComplete="off"
@@ -333,6 +391,7 @@ export function PowerControllerPanel({
               <TextField
                 key="password"
                 name="password"
+                id={fieldId("password")}
                 type="password"
                 label="BMC password"
                 hint={same ? "Leave empty to keep the stored password." : undefined}
@@ -340,7 +399,12 @@ export function PowerControllerPanel({
                 error={errorOf("password")}
               />
               {kind === "redfish" && (
-                <Field name="auth" label="Redfish login" error={errorOf("auth")}>
+                <Field
+                  name="auth"
+                  id={fieldId("auth")}
+                  label="Redfish login"
+                  error={errorOf("auth")}
+                >
                   {(props) => (
                     <select
                       {...props}
@@ -357,6 +421,7 @@ export function PowerControllerPanel({
                 <TextField
                   key="systemId"
                   name="systemId"
+                  id={fieldId("systemId")}
                   label="System id"
                   hint="As in /redfish/v1/Systems/<id>: 1 on most BMCs, System.Embedded.1 on Dell iDRAC."
                   defaultValue={same?.systemId ?? "1"}

@@ -77,7 +77,7 @@ export function describeCluster(
   };
 }
 
-function describeControllers(controllers: LabPowerControllers, name: string) {
+export function describeControllers(controllers: LabPowerControllers, name: string) {
   const node = controllers.node(name);
   const login = { username: controllers.username, password: controllers.password };
   return {

@@ -16,6 +16,7 @@ import {
 } from "@/lib/power/ups/reading";
 import { createUpsSource } from "@/lib/power/ups/source";
 import { pinnedApiCall } from "@/lib/proxmox/pinned-https";
+import { redfishController } from "@/lib/power-controllers/redfish";
 import { SshConnectError } from "@/lib/ssh/errors";
 
 import { labExecOk, labSession } from "./test-helpers";
@@ -255,6 +256,16 @@ describe("npm run lab (lab/cli.ts as a real child process)", () => {
           url: string;
           certSha256: string;
           token: { id: string; secret: string };
+          bmc: {
+            redfish: {
+              address: string;
+              port: number;
+              systemId: string;
+              certSha256: string;
+              username: string;
+              password: string;
+            };
+          };
         };
       };
       expect(printed.nodes).toEqual([]);
@@ -296,6 +307,14 @@ describe("npm run lab (lab/cli.ts as a real child process)", () => {
         "GET /version on the lab PBS",
       );
       expect(version.version).toMatch(/^4\./);
+      // The PBS's own BMC, as its Edit → Power controller takes it, reads it On.
+      const pbsBmc = printed.pbs.bmc.redfish;
+      const reading = await redfishController({
+        ...pbsBmc,
+        auth: "basic",
+        timeoutMs: 5000,
+      }).readPowerState();
+      expect(reading.state).toBe("on");
 
       type ClusterState = {
         quorate: boolean;

@@ -3,7 +3,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 
-import { describeCluster, labClusterGuests } from "./cli-cluster";
+import { describeCluster, describeControllers, labClusterGuests } from "./cli-cluster";
 import { controlCluster, controlPbs } from "./control/cluster";
 import { labProxmoxKeyringEnv } from "./debian/apt-sources";
 import { startControlServer, type ControlServer } from "./control/server";
@@ -14,6 +14,7 @@ import { startLabPbs, type LabPbs } from "./pbs/server";
 import { startLabCluster, type LabCluster } from "./pve/cluster/start";
 import {
   clusterNodePower,
+  labPbsPower,
   startLabPowerControllers,
   type LabPowerControllers,
 } from "./power-controllers";
@@ -238,6 +239,8 @@ export function describeLab(
     cluster?: LabCluster | null;
     pbs?: LabPbs | null;
     controllers?: LabPowerControllers | null;
+    /** The lab PBS's own BMC (Redfish, ipmi_sim, Wake-on-LAN), switching its power. */
+    pbsControllers?: LabPowerControllers | null;
   } = {},
 ) {
   return {
@@ -268,6 +271,9 @@ export function describeLab(
             url: extra.pbs.url,
             certSha256: extra.pbs.certSha256,
             token: extra.pbs.token,
+            ...(extra.pbsControllers == null
+              ? {}
+              : { bmc: describeControllers(extra.pbsControllers, extra.pbs.name) }),
           },
         }),
   };
@@ -372,6 +378,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   let ups: LabUps | null = null;
   let cluster: LabCluster | null = null;
   let controllers: LabPowerControllers | null = null;
+  let pbsControllers: LabPowerControllers | null = null;
   let pbs: LabPbs | null = null;
   let stoppingSince: number | null = null;
   const stop = async (signal: string) => {
@@ -390,6 +397,7 @@ export async function main(argv: readonly string[]): Promise<void> {
       await images?.stop();
       await ups?.stop();
       await controllers?.stop();
+      await pbsControllers?.stop();
       await cluster?.stop();
       await pbs?.stop();
       log("stopped");
@@ -442,7 +450,11 @@ export async function main(argv: readonly string[]): Promise<void> {
           `mac=${n.wol.mac},broadcast-address=127.0.0.1`,
         );
     }
-    if (options.pbs) pbs = await startLabPbs();
+    if (options.pbs) {
+      pbs = await startLabPbs();
+      // Its BMC: powered off it answers nothing on its port, powered on it answers again.
+      pbsControllers = await startLabPowerControllers({ nodes: [labPbsPower(pbs)] });
+    }
     // The lab's stand-in for cloud.debian.org and Proxmox's keyring: the console must be
     // pointed at it (printed below) to onboard a fresh node without internet.
     images = await startImageServer();
@@ -469,6 +481,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     await images?.stop();
     await ups?.stop();
     await controllers?.stop();
+    await pbsControllers?.stop();
     await cluster?.stop();
     await pbs?.stop();
     process.exitCode = 1;
@@ -483,7 +496,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     CLUPILOT_POLL_SECONDS: "2",
   };
   process.stdout.write(
-    `${JSON.stringify({ ...describeLab(fleet?.nodes ?? [], control.url, ups, { cluster, pbs, controllers }), consoleEnv })}\n`,
+    `${JSON.stringify({ ...describeLab(fleet?.nodes ?? [], control.url, ups, { cluster, pbs, controllers, pbsControllers }), consoleEnv })}\n`,
   );
   for (const node of fleet?.nodes ?? []) {
     log(

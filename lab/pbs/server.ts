@@ -48,6 +48,8 @@ export type LabPbs = {
   /** Whether the token holds Sys.PowerManagement on /system/status (default: granted). */
   setPowerPrivilege(granted: boolean): void;
   powerOn(): Promise<void>;
+  /** Power cut (a BMC's power off): nothing answers from now on, without a shutdown. */
+  powerOff(): Promise<void>;
   stop(): Promise<void>;
 };
 
@@ -203,6 +205,13 @@ export async function startLabPbs(options: StartLabPbsOptions = {}): Promise<Lab
       await closing;
       await listen(port);
       state = "up";
+    },
+    async powerOff() {
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      state = "down";
+      closing = close();
+      await closing;
     },
     async stop() {
       for (const timer of timers) clearTimeout(timer);

@@ -1,5 +1,6 @@
 import type { LabNode } from "../index";
 import { requestPower } from "../debian/power";
+import type { LabPbs } from "../pbs/server";
 import type { LabCluster } from "../pve/cluster/start";
 
 /**
@@ -101,5 +102,18 @@ export function labNodePower(node: LabNode): LabNodePower {
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     },
+  };
+}
+
+/**
+ * The power of a lab Proxmox Backup Server: on unless down (its own shutdown through its API, or
+ * a power cut). Powered off it answers nothing on 8007; powered on its API answers again.
+ */
+export function labPbsPower(pbs: LabPbs): LabNodePower {
+  return {
+    name: pbs.name,
+    isOn: () => pbs.state !== "down",
+    powerOn: () => pbs.powerOn(),
+    powerOff: () => pbs.powerOff(),
   };
 }

@@ -9,7 +9,13 @@ import { startLabIpmi, type LabIpmi } from "./ipmi-sim";
 import { startLabRedfish, type LabRedfish } from "./redfish";
 import { startLabWol, type LabWol } from "./wol";
 
-export { clusterNodePower, labNodePower, LabChassis, type LabNodePower } from "./chassis";
+export {
+  clusterNodePower,
+  labNodePower,
+  labPbsPower,
+  LabChassis,
+  type LabNodePower,
+} from "./chassis";
 
 /**
  * Every lab node's out-of-band power controllers, all driving the node's real lab power: a

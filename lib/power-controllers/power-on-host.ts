@@ -6,7 +6,7 @@ import type { Database } from "@/lib/db/client";
 import { events, hosts } from "@/lib/db/schema";
 import { AppError } from "@/lib/errors";
 
-import type { PowerReading } from "./controller";
+import type { PowerController, PowerReading } from "./controller";
 import { loadPowerController } from "./store";
 
 /** What a power-on did, in the words the page shows: never "on" unless the controller reads it. */
@@ -45,15 +45,33 @@ export async function powerOnHost(
       `${host.name} has no power controller: set one on the host's page (Redfish, IPMI or Wake-on-LAN) first.`,
     );
   }
-  const { controller } = loaded;
+  const outcome = await powerOnThrough(
+    loaded.controller,
+    { name: host.name, api: "Proxmox API", page: "the host's page" },
+    (message, data) =>
+      db.insert(events).values({
+        hostId: host.id,
+        kind: "host.power_on",
+        actor: input.actor,
+        message,
+        data,
+      }),
+  );
+  return { hostId: host.id, ...outcome };
+}
+
+/**
+ * The power-on itself, for a host or a backup server (`name`): read first (On: nothing sent),
+ * sent otherwise, read back after; every outcome recorded through `record`.
+ */
+export async function powerOnThrough(
+  controller: PowerController,
+  machine: { name: string; api: string; page: string },
+  recordEvent: (message: string, data: Record<string, unknown>) => Promise<unknown>,
+): Promise<Omit<PowerOnOutcome, "hostId">> {
   const record = (message: string, data: Record<string, unknown>) =>
-    db.insert(events).values({
-      hostId: host.id,
-      kind: "host.power_on",
-      actor: input.actor,
-      message,
-      data: { kind: controller.kind, ...data },
-    });
+    recordEvent(message, { kind: controller.kind, ...data });
+  const host = machine;
 
   const before =
     controller.kind === "wol" || controller.kind === "pve-wol"
@@ -64,7 +82,7 @@ export async function powerOnHost(
     await record(`power on of ${host.name}: already on (${controller.where}), nothing sent`, {
       result: "already-on",
     });
-    return { hostId: host.id, result: "already-on", after: before, message };
+    return { result: "already-on", after: before, message };
   }
 
   const sent = await controller.powerOn();
@@ -84,9 +102,9 @@ export async function powerOnHost(
       : await controller.readPowerState();
   const message =
     after === null
-      ? `The magic packet for ${host.name} went out (${controller.where}). Wake-on-LAN cannot say whether it woke: the host's page shows it once its API answers.`
+      ? `The magic packet for ${host.name} went out (${controller.where}). Wake-on-LAN cannot say whether it woke: ${machine.page} shows it once its API answers.`
       : after.state === "on"
-        ? `${host.name}'s ${controller.where} took the request and reads On; its Proxmox API answers once it has booted.`
+        ? `${host.name}'s ${controller.where} took the request and reads On; its ${machine.api} answers once it has booted.`
         : after.state === "off"
           ? `${host.name}'s ${controller.where} took the request but still reads Off: a machine takes a while to start. Read its state again in a minute.`
           : `${host.name}'s ${controller.where} took the request; its state could not be read back (${after.reason}).`;
@@ -94,7 +112,7 @@ export async function powerOnHost(
     result: "sent",
     after: after?.state ?? null,
   });
-  return { hostId: host.id, result: "sent", after, message };
+  return { result: "sent", after, message };
 }
 
 /** powerOnHost under the audit log's `host.power_on`, with what the controller read after. */

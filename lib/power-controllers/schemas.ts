@@ -120,7 +120,9 @@ export type TPowerControllerInput = z.infer<typeof ZPowerControllerInput>;
 
 /** A controller as the browser and the API see it: never its password. */
 export type PowerControllerView = {
-  hostId: string;
+  /** Exactly one of the two: an onboarded host's controller, or a backup server's (its target). */
+  hostId: string | null;
+  targetId: string | null;
   kind: PowerControllerKind;
   address: string | null;
   port: number;

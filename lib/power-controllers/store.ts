@@ -17,12 +17,17 @@ import type { PowerControllerView, TPowerControllerInput } from "./schemas";
 import { wolController } from "./wol";
 
 type Reader = Pick<Database, "select">;
+
+/** Why a backup server cannot be woken through a cluster member: it is in no Proxmox cluster. */
+export const PBS_NO_PVE_WOL =
+  "A Proxmox Backup Server is in no Proxmox VE cluster: no member can wake it. Use its BMC (Redfish or IPMI) or Wake-on-LAN with a broadcast address.";
 type Row = typeof powerControllers.$inferSelect;
 
 /** What the browser and the API may see of a stored controller: everything but the secret. */
 export function controllerView(row: Row): PowerControllerView {
   return {
     hostId: row.hostId,
+    targetId: row.targetId,
     kind: row.kind,
     address: row.address,
     port: row.port,
@@ -45,6 +50,32 @@ export async function getPowerControllerView(
   return row ? controllerView(row) : null;
 }
 
+/** A backup server's controller (its power target of kind `pbs`), everything but the secret. */
+export async function getTargetPowerControllerView(
+  db: Reader,
+  targetId: string,
+): Promise<PowerControllerView | null> {
+  const [row] = await db
+    .select()
+    .from(powerControllers)
+    .where(eq(powerControllers.targetId, targetId));
+  return row ? controllerView(row) : null;
+}
+
+/** A backup server's controller, ready to ask, or null without one (see loadPowerController). */
+export async function loadTargetPowerController(
+  db: Database,
+  targetId: string,
+  options: { timeoutMs?: number } = {},
+): Promise<{ view: PowerControllerView; controller: PowerController } | null> {
+  const [row] = await db
+    .select()
+    .from(powerControllers)
+    .where(eq(powerControllers.targetId, targetId));
+  if (!row) return null;
+  return { view: controllerView(row), controller: await controllerOf(db, row, options.timeoutMs) };
+}
+
 /**
  * The host's controller, ready to ask, or null without one. A Redfish controller without a
  * pin stores the certificate of its first contact (only if still unpinned: two first contacts
@@ -62,14 +93,18 @@ export async function loadPowerController(
 
 async function controllerOf(db: Database, row: Row, timeoutMs = 10_000): Promise<PowerController> {
   if (row.kind === "pve-wol") {
+    // Refused for a backup server when set (it is in no Proxmox cluster); a row that says
+    // otherwise is not asked of anyone.
+    if (!row.hostId) throw new AppError("conflict", PBS_NO_PVE_WOL);
+    const hostId = row.hostId;
     const [host] = await db
       .select({ nodeName: hosts.nodeName, name: hosts.name })
       .from(hosts)
-      .where(eq(hosts.id, row.hostId));
+      .where(eq(hosts.id, hostId));
     return pveWolController({
       // Proxmox names the node in every /nodes/{node} path; a host not yet onboarded has none.
-      node: host?.nodeName ?? host?.name ?? row.hostId,
-      members: () => otherClusterMembers(db, row.hostId, { timeoutMs }),
+      node: host?.nodeName ?? host?.name ?? hostId,
+      members: () => otherClusterMembers(db, hostId, { timeoutMs }),
     });
   }
   const secret = JSON.parse(unseal(row.sealedSecret)) as { password?: string };
@@ -120,21 +155,6 @@ export async function setPowerController(
       .select()
       .from(powerControllers)
       .where(eq(powerControllers.hostId, host.id));
-    let sealedSecret: string;
-    if (controller.kind === "wol" || controller.kind === "pve-wol") sealedSecret = seal("{}");
-    else if (controller.password !== undefined)
-      sealedSecret = seal(JSON.stringify({ password: controller.password }));
-    else if (existing && existing.kind === controller.kind) sealedSecret = existing.sealedSecret;
-    else
-      throw new AppError("invalid_input", "Enter the BMC password.", {
-        password: ["Enter the BMC password."],
-      });
-    const sameEndpoint =
-      existing?.kind === "redfish" &&
-      controller.kind === "redfish" &&
-      existing.address === controller.address &&
-      existing.port === controller.port;
-    const bmc = controller.kind === "redfish" || controller.kind === "ipmi" ? controller : null;
     if (controller.kind === "pve-wol") {
       // Only a member has another member to send the packet; a standalone host uses plain WoL.
       const cluster = await clusterNameOfHost(tx, host.id);
@@ -145,22 +165,7 @@ export async function setPowerController(
         throw new AppError("invalid_input", why, { kind: [why] });
       }
     }
-    const values = {
-      hostId: host.id,
-      kind: controller.kind,
-      address: bmc?.address ?? null,
-      // pve-wol: Proxmox sends to the "discard" service, UDP 9; the port is not its to choose.
-      port: controller.kind === "pve-wol" ? 9 : controller.port,
-      username: bmc?.username ?? null,
-      systemId: controller.kind === "redfish" ? controller.systemId : null,
-      redfishAuth: controller.kind === "redfish" ? controller.auth : null,
-      mac: controller.kind === "wol" ? controller.mac : null,
-      broadcastAddress: controller.kind === "wol" ? controller.broadcastAddress : null,
-      certSha256: sameEndpoint ? existing.certSha256 : null,
-      certPinnedAt: sameEndpoint ? existing.certPinnedAt : null,
-      sealedSecret,
-      updatedAt: new Date(),
-    };
+    const values = { hostId: host.id, targetId: null, ...storedValues(controller, existing) };
     const [row] = await tx
       .insert(powerControllers)
       .values(values)
@@ -176,6 +181,40 @@ export async function setPowerController(
     });
     return view;
   });
+}
+
+/** The row's values for `controller`, the secret sealed (or kept, see setPowerController). */
+export function storedValues(controller: TPowerControllerInput, existing: Row | undefined) {
+  let sealedSecret: string;
+  if (controller.kind === "wol" || controller.kind === "pve-wol") sealedSecret = seal("{}");
+  else if (controller.password !== undefined)
+    sealedSecret = seal(JSON.stringify({ password: controller.password }));
+  else if (existing && existing.kind === controller.kind) sealedSecret = existing.sealedSecret;
+  else
+    throw new AppError("invalid_input", "Enter the BMC password.", {
+      password: ["Enter the BMC password."],
+    });
+  const sameEndpoint =
+    existing?.kind === "redfish" &&
+    controller.kind === "redfish" &&
+    existing.address === controller.address &&
+    existing.port === controller.port;
+  const bmc = controller.kind === "redfish" || controller.kind === "ipmi" ? controller : null;
+  return {
+    kind: controller.kind,
+    address: bmc?.address ?? null,
+    // pve-wol: Proxmox sends to the "discard" service, UDP 9; the port is not its to choose.
+    port: controller.kind === "pve-wol" ? 9 : controller.port,
+    username: bmc?.username ?? null,
+    systemId: controller.kind === "redfish" ? controller.systemId : null,
+    redfishAuth: controller.kind === "redfish" ? controller.auth : null,
+    mac: controller.kind === "wol" ? controller.mac : null,
+    broadcastAddress: controller.kind === "wol" ? controller.broadcastAddress : null,
+    certSha256: sameEndpoint ? existing.certSha256 : null,
+    certPinnedAt: sameEndpoint ? existing.certPinnedAt : null,
+    sealedSecret,
+    updatedAt: new Date(),
+  };
 }
 
 export async function deletePowerController(

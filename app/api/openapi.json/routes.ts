@@ -45,6 +45,8 @@ import * as powerSelfTest from "../power/self-test/route";
 import * as powerSettings from "../power/settings/route";
 import * as powerShed from "../power/shed/route";
 import * as powerShutdownRun from "../power/shutdown-run/route";
+import * as powerTargetsTargetIdPowerController from "../power/targets/[targetId]/power-controller/route";
+import * as powerTargetsTargetIdPowerControllerPowerOn from "../power/targets/[targetId]/power-controller/power-on/route";
 import * as powerTargetsTargetId from "../power/targets/[targetId]/route";
 import * as powerTargets from "../power/targets/route";
 import * as powerUpsUpsIdReleaseLatch from "../power/ups/[upsId]/release-latch/route";
@@ -104,6 +106,8 @@ export const API_ROUTE_MODULES: readonly Record<string, unknown>[] = [
   powerSettings,
   powerShed,
   powerShutdownRun,
+  powerTargetsTargetIdPowerController,
+  powerTargetsTargetIdPowerControllerPowerOn,
   powerTargetsTargetId,
   powerTargets,
   powerUpsUpsIdReleaseLatch,

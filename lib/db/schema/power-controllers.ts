@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { check, integer, pgEnum, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
 import { hosts } from "./hosts";
+import { powerTargets } from "./power";
 
 /**
  * How the console switches a host on out of band (lib/power-controllers). `pve-wol`: Proxmox's
@@ -14,7 +15,10 @@ export const powerControllerKind = pgEnum("power_controller_kind", [
 ]);
 
 /**
- * A host's one out-of-band power controller: its BMC (Redfish or IPMI over LAN) or the
+ * The one out-of-band power controller of an onboarded host or of a backup server (a power
+ * target of kind `pbs`, which has no host row): exactly one of `host_id` and `target_id` is set.
+ * A controller on a pve-node target is not a thing: that host's controller hangs on its host
+ * (lib/power-controllers/store.ts refuses it). Its BMC (Redfish or IPMI over LAN) or the
  * Wake-on-LAN packet that wakes it. `sealed_secret` is a lib/secrets envelope of a JSON object
  * (`{ "password": … }`; `{}` for Wake-on-LAN): the password never reaches a log or the browser.
  */
@@ -23,9 +27,12 @@ export const powerControllers = pgTable(
   {
     id: uuid("id").primaryKey().defaultRandom(),
     hostId: uuid("host_id")
-      .notNull()
       .unique()
       .references(() => hosts.id, { onDelete: "cascade" }),
+    /** A backup server's controller: its power target (kind `pbs`). Deleting the target ends it. */
+    targetId: uuid("target_id")
+      .unique()
+      .references(() => powerTargets.id, { onDelete: "cascade" }),
     kind: powerControllerKind("kind").notNull(),
     /** redfish, ipmi: the BMC's address (IP or DNS name). */
     address: text("address"),
@@ -54,6 +61,7 @@ export const powerControllers = pgTable(
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
+    check("power_controllers_one_owner", sql`(${t.hostId} is null) <> (${t.targetId} is null)`),
     check(
       "power_controllers_kind_fields",
       sql`(${t.kind} in ('redfish', 'ipmi') and ${t.address} is not null and ${t.username} is not null

@@ -1,4 +1,4 @@
-import { inArray } from "drizzle-orm";
+import { inArray, or } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { powerControllers } from "@/lib/db/schema";
 import type { PowerMode } from "@/lib/power/config/settings";
@@ -49,13 +49,23 @@ export async function backPlanView(
   plan: PowerBackPlan,
 ): Promise<BackPlanView> {
   const hostIds = plan.hosts.flatMap((h) => (h.hostId ? [h.hostId] : []));
+  // A backup server's controller hangs on its power target (it has no host row).
+  const pbsIds = plan.hosts.flatMap((h) => (h.kind === "pbs" ? [h.targetId] : []));
+  const owners = [
+    ...(hostIds.length > 0 ? [inArray(powerControllers.hostId, hostIds)] : []),
+    ...(pbsIds.length > 0 ? [inArray(powerControllers.targetId, pbsIds)] : []),
+  ];
   const controllers =
-    hostIds.length === 0
+    owners.length === 0
       ? []
       : await db
-          .select({ hostId: powerControllers.hostId, kind: powerControllers.kind })
+          .select({
+            hostId: powerControllers.hostId,
+            targetId: powerControllers.targetId,
+            kind: powerControllers.kind,
+          })
           .from(powerControllers)
-          .where(inArray(powerControllers.hostId, hostIds));
+          .where(or(...owners));
   const clusterName = new Map(plan.clusters.map((c) => [c.clusterId, c.name]));
   return {
     mode: plan.mode,
@@ -65,7 +75,10 @@ export async function backPlanView(
       kind: h.kind,
       monitor: h.monitor,
       cluster: h.clusterId ? (clusterName.get(h.clusterId) ?? null) : null,
-      controller: controllers.find((c) => c.hostId === h.hostId)?.kind ?? null,
+      controller:
+        controllers.find((c) =>
+          h.hostId ? c.hostId === h.hostId : h.kind === "pbs" && c.targetId === h.targetId,
+        )?.kind ?? null,
     })),
     clusters: plan.clusters.map((c) => ({
       name: c.name,

@@ -8,7 +8,7 @@ import { SHUTDOWN_CEPH_FLAGS } from "@/lib/power/clusters/sequence-api";
 import type { RecordedGuest } from "@/lib/power/records/guests-before";
 import { ZDrillMark } from "@/lib/power/shutdown/drill-mark";
 import type { ShutdownPlan } from "@/lib/power/shutdown/shutdown-plan";
-import type { PveEndpoint } from "@/lib/power/targets/load-targets";
+import type { PbsEndpoint, PveEndpoint } from "@/lib/power/targets/load-targets";
 
 /** What starts a `power-back` run: who, and the shutdown runs of the outage it undoes. */
 export const ZPowerBackInput = z.object({
@@ -46,6 +46,11 @@ export type BackHost = {
   /** The onboarded host (its power controller hangs on it); null for a backup server. */
   hostId: string | null;
   endpoint: PveEndpoint | null;
+  /**
+   * A backup server's API (port 8007, its token and pinned certificate): waited for once its
+   * controller powered it on. Absent in plans frozen before backup servers had controllers.
+   */
+  pbs?: PbsEndpoint | null;
   clusterId: string | null;
   /** Carries a Ceph monitor: powered on before the other nodes of its cluster. */
   monitor: boolean;
@@ -150,6 +155,7 @@ export function buildPowerBackPlan(input: {
         kind: target.kind,
         hostId: target.endpoint?.kind === "pve-node" ? target.endpoint.hostId : null,
         endpoint: target.endpoint?.kind === "pve-node" ? target.endpoint : null,
+        pbs: target.endpoint?.kind === "pbs" ? target.endpoint : null,
         clusterId: clusterOfTarget.get(target.id) ?? null,
         monitor: monitors.has(target.id),
         stage: target.stage,

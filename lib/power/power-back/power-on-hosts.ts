@@ -1,7 +1,12 @@
 import { errorMessage } from "@/lib/pipeline/engine";
 import { advance, poll, type Step } from "@/lib/pipeline/step";
 import { powerOnHost } from "@/lib/power-controllers/power-on-host";
-import { describe, getPowerControllerView } from "@/lib/power-controllers/store";
+import {
+  describe,
+  getPowerControllerView,
+  getTargetPowerControllerView,
+} from "@/lib/power-controllers/store";
+import { powerOnTarget } from "@/lib/power-controllers/target-controller";
 import { startAction } from "@/lib/power/records/run-actions";
 import type { PowerServices } from "@/lib/power/shutdown/services";
 import type { BackHost } from "./back-plan";
@@ -108,7 +113,12 @@ async function powerOn(
 ): Promise<PowerOnState[string]> {
   const { db } = ctx.services;
   const lane = host.endpoint?.nodeName ?? host.name;
-  const view = host.hostId ? await getPowerControllerView(db, host.hostId) : null;
+  // A host's controller hangs on its host, a backup server's on its power target.
+  const view = host.hostId
+    ? await getPowerControllerView(db, host.hostId)
+    : host.kind === "pbs"
+      ? await getTargetPowerControllerView(db, host.targetId)
+      : null;
   if (!view) {
     const message = `${host.name}: ${NO_CONTROLLER}`;
     const action = await startAction(db, { runId: ctx.runId, lane, label: `power on ${lane}` });
@@ -134,10 +144,10 @@ async function powerOn(
     request: where,
   });
   try {
-    const outcome = await powerOnHost(db, {
-      hostId: host.hostId!,
-      actor: `power-back run ${ctx.runId}`,
-    });
+    const actor = `power-back run ${ctx.runId}`;
+    const outcome = host.hostId
+      ? await powerOnHost(db, { hostId: host.hostId, actor })
+      : await powerOnTarget(db, { targetId: host.targetId, actor });
     await action.finish({ outcome: "ok", detail: outcome.message });
     ctx.log(`${host.name}: ${outcome.message}`);
     return outcome.result === "already-on" ? "already-on" : "powered-on";

@@ -23,11 +23,21 @@ type WaitState = {
   givenUp?: boolean;
 };
 
-/** The hosts worth waiting for: those whose power-on went out or that were on already. */
+/**
+ * The hosts worth waiting for: those whose power-on went out or that were on already — Proxmox
+ * VE nodes (their API on 8006) and backup servers (theirs on 8007, its pinned certificate).
+ */
 export function hostsToWaitFor(plan: PowerBackPlan, power: PowerOnState): BackHost[] {
   return plan.hosts.filter(
-    (h) => h.endpoint && (power[h.targetId] === "powered-on" || power[h.targetId] === "already-on"),
+    (h) =>
+      (h.endpoint || h.pbs) &&
+      (power[h.targetId] === "powered-on" || power[h.targetId] === "already-on"),
   );
+}
+
+/** The API the way back waits for: a node's, or a backup server's. */
+function apiOf(h: BackHost) {
+  return h.endpoint ?? h.pbs!;
 }
 
 /**
@@ -53,7 +63,7 @@ export const waitForNodes: Step<PowerServices> = {
     await watchWithinVisit(ctx.signal, async () => {
       const waiting = hosts.filter((h) => !state.up.includes(h.targetId));
       const probes = await Promise.all(
-        waiting.map(async (h) => ({ h, probe: await probeTarget(h.endpoint!, PROBE_TIMEOUT_MS) })),
+        waiting.map(async (h) => ({ h, probe: await probeTarget(apiOf(h), PROBE_TIMEOUT_MS) })),
       );
       for (const { h, probe } of probes) {
         if (!probe.answers) continue;
@@ -61,8 +71,8 @@ export const waitForNodes: Step<PowerServices> = {
         ctx.log(`${h.name}: its API answers`);
         await recordInstantAction(ctx.services.db, {
           runId: ctx.runId,
-          lane: h.endpoint!.nodeName,
-          label: `API of ${h.endpoint!.nodeName}`,
+          lane: h.endpoint?.nodeName ?? h.name,
+          label: `API of ${h.endpoint?.nodeName ?? h.name}`,
           outcome: "ok",
           detail: "answers",
         });

@@ -1,4 +1,4 @@
-import { eq } from "drizzle-orm";
+import { and, eq, or } from "drizzle-orm";
 import type { Database } from "@/lib/db/client";
 import { powerControllers, powerTargets } from "@/lib/db/schema";
 import { controllerView, describe } from "@/lib/power-controllers/store";
@@ -9,8 +9,8 @@ export type TargetController = { kind: ControllerKind; where: string } | null;
 
 /**
  * Each protected target's power controller as stored — never read from its BMC here (the targets
- * page lists every host on every look; reading the power state stays on the host's page). A
- * backup server has none: the way back cannot power it on.
+ * page lists every host on every look; reading the power state stays on the host's page or the
+ * backup server's form). A host's controller hangs on its host, a backup server's on its target.
  */
 export async function targetControllers(
   db: Pick<Database, "select">,
@@ -22,7 +22,13 @@ export async function targetControllers(
       controller: powerControllers,
     })
     .from(powerTargets)
-    .leftJoin(powerControllers, eq(powerControllers.hostId, powerTargets.hostId));
+    .leftJoin(
+      powerControllers,
+      or(
+        eq(powerControllers.hostId, powerTargets.hostId),
+        and(eq(powerTargets.kind, "pbs"), eq(powerControllers.targetId, powerTargets.id)),
+      ),
+    );
   return new Map(
     rows.map(({ targetId, hostId, controller }) => [
       targetId,

@@ -1,19 +1,20 @@
-import { eq, isNull } from "drizzle-orm";
+import { and, asc, eq, isNull } from "drizzle-orm";
 
 import type { Database } from "@/lib/db/client";
-import { hosts, powerControllers } from "@/lib/db/schema";
+import { hosts, powerControllers, powerTargets } from "@/lib/db/schema";
 import { safeErrorSummary } from "@/lib/errors";
 import type { PowerReading } from "@/lib/power-controllers/controller";
 import { isPveWol, type PveWolController } from "@/lib/power-controllers/pve-wol";
-import { loadPowerController } from "@/lib/power-controllers/store";
+import { loadPowerController, loadTargetPowerController } from "@/lib/power-controllers/store";
+import type { PowerController } from "@/lib/power-controllers/controller";
 import { apiBaseUrl, probeApi } from "@/lib/proxmox/pinned-https";
 
 import { checksOf, type SelfTestCheck } from "./verdict";
 
 /**
- * Each host's out-of-band power controller (lib/power-controllers), as the way back after an
+ * Each host's and backup server's out-of-band power controller (lib/power-controllers), as the way back after an
  * outage will need it: it answers, it accepts the console's user and password, and it reads the
- * power state — On for a host whose Proxmox API answers (a controller reading Off then is
+ * power state — On for a host whose Proxmox API (a backup server: its API on 8007) answers (a controller reading Off then is
  * another machine's). Each failure names what to fix. Nothing is switched: Wake-on-LAN, which
  * can only wake, is not sent.
  */
@@ -27,17 +28,73 @@ export async function checkPowerControllers(
     .innerJoin(hosts, eq(hosts.id, powerControllers.hostId))
     .where(isNull(hosts.retiredAt))
     .orderBy(hosts.name);
+  // A backup server's controller hangs on its power target (it has no host row).
+  const servers = await db
+    .select({ target: powerTargets })
+    .from(powerControllers)
+    .innerJoin(
+      powerTargets,
+      and(eq(powerTargets.id, powerControllers.targetId), eq(powerTargets.kind, "pbs")),
+    )
+    .orderBy(asc(powerTargets.name));
+  const owners: Owner[] = [
+    ...rows.map(({ host }) => hostOwner(db, host)),
+    ...servers.map(({ target }) => pbsOwner(db, target)),
+  ];
   // A few at a time: each IPMI check is an ipmitool process, and a fleet may have hundreds.
-  const perHost: SelfTestCheck[][] = new Array(rows.length);
+  const perHost: SelfTestCheck[][] = new Array(owners.length);
   let next = 0;
   const lane = async () => {
-    while (next < rows.length) {
+    while (next < owners.length) {
       const at = next++;
-      perHost[at] = await checkHost(db, rows[at]!.host, options);
+      perHost[at] = await checkHost(owners[at]!, options);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(PARALLEL_CONTROLLERS, rows.length) }, lane));
+  await Promise.all(Array.from({ length: Math.min(PARALLEL_CONTROLLERS, owners.length) }, lane));
   return perHost.flat();
+}
+
+/** Whose controller is checked: a host's or a backup server's, and how to ask its own API. */
+type Owner = {
+  id: string;
+  name: string;
+  /** Where the admin fixes it. */
+  page: string;
+  /** Its own API, as messages name it. */
+  api: string;
+  load(timeoutMs: number): Promise<{ controller: PowerController } | null>;
+  /** Whether its own API answers; null when there is none pinned to ask. */
+  apiAnswers(timeoutMs: number): Promise<boolean | null>;
+};
+
+function hostOwner(db: Database, host: Host): Owner {
+  return {
+    id: host.id,
+    name: host.name,
+    page: "the host's page (Power controller)",
+    api: "the host's Proxmox API",
+    load: (timeoutMs) => loadPowerController(db, host.id, { timeoutMs }),
+    apiAnswers: (timeoutMs) => hostApiAnswers(host, timeoutMs),
+  };
+}
+
+function pbsOwner(db: Database, target: typeof powerTargets.$inferSelect): Owner {
+  return {
+    id: target.id,
+    name: target.name ?? target.id,
+    page: "/power/targets (the backup server's power controller)",
+    api: "the backup server's API",
+    load: (timeoutMs) => loadTargetPowerController(db, target.id, { timeoutMs }),
+    apiAnswers: async (timeoutMs) => {
+      if (!target.address || !target.port || !target.certSha256) return null;
+      const probe = await probeApi({
+        baseUrl: apiBaseUrl(target.address, target.port),
+        certSha256: target.certSha256,
+        timeoutMs,
+      });
+      return probe.answers;
+    },
+  };
 }
 
 const PARALLEL_CONTROLLERS = 8;
@@ -86,22 +143,18 @@ async function checkPveWol(
 type Host = typeof hosts.$inferSelect;
 const FIX = "Fix the controller's reachability check first.";
 
-async function checkHost(
-  db: Database,
-  host: Host,
-  options: { timeoutMs: number },
-): Promise<SelfTestCheck[]> {
-  const check = checksOf({ id: host.id, name: host.name });
+async function checkHost(owner: Owner, options: { timeoutMs: number }): Promise<SelfTestCheck[]> {
+  const check = checksOf({ id: owner.id, name: owner.name });
   const reach = check("power-controller-reach", "its power controller answers");
   const login = check("power-controller-login", "its power controller accepts the console's login");
   const state = check("power-controller-state", "its power controller reads the power state");
-  const page = `the host's page (Power controller)`;
+  const page = owner.page;
 
   let reading: PowerReading;
   let where: string;
   let kind: string;
   try {
-    const loaded = await loadPowerController(db, host.id, { timeoutMs: options.timeoutMs });
+    const loaded = await owner.load(options.timeoutMs);
     if (!loaded) return [];
     if (isPveWol(loaded.controller)) return await checkPveWol(loaded.controller, check, page);
     where = loaded.controller.where;
@@ -174,7 +227,7 @@ async function checkHost(
     }
   }
 
-  const answers = await hostApiAnswers(host, options.timeoutMs);
+  const answers = await owner.apiAnswers(options.timeoutMs);
   const reached = reach("ok", `${where} answered.`);
   const loggedIn = login("ok", `${where} accepted the console's login.`);
   if (reading.state === "on") {
@@ -184,7 +237,7 @@ async function checkHost(
       answers === false
         ? state(
             "warning",
-            `${reading.detail}, but the host's Proxmox API does not answer: the host may be hanging or booting, or the controller belongs to another machine.`,
+            `${reading.detail}, but ${owner.api} does not answer: the host may be hanging or booting, or the controller belongs to another machine.`,
             "Check the host; if it runs, check that the controller's address is this host's BMC.",
           )
         : state("ok", `${reading.detail}.`),
@@ -196,8 +249,8 @@ async function checkHost(
     answers === true
       ? state(
           "failed",
-          `${reading.detail} while the host's Proxmox API answers: this controller belongs to another machine (or, for Redfish, another system).`,
-          `Enter this host's own BMC on ${page} (its address${kind === "redfish" ? " and system id" : ""}).`,
+          `${reading.detail} while ${owner.api} answers: this controller belongs to another machine (or, for Redfish, another system).`,
+          `Enter its own BMC on ${page} (its address${kind === "redfish" ? " and system id" : ""}).`,
         )
       : state(
           "warning",

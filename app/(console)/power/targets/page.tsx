@@ -11,6 +11,8 @@ import { targetCandidates } from "@/lib/power/queries/target-candidates";
 import { targetControllers, type TargetController } from "@/lib/power/queries/target-controllers";
 import { CONTROLLER_WORDS } from "@/components/power/controller-words";
 import { listUpsDevices } from "@/lib/power/operations/ups-devices";
+import { PowerControllerPanel } from "@/components/power-controller-panel";
+import { getTargetPowerControllerView } from "@/lib/power-controllers/store";
 
 export const dynamic = "force-dynamic";
 
@@ -33,6 +35,9 @@ export default async function PowerTargetsPage({ searchParams }: { searchParams:
   const editId = (await searchParams).edit;
   const editing = targets.find((target) => target.id === editId) ?? null;
   const ups = devices.map(({ id, name }) => ({ id, name }));
+  // A backup server's controller is set in its edit form (it has no host page).
+  const pbsController =
+    editing?.kind === "pbs" ? await getTargetPowerControllerView(db, editing.id) : null;
   return (
     <>
       <h1>Protected targets</h1>
@@ -79,6 +84,7 @@ export default async function PowerTargetsPage({ searchParams }: { searchParams:
                   <WayBack
                     controller={controllers.get(target.id)?.controller ?? null}
                     hostId={controllers.get(target.id)?.hostId ?? null}
+                    editHref={target.kind === "pbs" ? `/power/targets?edit=${target.id}` : null}
                     testId={`target-controller-${target.name}`}
                   />
                 </td>
@@ -108,6 +114,13 @@ export default async function PowerTargetsPage({ searchParams }: { searchParams:
         </h2>
         <TargetForm key={editing?.id ?? "new"} target={editing} candidates={candidates} ups={ups} />
       </section>
+      {editing?.kind === "pbs" && (
+        <PowerControllerPanel
+          key={`controller-${editing.id}`}
+          whose={{ kind: "pbs", targetId: editing.id, name: editing.name }}
+          initial={pbsController}
+        />
+      )}
     </>
   );
 }
@@ -120,10 +133,13 @@ export default async function PowerTargetsPage({ searchParams }: { searchParams:
 function WayBack({
   controller,
   hostId,
+  editHref,
   testId,
 }: {
   controller: TargetController;
   hostId: string | null;
+  /** A backup server: its controller is set in its edit form. */
+  editHref: string | null;
   testId: string;
 }) {
   if (!controller) {
@@ -136,8 +152,13 @@ function WayBack({
               Set its power controller on <Link href={`/hosts/${hostId}`}>its host page</Link>, or
               power it on by hand after an outage.
             </>
+          ) : editHref ? (
+            <>
+              Set its power controller under <Link href={editHref}>Edit</Link>, or power it on by
+              hand after an outage.
+            </>
           ) : (
-            "A backup server is powered on by hand after an outage."
+            "Power it on by hand after an outage."
           )}
         </div>
       </div>
@@ -147,9 +168,9 @@ function WayBack({
     <div data-testid={testId} data-controller={controller.kind}>
       {CONTROLLER_WORDS[controller.kind]}
       <div className={`muted small ${styles.request}`}>{controller.where}</div>
-      {hostId && (
+      {(hostId || editHref) && (
         <div className="small">
-          <Link href={`/hosts/${hostId}`}>its power state</Link>
+          <Link href={hostId ? `/hosts/${hostId}` : editHref!}>its power state</Link>
         </div>
       )}
     </div>

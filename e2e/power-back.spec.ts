@@ -120,6 +120,10 @@ test("a dry-run outage, then Bring back now: the dialog says what will happen, t
   await expect(card).toHaveAttribute("data-condition", "on-battery", { timeout: 15_000 });
   labUps.control.jumpToLowBattery();
   const shutdown = page.getByTestId("shutdown-run");
+  // This outage's run, not a drill an earlier spec left as the latest run on this console.
+  await expect(shutdown.getByTestId("shutdown-origin")).toContainText(`Outage: ${UPS}`, {
+    timeout: 90_000,
+  });
   const shutdownVerdict = shutdown.getByTestId("shutdown-verdict");
   await expect(shutdownVerdict).toHaveAttribute("data-tone", "dry-run", { timeout: 90_000 });
   await expect(shutdownVerdict).toContainText("nothing sent");

@@ -236,6 +236,7 @@ test("no secret in any table, database file, page, API answer or log", async ({
       runId,
       planId: crypto.randomUUID(),
       rotationId: crypto.randomUUID(),
+      targetId: crypto.randomUUID(),
       tokenId,
     };
     const pages = [...consolePages(ids), `/hosts/${keyHost.hostId}`];

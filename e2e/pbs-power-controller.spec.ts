@@ -28,7 +28,12 @@ async function openConfirm(page: Page, testId: string): Promise<Locator> {
 let pbs: LabPbs | undefined;
 let bmc: LabPowerControllers | undefined;
 let ups: LabUps | undefined;
-test.afterAll(async () => {
+let targetId = "";
+let upsId = "";
+// The next spec on this worker's console must find neither the backup server nor its UPS.
+test.afterAll(async ({ request }) => {
+  if (targetId) await request.delete(`/api/power/targets/${targetId}`);
+  if (upsId) await request.delete(`/api/power/ups/${upsId}`);
   await bmc?.stop();
   await pbs?.stop();
   await ups?.stop();
@@ -41,7 +46,7 @@ test("an admin sets a backup server's Redfish controller on /power/targets and p
   pbs = await startLabPbs({ name: "pbs-e2e" });
   bmc = await startLabPowerControllers({ nodes: [labPbsPower(pbs)], password: "Bmc-E2E-pbs" });
   ups = await startLabUps({ name: "pbse2eups" });
-  const upsId = await addLabUps(page, "pbs-e2e-ups", ups);
+  upsId = await addLabUps(page, "pbs-e2e-ups", ups);
   const created = await page.request.post("/api/power/targets", {
     data: {
       kind: "pbs",
@@ -56,7 +61,7 @@ test("an admin sets a backup server's Redfish controller on /power/targets and p
     },
   });
   expect(created.status(), await created.text()).toBe(201);
-  const targetId = ((await created.json()) as { target: { id: string } }).target.id;
+  targetId = ((await created.json()) as { target: { id: string } }).target.id;
   const redfish = bmc.nodes[0]!.redfish;
 
   await page.goto("/power/targets");

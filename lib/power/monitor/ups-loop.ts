@@ -228,13 +228,16 @@ export class UpsLoop {
             ? this.state
             : { ...this.state, latch: stored, stages: storedState.stages };
         // A dormant latch that fires again starts a new outage once no shutdown run is going
-        // on (triggers/decide.ts): only read when it could matter.
+        // on (triggers/decide.ts): only read when it could matter — a latch asleep and a
+        // reliable reading that may fire (on battery, or FSD), not every reading on mains.
         const asleep = previous.latch?.dormant === true || hasDormantStage(previous);
+        const mayFire =
+          reading.kind === "reading" && (reading.onBattery || reading.forcedShutdown === true);
         decision = this.decideOn(
           previous,
           reading,
           elapsedMs,
-          asleep && !(await shutdownRunGoingOn(tx)),
+          asleep && mayFire && !(await shutdownRunGoingOn(tx)),
         );
         await tx
           .update(upsMonitorState)

@@ -127,6 +127,14 @@ async function protectedHostWithBmc(upsName: string, nodeName: string) {
   return { ups, upsId, host, hostId, targetId, bmc };
 }
 
+/** Mains back: the latch sleeps (dormant) — it still names the outage. */
+async function latchAsleepOnMains(upsId: string) {
+  await waitFor("the latch dormant on mains", async () => {
+    const state = await stateOf(upsId);
+    return state?.latchDormant === true && state.lastReading?.onBattery === false;
+  });
+}
+
 /** Waits for the target's n-th shutdown run (1-based) and its end. */
 async function nthRunSettled(targetId: string, n: number) {
   const list = await waitFor(`shutdown run ${n}`, async () => {
@@ -154,10 +162,7 @@ describe("the way back and the next outage", () => {
 
       // Mains back: the latch sleeps (dormant) — it still names the outage.
       ups.control.restore();
-      await waitFor("the latch dormant on mains", async () => {
-        const state = await stateOf(upsId);
-        return state?.latchDormant === true && state.lastReading?.onBattery === false;
-      });
+      await latchAsleepOnMains(upsId);
       const back = await settled(db, (await bringBackNow(db, {}, ADMIN)).runId, 60_000);
       expect(back.status, back.failureReason ?? "").toBe("succeeded");
       expect(host.power.state).toBe("up");
@@ -199,10 +204,7 @@ describe("the way back and the next outage", () => {
       expect(chassis.powerOnRequests).toEqual([]);
 
       ups.control.restore();
-      await waitFor("the latch dormant on mains", async () => {
-        const state = await stateOf(upsId);
-        return state?.latchDormant === true && state.lastReading?.onBattery === false;
-      });
+      await latchAsleepOnMains(upsId);
       expect((await powerOnProtectedHost(db, ADMIN, hostId)).result).toBe("sent");
       await waitFor("pve-h0 up", async () => host.power.state === "up");
       const released = await eventsOf(upsId, "latch.released");
@@ -234,10 +236,7 @@ describe("the way back and the next outage", () => {
       expect(host.power.state).toBe("down");
 
       ups.control.restore();
-      await waitFor("the latch dormant on mains", async () => {
-        const state = await stateOf(upsId);
-        return state?.latchDormant === true && state.lastReading?.onBattery === false;
-      });
+      await latchAsleepOnMains(upsId);
       // Nobody asked the console: the machine powers itself on.
       await host.power.powerOn();
       expect(bmc.node(host.name).chassis.powerOnRequests).toEqual([]);
